@@ -1,0 +1,84 @@
+# varprof: the library, the program, its tests and its manual.
+# `make` builds build/varprof and build/libvarprof.a; `make check` runs every
+# test, then the suite again under AddressSanitizer and UBSan.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
+CPPFLAGS += -Iinclude -Isrc -MMD -MP
+LIBS := -lcsv -lcjson -lm
+TEST_LIBS := -lcmocka
+
+VERSION := $(shell sed -n 's/^#define VP_VERSION "\(.*\)"/\1/p' include/varprof/version.h)
+
+LIB_SRC := $(wildcard src/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+TEST_SRC := $(wildcard tests/unit/*.c)
+TEST_COMMON := tests/support/run_program.c tests/support/reference.c
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/%.o)
+
+.PHONY: all run check test check-san deps install uninstall clean
+all: $(BUILD)/varprof $(BUILD)/libvarprof.a
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libvarprof.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/varprof: $(CLI_OBJ) $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvarprof.a $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a $(TEST_LIBS) $(LIBS)
+
+# Installs any missing Debian package the build and the tests need.
+deps:
+	@scripts/install-deps
+
+run: deps all
+	$(BUILD)/varprof --placement pre-norm --layers 32
+
+# The tests find the program through VARPROF and their data through VARPROF_TESTDATA.
+test: all $(TEST_BIN)
+	@failed=0; for t in $(TEST_BIN); do \
+	  VARPROF=$(BUILD)/varprof VARPROF_TESTDATA=tests/data $$t || failed=1; \
+	done; test $$failed -eq 0
+
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-san:
+	$(MAKE) test BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"
+
+check: deps
+	$(MAKE) test
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-san
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	  $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/varprof $(DESTDIR)$(PREFIX)/bin/varprof
+	install -m 644 $(BUILD)/libvarprof.a $(DESTDIR)$(PREFIX)/lib/libvarprof.a
+	install -m 644 include/varprof/*.h $(DESTDIR)$(PREFIX)/include/varprof/
+	sed 's/@VERSION@/$(VERSION)/g' man/varprof.1 > $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
+	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/varprof $(DESTDIR)$(PREFIX)/lib/libvarprof.a \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
+	rm -rf $(DESTDIR)$(PREFIX)/include/varprof
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,35 @@
+/* The closed form: the idealised variance argument of maths.md section 3.
+ *
+ * Every branch output is taken to be independent of the stream, zero mean,
+ * with variance g_k^2 times its input's (gamma^2 where the output is
+ * normalised). The recursions are exact under those assumptions.
+ */
+#ifndef VARPROF_CLOSED_H
+#define VARPROF_CLOSED_H
+
+#include "varprof/config.h"
+#include "varprof/profile.h"
+
+/* Runs the recursion of cfg's placement for every sub-block and returns a new
+ * profile in *out, owned by the caller (vp_profile_free). Fails with
+ * VP_EINVAL (and err) when vp_config_check fails, VP_ENOMEM when the rows
+ * cannot be allocated. A figure that overflows double is not a failure: the
+ * profile stops before that sub-block and says so in overflow_at. */
+vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *err);
+
+/* The top of the stack from the constant-gain formulas of the maths table
+ * (v_0 = 1), evaluated directly rather than by recursion: the two are
+ * independent routes to the same numbers. */
+typedef struct {
+    size_t sub_blocks;      /* K */
+    double stream_var;      /* v_K; HUGE_VAL where it overflows */
+    double update_ratio;    /* u_K */
+    double embedding_share; /* e_K; 0 where it underflows */
+    double log2_share;      /* log2(e_K), always finite */
+} vp_closed_top;
+
+/* Uses cfg's placement, layers, gain, gamma, alpha and beta; ignores gains
+ * and embedding_var. Fails with VP_EINVAL as vp_config_check does. */
+vp_status vp_closed_form_top(const vp_config *cfg, vp_closed_top *out, vp_error *err);
+
+#endif

@@ -1,0 +1,37 @@
+/* What an engine is asked to compute: the stack, its gains and its scales. */
+#ifndef VARPROF_CONFIG_H
+#define VARPROF_CONFIG_H
+
+#include <stddef.h>
+
+#include "varprof/placement.h"
+#include "varprof/status.h"
+
+typedef struct {
+    vp_placement placement;
+    size_t layers;        /* 1 .. VP_MAX_LAYERS */
+    double gain;          /* g, every branch's gain when gains is NULL; >= 0 */
+    const double *gains;  /* optional: g_k for k = 1..K at gains[k-1]; not owned */
+    size_t n_gains;       /* must equal K when gains is not NULL */
+    double gamma;         /* the scale of a normalised branch output; >= 0 */
+    double alpha, beta;   /* DeepNet's residual scale (> 0) and init scale (>= 0) */
+    double embedding_var; /* v_0 > 0 */
+} vp_config;
+
+/* Fills cfg with the defaults for a stack: gain 1, gamma 1, v_0 = 1, no gains
+ * array, and DeepNet's decoder-only alpha and beta for M = layers. */
+void vp_config_init(vp_config *cfg, vp_placement placement, size_t layers);
+
+/* DeepNet's decoder-only defaults (arXiv 2203.00555) for M layers:
+ * alpha = (2M)^(1/4), beta = (8M)^(-1/4). M must be >= 1. */
+double vp_deepnet_alpha(size_t layers);
+double vp_deepnet_beta(size_t layers);
+
+/* The gain of sub-block k >= 1: gains[k-1] when given, else gain. */
+double vp_config_gain(const vp_config *cfg, size_t k);
+
+/* Checks every field against its range; VP_EINVAL with a message naming the
+ * field, its value and what is allowed. */
+vp_status vp_config_check(const vp_config *cfg, vp_error *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* Writing profiles as CSV: the stable machine interface of design.md.
+ *
+ * One header row, then one row per engine, placement and sub-block, sub-block
+ * 0 included. Numbers are written with %.17g so that they read back to the
+ * same double; a field that does not apply is empty.
+ */
+#ifndef VARPROF_CSV_H
+#define VARPROF_CSV_H
+
+#include <stdio.h>
+
+#include "varprof/profile.h"
+
+/* The columns, in order; VP_CSV_COLUMN_COUNT of them. */
+#define VP_CSV_COLUMN_COUNT 21
+extern const char *const vp_csv_columns[VP_CSV_COLUMN_COUNT];
+
+/* Writes the header row. VP_EIO when the stream reports an error. */
+vp_status vp_csv_write_header(FILE *out);
+
+/* Writes the rows vp_profile_shows_row selects (every >= 1).
+ * VP_EIO when the stream reports an error. */
+vp_status vp_csv_write_profile(FILE *out, const vp_profile *profile, size_t every);
+
+#endif

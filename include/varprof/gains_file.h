@@ -1,0 +1,22 @@
+/* Reading per-sub-block gains (--gains FILE). */
+#ifndef VARPROF_GAINS_FILE_H
+#define VARPROF_GAINS_FILE_H
+
+#include <stddef.h>
+
+#include "varprof/status.h"
+
+/* The most gains a file may hold: one per sub-block of the deepest stack. */
+#define VP_MAX_GAINS (2u * 1000000u)
+
+/* Reads gains g_1..g_K from a CSV file: either a single column of numbers,
+ * or a header row naming a column `gain` (other columns are ignored). Each
+ * gain must be a finite number >= 0. On success *gains is a malloc'd array
+ * of *count values, owned by the caller (free). On failure *gains is NULL and
+ * err names the file, and where it applies the line and column: VP_EIO
+ * (cannot read), VP_EFORMAT (not a number, negative, a row without the gain
+ * column, several columns and no `gain` header, no gains, more than
+ * VP_MAX_GAINS), VP_ENOMEM. */
+vp_status vp_gains_read(const char *path, double **gains, size_t *count, vp_error *err);
+
+#endif

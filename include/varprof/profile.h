@@ -1,0 +1,87 @@
+/* The result every engine fills and every writer reads: one row per sub-block.
+ *
+ * Writers and the plotter read only a vp_profile; they never know which engine
+ * ran. A figure an engine does not produce is flagged absent in `fields` and
+ * written as an empty CSV field or a JSON null, never as a number.
+ */
+#ifndef VARPROF_PROFILE_H
+#define VARPROF_PROFILE_H
+
+#include <stddef.h>
+
+#include "varprof/config.h"
+
+typedef enum { VP_ENGINE_CLOSED, VP_ENGINE_MC, VP_ENGINE_FORWARD, VP_ENGINE_COUNT } vp_engine;
+
+/* The normalisation an engine ran; closed form is the same for both. */
+typedef enum { VP_NORM_ANY, VP_NORM_LAYERNORM, VP_NORM_RMSNORM } vp_norm;
+
+/* Which optional figures the rows carry. */
+enum {
+    VP_HAS_BOUNDS = 1u << 0,      /* *_lo, *_hi: 95 % bounds of sampled figures */
+    VP_HAS_MEASURED = 1u << 1,    /* measured_gain, update_cosine */
+    VP_HAS_STREAM_NORM = 1u << 2, /* stream_norm */
+};
+
+typedef struct {
+    double gain;            /* g_k as configured; unused for k = 0 */
+    double stream_var;      /* v_k */
+    double update_ratio;    /* u_k; unused for k = 0 */
+    double embedding_share; /* e_k; 0 where it underflows double, see log2_share */
+    double log2_share;      /* log2(e_k), finite even where e_k underflows */
+    double stream_var_lo, stream_var_hi;
+    double update_ratio_lo, update_ratio_hi;
+    double embedding_share_lo, embedding_share_hi;
+    double measured_gain, update_cosine, stream_norm;
+} vp_row;
+
+typedef struct {
+    vp_engine engine;
+    vp_norm norm;
+    vp_config config;      /* a copy; config.gains is NULL, each row keeps its gain */
+    int gains_from_file;   /* the gains were given per sub-block */
+    size_t sub_blocks;     /* K */
+    unsigned fields;       /* VP_HAS_* */
+    size_t overflow_at;    /* 0, or the first sub-block where a figure
+                              overflowed double: rows stop before it */
+    const char *overflowed; /* which figure overflowed ("stream variance"), or NULL */
+    size_t n_rows;         /* K + 1, or overflow_at when it overflowed */
+    vp_row rows[];         /* rows[k] for sub-block k */
+} vp_profile;
+
+/* Allocates a zeroed profile with room for sub_blocks + 1 rows. Returns NULL
+ * when memory runs out or the size would overflow. */
+vp_profile *vp_profile_alloc(size_t sub_blocks);
+
+/* Frees a profile; NULL is allowed. */
+void vp_profile_free(vp_profile *profile);
+
+/* sqrt(v_k / v_0): the stream's RMS in units of the embedding's. */
+double vp_profile_stream_size(const vp_profile *profile, size_t k);
+
+/* The top of a stack: its last finite row, for summaries and comparisons. */
+typedef struct {
+    vp_engine engine;
+    vp_placement placement;
+    size_t sub_blocks;      /* K */
+    size_t sub_block;       /* the row summarised: K, or the last before an overflow */
+    double stream_size;     /* sqrt(v / v_0) */
+    double stream_var;
+    double update_ratio;    /* unused when sub_block is 0 */
+    double embedding_share;
+    double log2_share;
+    size_t overflow_at;     /* as in vp_profile */
+    const char *overflowed;
+} vp_profile_top;
+
+vp_profile_top vp_profile_get_top(const vp_profile *profile);
+
+/* Whether row k is shown when a writer shows every Nth sub-block: sub-block 0,
+ * every multiple of every, and always the last row. every >= 1. */
+int vp_profile_shows_row(const vp_profile *profile, size_t k, size_t every);
+
+/* "closed", "mc", "forward"; "layernorm", "rmsnorm", or "" for VP_NORM_ANY. */
+const char *vp_engine_name(vp_engine engine);
+const char *vp_norm_name(vp_norm norm);
+
+#endif

@@ -1,0 +1,20 @@
+/* Writing profiles as a readable table with a summary of the top of the stack. */
+#ifndef VARPROF_TEXT_H
+#define VARPROF_TEXT_H
+
+#include <stdio.h>
+
+#include "varprof/profile.h"
+
+/* Writes a heading naming the engine, placement and configuration, one line
+ * per sub-block vp_profile_shows_row selects (every >= 1), a note where the
+ * profile overflowed, and the top of the stack: stream size in multiples of
+ * the embedding's, last update ratio and embedding share as percentages.
+ * VP_EIO on a stream error. */
+vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t every);
+
+/* Writes one line per profile comparing their tops, for several placements.
+ * VP_EIO on a stream error. */
+vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t count);
+
+#endif

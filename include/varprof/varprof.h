@@ -1,0 +1,20 @@
+/* libvarprof: how the residual stream of a transformer grows, sub-block by
+ * sub-block, for each placement of its norms. One header per module; this
+ * one includes them all. */
+#ifndef VARPROF_VARPROF_H
+#define VARPROF_VARPROF_H
+
+#include "varprof/closed.h"
+#include "varprof/config.h"
+#include "varprof/csv.h"
+#include "varprof/format.h"
+#include "varprof/gains_file.h"
+#include "varprof/json.h"
+#include "varprof/parse.h"
+#include "varprof/placement.h"
+#include "varprof/profile.h"
+#include "varprof/status.h"
+#include "varprof/text.h"
+#include "varprof/version.h"
+
+#endif

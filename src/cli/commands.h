@@ -1,0 +1,16 @@
+/* The program's subcommands; each returns the process's exit code. */
+#ifndef VARPROF_CLI_COMMANDS_H
+#define VARPROF_CLI_COMMANDS_H
+
+#include "options.h"
+#include "varprof/config.h"
+
+int run_profile(const cli_args *args);
+int run_table(const cli_args *args);
+
+/* Reads --layers, --gain, --gamma, --alpha, --beta and --embedding-var into
+ * cfg (defaults where absent; alpha and beta follow the layers). Returns
+ * EXIT_OK or EXIT_USAGE after printing the error. */
+int read_stack_options(const cli_args *args, vp_config *cfg);
+
+#endif

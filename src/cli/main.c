@@ -1,0 +1,22 @@
+/* varprof: the program. Parses the command line and hands it to a command. */
+#include <stdio.h>
+
+#include "commands.h"
+#include "varprof/version.h"
+
+int main(int argc, char **argv)
+{
+    cli_args args;
+    int rc = cli_parse(argc, argv, &args);
+    if (rc != EXIT_OK)
+        return rc;
+    if (args.given[OPT_HELP]) {
+        cli_print_help();
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+    }
+    if (args.given[OPT_VERSION]) {
+        printf("varprof %s\n", VP_VERSION);
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+    }
+    return args.command == CMD_TABLE ? run_table(&args) : run_profile(&args);
+}

@@ -1,0 +1,230 @@
+#include "options.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "varprof/parse.h"
+
+typedef struct {
+    const char *name;    /* without the leading dashes */
+    const char *metavar; /* NULL for a flag */
+    unsigned commands;
+    const char *help;
+} option_spec;
+
+#define BOTH (CMD_PROFILE | CMD_TABLE)
+
+static const option_spec options[OPT_COUNT] = {
+    [OPT_PLACEMENT] = {"placement", "NAME[,NAME...]|all", CMD_PROFILE,
+                       "post-ln, pre-norm (pre-ln), sandwich (peri-norm), output-norm, "
+                       "deepnorm, parallel, none; default pre-norm"},
+    [OPT_LAYERS] = {"layers", "L", BOTH, "layers in the stack, 1 to 1000000; default 32"},
+    [OPT_GAIN] = {"gain", "G", BOTH, "every branch's gain g >= 0; default 1"},
+    [OPT_GAINS] = {"gains", "FILE", CMD_PROFILE,
+                   "one gain per sub-block: a single column, or a CSV with a 'gain' column"},
+    [OPT_GAMMA] = {"gamma", "G", BOTH, "scale of a normalised branch output (sandwich, "
+                                       "output-norm), >= 0; default 1"},
+    [OPT_ALPHA] = {"alpha", "A", BOTH, "DeepNorm's residual scale > 0; default (2L)^(1/4)"},
+    [OPT_BETA] = {"beta", "B", BOTH, "DeepNorm's init scale >= 0; default (8L)^(-1/4)"},
+    [OPT_EMBEDDING_VAR] = {"embedding-var", "V", CMD_PROFILE,
+                           "the embedding's variance v_0 > 0; default 1"},
+    [OPT_ENGINE] = {"engine", "closed", CMD_PROFILE, "the engine; default closed"},
+    [OPT_FORMAT] = {"format", "text|csv|json", CMD_PROFILE, "output format; default text"},
+    [OPT_OUTPUT] = {"output", "FILE", CMD_PROFILE,
+                    "write to FILE instead of standard output; never replaces a file "
+                    "without --force"},
+    [OPT_FORCE] = {"force", NULL, CMD_PROFILE, "let --output replace an existing file"},
+    [OPT_EVERY] = {"every", "N", CMD_PROFILE,
+                   "show every Nth sub-block (the first and last always); default 1"},
+    [OPT_EXPLAIN] = {"explain", NULL, CMD_TABLE,
+                     "walk the recursion step by step, with the arithmetic written out"},
+    [OPT_HELP] = {"help", NULL, BOTH, "print this help and exit"},
+    [OPT_VERSION] = {"version", NULL, BOTH, "print the version and exit"},
+};
+
+static const struct {
+    const char *name;
+    unsigned command;
+} commands[] = {
+    {"profile", CMD_PROFILE},
+    {"table", CMD_TABLE},
+};
+
+const char *cli_option_name(option_id id)
+{
+    static char names[OPT_COUNT][32];
+    if (!names[id][0])
+        snprintf(names[id], sizeof names[id], "--%s", options[id].name);
+    return names[id];
+}
+
+static void vreport(const char *format, va_list args)
+{
+    fputs("varprof: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vreport(format, args);
+    va_end(args);
+    fputs("Try 'varprof --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+int cli_runtime_error(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    vreport(format, args);
+    va_end(args);
+    return EXIT_RUNTIME;
+}
+
+static int find_option(const char *name, size_t length)
+{
+    for (int i = 0; i < OPT_COUNT; i++)
+        if (strlen(options[i].name) == length && strncmp(options[i].name, name, length) == 0)
+            return i;
+    return -1;
+}
+
+static const char *command_name(unsigned command)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (commands[i].command == command)
+            return commands[i].name;
+    return "?";
+}
+
+int cli_parse(int argc, char **argv, cli_args *args)
+{
+    memset(args, 0, sizeof *args);
+    args->command = CMD_PROFILE;
+    args->command_name = "profile";
+    int i = 1;
+    if (i < argc && argv[i][0] != '-') {
+        size_t c;
+        for (c = 0; c < sizeof commands / sizeof commands[0]; c++)
+            if (strcmp(argv[i], commands[c].name) == 0)
+                break;
+        if (c == sizeof commands / sizeof commands[0])
+            return cli_usage_error("unknown command '%s'; commands: profile (the default), table",
+                                   argv[i]);
+        args->command = commands[c].command;
+        args->command_name = commands[c].name;
+        i++;
+    }
+    for (; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+            return cli_usage_error("unexpected argument '%s'; options start with '--'", arg);
+        const char *name = arg + 2;
+        const char *equals = strchr(name, '=');
+        size_t length = equals ? (size_t)(equals - name) : strlen(name);
+        int id = find_option(name, length);
+        if (id < 0)
+            return cli_usage_error("unknown option '--%.*s'", (int)length, name);
+        const option_spec *spec = &options[id];
+        if (!(spec->commands & args->command))
+            return cli_usage_error("--%s does not apply to 'varprof %s'", spec->name,
+                                   command_name(args->command));
+        const char *value = NULL;
+        if (spec->metavar) {
+            if (equals)
+                value = equals + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return cli_usage_error("--%s needs a value: %s", spec->name, spec->metavar);
+        } else if (equals) {
+            return cli_usage_error("--%s takes no value, but was given '%s'", spec->name,
+                                   equals + 1);
+        }
+        args->value[id] = value;
+        args->given[id] = 1;
+    }
+    return EXIT_OK;
+}
+
+static void print_options(unsigned command)
+{
+    for (int i = 0; i < OPT_COUNT; i++) {
+        const option_spec *spec = &options[i];
+        if (!(spec->commands & command))
+            continue;
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", spec->name, spec->metavar ? " " : "",
+                 spec->metavar ? spec->metavar : "");
+        if (strlen(left) > 26)
+            printf("  %s\n  %-26s  %s\n", left, "", spec->help);
+        else
+            printf("  %-26s  %s\n", left, spec->help);
+    }
+}
+
+void cli_print_help(void)
+{
+    printf("Usage: varprof [profile] [OPTIONS]\n"
+           "       varprof table [OPTIONS]\n"
+           "\n"
+           "How the residual stream of a transformer grows, sub-block by sub-block, for each\n"
+           "placement of its norms: stream size, update ratio and embedding share.\n"
+           "\n"
+           "varprof [profile]: the profile of one or more placements\n");
+    print_options(CMD_PROFILE);
+    printf("\nvarprof table: the maths table, each formula with its value, to check by hand\n");
+    print_options(CMD_TABLE);
+    printf("\nExit status: 0 success, 1 a failure at run time, 2 a usage error.\n"
+           "See varprof(1) for the formulas, the CSV columns and examples.\n");
+}
+
+int cli_size(const cli_args *args, option_id id, size_t min, size_t max, size_t *out)
+{
+    if (!args->given[id])
+        return EXIT_OK;
+    vp_error err;
+    if (vp_parse_size(args->value[id], min, max, out, &err) != VP_OK)
+        return cli_usage_error("%s: %s", cli_option_name(id), err.message);
+    return EXIT_OK;
+}
+
+int cli_double(const cli_args *args, option_id id, double min, int min_exclusive, double *out)
+{
+    if (!args->given[id])
+        return EXIT_OK;
+    vp_error err;
+    double value;
+    if (vp_parse_double(args->value[id], &value, &err) != VP_OK)
+        return cli_usage_error("%s: %s; it must be a finite number %s %g", cli_option_name(id),
+                               err.message, min_exclusive ? ">" : ">=", min);
+    if (min_exclusive ? !(value > min) : !(value >= min))
+        return cli_usage_error("%s: '%s' is out of range; it must be a finite number %s %g",
+                               cli_option_name(id), args->value[id], min_exclusive ? ">" : ">=",
+                               min);
+    *out = value;
+    return EXIT_OK;
+}
+
+int cli_choice(const cli_args *args, option_id id, const char *const *choices, int *out)
+{
+    if (!args->given[id])
+        return EXIT_OK;
+    for (int i = 0; choices[i]; i++) {
+        if (strcmp(args->value[id], choices[i]) == 0) {
+            *out = i;
+            return EXIT_OK;
+        }
+    }
+    char allowed[256] = "";
+    for (int i = 0; choices[i]; i++) {
+        strncat(allowed, i ? ", " : "", sizeof allowed - strlen(allowed) - 1);
+        strncat(allowed, choices[i], sizeof allowed - strlen(allowed) - 1);
+    }
+    return cli_usage_error("%s: '%s' is not one of: %s", cli_option_name(id), args->value[id],
+                           allowed);
+}

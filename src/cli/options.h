@@ -1,0 +1,67 @@
+/* The program's options: one table that both parses the command line and
+ * prints --help, in the manner of git's parse-options. */
+#ifndef VARPROF_CLI_OPTIONS_H
+#define VARPROF_CLI_OPTIONS_H
+
+#include <stddef.h>
+
+/* Exit codes of the program. */
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+/* The subcommands; an option lists those it applies to. */
+enum { CMD_PROFILE = 1u << 0, CMD_TABLE = 1u << 1 };
+
+typedef enum {
+    OPT_PLACEMENT,
+    OPT_LAYERS,
+    OPT_GAIN,
+    OPT_GAINS,
+    OPT_GAMMA,
+    OPT_ALPHA,
+    OPT_BETA,
+    OPT_EMBEDDING_VAR,
+    OPT_ENGINE,
+    OPT_FORMAT,
+    OPT_OUTPUT,
+    OPT_FORCE,
+    OPT_EVERY,
+    OPT_EXPLAIN,
+    OPT_HELP,
+    OPT_VERSION,
+    OPT_COUNT
+} option_id;
+
+/* What the command line said: each option's last value (NULL if absent). */
+typedef struct {
+    unsigned command;
+    const char *command_name;
+    const char *value[OPT_COUNT];
+    int given[OPT_COUNT];
+} cli_args;
+
+/* Parses argv into args. Returns EXIT_OK, or EXIT_USAGE after printing the
+ * error and the hint to standard error. */
+int cli_parse(int argc, char **argv, cli_args *args);
+
+/* Prints the help for every command to standard output. */
+void cli_print_help(void);
+
+/* Prints "varprof: MESSAGE" and the hint to standard error; returns EXIT_USAGE. */
+int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "varprof: MESSAGE" to standard error; returns EXIT_RUNTIME. */
+int cli_runtime_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict conversions of an option's value: on failure each prints a usage
+ * error naming the option, its value and what is allowed, and returns
+ * EXIT_USAGE; absent options leave *out untouched. */
+int cli_size(const cli_args *args, option_id id, size_t min, size_t max, size_t *out);
+/* min_exclusive: whether the value must be > min rather than >= min */
+int cli_double(const cli_args *args, option_id id, double min, int min_exclusive, double *out);
+/* Picks one of the NULL-terminated choices; *out is its index. */
+int cli_choice(const cli_args *args, option_id id, const char *const *choices, int *out);
+
+/* "--layers" for OPT_LAYERS. */
+const char *cli_option_name(option_id id);
+
+#endif

@@ -1,0 +1,165 @@
+/* varprof [profile]: compute each placement's profile and write it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "output_file.h"
+#include "varprof/varprof.h"
+
+enum { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
+
+typedef struct {
+    vp_placement placements[VP_PLACEMENT_COUNT];
+    size_t n_placements;
+    vp_config base;
+    int format;
+    size_t every;
+    const char *gains_path;
+    double *gains; /* from --gains, owned */
+    size_t n_gains;
+} profile_request;
+
+/* "all", or a comma list of names, each once. */
+static int read_placements(const cli_args *args, profile_request *req)
+{
+    const char *list = args->given[OPT_PLACEMENT] ? args->value[OPT_PLACEMENT] : "pre-norm";
+    if (strcmp(list, "all") == 0) {
+        for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
+            req->placements[req->n_placements++] = (vp_placement)p;
+        return EXIT_OK;
+    }
+    char name[64];
+    const char *start = list;
+    for (;;) {
+        const char *comma = strchr(start, ',');
+        size_t length = comma ? (size_t)(comma - start) : strlen(start);
+        if (length == 0 || length >= sizeof name)
+            return cli_usage_error("--placement: '%s' is not a comma-separated list of "
+                                   "placement names",
+                                   list);
+        memcpy(name, start, length);
+        name[length] = '\0';
+        vp_placement p;
+        vp_error err;
+        if (vp_placement_parse(name, &p, &err) != VP_OK)
+            return cli_usage_error("--placement: %s", err.message);
+        for (size_t i = 0; i < req->n_placements; i++)
+            if (req->placements[i] == p)
+                return cli_usage_error("--placement: '%s' names %s twice", list,
+                                       vp_placement_name(p));
+        req->placements[req->n_placements++] = p;
+        if (!comma)
+            return EXIT_OK;
+        start = comma + 1;
+    }
+}
+
+static int read_request(const cli_args *args, profile_request *req)
+{
+    static const char *const formats[] = {"text", "csv", "json", NULL};
+    static const char *const engines[] = {"closed", NULL};
+    int engine = 0, rc;
+    req->every = 1;
+    if ((rc = read_placements(args, req)) != EXIT_OK ||
+        (rc = read_stack_options(args, &req->base)) != EXIT_OK ||
+        (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
+        (rc = cli_choice(args, OPT_ENGINE, engines, &engine)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
+        return rc;
+    if (args->given[OPT_GAINS] && args->given[OPT_GAIN])
+        return cli_usage_error("--gain and --gains both given; a file of gains replaces the "
+                               "single gain, so give one of them");
+    if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT])
+        return cli_usage_error("--force only applies with --output FILE");
+    return EXIT_OK;
+}
+
+/* Writes one profile in the chosen format; the caller starts and ends the document. */
+static vp_status write_profile(const profile_request *req, FILE *out, vp_json_writer *json,
+                               const vp_profile *profile, int first)
+{
+    switch (req->format) {
+    case FORMAT_CSV:
+        return vp_csv_write_profile(out, profile, req->every);
+    case FORMAT_JSON:
+        return vp_json_add_profile(json, profile, req->every);
+    default:
+        if (!first)
+            fputc('\n', out);
+        return vp_text_write_profile(out, profile, req->every);
+    }
+}
+
+static void warn_overflow(const vp_profile *p)
+{
+    fprintf(stderr, "varprof: warning: %s: the %s overflows double at sub-block %zu; rows stop "
+                    "at sub-block %zu\n",
+            vp_placement_name(p->config.placement), p->overflowed, p->overflow_at,
+            p->overflow_at - 1);
+}
+
+static int compute_and_write(const profile_request *req, FILE *out)
+{
+    vp_json_writer json;
+    vp_status status = VP_OK;
+    if (req->format == FORMAT_CSV)
+        status = vp_csv_write_header(out);
+    else if (req->format == FORMAT_JSON)
+        status = vp_json_begin(&json, out);
+    vp_profile_top tops[VP_PLACEMENT_COUNT];
+    for (size_t i = 0; i < req->n_placements && status == VP_OK; i++) {
+        vp_config cfg = req->base;
+        cfg.placement = req->placements[i];
+        cfg.gains = req->gains;
+        cfg.n_gains = req->n_gains;
+        size_t k_total = vp_sub_block_count(cfg.placement, cfg.layers);
+        if (req->gains && req->n_gains != k_total)
+            return cli_runtime_error("--gains: %s holds %zu gains, but %zu layers of %s make %zu "
+                                     "sub-blocks: give one gain per sub-block",
+                                     req->gains_path, req->n_gains, cfg.layers,
+                                     vp_placement_name(cfg.placement), k_total);
+        vp_profile *profile;
+        vp_error err;
+        status = vp_closed_profile(&cfg, &profile, &err);
+        if (status != VP_OK)
+            return cli_runtime_error("%s", err.message);
+        if (profile->overflow_at)
+            warn_overflow(profile);
+        status = write_profile(req, out, &json, profile, i == 0);
+        tops[i] = vp_profile_get_top(profile);
+        vp_profile_free(profile);
+    }
+    if (status == VP_OK && req->format == FORMAT_JSON)
+        status = vp_json_end(&json);
+    if (status == VP_OK && req->format == FORMAT_TEXT && req->n_placements > 1)
+        status = vp_text_write_comparison(out, tops, req->n_placements);
+    if (status != VP_OK)
+        return cli_runtime_error("cannot write the output: %s", vp_strerror(status));
+    return EXIT_OK;
+}
+
+int run_profile(const cli_args *args)
+{
+    profile_request req = {0};
+    int rc = read_request(args, &req);
+    if (rc != EXIT_OK)
+        return rc;
+    output_file out;
+    if ((rc = output_open(&out, args->value[OPT_OUTPUT], args->given[OPT_FORCE])) != EXIT_OK)
+        return rc;
+    if (args->given[OPT_GAINS]) {
+        vp_error err;
+        req.gains_path = args->value[OPT_GAINS];
+        if (vp_gains_read(args->value[OPT_GAINS], &req.gains, &req.n_gains, &err) != VP_OK) {
+            output_abort(&out);
+            return cli_runtime_error("--gains: %s", err.message);
+        }
+    }
+    rc = compute_and_write(&req, out.stream);
+    free(req.gains);
+    if (rc != EXIT_OK) {
+        output_abort(&out);
+        return rc;
+    }
+    return output_commit(&out);
+}

@@ -1,0 +1,96 @@
+/* The recursion of maths.md section 3, one sub-block at a time. */
+#include "varprof/closed.h"
+
+#include <math.h>
+
+#include "scaled.h"
+
+/* One step: from v = v_{k-1} and E = E_{k-1} (the squared embedding
+ * component, kept scaled because Post-LN shrinks it geometrically) to
+ * v_k, u_k and E_k. */
+typedef struct {
+    double v;
+    vp_scaled embedding;
+} stream_state;
+
+static double step(const vp_config *cfg, double g, stream_state *s)
+{
+    const double v = s->v;
+    switch (cfg->placement) {
+    case VP_POST_LN:
+        s->v = 1.0;
+        s->embedding = vp_scaled_div(s->embedding,
+                                     vp_scaled_mul(vp_scaled_from(v), vp_scaled_one_plus_square(g)));
+        return g;
+    case VP_PRE_NORM:
+        s->v = v + g * g;
+        return g / sqrt(v);
+    case VP_SANDWICH:
+    case VP_OUTPUT_NORM:
+        s->v = v + cfg->gamma * cfg->gamma;
+        return cfg->gamma / sqrt(v);
+    case VP_DEEPNORM: {
+        /* DeepNet multiplies both weight matrices of a branch by beta */
+        double ratio = cfg->beta * (cfg->beta * g) / cfg->alpha; /* b_k / alpha */
+        s->v = 1.0;
+        /* alpha^2 E / (v (alpha^2 + b^2)) = E / (v (1 + (b/alpha)^2)) */
+        s->embedding = vp_scaled_div(
+            s->embedding, vp_scaled_mul(vp_scaled_from(v), vp_scaled_one_plus_square(ratio)));
+        return ratio;
+    }
+    case VP_PARALLEL:
+        s->v = v + 2.0 * g * g;
+        return sqrt(2.0) * g / sqrt(v);
+    case VP_NO_NORM:
+        s->v = v * (1.0 + g * g);
+        return g;
+    case VP_PLACEMENT_COUNT:
+        break;
+    }
+    return NAN;
+}
+
+static void set_share(vp_row *row, vp_scaled embedding, double v)
+{
+    vp_scaled share = vp_scaled_sqrt(vp_scaled_div(embedding, vp_scaled_from(v)));
+    row->embedding_share = vp_scaled_to_double(share);
+    row->log2_share = vp_scaled_log2(share);
+}
+
+vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *err)
+{
+    *out = NULL;
+    vp_status status = vp_config_check(cfg, err);
+    if (status != VP_OK)
+        return status;
+    size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+    vp_profile *profile = vp_profile_alloc(k_total);
+    if (!profile)
+        return vp_fail(err, VP_ENOMEM, "no memory for %zu sub-blocks", k_total);
+    profile->engine = VP_ENGINE_CLOSED;
+    profile->norm = VP_NORM_ANY;
+    profile->config = *cfg;
+    profile->config.gains = NULL;
+    profile->gains_from_file = cfg->gains != NULL;
+
+    stream_state s = {cfg->embedding_var, vp_scaled_from(cfg->embedding_var)};
+    profile->rows[0] = (vp_row){.stream_var = s.v, .embedding_share = 1.0, .log2_share = 0.0};
+    for (size_t k = 1; k <= k_total; k++) {
+        vp_row *row = &profile->rows[k];
+        row->gain = vp_config_gain(cfg, k);
+        row->update_ratio = step(cfg, row->gain, &s);
+        row->stream_var = s.v;
+        const char *overflowed = !isfinite(s.v) ? "stream variance"
+                                 : !isfinite(row->update_ratio) ? "update ratio"
+                                                                : NULL;
+        if (overflowed) {
+            profile->overflow_at = k;
+            profile->overflowed = overflowed;
+            profile->n_rows = k;
+            break;
+        }
+        set_share(row, s.embedding, s.v);
+    }
+    *out = profile;
+    return VP_OK;
+}

@@ -1,0 +1,71 @@
+#include "varprof/config.h"
+
+#include <math.h>
+
+void vp_config_init(vp_config *cfg, vp_placement placement, size_t layers)
+{
+    *cfg = (vp_config){
+        .placement = placement,
+        .layers = layers,
+        .gain = 1.0,
+        .gamma = 1.0,
+        .alpha = vp_deepnet_alpha(layers),
+        .beta = vp_deepnet_beta(layers),
+        .embedding_var = 1.0,
+    };
+}
+
+double vp_deepnet_alpha(size_t layers)
+{
+    return pow(2.0 * (double)layers, 0.25);
+}
+
+double vp_deepnet_beta(size_t layers)
+{
+    return pow(8.0 * (double)layers, -0.25);
+}
+
+double vp_config_gain(const vp_config *cfg, size_t k)
+{
+    return cfg->gains ? cfg->gains[k - 1] : cfg->gain;
+}
+
+static int is_nonnegative(double x)
+{
+    return isfinite(x) && x >= 0.0;
+}
+
+vp_status vp_config_check(const vp_config *cfg, vp_error *err)
+{
+    if ((unsigned)cfg->placement >= VP_PLACEMENT_COUNT)
+        return vp_fail(err, VP_EINVAL, "placement %d is not one of the %d placements",
+                       (int)cfg->placement, VP_PLACEMENT_COUNT);
+    if (cfg->layers < 1 || cfg->layers > VP_MAX_LAYERS)
+        return vp_fail(err, VP_EINVAL, "layers is %zu; it must be from 1 to %u", cfg->layers,
+                       VP_MAX_LAYERS);
+    if (!is_nonnegative(cfg->gain))
+        return vp_fail(err, VP_EINVAL, "gain is %g; it must be a finite number >= 0", cfg->gain);
+    if (cfg->gains) {
+        size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+        if (cfg->n_gains != k_total)
+            return vp_fail(err, VP_EINVAL,
+                           "%zu gains given, but %zu layers of %s have %zu sub-blocks",
+                           cfg->n_gains, cfg->layers, vp_placement_name(cfg->placement),
+                           k_total);
+        for (size_t i = 0; i < cfg->n_gains; i++)
+            if (!is_nonnegative(cfg->gains[i]))
+                return vp_fail(err, VP_EINVAL,
+                               "the gain of sub-block %zu is %g; it must be a finite number >= 0",
+                               i + 1, cfg->gains[i]);
+    }
+    if (!is_nonnegative(cfg->gamma))
+        return vp_fail(err, VP_EINVAL, "gamma is %g; it must be a finite number >= 0", cfg->gamma);
+    if (!(isfinite(cfg->alpha) && cfg->alpha > 0.0))
+        return vp_fail(err, VP_EINVAL, "alpha is %g; it must be a finite number > 0", cfg->alpha);
+    if (!is_nonnegative(cfg->beta))
+        return vp_fail(err, VP_EINVAL, "beta is %g; it must be a finite number >= 0", cfg->beta);
+    if (!(isfinite(cfg->embedding_var) && cfg->embedding_var > 0.0))
+        return vp_fail(err, VP_EINVAL, "embedding variance is %g; it must be a finite number > 0",
+                       cfg->embedding_var);
+    return VP_OK;
+}

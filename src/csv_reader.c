@@ -1,0 +1,131 @@
+#include "csv_reader.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct {
+    vp_csv_row_fn on_row;
+    void *ctx;
+    size_t line;
+    size_t n_cells;
+    char *cells[VP_CSV_MAX_CELLS];
+    char storage[VP_CSV_MAX_CELLS][VP_CSV_MAX_CELL_BYTES + 1];
+    vp_status status; /* the first failure; later callbacks do nothing */
+    vp_error err;
+} reader;
+
+static void on_cell(void *text, size_t length, void *data)
+{
+    reader *r = data;
+    if (r->status != VP_OK)
+        return;
+    if (r->n_cells == VP_CSV_MAX_CELLS) {
+        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu has more than %d columns", r->line,
+                            VP_CSV_MAX_CELLS);
+        return;
+    }
+    if (length > VP_CSV_MAX_CELL_BYTES) {
+        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu, column %zu is longer than %d bytes",
+                            r->line, r->n_cells + 1, VP_CSV_MAX_CELL_BYTES);
+        return;
+    }
+    if (length && memchr(text, '\0', length)) {
+        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu, column %zu holds a NUL byte",
+                            r->line, r->n_cells + 1);
+        return;
+    }
+    char *cell = r->storage[r->n_cells];
+    if (length)
+        memcpy(cell, text, length);
+    cell[length] = '\0';
+    r->cells[r->n_cells++] = cell;
+}
+
+static void on_row_end(int terminator, void *data)
+{
+    (void)terminator;
+    reader *r = data;
+    if (r->status == VP_OK)
+        r->status = r->on_row(r->ctx, r->line, r->n_cells, r->cells, &r->err);
+    r->n_cells = 0;
+}
+
+/* Feeds one chunk, cut after each newline so that r->line is the line the
+ * parser is on when a row ends. */
+static void feed(struct csv_parser *parser, reader *r, const char *chunk, size_t length)
+{
+    while (length && r->status == VP_OK) {
+        const char *newline = memchr(chunk, '\n', length);
+        size_t piece = newline ? (size_t)(newline - chunk) + 1 : length;
+        if (csv_parse(parser, chunk, piece, on_cell, on_row_end, r) != piece) {
+            r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu: %s", r->line,
+                                csv_strerror(csv_error(parser)));
+            return;
+        }
+        if (newline)
+            r->line++;
+        chunk += piece;
+        length -= piece;
+    }
+}
+
+static vp_status read_stream(FILE *in, reader *r)
+{
+    struct csv_parser parser;
+    if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0)
+        return vp_fail(&r->err, VP_ENOMEM, "cannot start the CSV parser");
+    char chunk[1 << 16];
+    size_t got;
+    long total = 0;
+    while (r->status == VP_OK && (got = fread(chunk, 1, sizeof chunk, in)) > 0) {
+        total += (long)got;
+        if (total > VP_CSV_MAX_FILE_BYTES) {
+            r->status = vp_fail(&r->err, VP_EFORMAT, "is larger than %ld bytes",
+                                VP_CSV_MAX_FILE_BYTES);
+            break;
+        }
+        feed(&parser, r, chunk, got);
+    }
+    if (r->status == VP_OK && ferror(in))
+        r->status = vp_fail(&r->err, VP_EIO, "cannot be read: %s", strerror(errno));
+    if (r->status == VP_OK && csv_fini(&parser, on_cell, on_row_end, r) != 0)
+        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu: a quoted field is never closed",
+                            r->line);
+    csv_free(&parser);
+    return r->status;
+}
+
+vp_status vp_csv_read_file(const char *path, vp_csv_row_fn on_row, void *ctx, vp_error *err)
+{
+    static reader r_init; /* zero */
+    reader *r = malloc(sizeof *r);
+    if (!r)
+        return vp_fail(err, VP_ENOMEM, "%s: no memory to read it", path);
+    *r = r_init;
+    r->on_row = on_row;
+    r->ctx = ctx;
+    r->line = 1;
+
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *in = is_stdin ? stdin : fopen(path, "rb");
+    vp_status status;
+    if (!in) {
+        status = vp_fail(&r->err, VP_EIO, "cannot be opened: %s", strerror(errno));
+    } else {
+        struct stat st;
+        if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode))
+            status = vp_fail(&r->err, VP_EIO, "is a directory, not a file");
+        else
+            status = read_stream(in, r);
+        if (!is_stdin)
+            fclose(in);
+    }
+    if (status != VP_OK)
+        vp_fail(err, status, "%s: %s", path, r->err.message);
+    free(r);
+    return status;
+}

@@ -1,0 +1,28 @@
+/* Reading a CSV file row by row through libcsv, with line numbers, so that
+ * every reader (gains, token ids, models) names the line it refuses. */
+#ifndef VARPROF_CSV_READER_H
+#define VARPROF_CSV_READER_H
+
+#include <stddef.h>
+
+#include "varprof/status.h"
+
+/* The largest file, cell and row the readers accept: past these a file is
+ * refused rather than read into memory. */
+#define VP_CSV_MAX_FILE_BYTES (1024L * 1024 * 1024)
+#define VP_CSV_MAX_CELL_BYTES 4096
+#define VP_CSV_MAX_CELLS 64
+
+/* Called once per non-empty row: cells are NUL-terminated and valid only
+ * during the call; line counts from 1 and is the line the row ends on. A
+ * non-VP_OK return stops the read and is returned by vp_csv_read_file. */
+typedef vp_status (*vp_csv_row_fn)(void *ctx, size_t line, size_t n_cells, char *const *cells,
+                                   vp_error *err);
+
+/* Reads path (or standard input for "-") and calls on_row for each row.
+ * Fails with VP_EIO when it cannot be opened or read, VP_EFORMAT for a file,
+ * row or cell over the limits above, a NUL byte, or a quote left open; each
+ * message starts with the path. */
+vp_status vp_csv_read_file(const char *path, vp_csv_row_fn on_row, void *ctx, vp_error *err);
+
+#endif

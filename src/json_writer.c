@@ -1,0 +1,147 @@
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "varprof/json.h"
+#include "varprof/version.h"
+
+static void add_number(cJSON *object, const char *key, double value, int present)
+{
+    /* cJSON prints a non-finite number as null too; present says it first */
+    if (present)
+        cJSON_AddNumberToObject(object, key, value);
+    else
+        cJSON_AddNullToObject(object, key);
+}
+
+static void add_text(cJSON *object, const char *key, const char *text)
+{
+    if (text && *text)
+        cJSON_AddStringToObject(object, key, text);
+    else
+        cJSON_AddNullToObject(object, key);
+}
+
+static cJSON *row_object(const vp_profile *profile, size_t k)
+{
+    const vp_placement placement = profile->config.placement;
+    const vp_row *row = &profile->rows[k];
+    const int branch = k > 0;
+    const int bounds = (profile->fields & VP_HAS_BOUNDS) != 0;
+    const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddNumberToObject(o, "sub_block", (double)k);
+    add_number(o, "layer", (double)vp_sub_block_layer(placement, k), branch);
+    add_text(o, "part", vp_part_name(vp_sub_block_part(placement, k)));
+    add_number(o, "gain", row->gain, branch);
+    add_number(o, "stream_var", row->stream_var, 1);
+    add_number(o, "stream_size", vp_profile_stream_size(profile, k), 1);
+    add_number(o, "update_ratio", row->update_ratio, branch);
+    add_number(o, "embedding_share", row->embedding_share, 1);
+    add_number(o, "log2_embedding_share", row->log2_share, 1);
+    add_number(o, "stream_var_lo", row->stream_var_lo, bounds);
+    add_number(o, "stream_var_hi", row->stream_var_hi, bounds);
+    add_number(o, "update_ratio_lo", row->update_ratio_lo, bounds && branch);
+    add_number(o, "update_ratio_hi", row->update_ratio_hi, bounds && branch);
+    add_number(o, "embedding_share_lo", row->embedding_share_lo, bounds);
+    add_number(o, "embedding_share_hi", row->embedding_share_hi, bounds);
+    add_number(o, "measured_gain", row->measured_gain, measured && branch);
+    add_number(o, "update_cosine", row->update_cosine, measured && branch);
+    add_number(o, "stream_norm", row->stream_norm, (profile->fields & VP_HAS_STREAM_NORM) != 0);
+    return o;
+}
+
+static cJSON *profile_object(const vp_profile *profile)
+{
+    const vp_config *cfg = &profile->config;
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    add_text(o, "engine", vp_engine_name(profile->engine));
+    add_text(o, "placement", vp_placement_name(cfg->placement));
+    add_text(o, "formula", vp_placement_formula(cfg->placement));
+    add_text(o, "norm", vp_norm_name(profile->norm));
+    cJSON_AddNumberToObject(o, "layers", (double)cfg->layers);
+    cJSON_AddNumberToObject(o, "sub_blocks", (double)profile->sub_blocks);
+    add_number(o, "gain", cfg->gain, !profile->gains_from_file);
+    cJSON_AddBoolToObject(o, "gains_from_file", profile->gains_from_file);
+    cJSON_AddNumberToObject(o, "gamma", cfg->gamma);
+    cJSON_AddNumberToObject(o, "alpha", cfg->alpha);
+    cJSON_AddNumberToObject(o, "beta", cfg->beta);
+    cJSON_AddNumberToObject(o, "embedding_var", cfg->embedding_var);
+    add_number(o, "overflow_at", (double)profile->overflow_at, profile->overflow_at != 0);
+    add_text(o, "overflowed", profile->overflowed);
+    const vp_profile_top top = vp_profile_get_top(profile);
+    cJSON *summary = cJSON_AddObjectToObject(o, "top");
+    if (summary) {
+        cJSON_AddNumberToObject(summary, "sub_block", (double)top.sub_block);
+        cJSON_AddNumberToObject(summary, "stream_size", top.stream_size);
+        add_number(summary, "update_ratio", top.update_ratio, top.sub_block > 0);
+        cJSON_AddNumberToObject(summary, "embedding_share", top.embedding_share);
+        cJSON_AddNumberToObject(summary, "log2_embedding_share", top.log2_share);
+    }
+    return o;
+}
+
+/* Prints item without its closing brace, so that rows can follow it. */
+static vp_status print_open(FILE *out, cJSON *item)
+{
+    char *text = cJSON_PrintUnformatted(item);
+    if (!text)
+        return VP_ENOMEM;
+    size_t length = strlen(text);
+    fwrite(text, 1, length - 1, out); /* drop the final '}' */
+    cJSON_free(text);
+    return VP_OK;
+}
+
+vp_status vp_json_begin(vp_json_writer *writer, FILE *out)
+{
+    writer->out = out;
+    writer->profiles_written = 0;
+    fprintf(out, "{\"varprof\":\"%s\",\"profiles\":[", VP_VERSION);
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
+vp_status vp_json_add_profile(vp_json_writer *writer, const vp_profile *profile, size_t every)
+{
+    FILE *out = writer->out;
+    cJSON *meta = profile_object(profile);
+    if (!meta)
+        return VP_ENOMEM;
+    if (writer->profiles_written++ > 0)
+        fputc(',', out);
+    fputc('\n', out);
+    vp_status status = print_open(out, meta);
+    cJSON_Delete(meta);
+    if (status != VP_OK)
+        return status;
+    fputs(",\"rows\":[", out);
+    int first = 1;
+    for (size_t k = 0; k < profile->n_rows && status == VP_OK; k++) {
+        if (!vp_profile_shows_row(profile, k, every))
+            continue;
+        cJSON *row = row_object(profile, k);
+        char *text = row ? cJSON_PrintUnformatted(row) : NULL;
+        if (!text) {
+            status = VP_ENOMEM;
+        } else {
+            fprintf(out, "%s\n%s", first ? "" : ",", text);
+            first = 0;
+        }
+        cJSON_free(text);
+        cJSON_Delete(row);
+    }
+    fputs("]}", out);
+    if (status == VP_OK && ferror(out))
+        status = VP_EIO;
+    return status;
+}
+
+vp_status vp_json_end(vp_json_writer *writer)
+{
+    fputs("\n]}\n", writer->out);
+    return ferror(writer->out) ? VP_EIO : VP_OK;
+}

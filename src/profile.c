@@ -1,0 +1,73 @@
+#include "varprof/profile.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+vp_profile *vp_profile_alloc(size_t sub_blocks)
+{
+    if (sub_blocks >= (SIZE_MAX - sizeof(vp_profile)) / sizeof(vp_row) - 1)
+        return NULL;
+    vp_profile *profile = calloc(1, sizeof(vp_profile) + (sub_blocks + 1) * sizeof(vp_row));
+    if (profile) {
+        profile->sub_blocks = sub_blocks;
+        profile->n_rows = sub_blocks + 1;
+    }
+    return profile;
+}
+
+void vp_profile_free(vp_profile *profile)
+{
+    free(profile);
+}
+
+double vp_profile_stream_size(const vp_profile *profile, size_t k)
+{
+    /* two roots, not one of the ratio: v_k / v_0 may overflow where both are finite */
+    return sqrt(profile->rows[k].stream_var) / sqrt(profile->config.embedding_var);
+}
+
+vp_profile_top vp_profile_get_top(const vp_profile *profile)
+{
+    const size_t top = profile->n_rows - 1;
+    const vp_row *row = &profile->rows[top];
+    return (vp_profile_top){
+        .engine = profile->engine,
+        .placement = profile->config.placement,
+        .sub_blocks = profile->sub_blocks,
+        .sub_block = top,
+        .stream_size = vp_profile_stream_size(profile, top),
+        .stream_var = row->stream_var,
+        .update_ratio = row->update_ratio,
+        .embedding_share = row->embedding_share,
+        .log2_share = row->log2_share,
+        .overflow_at = profile->overflow_at,
+        .overflowed = profile->overflowed,
+    };
+}
+
+int vp_profile_shows_row(const vp_profile *profile, size_t k, size_t every)
+{
+    return k % every == 0 || k + 1 == profile->n_rows;
+}
+
+const char *vp_engine_name(vp_engine engine)
+{
+    switch (engine) {
+    case VP_ENGINE_CLOSED: return "closed";
+    case VP_ENGINE_MC: return "mc";
+    case VP_ENGINE_FORWARD: return "forward";
+    case VP_ENGINE_COUNT: break;
+    }
+    return "";
+}
+
+const char *vp_norm_name(vp_norm norm)
+{
+    switch (norm) {
+    case VP_NORM_LAYERNORM: return "layernorm";
+    case VP_NORM_RMSNORM: return "rmsnorm";
+    case VP_NORM_ANY: break;
+    }
+    return "";
+}

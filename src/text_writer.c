@@ -1,0 +1,113 @@
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "varprof/format.h"
+#include "varprof/text.h"
+#include "varprof/version.h"
+
+static const char *engine_title(vp_engine engine)
+{
+    switch (engine) {
+    case VP_ENGINE_CLOSED: return "closed form";
+    case VP_ENGINE_MC: return "Monte Carlo";
+    case VP_ENGINE_FORWARD: return "forward pass";
+    case VP_ENGINE_COUNT: break;
+    }
+    return "";
+}
+
+static void write_heading(FILE *out, const vp_profile *p)
+{
+    const vp_config *c = &p->config;
+    fprintf(out, "varprof %s: %s, %s (%s), %zu layers = %zu sub-blocks\n", VP_VERSION,
+            engine_title(p->engine), vp_placement_name(c->placement),
+            vp_placement_formula(c->placement), c->layers, p->sub_blocks);
+    if (p->gains_from_file)
+        fprintf(out, "gains per sub-block from file");
+    else
+        fprintf(out, "gain %.6g", c->gain);
+    if (c->placement == VP_SANDWICH || c->placement == VP_OUTPUT_NORM)
+        fprintf(out, ", gamma %.6g", c->gamma);
+    if (c->placement == VP_DEEPNORM)
+        fprintf(out, ", alpha %.6g, beta %.6g", c->alpha, c->beta);
+    if (p->norm != VP_NORM_ANY)
+        fprintf(out, ", %s", vp_norm_name(p->norm));
+    fprintf(out, ", embedding variance %.6g\n\n", c->embedding_var);
+}
+
+static void write_row(FILE *out, const vp_profile *p, size_t k)
+{
+    const vp_placement placement = p->config.placement;
+    const vp_row *row = &p->rows[k];
+    char layer[32] = "-", gain[32] = "-", update[32] = "-", share[64];
+    if (k > 0) {
+        snprintf(layer, sizeof layer, "%zu", vp_sub_block_layer(placement, k));
+        snprintf(gain, sizeof gain, "%.6g", row->gain);
+        vp_format_percent(update, sizeof update, row->update_ratio);
+    }
+    vp_format_share(share, sizeof share, row->embedding_share, row->log2_share);
+    fprintf(out, "%9zu  %7s  %-9s  %9s  %12.6g  %11.4g  %12s  %18s\n", k, layer,
+            vp_part_name(vp_sub_block_part(placement, k)), gain, row->stream_var,
+            vp_profile_stream_size(p, k), update, share);
+}
+
+static void write_overflow(FILE *out, const vp_profile *p)
+{
+    const vp_placement placement = p->config.placement;
+    fprintf(out,
+            "\nThe %s overflows double at sub-block %zu (layer %zu, %s): it exceeds %.3g, so "
+            "the rows stop at sub-block %zu.\n",
+            p->overflowed, p->overflow_at, vp_sub_block_layer(placement, p->overflow_at),
+            vp_part_name(vp_sub_block_part(placement, p->overflow_at)), DBL_MAX,
+            p->n_rows - 1);
+}
+
+static void write_top(FILE *out, const vp_profile_top *top)
+{
+    char update[32] = "-", share[64];
+    if (top->sub_block > 0)
+        vp_format_percent(update, sizeof update, top->update_ratio);
+    vp_format_share(share, sizeof share, top->embedding_share, top->log2_share);
+    fprintf(out, "\n%s of the stack, after sub-block %zu:\n",
+            top->overflow_at ? "Last finite row" : "Top", top->sub_block);
+    fprintf(out, "  stream size       %.4g x the embedding's (stream variance %.6g)\n",
+            top->stream_size, top->stream_var);
+    fprintf(out, "  last update ratio %s of the stream it is added to\n", update);
+    fprintf(out, "  embedding share   %s of the stream\n", share);
+}
+
+vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t every)
+{
+    write_heading(out, profile);
+    fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s\n", "sub-block", "layer", "part",
+            "gain", "stream var", "stream size", "update ratio", "embedding share");
+    for (size_t k = 0; k < profile->n_rows; k++)
+        if (vp_profile_shows_row(profile, k, every))
+            write_row(out, profile, k);
+    if (profile->overflow_at)
+        write_overflow(out, profile);
+    const vp_profile_top top = vp_profile_get_top(profile);
+    write_top(out, &top);
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
+vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t count)
+{
+    fprintf(out, "\nThe top of each stack:\n");
+    fprintf(out, "%-12s  %-8s  %10s  %11s  %12s  %18s\n", "placement", "engine", "sub-blocks",
+            "stream size", "last update", "embedding share");
+    for (size_t i = 0; i < count; i++) {
+        const vp_profile_top *t = &tops[i];
+        char update[32] = "-", share[64];
+        if (t->sub_block > 0)
+            vp_format_percent(update, sizeof update, t->update_ratio);
+        vp_format_share(share, sizeof share, t->embedding_share, t->log2_share);
+        fprintf(out, "%-12s  %-8s  %10zu  %11.4g  %12s  %18s", vp_placement_name(t->placement),
+                vp_engine_name(t->engine), t->sub_blocks, t->stream_size, update, share);
+        if (t->overflow_at)
+            fprintf(out, "  (%s overflows at sub-block %zu)", t->overflowed, t->overflow_at);
+        fputc('\n', out);
+    }
+    return ferror(out) ? VP_EIO : VP_OK;
+}
