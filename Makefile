@@ -9,7 +9,7 @@ BUILD ?= build
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
-CPPFLAGS += -Iinclude -Isrc -MMD -MP
+CPPFLAGS += -Iinclude -Isrc -Itests/support -MMD -MP
 LIBS := -lcsv -lcjson -lm
 TEST_LIBS := -lcmocka
 

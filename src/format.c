@@ -5,7 +5,12 @@
 
 void vp_format_percent(char *buf, size_t size, double ratio)
 {
-    snprintf(buf, size, "%.3g %%", 100.0 * ratio);
+    const double percent = 100.0 * ratio;
+    /* whole percents from 100 up, so 1000 % does not read as "1e+03 %" */
+    if (percent >= 100.0 && percent < 1e6)
+        snprintf(buf, size, "%.0f %%", percent);
+    else
+        snprintf(buf, size, "%.3g %%", percent);
 }
 
 void vp_format_share(char *buf, size_t size, double share, double log2_share)

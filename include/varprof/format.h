@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /* A ratio as a percentage with three significant digits: 0.125 -> "12.5 %",
- * 2.3e-10 -> "2.33e-08 %". Always NUL-terminates buf (size >= 1). */
+ * 2.3e-10 -> "2.33e-08 %"; whole percents from 100 % to 1e6 % ("1000 %"). Always NUL-terminates buf (size >= 1). */
 void vp_format_percent(char *buf, size_t size, double ratio);
 
 /* An embedding share from its value and its log2: a percentage, followed by

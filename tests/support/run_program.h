@@ -1,0 +1,31 @@
+/* Running the program as a user does, for the tests of the command line. */
+#ifndef VARPROF_TESTS_RUN_PROGRAM_H
+#define VARPROF_TESTS_RUN_PROGRAM_H
+
+#include <stddef.h>
+
+typedef struct {
+    int status;   /* the exit code, or 128 + signal when killed */
+    char *out;    /* standard output, NUL-terminated */
+    size_t out_length;
+    char *err;    /* standard error, NUL-terminated */
+} program_run;
+
+/* Runs $VARPROF (default build/varprof) with the NULL-terminated arguments,
+ * standard input from /dev/null. Aborts the test process if it cannot run. */
+program_run run_varprof(const char *const *args);
+
+/* Frees a run's buffers. */
+void program_run_free(program_run *run);
+
+/* The path of a file in the test data folder ($VARPROF_TESTDATA, default
+ * tests/data), in a static buffer. */
+const char *test_data_path(const char *name);
+
+/* A fresh empty directory for a test's files, in a static buffer. */
+const char *test_scratch_dir(void);
+
+/* Removes a scratch directory and everything in it. */
+void test_remove_tree(const char *dir);
+
+#endif
