@@ -62,21 +62,24 @@ check-san:
 
 check: deps
 	$(MAKE) test
+	tests/install_test.sh
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-san
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
-	  $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/man/man1
+	  $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/varprof
 	install -m 755 $(BUILD)/varprof $(DESTDIR)$(PREFIX)/bin/varprof
 	install -m 644 $(BUILD)/libvarprof.a $(DESTDIR)$(PREFIX)/lib/libvarprof.a
 	install -m 644 include/varprof/*.h $(DESTDIR)$(PREFIX)/include/varprof/
+	install -m 644 data/models.csv $(DESTDIR)$(PREFIX)/share/varprof/models.csv
 	sed 's/@VERSION@/$(VERSION)/g' man/varprof.1 > $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
 	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/varprof $(DESTDIR)$(PREFIX)/lib/libvarprof.a \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
-	rm -rf $(DESTDIR)$(PREFIX)/include/varprof
+	rm -rf $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/varprof
 
 clean:
 	rm -rf build build-san

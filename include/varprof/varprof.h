@@ -10,6 +10,7 @@
 #include "varprof/format.h"
 #include "varprof/gains_file.h"
 #include "varprof/json.h"
+#include "varprof/models.h"
 #include "varprof/parse.h"
 #include "varprof/placement.h"
 #include "varprof/profile.h"

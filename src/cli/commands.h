@@ -4,9 +4,16 @@
 
 #include "options.h"
 #include "varprof/config.h"
+#include "varprof/models.h"
 
 int run_profile(const cli_args *args);
 int run_table(const cli_args *args);
+int run_models(const cli_args *args);
+
+/* Reads the models table: $VARPROF_MODELS, else models.csv in ../data (a
+ * build tree) or ../share/varprof (an install) beside the program. Returns
+ * EXIT_OK or EXIT_RUNTIME after printing why. */
+int load_models(vp_model_table *table);
 
 /* Reads --layers, --gain, --gamma, --alpha, --beta and --embedding-var into
  * cfg (defaults where absent; alpha and beta follow the layers). Returns

@@ -18,5 +18,9 @@ int main(int argc, char **argv)
         printf("varprof %s\n", VP_VERSION);
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
     }
-    return args.command == CMD_TABLE ? run_table(&args) : run_profile(&args);
+    switch (args.command) {
+    case CMD_TABLE: return run_table(&args);
+    case CMD_MODELS: return run_models(&args);
+    default: return run_profile(&args);
+    }
 }

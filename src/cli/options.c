@@ -19,6 +19,9 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_PLACEMENT] = {"placement", "NAME[,NAME...]|all", CMD_PROFILE,
                        "post-ln, pre-norm (pre-ln), sandwich (peri-norm), output-norm, "
                        "deepnorm, parallel, none; default pre-norm"},
+    [OPT_MODEL] = {"model", "NAME", CMD_PROFILE,
+                   "take placement and layers from the models table ('varprof models'); "
+                   "--layers still overrides"},
     [OPT_LAYERS] = {"layers", "L", BOTH, "layers in the stack, 1 to 1000000; default 32"},
     [OPT_GAIN] = {"gain", "G", BOTH, "every branch's gain g >= 0; default 1"},
     [OPT_GAINS] = {"gains", "FILE", CMD_PROFILE,
@@ -39,8 +42,8 @@ static const option_spec options[OPT_COUNT] = {
                    "show every Nth sub-block (the first and last always); default 1"},
     [OPT_EXPLAIN] = {"explain", NULL, CMD_TABLE,
                      "walk the recursion step by step, with the arithmetic written out"},
-    [OPT_HELP] = {"help", NULL, BOTH, "print this help and exit"},
-    [OPT_VERSION] = {"version", NULL, BOTH, "print the version and exit"},
+    [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS, "print this help and exit"},
+    [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS, "print the version and exit"},
 };
 
 static const struct {
@@ -49,6 +52,7 @@ static const struct {
 } commands[] = {
     {"profile", CMD_PROFILE},
     {"table", CMD_TABLE},
+    {"models", CMD_MODELS},
 };
 
 const char *cli_option_name(option_id id)
@@ -113,7 +117,8 @@ int cli_parse(int argc, char **argv, cli_args *args)
             if (strcmp(argv[i], commands[c].name) == 0)
                 break;
         if (c == sizeof commands / sizeof commands[0])
-            return cli_usage_error("unknown command '%s'; commands: profile (the default), table",
+            return cli_usage_error("unknown command '%s'; commands: profile (the default), table, "
+                                   "models",
                                    argv[i]);
         args->command = commands[c].command;
         args->command_name = commands[c].name;
@@ -171,6 +176,7 @@ void cli_print_help(void)
 {
     printf("Usage: varprof [profile] [OPTIONS]\n"
            "       varprof table [OPTIONS]\n"
+           "       varprof models\n"
            "\n"
            "How the residual stream of a transformer grows, sub-block by sub-block, for each\n"
            "placement of its norms: stream size, update ratio and embedding share.\n"
@@ -179,6 +185,8 @@ void cli_print_help(void)
     print_options(CMD_PROFILE);
     printf("\nvarprof table: the maths table, each formula with its value, to check by hand\n");
     print_options(CMD_TABLE);
+    printf("\nvarprof models: the models table: each model's layers, placement, norm, "
+           "QK-norm\nand the source of each fact\n");
     printf("\nExit status: 0 success, 1 a failure at run time, 2 a usage error.\n"
            "See varprof(1) for the formulas, the CSV columns and examples.\n");
 }

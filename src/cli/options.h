@@ -9,10 +9,11 @@
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 /* The subcommands; an option lists those it applies to. */
-enum { CMD_PROFILE = 1u << 0, CMD_TABLE = 1u << 1 };
+enum { CMD_PROFILE = 1u << 0, CMD_TABLE = 1u << 1, CMD_MODELS = 1u << 2 };
 
 typedef enum {
     OPT_PLACEMENT,
+    OPT_MODEL,
     OPT_LAYERS,
     OPT_GAIN,
     OPT_GAINS,

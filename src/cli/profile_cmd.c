@@ -19,6 +19,29 @@ typedef struct {
     size_t n_gains;
 } profile_request;
 
+/* --model NAME: the model's placement, and its layers unless --layers says otherwise. */
+static int read_model(const cli_args *args, profile_request *req)
+{
+    if (args->given[OPT_PLACEMENT])
+        return cli_usage_error("--model and --placement both given; the model decides the "
+                               "placement, so give one of them");
+    vp_model_table table;
+    int rc = load_models(&table);
+    if (rc != EXIT_OK)
+        return rc;
+    const vp_model *m = vp_model_find(&table, args->value[OPT_MODEL]);
+    if (!m) {
+        vp_model_table_free(&table);
+        return cli_usage_error("--model: '%s' is not in the models table; 'varprof models' "
+                               "lists them", args->value[OPT_MODEL]);
+    }
+    req->placements[req->n_placements++] = m->placement;
+    if (!args->given[OPT_LAYERS])
+        vp_config_init(&req->base, m->placement, m->layers);
+    vp_model_table_free(&table);
+    return EXIT_OK;
+}
+
 /* "all", or a comma list of names, each once. */
 static int read_placements(const cli_args *args, profile_request *req)
 {
@@ -60,8 +83,8 @@ static int read_request(const cli_args *args, profile_request *req)
     static const char *const engines[] = {"closed", NULL};
     int engine = 0, rc;
     req->every = 1;
-    if ((rc = read_placements(args, req)) != EXIT_OK ||
-        (rc = read_stack_options(args, &req->base)) != EXIT_OK ||
+    if ((rc = read_stack_options(args, &req->base)) != EXIT_OK ||
+        (rc = (args->given[OPT_MODEL] ? read_model : read_placements)(args, req)) != EXIT_OK ||
         (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
         (rc = cli_choice(args, OPT_ENGINE, engines, &engine)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)

@@ -47,7 +47,8 @@ const char *ref_testdata_dir(void);
  * opened or read, when libcsv rejects it, when the header is not the one
  * above, when a record has other than 13 fields, when a required field is
  * empty or is not a number (integers for layers and k), or when memory runs
- * out. A file holding only the header is not a failure: it gives 0 rows. */
+ * out. A file holding only the header is not a failure: it gives 0 rows.
+ * Messages number records from 0 at the header (blank lines are skipped). */
 int ref_table_load(const char *path, ref_table *out, char *err, size_t err_size);
 
 /* ref_table_load of name inside ref_testdata_dir(); fails as it does, and

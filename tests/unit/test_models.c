@@ -1,0 +1,159 @@
+/* The models table: the committed data/models.csv parses, names the models
+ * the chapter needs with the placements their papers give, every model
+ * resolves to a profile, and a malformed row is an error naming its line. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "run_program.h"
+#include "varprof/varprof.h"
+
+static const char *models_path(void)
+{
+    const char *env = getenv("VARPROF_MODELS");
+    return env && *env ? env : "data/models.csv";
+}
+
+static void table_parses_and_names_the_chapter_models(void **state)
+{
+    (void)state;
+    vp_model_table table;
+    vp_error err;
+    if (vp_models_read(models_path(), &table, &err) != VP_OK) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    assert_true(table.count >= 25);
+    const struct {
+        const char *name;
+        vp_placement placement;
+    } expected[] = {
+        {"bert-base", VP_POST_LN},      {"transformer-base", VP_POST_LN},
+        {"gpt-2-small", VP_PRE_NORM},   {"gpt-3-175b", VP_PRE_NORM},
+        {"llama-2-7b", VP_PRE_NORM},    {"llama-3-8b", VP_PRE_NORM},
+        {"mistral-7b", VP_PRE_NORM},    {"qwen2-7b", VP_PRE_NORM},
+        {"deepseek-v3", VP_PRE_NORM},   {"gemma-2-27b", VP_SANDWICH},
+        {"gemma-3-27b", VP_SANDWICH},   {"olmo-2-7b", VP_OUTPUT_NORM},
+        {"gpt-j-6b", VP_PARALLEL},
+    };
+    for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
+        const vp_model *m = vp_model_find(&table, expected[i].name);
+        if (!m) {
+            print_error("%s is missing from %s\n", expected[i].name, models_path());
+            fail();
+        }
+        assert_int_equal(m->placement, expected[i].placement);
+    }
+    /* facts the chapter quotes: Gemma 2 27B has 46 layers, BERT-base 12 */
+    assert_int_equal(vp_model_find(&table, "gemma-2-27b")->layers, 46);
+    assert_int_equal(vp_model_find(&table, "bert-base")->layers, 12);
+    assert_int_equal(vp_model_find(&table, "gpt-j-6b")->layers, 28);
+    vp_model_table_free(&table);
+}
+
+static void every_model_resolves_to_a_profile(void **state)
+{
+    (void)state;
+    vp_model_table table;
+    assert_int_equal(vp_models_read(models_path(), &table, NULL), VP_OK);
+    for (size_t i = 0; i < table.count; i++) {
+        const vp_model *m = &table.models[i];
+        vp_config cfg;
+        vp_config_init(&cfg, m->placement, m->layers);
+        vp_profile *p;
+        vp_error err;
+        assert_int_equal(vp_closed_profile(&cfg, &p, &err), VP_OK);
+        assert_int_equal(p->sub_blocks, vp_sub_block_count(m->placement, m->layers));
+        assert_int_equal(p->overflow_at, 0);
+        vp_profile_free(p);
+    }
+    vp_model_table_free(&table);
+}
+
+static void malformed_rows_name_their_line(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/models.csv", dir);
+    const char *head = "name,year,layers,placement,norm,qk_norm,source\n";
+    const char *good = "a-1,2020,12,pre-norm,layernorm,no,paper\n";
+    const struct {
+        const char *row;
+        const char *message;
+    } cases[] = {
+        {"b,2020,12,pre-norm,layernorm,no\n", "line 3 has 6 columns"},
+        {"B!,2020,12,pre-norm,layernorm,no,paper\n", "line 3: name 'B!'"},
+        {"b,20x0,12,pre-norm,layernorm,no,paper\n", "line 3, year"},
+        {"b,2020,1.5,pre-norm,layernorm,no,paper\n", "line 3, layers"},
+        {"b,2020,12,post-norm,layernorm,no,paper\n", "line 3, placement"},
+        {"b,2020,12,pre-norm,batchnorm,no,paper\n", "line 3, norm: 'batchnorm'"},
+        {"b,2020,12,pre-norm,layernorm,maybe,paper\n", "line 3, qk_norm"},
+        {"b,2020,12,pre-norm,layernorm,no,\n", "line 3, source"},
+        {"a-1,2021,12,pre-norm,layernorm,no,paper\n", "line 3: model 'a-1' is listed twice"},
+        {"b,2020,12,pre-norm,layernorm,no,\"open\n", "quoted field"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%s%s%s", head, good, cases[i].row);
+        fclose(f);
+        vp_model_table table = {0};
+        vp_error err = {{0}};
+        assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
+        if (!strstr(err.message, cases[i].message)) {
+            print_error("want \"%s\" in \"%s\"\n", cases[i].message, err.message);
+            fail();
+        }
+        assert_int_equal(table.count, 0);
+        assert_null(table.models);
+    }
+    FILE *f = fopen(path, "w");
+    fprintf(f, "model,year\n");
+    fclose(f);
+    vp_model_table table;
+    vp_error err;
+    assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
+    assert_non_null(strstr(err.message, "line 1"));
+    test_remove_tree(dir);
+}
+
+static void model_option_takes_placement_and_layers(void **state)
+{
+    (void)state;
+    program_run run = run_varprof((const char *const[]){"--model", "gemma-2-27b", "--format",
+                                                         "csv", NULL});
+    assert_int_equal(run.status, 0);
+    /* sandwich, 46 layers: the last row is sub-block 92 */
+    assert_non_null(strstr(run.out, "\nclosed,sandwich,,46,92,45,mlp,"));
+    program_run_free(&run);
+    run = run_varprof((const char *const[]){"--model", "gemma-2-27b", "--layers", "3", "--format",
+                                            "csv", NULL});
+    assert_non_null(strstr(run.out, "\nclosed,sandwich,,3,6,2,mlp,"));
+    program_run_free(&run);
+    run = run_varprof((const char *const[]){"--model", "gpt-5", NULL});
+    assert_int_equal(run.status, 2);
+    assert_non_null(strstr(run.err, "'gpt-5' is not in the models table"));
+    program_run_free(&run);
+    run = run_varprof((const char *const[]){"models", NULL});
+    assert_int_equal(run.status, 0);
+    assert_non_null(strstr(run.out, "gemma-2-27b"));
+    program_run_free(&run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(table_parses_and_names_the_chapter_models),
+        cmocka_unit_test(every_model_resolves_to_a_profile),
+        cmocka_unit_test(malformed_rows_name_their_line),
+        cmocka_unit_test(model_option_takes_placement_and_layers),
+    };
+    return cmocka_run_group_tests_name("the models table", tests, NULL, NULL);
+}
