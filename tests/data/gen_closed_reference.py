@@ -3,8 +3,8 @@
 
 What it computes
 ----------------
-The idealised variance recursion of docs/maths.md section 3, written from that
-document and not from the C code, so that the two are independent routes to the
+The idealised variance recursion of the project's maths document (maths.md,
+section 3, in the shared docs), written from that document and not from the C code, so that the two are independent routes to the
 same numbers. For sub-block k = 1..K with gain g_k, v = v_{k-1} and
 E = E_{k-1} (the squared embedding component, E_0 = v_0):
 
@@ -31,8 +31,9 @@ The cases are a spread, not the full cross product (the file stays well under
 {0, 0.25, 0.5, 1, 2, 3.7}, and 100 layers x gain {0.25, 1, 3.7}, at gamma 1,
 v_0 1 and DeepNet's default alpha, beta (the "grid-" cases, the only ones
 whose names start so; the test checks the library's defaults against their
-alpha and beta); then targeted cases for gamma {0.5, 2}, explicit alpha/beta, v_0 {0.25, 4} and
-per-sub-block gains drawn uniform in [0, 3] from random.Random(7). Placements
+alpha and beta); then targeted cases for gamma {0.5, 2}, explicit alpha/beta,
+v_0 {0.25, 4} and per-sub-block gains drawn uniform in [0, 3] from
+random.Random(7). Placements
 that ignore an input (gamma for pre-norm, alpha for post-ln, ...) still get
 cases varying it, so that the engine is shown to ignore it.
 

@@ -1,7 +1,7 @@
 /* The closed-form engine held against an independent reference.
  *
  * tests/data/closed_reference.csv is computed by gen_closed_reference.py from
- * the formulas of docs/maths.md section 3 in 50-digit decimal arithmetic,
+ * the formulas of maths.md section 3 (shared docs) in 50-digit decimal arithmetic,
  * starting from the very doubles this test parses back. Every case is run
  * through vp_closed_profile and every figure of every sub-block compared.
  * A case is a run of rows with k = 0..K and one name; the file is checked to
