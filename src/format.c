@@ -9,6 +9,8 @@ void vp_format_percent(char *buf, size_t size, double ratio)
     /* whole percents from 100 up, so 1000 % does not read as "1e+03 %" */
     if (percent >= 100.0 && percent < 1e6)
         snprintf(buf, size, "%.0f %%", percent);
+    else if (percent >= 99.95 && percent < 100.0) /* not "100 %" for what falls short */
+        snprintf(buf, size, "%.4g %%", percent);
     else
         snprintf(buf, size, "%.3g %%", percent);
 }

@@ -1,17 +1,23 @@
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "varprof/json.h"
 #include "varprof/version.h"
 
+/* Numbers go in as raw %.17g text: cJSON's own printing keeps 15 digits
+ * where they read back within its tolerance, which is not exactly. */
 static void add_number(cJSON *object, const char *key, double value, int present)
 {
-    /* cJSON prints a non-finite number as null too; present says it first */
-    if (present)
-        cJSON_AddNumberToObject(object, key, value);
-    else
+    char text[32];
+    if (present && isfinite(value)) {
+        snprintf(text, sizeof text, "%.17g", value);
+        cJSON_AddRawToObject(object, key, text);
+    } else {
         cJSON_AddNullToObject(object, key);
+    }
 }
 
 static void add_text(cJSON *object, const char *key, const char *text)
@@ -32,7 +38,7 @@ static cJSON *row_object(const vp_profile *profile, size_t k)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddNumberToObject(o, "sub_block", (double)k);
+    add_number(o, "sub_block", (double)k, 1);
     add_number(o, "layer", (double)vp_sub_block_layer(placement, k), branch);
     add_text(o, "part", vp_part_name(vp_sub_block_part(placement, k)));
     add_number(o, "gain", row->gain, branch);
@@ -63,24 +69,24 @@ static cJSON *profile_object(const vp_profile *profile)
     add_text(o, "placement", vp_placement_name(cfg->placement));
     add_text(o, "formula", vp_placement_formula(cfg->placement));
     add_text(o, "norm", vp_norm_name(profile->norm));
-    cJSON_AddNumberToObject(o, "layers", (double)cfg->layers);
-    cJSON_AddNumberToObject(o, "sub_blocks", (double)profile->sub_blocks);
+    add_number(o, "layers", (double)cfg->layers, 1);
+    add_number(o, "sub_blocks", (double)profile->sub_blocks, 1);
     add_number(o, "gain", cfg->gain, !profile->gains_from_file);
     cJSON_AddBoolToObject(o, "gains_from_file", profile->gains_from_file);
-    cJSON_AddNumberToObject(o, "gamma", cfg->gamma);
-    cJSON_AddNumberToObject(o, "alpha", cfg->alpha);
-    cJSON_AddNumberToObject(o, "beta", cfg->beta);
-    cJSON_AddNumberToObject(o, "embedding_var", cfg->embedding_var);
+    add_number(o, "gamma", cfg->gamma, 1);
+    add_number(o, "alpha", cfg->alpha, 1);
+    add_number(o, "beta", cfg->beta, 1);
+    add_number(o, "embedding_var", cfg->embedding_var, 1);
     add_number(o, "overflow_at", (double)profile->overflow_at, profile->overflow_at != 0);
     add_text(o, "overflowed", profile->overflowed);
     const vp_profile_top top = vp_profile_get_top(profile);
     cJSON *summary = cJSON_AddObjectToObject(o, "top");
     if (summary) {
-        cJSON_AddNumberToObject(summary, "sub_block", (double)top.sub_block);
-        cJSON_AddNumberToObject(summary, "stream_size", top.stream_size);
+        add_number(summary, "sub_block", (double)top.sub_block, 1);
+        add_number(summary, "stream_size", top.stream_size, 1);
         add_number(summary, "update_ratio", top.update_ratio, top.sub_block > 0);
-        cJSON_AddNumberToObject(summary, "embedding_share", top.embedding_share);
-        cJSON_AddNumberToObject(summary, "log2_embedding_share", top.log2_share);
+        add_number(summary, "embedding_share", top.embedding_share, 1);
+        add_number(summary, "log2_embedding_share", top.log2_share, 1);
     }
     return o;
 }

@@ -20,9 +20,10 @@ static const char *engine_title(vp_engine engine)
 static void write_heading(FILE *out, const vp_profile *p)
 {
     const vp_config *c = &p->config;
-    fprintf(out, "varprof %s: %s, %s (%s), %zu layers = %zu sub-blocks\n", VP_VERSION,
+    fprintf(out, "varprof %s: %s, %s (%s), %zu layer%s = %zu sub-block%s\n", VP_VERSION,
             engine_title(p->engine), vp_placement_name(c->placement),
-            vp_placement_formula(c->placement), c->layers, p->sub_blocks);
+            vp_placement_formula(c->placement), c->layers, c->layers == 1 ? "" : "s",
+            p->sub_blocks, p->sub_blocks == 1 ? "" : "s");
     if (p->gains_from_file)
         fprintf(out, "gains per sub-block from file");
     else

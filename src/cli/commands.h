@@ -15,9 +15,9 @@ int run_models(const cli_args *args);
  * EXIT_OK or EXIT_RUNTIME after printing why. */
 int load_models(vp_model_table *table);
 
-/* Reads --layers, --gain, --gamma, --alpha, --beta and --embedding-var into
- * cfg (defaults where absent; alpha and beta follow the layers). Returns
- * EXIT_OK or EXIT_USAGE after printing the error. */
-int read_stack_options(const cli_args *args, vp_config *cfg);
+/* Reads --layers (default_layers where absent), --gain, --gamma, --alpha,
+ * --beta and --embedding-var into cfg (defaults where absent; alpha and beta
+ * follow the layers). Returns EXIT_OK or EXIT_USAGE after printing the error. */
+int read_stack_options(const cli_args *args, size_t default_layers, vp_config *cfg);
 
 #endif

@@ -214,7 +214,7 @@ int cli_double(const cli_args *args, option_id id, double min, int min_exclusive
         return cli_usage_error("%s: '%s' is out of range; it must be a finite number %s %g",
                                cli_option_name(id), args->value[id], min_exclusive ? ">" : ">=",
                                min);
-    *out = value;
+    *out = value == 0.0 ? 0.0 : value; /* -0 reads as 0, not "-0" */
     return EXIT_OK;
 }
 

@@ -14,6 +14,7 @@ typedef struct {
     vp_config base;
     int format;
     size_t every;
+    vp_model model; /* from --model; model.name is empty without it */
     const char *gains_path;
     double *gains; /* from --gains, owned */
     size_t n_gains;
@@ -36,10 +37,9 @@ static int read_model(const cli_args *args, profile_request *req)
                                "lists them", args->value[OPT_MODEL]);
     }
     req->placements[req->n_placements++] = m->placement;
-    if (!args->given[OPT_LAYERS])
-        vp_config_init(&req->base, m->placement, m->layers);
+    req->model = *m;
     vp_model_table_free(&table);
-    return EXIT_OK;
+    return read_stack_options(args, req->model.layers, &req->base);
 }
 
 /* "all", or a comma list of names, each once. */
@@ -83,8 +83,11 @@ static int read_request(const cli_args *args, profile_request *req)
     static const char *const engines[] = {"closed", NULL};
     int engine = 0, rc;
     req->every = 1;
-    if ((rc = read_stack_options(args, &req->base)) != EXIT_OK ||
-        (rc = (args->given[OPT_MODEL] ? read_model : read_placements)(args, req)) != EXIT_OK ||
+    if (args->given[OPT_MODEL])
+        rc = read_model(args, req);
+    else if ((rc = read_placements(args, req)) == EXIT_OK)
+        rc = read_stack_options(args, VP_DEFAULT_LAYERS, &req->base);
+    if (rc != EXIT_OK ||
         (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
         (rc = cli_choice(args, OPT_ENGINE, engines, &engine)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
@@ -121,8 +124,36 @@ static void warn_overflow(const vp_profile *p)
             p->overflow_at - 1);
 }
 
+/* Every placement must have as many sub-blocks as the file has gains; said
+ * before anything is written, so that no profile is half-delivered. */
+static int check_gain_count(const profile_request *req)
+{
+    for (size_t i = 0; req->gains && i < req->n_placements; i++) {
+        size_t k_total = vp_sub_block_count(req->placements[i], req->base.layers);
+        if (req->n_gains != k_total)
+            return cli_runtime_error("--gains: %s holds %zu gains, but %zu layers of %s make %zu "
+                                     "sub-blocks: give one gain per sub-block",
+                                     req->gains_path, req->n_gains, req->base.layers,
+                                     vp_placement_name(req->placements[i]), k_total);
+    }
+    return EXIT_OK;
+}
+
+static void write_model_heading(const profile_request *req, FILE *out)
+{
+    const vp_model *m = &req->model;
+    fprintf(out, "model %s (%d): %zu layers, %s, %s, QK-norm %s; source: %s\n", m->name, m->year,
+            m->layers, vp_placement_name(m->placement), vp_norm_name(m->norm),
+            m->qk_norm ? "yes" : "no", m->source);
+}
+
 static int compute_and_write(const profile_request *req, FILE *out)
 {
+    int rc = check_gain_count(req);
+    if (rc != EXIT_OK)
+        return rc;
+    if (req->format == FORMAT_TEXT && req->model.name[0])
+        write_model_heading(req, out);
     vp_json_writer json;
     vp_status status = VP_OK;
     if (req->format == FORMAT_CSV)
@@ -135,12 +166,6 @@ static int compute_and_write(const profile_request *req, FILE *out)
         cfg.placement = req->placements[i];
         cfg.gains = req->gains;
         cfg.n_gains = req->n_gains;
-        size_t k_total = vp_sub_block_count(cfg.placement, cfg.layers);
-        if (req->gains && req->n_gains != k_total)
-            return cli_runtime_error("--gains: %s holds %zu gains, but %zu layers of %s make %zu "
-                                     "sub-blocks: give one gain per sub-block",
-                                     req->gains_path, req->n_gains, cfg.layers,
-                                     vp_placement_name(cfg.placement), k_total);
         vp_profile *profile;
         vp_error err;
         status = vp_closed_profile(&cfg, &profile, &err);

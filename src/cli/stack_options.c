@@ -1,8 +1,8 @@
 #include "commands.h"
 
-int read_stack_options(const cli_args *args, vp_config *cfg)
+int read_stack_options(const cli_args *args, size_t default_layers, vp_config *cfg)
 {
-    size_t layers = VP_DEFAULT_LAYERS;
+    size_t layers = default_layers;
     int rc = cli_size(args, OPT_LAYERS, 1, VP_MAX_LAYERS, &layers);
     if (rc != EXIT_OK)
         return rc;

@@ -3,6 +3,7 @@
  * entry by hand; --explain walks the recursion itself. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 #include "varprof/varprof.h"
@@ -36,7 +37,7 @@ static const char *by_log2(double value, double log2_value)
     char *buf = buffers[next++ % 4];
     if (log2_value == floor(log2_value) && log2_value <= -10.0) {
         if (value > 0.0)
-            snprintf(buf, sizeof buffers[0], "2^%.0f = %.17g", log2_value, value);
+            snprintf(buf, sizeof buffers[0], "2^%.0f", log2_value);
         else
             snprintf(buf, sizeof buffers[0], "2^%.0f (below the smallest double)", log2_value);
     } else if (value == 0.0) {
@@ -63,7 +64,12 @@ static void print_placement(const vp_config *cfg, const vp_closed_top *t)
     char line[512];
     const size_t k_total = t->sub_blocks;
     const char *g = num(cfg->gain), *gm = num(cfg->gamma);
-    const char *share = by_log2(t->embedding_share, t->log2_share);
+    /* a power of two is written with its decimal value beside it */
+    char share[128];
+    snprintf(share, sizeof share, "%s", by_log2(t->embedding_share, t->log2_share));
+    if (share[0] == '2' && share[1] == '^' && t->embedding_share > 0.0)
+        snprintf(share + strlen(share), sizeof share - strlen(share), " = %.17g",
+                 t->embedding_share);
     printf("\n%s    %s    (K = %zu)\n", vp_placement_name(cfg->placement),
            vp_placement_formula(cfg->placement), k_total);
     switch (cfg->placement) {
@@ -221,7 +227,7 @@ static int explain(const vp_config *cfg)
 int run_table(const cli_args *args)
 {
     vp_config cfg = {0};
-    int rc = read_stack_options(args, &cfg);
+    int rc = read_stack_options(args, VP_DEFAULT_LAYERS, &cfg);
     if (rc != EXIT_OK)
         return rc;
     printf("The maths table: every branch adds an output independent of the stream, with\n"

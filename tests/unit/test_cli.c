@@ -360,7 +360,46 @@ static void explain_walks_the_recursion(void **state)
     assert_contains(run.out, "v_3 = v_2 + g_3^2 = 3 + 1^2 = 4");
     assert_contains(run.out, "v_64 = v_63 + g_64^2 = 64 + 1^2 = 65");
     assert_contains(run.out, "E_1 = E_0 / (v_0 (1 + g_1^2)) = 1 / (1 * (1 + 1^2)) = 0.5");
-    assert_contains(run.out, "e_64 = sqrt(E_64 / v_64) = sqrt(2^-64 = ");
+    assert_contains(run.out, "E_64 = E_63 / (v_63 (1 + g_64^2)) = 2^-63 / (1 * (1 + 1^2)) = 2^-64");
+    assert_contains(run.out, "e_64 = sqrt(E_64 / v_64) = sqrt(2^-64 / 1) = 2^-32 = 2.33e-08 %");
+    program_run_free(&run);
+}
+
+/* --model sets placement and layers, and leaves every other option alone */
+static void model_keeps_other_options(void **state)
+{
+    (void)state;
+    program_run run = RUN("--model", "llama-2-7b", "--gain", "2", "--format", "csv", "--every",
+                          "64");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "\nclosed,pre-norm,,32,64,31,mlp,2,257,16.031219541881399,");
+    program_run_free(&run);
+}
+
+/* a gains file that fits one placement but not the next writes nothing */
+static void gain_count_is_checked_before_writing(void **state)
+{
+    (void)state;
+    const char *four = in_scratch("four.csv");
+    write_file(four, "1\n1\n1\n1\n");
+    program_run run = RUN("--layers", "2", "--placement", "pre-norm,parallel", "--gains", four);
+    assert_int_equal(run.status, 1);
+    assert_int_equal(run.out_length, 0);
+    assert_contains(run.err, "2 layers of parallel make 2 sub-blocks");
+    program_run_free(&run);
+}
+
+/* JSON numbers read back to the very doubles the CSV has */
+static void json_numbers_are_exact(void **state)
+{
+    (void)state;
+    program_run run = RUN("--placement", "deepnorm", "--layers", "32", "--format", "json");
+    cJSON *doc = cJSON_Parse(run.out);
+    assert_non_null(doc);
+    cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "profiles"), 0);
+    assert_true(cJSON_GetObjectItem(p, "alpha")->valuedouble == vp_deepnet_alpha(32));
+    assert_true(cJSON_GetObjectItem(p, "beta")->valuedouble == vp_deepnet_beta(32));
+    cJSON_Delete(doc);
     program_run_free(&run);
 }
 
@@ -487,6 +526,9 @@ int main(void)
         cmocka_unit_test(maths_table_shows_the_chapter_figures),
         cmocka_unit_test(explain_walks_the_recursion),
         cmocka_unit_test(names_and_aliases),
+        cmocka_unit_test(model_keeps_other_options),
+        cmocka_unit_test(gain_count_is_checked_before_writing),
+        cmocka_unit_test(json_numbers_are_exact),
         cmocka_unit_test(overflow_is_said_never_printed),
         cmocka_unit_test(gains_file_sets_each_sub_block),
         cmocka_unit_test(output_file_and_force),

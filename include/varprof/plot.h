@@ -1,0 +1,212 @@
+/* Figures through gnuplot: a small figure model, profiles drawn into it, a
+ * self-contained gnuplot script written from it, and gnuplot run on it.
+ *
+ *     vp_figure *fig;
+ *     vp_plot_profiles(profiles, n, VP_QUANTITY_ALL, NULL, &fig, &err);
+ *     vp_plot_target target = {.path = "fig.svg"};
+ *     vp_plot_run(fig, &target, &err);     // or vp_plot_write_script(file, fig, &target, &err)
+ *     vp_figure_free(fig);
+ *
+ * A figure is 1..VP_PLOT_MAX_PANELS panels stacked vertically; a panel holds
+ * series (a legend label, a colour, a dash, x and y, and for sampled data a
+ * band from lo to hi) and horizontal marker lines. A figure owns every string
+ * and array in it: the builders below copy what they are given, and
+ * vp_figure_free releases all of it.
+ *
+ * Safety: every text that reaches gnuplot (titles, labels, legends, the output
+ * path) is written inside a single-quoted gnuplot string, where gnuplot does no
+ * backslash processing, no backquote command substitution and no @macro
+ * expansion, and where a quote is written by doubling it (gnuplot's `help
+ * quotes` and `help substitution`). A newline or carriage return would end the
+ * command, so every control character (0x01..0x1f, 0x7f) is refused, and so is
+ * the backquote, though gnuplot ignores it inside single quotes, so that no
+ * text depends on that rule. Text is rendered `noenhanced`, so `^ _ @ & { }`
+ * are shown as typed. An output path that gnuplot itself would treat
+ * specially, `|cmd` (a pipe) or `~/x` (the home folder), is written as `./|cmd`
+ * so it names a file in the current folder.
+ */
+#ifndef VARPROF_PLOT_H
+#define VARPROF_PLOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "varprof/placement.h"
+#include "varprof/profile.h"
+#include "varprof/status.h"
+
+#define VP_PLOT_MAX_PANELS 3
+
+/* How a series is drawn: a line (closed-form data), or a line over a shaded
+ * band from lo to hi (sampled data, VP_HAS_BOUNDS). */
+typedef enum { VP_SERIES_LINE, VP_SERIES_BAND } vp_series_style;
+
+/* The palette: one colour per placement, the same in every figure
+ * (colour-blind safe, after Okabe and Ito). A colour key is a vp_placement. */
+#define VP_PLOT_COLOURS VP_PLACEMENT_COUNT
+
+/* "#rrggbb" for a colour key 0..VP_PLOT_COLOURS-1; NULL for a key out of range. */
+const char *vp_plot_colour(int colour);
+
+typedef struct {
+    char *label;            /* legend text; owned */
+    int colour;             /* 0..VP_PLOT_COLOURS-1, usually the placement */
+    int dash;               /* gnuplot dash type, 1 = solid; one per engine */
+    vp_series_style style;
+    size_t n, capacity;     /* points held, points allocated */
+    double *x, *y;          /* capacity points each; owned */
+    double *lo, *hi;        /* VP_SERIES_BAND only, else NULL; owned */
+} vp_series;
+
+typedef struct {
+    double y;               /* where the horizontal line is drawn (> 0 on a log axis) */
+    char *label;            /* owned */
+} vp_marker;
+
+/* Panel flags. */
+enum {
+    VP_AXIS_LOG_X = 1u << 0,
+    VP_AXIS_LOG_Y = 1u << 1,
+};
+
+typedef struct {
+    char *title, *x_label, *y_label; /* owned; "" for none */
+    unsigned flags;                  /* VP_AXIS_* */
+    double x_tic_step;               /* > 0: a major x tic every step; 0: gnuplot's choice */
+    int x_minor_tics;                /* intervals between major x tics (e.g. one per layer); 0: none */
+    int show_key;                    /* draw the legend beside this panel (1 when added) */
+    size_t n_series;
+    vp_series *series;               /* owned */
+    size_t n_markers;
+    vp_marker *markers;              /* owned */
+} vp_panel;
+
+typedef struct {
+    char *title;                     /* owned; "" for none */
+    size_t n_panels;
+    vp_panel panels[VP_PLOT_MAX_PANELS];
+} vp_figure;
+
+/* A new empty figure with the given title (NULL or "" for none; copied), or
+ * NULL when memory runs out. Titles are checked only when a script is written. */
+vp_figure *vp_figure_alloc(const char *title);
+
+/* Frees a figure and everything in it; NULL is allowed. */
+void vp_figure_free(vp_figure *figure);
+
+/* Appends a panel below the others and returns it in *out (owned by the
+ * figure; valid until vp_figure_free). Texts are copied; NULL means "".
+ * VP_EINVAL when the figure already has VP_PLOT_MAX_PANELS panels,
+ * VP_ENOMEM when a copy fails. */
+vp_status vp_figure_add_panel(vp_figure *figure, const char *title, const char *x_label,
+                              const char *y_label, unsigned flags, vp_panel **out,
+                              vp_error *err);
+
+/* Appends an empty series with room for capacity points (x, y, and lo, hi
+ * when style is VP_SERIES_BAND) and returns it in *out, owned by the panel;
+ * the pointer stays valid until the next vp_panel_add_series on that panel.
+ * VP_EINVAL for a colour out of range or capacity 0, VP_ENOMEM when memory
+ * runs out. */
+vp_status vp_panel_add_series(vp_panel *panel, const char *label, int colour, int dash,
+                              vp_series_style style, size_t capacity, vp_series **out,
+                              vp_error *err);
+
+/* Appends one point (lo and hi are ignored for a line). VP_EINVAL when the
+ * series is full or a value is not finite. */
+vp_status vp_series_add_point(vp_series *series, double x, double y, double lo, double hi,
+                              vp_error *err);
+
+/* Adds a dashed horizontal line at y with a label. VP_EINVAL for a y that is
+ * not finite, or not > 0 on a log y axis; VP_ENOMEM when memory runs out. */
+vp_status vp_panel_add_marker(vp_panel *panel, double y, const char *label, vp_error *err);
+
+/* What vp_plot_profiles draws. */
+typedef enum {
+    VP_QUANTITY_ALL,    /* three panels: stream, update, share */
+    VP_QUANTITY_STREAM, /* sqrt(v_k / v_0) against sub-block, linear y, k >= 0 */
+    VP_QUANTITY_UPDATE, /* u_k, log y, k >= 1 */
+    VP_QUANTITY_SHARE,  /* e_k, log y, k >= 0; rows where e_k underflowed are left out */
+} vp_plot_quantity;
+
+/* Finds a quantity by name: "all", "stream", "update", "share". VP_EINVAL with
+ * a message listing the valid names otherwise. */
+vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_error *err);
+
+/* Draws profiles (n >= 1, not owned, read only) into a new figure in *out,
+ * owned by the caller (vp_figure_free): one series per profile in each panel,
+ * coloured by placement, dashed by engine, labelled "placement, engine",
+ * against the sub-block, with a tic per layer where that stays legible. Rows
+ * after an overflow are absent from the profile and so from the figure; values
+ * that are not finite, and values <= 0 on a log axis, are left out. Profiles
+ * with VP_HAS_BOUNDS get a band from their *_lo to *_hi. title may be NULL.
+ * VP_EINVAL for no profiles or a quantity out of range, VP_ENOMEM. */
+vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_quantity quantity,
+                           const char *title, vp_figure **out, vp_error *err);
+
+/* The output formats; the file's extension chooses among the first three. */
+typedef enum {
+    VP_PLOT_PNG,  /* pngcairo, 900 x 300 px a panel */
+    VP_PLOT_SVG,  /* svg, 900 x 300 a panel */
+    VP_PLOT_PDF,  /* pdfcairo, 9 x 3 in a panel */
+    VP_PLOT_DUMB, /* gnuplot's dumb terminal: text, 100 columns x 30 lines a panel */
+} vp_plot_format;
+
+/* Where a figure goes. */
+typedef struct {
+    const char *path;   /* a file ending in .png, .svg or .pdf; or "-": the dumb terminal */
+    int force;          /* replace an existing file (vp_plot_run) */
+    FILE *terminal_out; /* "-": where vp_plot_run copies the text plot; NULL: stdout */
+} vp_plot_target;
+
+/* The format for an output path: "-" is VP_PLOT_DUMB, else the extension,
+ * matched without regard to case. VP_EINVAL naming the extension (or its
+ * absence) and the allowed ones. */
+vp_status vp_plot_format_for_path(const char *path, vp_plot_format *out, vp_error *err);
+
+/* Checks a text bound for gnuplot: VP_EINVAL naming `what`, the character and
+ * its offset for a control character (newline, carriage return, tab, ...,
+ * DEL) or a backquote. NULL is allowed (it means ""). */
+vp_status vp_plot_check_text(const char *text, const char *what, vp_error *err);
+
+/* Writes text as a single-quoted gnuplot string ('it''s'), after
+ * vp_plot_check_text. VP_EIO when the stream reports an error. */
+vp_status vp_plot_write_quoted(FILE *out, const char *text, const char *what, vp_error *err);
+
+/* Writes a complete, self-contained gnuplot script for the figure: the
+ * terminal for target->path's format, `set output` naming target->path (none
+ * for "-", so a rerun draws on standard output), the data inline as
+ * datablocks with %.17g numbers, the style, and the plots. `gnuplot script.gp`
+ * alone redraws the figure. target->force and terminal_out are ignored.
+ * Fails with VP_EINVAL for a bad extension, a figure without panels or with
+ * an empty series, or a refused text (see vp_plot_check_text), before
+ * writing anything; VP_EIO when the stream reports an error. */
+vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot_target *target,
+                               vp_error *err);
+
+/* As vp_plot_write_script, with the format and the path gnuplot writes to
+ * given separately (output NULL: no `set output`); vp_plot_run uses it to
+ * point gnuplot at its temporary file. */
+vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
+                                  const char *output, vp_error *err);
+
+/* The gnuplot program: $VARPROF_GNUPLOT if set and not empty, else "gnuplot". */
+const char *vp_plot_gnuplot_program(void);
+
+/* Draws the figure with gnuplot. The script goes to gnuplot through a pipe
+ * (popen; no script file); gnuplot writes to a temporary file beside the
+ * target (".<name>.tmp.XXXXXX", same folder), which is renamed into place only
+ * when gnuplot exited 0 and the file is not empty; on any failure it is
+ * removed, so no partial figure is left. For "-" the text plot is copied to
+ * target->terminal_out (stdout when NULL) and no file remains.
+ * Fails with:
+ *   VP_EINVAL  as vp_plot_write_script;
+ *   VP_EIO     the target exists and force is 0 ("exists; add --force");
+ *              gnuplot is not found ("gnuplot is not installed", naming the
+ *              Debian package gnuplot-nox); a temporary file cannot be made;
+ *              gnuplot failed (its exit status and the last lines of what it
+ *              printed are in err) or wrote nothing; the rename failed.
+ * SIGPIPE, should gnuplot quit before reading the whole script, is blocked
+ * while writing and discarded, never delivered. */
+vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_error *err);
+
+#endif

@@ -1,0 +1,170 @@
+/* Profiles drawn into a figure: stream size, update ratio and embedding
+ * share against the sub-block, one series per profile. */
+#include "varprof/plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_error *err)
+{
+    static const struct {
+        const char *name;
+        vp_plot_quantity quantity;
+    } names[] = {{"all", VP_QUANTITY_ALL},
+                 {"stream", VP_QUANTITY_STREAM},
+                 {"update", VP_QUANTITY_UPDATE},
+                 {"share", VP_QUANTITY_SHARE}};
+    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].quantity;
+            return VP_OK;
+        }
+    return vp_fail(err, VP_EINVAL, "unknown quantity '%s'; valid: stream, update, share, all",
+                   name ? name : "");
+}
+
+/* One value of a row, with its bounds where sampled; 0 when absent there. */
+typedef struct {
+    double y, lo, hi;
+} value;
+
+static int get_value(const vp_profile *profile, size_t k, vp_plot_quantity quantity, value *v)
+{
+    const vp_row *row = &profile->rows[k];
+    const double root_v0 = sqrt(profile->config.embedding_var);
+    switch (quantity) {
+    case VP_QUANTITY_STREAM:
+        *v = (value){vp_profile_stream_size(profile, k), sqrt(row->stream_var_lo) / root_v0,
+                     sqrt(row->stream_var_hi) / root_v0};
+        return 1;
+    case VP_QUANTITY_UPDATE:
+        *v = (value){row->update_ratio, row->update_ratio_lo, row->update_ratio_hi};
+        return k >= 1;
+    case VP_QUANTITY_SHARE:
+        *v = (value){row->embedding_share, row->embedding_share_lo, row->embedding_share_hi};
+        // 0 means it underflowed double: absent, not zero, on a log axis
+        return row->embedding_share > 0.0;
+    case VP_QUANTITY_ALL:
+        break;
+    }
+    return 0;
+}
+
+static const struct {
+    const char *title, *y_label;
+    unsigned flags;
+} quantities[] = {
+    [VP_QUANTITY_STREAM] = {"stream size", "sqrt(v_k / v_0)", 0},
+    [VP_QUANTITY_UPDATE] = {"update ratio", "u_k (log)", VP_AXIS_LOG_Y},
+    [VP_QUANTITY_SHARE] = {"embedding share", "e_k (log)", VP_AXIS_LOG_Y},
+};
+
+/* "sub-block (2 per layer)", or what the profiles have in common, and
+ * whether the minor tics are layers. */
+static void x_label(const vp_profile *const *profiles, size_t n, int minor_is_layer, char *buf,
+                    size_t size)
+{
+    size_t parallel = 0;
+    for (size_t i = 0; i < n; i++)
+        parallel += profiles[i]->config.placement == VP_PARALLEL;
+    snprintf(buf, size, "sub-block (%s per layer%s%s)",
+             parallel == n ? "1" : "2", parallel == n || parallel == 0 ? "" : ", parallel 1",
+             minor_is_layer ? "; a minor tic a layer" : "");
+}
+
+/* Major tics on layer boundaries, about eight of them, a minor tic a layer. */
+static void layer_tics(vp_panel *panel, const vp_profile *const *profiles, size_t n)
+{
+    size_t per_layer = 1, max_k = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t spl = vp_sub_blocks_per_layer(profiles[i]->config.placement);
+        per_layer = spl > per_layer ? spl : per_layer;
+        max_k = profiles[i]->sub_blocks > max_k ? profiles[i]->sub_blocks : max_k;
+    }
+    size_t layers = (max_k + per_layer - 1) / per_layer;
+    static const size_t nice[] = {1, 2, 4, 5, 8, 10, 16, 20, 25, 50, 100};
+    size_t step = 0;
+    for (size_t i = 0; i < sizeof nice / sizeof nice[0] && !step; i++)
+        if (layers <= 8 * nice[i])
+            step = nice[i];
+    if (!step)
+        return; // very deep: gnuplot's own tics read better
+    panel->x_tic_step = (double)(step * per_layer);
+    // a minor tic a layer only while they stay apart
+    panel->x_minor_tics = layers <= 64 ? (int)step : 0;
+}
+
+static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles, size_t n,
+                           vp_plot_quantity quantity, int show_key, vp_error *err)
+{
+    vp_panel *panel;
+    vp_status status = vp_figure_add_panel(figure, quantities[quantity].title, NULL,
+                                           quantities[quantity].y_label,
+                                           quantities[quantity].flags, &panel, err);
+    if (status != VP_OK)
+        return status;
+    panel->show_key = show_key;
+    layer_tics(panel, profiles, n);
+    char xl[96];
+    x_label(profiles, n, panel->x_minor_tics > 1, xl, sizeof xl);
+    free(panel->x_label);
+    if (!(panel->x_label = strdup(xl)))
+        return vp_fail(err, VP_ENOMEM, "no memory for an axis label");
+    const int log_y = (quantities[quantity].flags & VP_AXIS_LOG_Y) != 0;
+    for (size_t i = 0; i < n; i++) {
+        const vp_profile *profile = profiles[i];
+        const int band = (profile->fields & VP_HAS_BOUNDS) != 0;
+        char label[96];
+        snprintf(label, sizeof label, "%s, %s", vp_placement_name(profile->config.placement),
+                 vp_engine_name(profile->engine));
+        vp_series *series;
+        status = vp_panel_add_series(panel, label, (int)profile->config.placement,
+                                     1 + (int)profile->engine,
+                                     band ? VP_SERIES_BAND : VP_SERIES_LINE, profile->n_rows,
+                                     &series, err);
+        if (status != VP_OK)
+            return status;
+        for (size_t k = 0; k < profile->n_rows; k++) {
+            value v;
+            if (!get_value(profile, k, quantity, &v) || !isfinite(v.y) || (log_y && !(v.y > 0.0)))
+                continue;
+            if (band && (!isfinite(v.lo) || !isfinite(v.hi) || (log_y && !(v.lo > 0.0))))
+                v.lo = v.hi = v.y; // no usable bounds here: the band closes on the line
+            vp_series_add_point(series, (double)k, v.y, v.lo, v.hi, NULL);
+        }
+    }
+    return VP_OK;
+}
+
+vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_quantity quantity,
+                           const char *title, vp_figure **out, vp_error *err)
+{
+    *out = NULL;
+    if (!profiles || n == 0)
+        return vp_fail(err, VP_EINVAL, "nothing to plot: no profiles given");
+    if ((unsigned)quantity > VP_QUANTITY_SHARE)
+        return vp_fail(err, VP_EINVAL, "unknown quantity %d", (int)quantity);
+    for (size_t i = 0; i < n; i++)
+        if (!profiles[i] || profiles[i]->n_rows == 0 ||
+            (unsigned)profiles[i]->config.placement >= VP_PLACEMENT_COUNT)
+            return vp_fail(err, VP_EINVAL, "profile %zu is empty or has no placement", i + 1);
+    vp_figure *figure = vp_figure_alloc(title);
+    if (!figure)
+        return vp_fail(err, VP_ENOMEM, "no memory for a figure");
+    vp_status status = VP_OK;
+    if (quantity == VP_QUANTITY_ALL) {
+        for (int q = VP_QUANTITY_STREAM; q <= VP_QUANTITY_SHARE && status == VP_OK; q++)
+            status = add_panel(figure, profiles, n, (vp_plot_quantity)q, q == VP_QUANTITY_STREAM,
+                               err);
+    } else {
+        status = add_panel(figure, profiles, n, quantity, 1, err);
+    }
+    if (status != VP_OK) {
+        vp_figure_free(figure);
+        return status;
+    }
+    *out = figure;
+    return VP_OK;
+}

@@ -1,0 +1,314 @@
+/* gnuplot run on a figure: the script through a pipe, the figure into a
+ * temporary file beside the target, renamed into place only when it is whole. */
+#include "varprof/plot.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PATH_CAP 4096
+
+const char *vp_plot_gnuplot_program(void)
+{
+    const char *program = getenv("VARPROF_GNUPLOT");
+    return program && *program ? program : "gnuplot";
+}
+
+/* Finds program as the shell would: a name with a slash as it is, else the
+ * first executable file of that name on $PATH. */
+static int find_program(const char *program, char *found, size_t size)
+{
+    if (strchr(program, '/')) {
+        struct stat st;
+        if (stat(program, &st) != 0 || !S_ISREG(st.st_mode) || access(program, X_OK) != 0)
+            return 0;
+        return snprintf(found, size, "%s", program) < (int)size;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/bin:/bin";
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        int n = snprintf(found, size, "%.*s/%s", (int)len, len ? path : ".", program);
+        if (len == 0)
+            n = snprintf(found, size, "./%s", program);
+        struct stat st;
+        if (n > 0 && (size_t)n < size && stat(found, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(found, X_OK) == 0)
+            return 1;
+        path += len;
+        if (*path == ':')
+            path++;
+    }
+    return 0;
+}
+
+/* Appends text to buf as one sh single-quoted word ('it'\''s'). */
+static int append_shell_quoted(char *buf, size_t size, const char *text)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= size)
+        return 0;
+    buf[n++] = '\'';
+    for (const char *p = text; *p; p++) {
+        const char *piece = *p == '\'' ? "'\\''" : NULL;
+        size_t len = piece ? 4 : 1;
+        if (n + len + 2 > size)
+            return 0;
+        if (piece)
+            memcpy(buf + n, piece, len);
+        else
+            buf[n] = *p;
+        n += len;
+    }
+    buf[n++] = '\'';
+    buf[n] = '\0';
+    return 1;
+}
+
+/* The folder and the name of a path: "a/b.svg" -> "a", "b.svg"; "b.svg" -> ".". */
+static void split_path(const char *path, char *dir, size_t size, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(dir, size, ".");
+        *base = path;
+    } else {
+        snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+        *base = slash + 1;
+    }
+}
+
+static mode_t file_mode(void)
+{
+    // umask can only be read by setting it: set it back at once
+    mode_t mask = umask(0);
+    umask(mask);
+    return 0666 & ~mask;
+}
+
+/* Makes an empty temporary file from template (ending in XXXXXX); -1 on failure. */
+static int make_temp(char *template)
+{
+    int fd = mkstemp(template);
+    return fd;
+}
+
+/* The last lines of what gnuplot printed, joined: "line 0: unknown option". */
+static void read_message(int fd, char *msg, size_t size)
+{
+    char buf[2048];
+    msg[0] = '\0';
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end < 0)
+        return;
+    off_t start = end > (off_t)(sizeof buf - 1) ? end - (off_t)(sizeof buf - 1) : 0;
+    ssize_t got = pread(fd, buf, sizeof buf - 1, start);
+    if (got <= 0)
+        return;
+    buf[got] = '\0';
+    // the last three lines with text in them, caret lines left out
+    const char *lines[3] = {NULL, NULL, NULL};
+    size_t count = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        while (*line == ' ' || *line == '\t')
+            line++;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == ' ' || line[len - 1] == '\r' || line[len - 1] == '\t'))
+            line[--len] = '\0';
+        if (len == 0 || strspn(line, "^ ") == len)
+            continue;
+        lines[0] = lines[1];
+        lines[1] = lines[2];
+        lines[2] = line;
+        count++;
+    }
+    size_t used = 0;
+    for (size_t i = count >= 3 ? 0 : 3 - count; i < 3; i++) {
+        int n = snprintf(msg + used, size - used, "%s%s", used ? " | " : "", lines[i]);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+    // what remains must not carry control characters into a one-line message
+    for (char *p = msg; *p; p++)
+        if ((unsigned char)*p < 0x20)
+            *p = ' ';
+}
+
+/* Runs command with the script on its standard input; returns the wait status,
+ * or -1 when the pipe could not be opened. SIGPIPE is held back meanwhile and
+ * a SIGPIPE this caused is discarded, so a gnuplot that quits early cannot
+ * kill the calling program. */
+static int pipe_script(const char *command, const vp_figure *figure, vp_plot_format format,
+                       const char *output, vp_status *script_status, vp_error *err)
+{
+    sigset_t pipe_set, old_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_set, &old_set);
+    sigpending(&pending);
+    const int was_pending = sigismember(&pending, SIGPIPE);
+
+    int wait_status = -1;
+    fflush(NULL); // popen's child must not inherit unwritten buffers
+    FILE *pipe = popen(command, "w");
+    if (pipe) {
+        *script_status = vp_plot_write_script_as(pipe, figure, format, output, err);
+        wait_status = pclose(pipe);
+    }
+
+    sigpending(&pending);
+    if (!was_pending && sigismember(&pending, SIGPIPE)) {
+        const struct timespec now = {0, 0};
+        sigtimedwait(&pipe_set, NULL, &now);
+    }
+    sigprocmask(SIG_SETMASK, &old_set, NULL);
+    return wait_status;
+}
+
+static vp_status copy_out(const char *path, FILE *to, vp_error *err)
+{
+    FILE *from = fopen(path, "rb");
+    if (!from)
+        return vp_fail(err, VP_EIO, "cannot read gnuplot's text plot: %s", strerror(errno));
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, from)) > 0)
+        if (fwrite(buf, 1, n, to) != n)
+            break;
+    const int failed = ferror(from) || ferror(to) || fflush(to) != 0;
+    fclose(from);
+    return failed ? vp_fail(err, VP_EIO, "cannot write the text plot") : VP_OK;
+}
+
+/* Moves the finished figure into place: without force, link() so that a
+ * file that appeared meanwhile is never replaced. */
+static vp_status put_in_place(const char *temp, const char *path, int force, vp_error *err)
+{
+    if (!force) {
+        if (link(temp, path) == 0) {
+            unlink(temp);
+            return VP_OK;
+        }
+        if (errno == EEXIST)
+            return vp_fail(err, VP_EIO, "'%s' exists; add --force to replace it", path);
+        // a file system without hard links: rename, having checked above
+    }
+    if (rename(temp, path) != 0)
+        return vp_fail(err, VP_EIO, "cannot move the figure to '%s': %s", path, strerror(errno));
+    return VP_OK;
+}
+
+vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_error *err)
+{
+    vp_plot_format format;
+    vp_status status = vp_plot_format_for_path(target->path, &format, err);
+    if (status != VP_OK)
+        return status;
+    const int dumb = format == VP_PLOT_DUMB;
+    const char *path = target->path;
+    if (!dumb && (status = vp_plot_check_text(path, "the plot file name", err)) != VP_OK)
+        return status;
+    if (!dumb && !target->force && access(path, F_OK) == 0)
+        return vp_fail(err, VP_EIO, "'%s' exists; add --force to replace it", path);
+
+    const char *program = vp_plot_gnuplot_program();
+    char found[PATH_CAP];
+    if (!find_program(program, found, sizeof found))
+        return vp_fail(err, VP_EIO,
+                       "gnuplot is not installed (no program '%s'%s); install the Debian "
+                       "package gnuplot-nox, or set VARPROF_GNUPLOT",
+                       program, strchr(program, '/') ? "" : " on PATH");
+
+    const char *tmpdir = getenv("TMPDIR");
+    if (!tmpdir || !*tmpdir)
+        tmpdir = "/tmp";
+    char temp[PATH_CAP], messages[PATH_CAP];
+    if (dumb) {
+        if (snprintf(temp, sizeof temp, "%s/varprof-plot-XXXXXX", tmpdir) >= (int)sizeof temp)
+            return vp_fail(err, VP_EIO, "TMPDIR is too long");
+    } else {
+        char dir[PATH_CAP];
+        const char *base;
+        split_path(path, dir, sizeof dir, &base);
+        if (!*base)
+            return vp_fail(err, VP_EINVAL, "plot file '%s' names a folder, not a file", path);
+        if (snprintf(temp, sizeof temp, "%s/.%s.tmp.XXXXXX", dir, base) >= (int)sizeof temp)
+            return vp_fail(err, VP_EINVAL, "plot file name '%s' is too long", path);
+    }
+    if (snprintf(messages, sizeof messages, "%s/varprof-gnuplot-XXXXXX", tmpdir) >=
+        (int)sizeof messages)
+        return vp_fail(err, VP_EIO, "TMPDIR is too long");
+
+    int out_fd = make_temp(temp);
+    if (out_fd < 0)
+        return vp_fail(err, VP_EIO, "cannot make a temporary file '%s': %s", temp,
+                       strerror(errno));
+    if (!dumb)
+        fchmod(out_fd, file_mode()); // a figure, not a secret
+    close(out_fd);
+    int msg_fd = make_temp(messages);
+    if (msg_fd < 0) {
+        int e = errno;
+        unlink(temp);
+        return vp_fail(err, VP_EIO, "cannot make a temporary file in '%s': %s", tmpdir,
+                       strerror(e));
+    }
+
+    // exec 'gnuplot' >'messages' 2>&1: gnuplot's words kept for the error
+    char command[3 * PATH_CAP] = "exec ";
+    int fits = append_shell_quoted(command, sizeof command, found);
+    fits = fits && strlen(command) + 2 < sizeof command;
+    if (fits)
+        strcat(command, " >");
+    fits = fits && append_shell_quoted(command, sizeof command, messages);
+    fits = fits && strlen(command) + 6 < sizeof command;
+    if (fits)
+        strcat(command, " 2>&1");
+
+    vp_status script_status = VP_OK;
+    int wait_status = -1;
+    if (fits)
+        wait_status = pipe_script(command, figure, format, temp, &script_status, err);
+
+    char said[400];
+    read_message(msg_fd, said, sizeof said);
+    close(msg_fd);
+    unlink(messages);
+
+    struct stat st;
+    const int written = stat(temp, &st) == 0 && st.st_size > 0;
+    if (!fits)
+        status = vp_fail(err, VP_EIO, "the gnuplot command line is too long");
+    else if (wait_status == -1)
+        status = vp_fail(err, VP_EIO, "cannot start gnuplot ('%s'): %s", found, strerror(errno));
+    else if (script_status != VP_OK && script_status != VP_EIO)
+        status = script_status; // refused before a byte was sent: err says why
+    else if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+        if (WIFSIGNALED(wait_status))
+            status = vp_fail(err, VP_EIO, "gnuplot was killed by signal %d%s%s",
+                             WTERMSIG(wait_status), said[0] ? ": " : "", said);
+        else
+            status = vp_fail(err, VP_EIO, "gnuplot failed (exit status %d): %s",
+                             WEXITSTATUS(wait_status), said[0] ? said : "it said nothing");
+    } else if (script_status != VP_OK)
+        status = vp_fail(err, VP_EIO, "cannot send the script to gnuplot%s%s",
+                         said[0] ? ": " : "", said);
+    else if (!written)
+        status = vp_fail(err, VP_EIO, "gnuplot wrote nothing%s%s", said[0] ? ": " : "", said);
+    else if (dumb)
+        status = copy_out(temp, target->terminal_out ? target->terminal_out : stdout, err);
+    else
+        status = put_in_place(temp, path, target->force, err);
+
+    if (dumb || status != VP_OK)
+        unlink(temp);
+    return status;
+}

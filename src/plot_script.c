@@ -1,0 +1,276 @@
+/* A figure as a complete gnuplot script: terminal, output, data inline as
+ * datablocks, style, one plot per panel in a multiplot. */
+#include "varprof/plot.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "varprof/version.h"
+
+/* Sizes fit for a web page: 900 px wide, 300 px a panel (400 for one alone). */
+#define WIDTH_PX 900
+#define PANEL_PX 300
+#define SINGLE_PANEL_PX 400
+#define DUMB_COLUMNS 100
+#define DUMB_PANEL_LINES 30
+
+static int is_log_x(const vp_panel *panel) { return (panel->flags & VP_AXIS_LOG_X) != 0; }
+static int is_log_y(const vp_panel *panel) { return (panel->flags & VP_AXIS_LOG_Y) != 0; }
+
+/* Whether point i can be drawn: finite, and positive on a log axis. */
+static int drawable(const vp_panel *panel, const vp_series *s, size_t i)
+{
+    if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
+        return 0;
+    if ((is_log_x(panel) && !(s->x[i] > 0.0)) || (is_log_y(panel) && !(s->y[i] > 0.0)))
+        return 0;
+    if (s->style == VP_SERIES_BAND) {
+        if (!isfinite(s->lo[i]) || !isfinite(s->hi[i]))
+            return 0;
+        if (is_log_y(panel) && !(s->lo[i] > 0.0))
+            return 0;
+    }
+    return 1;
+}
+
+static size_t drawable_points(const vp_panel *panel, const vp_series *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += (size_t)drawable(panel, s, i);
+    return n;
+}
+
+/* Every check before a byte is written, so a refused figure writes nothing. */
+static vp_status check_figure(const vp_figure *figure, const char *output, vp_error *err)
+{
+    if (figure->n_panels == 0 || figure->n_panels > VP_PLOT_MAX_PANELS)
+        return vp_fail(err, VP_EINVAL, "a figure needs 1 to %d panels, not %zu",
+                       VP_PLOT_MAX_PANELS, figure->n_panels);
+    vp_status status = vp_plot_check_text(output, "the plot file name", err);
+    if (status == VP_OK)
+        status = vp_plot_check_text(figure->title, "the figure's title", err);
+    for (size_t p = 0; p < figure->n_panels && status == VP_OK; p++) {
+        const vp_panel *panel = &figure->panels[p];
+        status = vp_plot_check_text(panel->title, "a panel's title", err);
+        if (status == VP_OK)
+            status = vp_plot_check_text(panel->x_label, "an x axis label", err);
+        if (status == VP_OK)
+            status = vp_plot_check_text(panel->y_label, "a y axis label", err);
+        size_t drawn = 0;
+        for (size_t i = 0; i < panel->n_series && status == VP_OK; i++) {
+            status = vp_plot_check_text(panel->series[i].label, "a legend label", err);
+            drawn += drawable_points(panel, &panel->series[i]);
+        }
+        for (size_t i = 0; i < panel->n_markers && status == VP_OK; i++)
+            status = vp_plot_check_text(panel->markers[i].label, "a marker's label", err);
+        if (status == VP_OK && drawn == 0)
+            return vp_fail(err, VP_EINVAL, "panel %zu ('%s') has no point that can be drawn",
+                           p + 1, panel->title);
+    }
+    return status;
+}
+
+static void write_terminal(FILE *out, vp_plot_format format, size_t n_panels)
+{
+    const size_t px = n_panels == 1 ? SINGLE_PANEL_PX : PANEL_PX * n_panels;
+    switch (format) {
+    case VP_PLOT_PNG:
+        fprintf(out, "set terminal pngcairo size %d,%zu font 'sans,11' noenhanced "
+                     "background '#ffffff'\n", WIDTH_PX, px);
+        break;
+    case VP_PLOT_SVG:
+        fprintf(out, "set terminal svg size %d,%zu fixed font 'sans,12' noenhanced "
+                     "background '#ffffff'\n", WIDTH_PX, px);
+        break;
+    case VP_PLOT_PDF:
+        // 100 px to the inch, as the other formats
+        fprintf(out, "set terminal pdfcairo size %gin,%gin font 'sans,10' noenhanced\n",
+                WIDTH_PX / 100.0, (double)px / 100.0);
+        break;
+    case VP_PLOT_DUMB:
+        fprintf(out, "set terminal dumb size %d,%zu noenhanced\n", DUMB_COLUMNS,
+                DUMB_PANEL_LINES * n_panels);
+        break;
+    }
+}
+
+/* gnuplot opens an output name starting with | as a pipe and expands a
+ * leading ~: "./" makes either an ordinary file in the current folder. */
+static vp_status write_output(FILE *out, const char *output, vp_error *err)
+{
+    fputs("set output ", out);
+    if (output[0] == '|' || output[0] == '~') {
+        fputs("'./", out);
+        for (const char *p = output; *p; p++) {
+            if (*p == '\'')
+                putc('\'', out);
+            putc(*p, out);
+        }
+        fputs("'\n", out);
+        return VP_OK;
+    }
+    vp_status status = vp_plot_write_quoted(out, output, "the plot file name", err);
+    putc('\n', out);
+    return status;
+}
+
+static void write_data(FILE *out, const vp_figure *figure)
+{
+    for (size_t p = 0; p < figure->n_panels; p++) {
+        const vp_panel *panel = &figure->panels[p];
+        for (size_t i = 0; i < panel->n_series; i++) {
+            const vp_series *s = &panel->series[i];
+            if (drawable_points(panel, s) == 0)
+                continue;
+            fprintf(out, "$d%zu_%zu << EOD\n", p + 1, i + 1);
+            fputs(s->style == VP_SERIES_BAND ? "# x y lo hi\n" : "# x y\n", out);
+            for (size_t k = 0; k < s->n; k++) {
+                if (!drawable(panel, s, k))
+                    continue;
+                fprintf(out, "%.17g %.17g", s->x[k], s->y[k]);
+                if (s->style == VP_SERIES_BAND)
+                    fprintf(out, " %.17g %.17g", s->lo[k], s->hi[k]);
+                putc('\n', out);
+            }
+            fputs("EOD\n", out);
+        }
+    }
+}
+
+static vp_status write_labels(FILE *out, const vp_panel *panel, vp_error *err)
+{
+    vp_status status;
+    fputs("set title ", out);
+    if ((status = vp_plot_write_quoted(out, panel->title, "a panel's title", err)) != VP_OK)
+        return status;
+    fputs("\nset xlabel ", out);
+    if ((status = vp_plot_write_quoted(out, panel->x_label, "an x axis label", err)) != VP_OK)
+        return status;
+    fputs("\nset ylabel ", out);
+    if ((status = vp_plot_write_quoted(out, panel->y_label, "a y axis label", err)) != VP_OK)
+        return status;
+    putc('\n', out);
+    return VP_OK;
+}
+
+static void write_axes(FILE *out, const vp_panel *panel)
+{
+    fputs("unset logscale\n", out);
+    if (is_log_x(panel))
+        fputs("set logscale x 10\n", out);
+    if (is_log_y(panel))
+        fputs("set logscale y 10\n", out);
+    fputs("set format x '%g'\nset format y '%g'\n", out);
+    if (panel->x_tic_step > 0.0 && !is_log_x(panel))
+        fprintf(out, "set xtics %.17g\n", panel->x_tic_step);
+    else
+        fputs("set xtics autofreq\n", out);
+    if (panel->x_minor_tics > 1)
+        fprintf(out, "set mxtics %d\n", panel->x_minor_tics);
+    else
+        fputs("unset mxtics\n", out);
+}
+
+static vp_status write_markers(FILE *out, const vp_panel *panel, vp_error *err)
+{
+    fputs("unset arrow\nunset label\n", out);
+    for (size_t i = 0; i < panel->n_markers; i++) {
+        const vp_marker *m = &panel->markers[i];
+        fprintf(out, "set arrow from graph 0, first %.17g to graph 1, first %.17g nohead "
+                     "dt 2 lw 1.5 lc rgb '#555555' front\n", m->y, m->y);
+        fputs("set label ", out);
+        vp_status status = vp_plot_write_quoted(out, m->label, "a marker's label", err);
+        if (status != VP_OK)
+            return status;
+        fprintf(out, " at graph 0.02, first %.17g offset 0,0.8 textcolor rgb '#555555' front\n",
+                m->y);
+    }
+    return VP_OK;
+}
+
+static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_format format,
+                            vp_error *err)
+{
+    const char *sep = "plot ";
+    // bands first, so that every line is drawn over every band
+    if (format != VP_PLOT_DUMB)
+        for (size_t i = 0; i < panel->n_series; i++) {
+            const vp_series *s = &panel->series[i];
+            if (s->style != VP_SERIES_BAND || drawable_points(panel, s) == 0)
+                continue;
+            fprintf(out, "%s$d%zu_%zu using 1:3:4 with filledcurves lc rgb '%s' notitle", sep,
+                    p + 1, i + 1, vp_plot_colour(s->colour));
+            sep = ", \\\n     ";
+        }
+    for (size_t i = 0; i < panel->n_series; i++) {
+        const vp_series *s = &panel->series[i];
+        if (drawable_points(panel, s) == 0)
+            continue;
+        fprintf(out, "%s$d%zu_%zu using 1:2 with lines lw 2 dt %d lc rgb '%s' title ", sep,
+                p + 1, i + 1, s->dash, vp_plot_colour(s->colour));
+        vp_status status = vp_plot_write_quoted(out, s->label, "a legend label", err);
+        if (status != VP_OK)
+            return status;
+        sep = ", \\\n     ";
+    }
+    putc('\n', out);
+    return VP_OK;
+}
+
+vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
+                                  const char *output, vp_error *err)
+{
+    vp_status status = check_figure(figure, output, err);
+    if (status != VP_OK)
+        return status;
+    fprintf(out, "# A varprof figure (libvarprof %s), complete with its data.\n"
+                 "# Redraw it with: gnuplot THIS_FILE\n",
+            VP_VERSION);
+    fputs("set encoding utf8\n", out);
+    write_terminal(out, format, figure->n_panels);
+    if (output && (status = write_output(out, output, err)) != VP_OK)
+        return status;
+    write_data(out, figure);
+
+    fputs("\n# the house style\n"
+          "set border 3 lw 1 lc rgb '#444444'\n"
+          "set tics nomirror out\n"
+          "set grid xtics ytics lw 1 dt 1 lc rgb '#dddddd'\n"
+          "set style fill transparent solid 0.2 noborder\n"
+          "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n"
+          "set lmargin 11\nset rmargin 30\n",
+          out);
+    fprintf(out, "set multiplot layout %zu,1", figure->n_panels);
+    if (figure->title[0]) {
+        fputs(" title ", out);
+        if ((status = vp_plot_write_quoted(out, figure->title, "the figure's title", err)) != VP_OK)
+            return status;
+    }
+    putc('\n', out);
+    for (size_t p = 0; p < figure->n_panels; p++) {
+        const vp_panel *panel = &figure->panels[p];
+        fprintf(out, "\n# panel %zu\n", p + 1);
+        if ((status = write_labels(out, panel, err)) != VP_OK)
+            return status;
+        write_axes(out, panel);
+        if ((status = write_markers(out, panel, err)) != VP_OK)
+            return status;
+        fputs(panel->show_key ? "set key on\n" : "set key off\n", out);
+        if ((status = write_plot(out, p, panel, format, err)) != VP_OK)
+            return status;
+    }
+    fputs("unset multiplot\nunset output\n", out);
+    return ferror(out) ? vp_fail(err, VP_EIO, "cannot write the gnuplot script") : VP_OK;
+}
+
+vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot_target *target,
+                               vp_error *err)
+{
+    vp_plot_format format;
+    vp_status status = vp_plot_format_for_path(target->path, &format, err);
+    if (status != VP_OK)
+        return status;
+    return vp_plot_write_script_as(out, figure, format,
+                                   format == VP_PLOT_DUMB ? NULL : target->path, err);
+}
