@@ -25,7 +25,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/%.o)
 
-.PHONY: all run check test check-san deps install uninstall clean
+.PHONY: all run figures check test check-san deps install uninstall clean
 all: $(BUILD)/varprof $(BUILD)/libvarprof.a
 
 $(BUILD)/%.o: %.c
@@ -46,6 +46,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof
 # Installs any missing Debian package the build and the tests need.
 deps:
 	@scripts/install-deps
+
+# The chapter's figure set, committed in plots/.
+figures: deps all
+	$(BUILD)/varprof figures --outdir plots --format svg
 
 run: deps all
 	$(BUILD)/varprof --placement pre-norm --layers 32

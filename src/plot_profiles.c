@@ -96,11 +96,73 @@ static void layer_tics(vp_panel *panel, const vp_profile *const *profiles, size_
     panel->x_minor_tics = layers <= 64 ? (int)step : 0;
 }
 
+static double series_max(const vp_series *s)
+{
+    double max = 0.0;
+    for (size_t i = 0; i < s->n; i++)
+        max = s->y[i] > max ? s->y[i] : max;
+    return max;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Cuts a linear axis above the tame curves when some end far above them:
+ * "far" is 20 times the median curve's top. */
+static vp_status cut_runaways(vp_panel *panel, vp_error *err)
+{
+    enum { FAR = 20 };
+    const size_t n = panel->n_series;
+    if (n < 3 || (panel->flags & VP_AXIS_LOG_Y))
+        return VP_OK;
+    double *tops = malloc(n * sizeof *tops);
+    if (!tops)
+        return vp_fail(err, VP_ENOMEM, "no memory to scale a panel");
+    for (size_t i = 0; i < n; i++)
+        tops[i] = series_max(&panel->series[i]);
+    qsort(tops, n, sizeof *tops, by_value);
+    const double limit = FAR * tops[n / 2];
+    double tame = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (tops[i] <= limit)
+            tame = tops[i];
+    free(tops);
+    if (!(tame > 0.0))
+        return VP_OK;
+    char title[256];
+    int used = snprintf(title, sizeof title, "%s (off the top:", panel->title);
+    size_t runaways = 0;
+    for (size_t i = 0; i < n && used > 0 && (size_t)used < sizeof title; i++) {
+        const vp_series *s = &panel->series[i];
+        const double top = series_max(s);
+        if (top <= limit)
+            continue;
+        size_t name_len = strcspn(s->label, ",");
+        used += snprintf(title + used, sizeof title - (size_t)used, "%s %.*s to %.3g",
+                         runaways++ ? ";" : "", (int)name_len, s->label, top);
+    }
+    if (runaways == 0)
+        return VP_OK;
+    if (used > 0 && (size_t)used + 1 < sizeof title)
+        strcat(title, ")");
+    char *copy = strdup(title);
+    if (!copy)
+        return vp_fail(err, VP_ENOMEM, "no memory for a panel's title");
+    free(panel->title);
+    panel->title = copy;
+    panel->y_max = 1.25 * tame;
+    return VP_OK;
+}
+
 static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles, size_t n,
-                           vp_plot_quantity quantity, int show_key, vp_error *err)
+                           vp_plot_quantity quantity, const char *title, int show_key,
+                           vp_error *err)
 {
     vp_panel *panel;
-    vp_status status = vp_figure_add_panel(figure, quantities[quantity].title, NULL,
+    vp_status status = vp_figure_add_panel(figure, title ? title : quantities[quantity].title, NULL,
                                            quantities[quantity].y_label,
                                            quantities[quantity].flags, &panel, err);
     if (status != VP_OK)
@@ -135,7 +197,7 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
             vp_series_add_point(series, (double)k, v.y, v.lo, v.hi, NULL);
         }
     }
-    return VP_OK;
+    return quantity == VP_QUANTITY_STREAM ? cut_runaways(panel, err) : VP_OK;
 }
 
 vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_quantity quantity,
@@ -150,16 +212,17 @@ vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_
         if (!profiles[i] || profiles[i]->n_rows == 0 ||
             (unsigned)profiles[i]->config.placement >= VP_PLACEMENT_COUNT)
             return vp_fail(err, VP_EINVAL, "profile %zu is empty or has no placement", i + 1);
-    vp_figure *figure = vp_figure_alloc(title);
+    // one panel: the title is the panel's, not said twice
+    vp_figure *figure = vp_figure_alloc(quantity == VP_QUANTITY_ALL ? title : NULL);
     if (!figure)
         return vp_fail(err, VP_ENOMEM, "no memory for a figure");
     vp_status status = VP_OK;
     if (quantity == VP_QUANTITY_ALL) {
         for (int q = VP_QUANTITY_STREAM; q <= VP_QUANTITY_SHARE && status == VP_OK; q++)
-            status = add_panel(figure, profiles, n, (vp_plot_quantity)q, q == VP_QUANTITY_STREAM,
-                               err);
+            status = add_panel(figure, profiles, n, (vp_plot_quantity)q, NULL,
+                               q == VP_QUANTITY_STREAM, err);
     } else {
-        status = add_panel(figure, profiles, n, quantity, 1, err);
+        status = add_panel(figure, profiles, n, quantity, title && *title ? title : NULL, 1, err);
     }
     if (status != VP_OK) {
         vp_figure_free(figure);

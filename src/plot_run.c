@@ -92,13 +92,6 @@ static mode_t file_mode(void)
     return 0666 & ~mask;
 }
 
-/* Makes an empty temporary file from template (ending in XXXXXX); -1 on failure. */
-static int make_temp(char *template)
-{
-    int fd = mkstemp(template);
-    return fd;
-}
-
 /* The last lines of what gnuplot printed, joined: "line 0: unknown option". */
 static void read_message(int fd, char *msg, size_t size)
 {
@@ -214,7 +207,7 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
         return status;
     const int dumb = format == VP_PLOT_DUMB;
     const char *path = target->path;
-    if (!dumb && (status = vp_plot_check_text(path, "the plot file name", err)) != VP_OK)
+    if ((status = vp_figure_check(figure, dumb ? NULL : path, err)) != VP_OK)
         return status;
     if (!dumb && !target->force && access(path, F_OK) == 0)
         return vp_fail(err, VP_EIO, "'%s' exists; add --force to replace it", path);
@@ -247,14 +240,14 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
         (int)sizeof messages)
         return vp_fail(err, VP_EIO, "TMPDIR is too long");
 
-    int out_fd = make_temp(temp);
+    int out_fd = mkstemp(temp);
     if (out_fd < 0)
         return vp_fail(err, VP_EIO, "cannot make a temporary file '%s': %s", temp,
                        strerror(errno));
     if (!dumb)
         fchmod(out_fd, file_mode()); // a figure, not a secret
     close(out_fd);
-    int msg_fd = make_temp(messages);
+    int msg_fd = mkstemp(messages);
     if (msg_fd < 0) {
         int e = errno;
         unlink(temp);

@@ -11,7 +11,7 @@
 #define WIDTH_PX 900
 #define PANEL_PX 300
 #define SINGLE_PANEL_PX 400
-#define DUMB_COLUMNS 100
+#define DUMB_COLUMNS 120
 #define DUMB_PANEL_LINES 30
 
 static int is_log_x(const vp_panel *panel) { return (panel->flags & VP_AXIS_LOG_X) != 0; }
@@ -42,7 +42,7 @@ static size_t drawable_points(const vp_panel *panel, const vp_series *s)
 }
 
 /* Every check before a byte is written, so a refused figure writes nothing. */
-static vp_status check_figure(const vp_figure *figure, const char *output, vp_error *err)
+vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error *err)
 {
     if (figure->n_panels == 0 || figure->n_panels > VP_PLOT_MAX_PANELS)
         return vp_fail(err, VP_EINVAL, "a figure needs 1 to %d panels, not %zu",
@@ -138,17 +138,28 @@ static void write_data(FILE *out, const vp_figure *figure)
     }
 }
 
-static vp_status write_labels(FILE *out, const vp_panel *panel, vp_error *err)
+/* The dumb terminal cannot turn text on its side and drops the y label:
+ * there it joins the title, "update ratio [y: u_k (log)]". */
+static vp_status write_labels(FILE *out, const vp_panel *panel, vp_plot_format format,
+                              vp_error *err)
 {
+    const int dumb = format == VP_PLOT_DUMB;
     vp_status status;
     fputs("set title ", out);
     if ((status = vp_plot_write_quoted(out, panel->title, "a panel's title", err)) != VP_OK)
         return status;
+    if (dumb && panel->y_label[0]) {
+        fputs(".' [y: '.", out);
+        if ((status = vp_plot_write_quoted(out, panel->y_label, "a y axis label", err)) != VP_OK)
+            return status;
+        fputs(".']'", out);
+    }
     fputs("\nset xlabel ", out);
     if ((status = vp_plot_write_quoted(out, panel->x_label, "an x axis label", err)) != VP_OK)
         return status;
     fputs("\nset ylabel ", out);
-    if ((status = vp_plot_write_quoted(out, panel->y_label, "a y axis label", err)) != VP_OK)
+    if ((status = vp_plot_write_quoted(out, dumb ? "" : panel->y_label, "a y axis label", err)) !=
+        VP_OK)
         return status;
     putc('\n', out);
     return VP_OK;
@@ -156,13 +167,20 @@ static vp_status write_labels(FILE *out, const vp_panel *panel, vp_error *err)
 
 static void write_axes(FILE *out, const vp_panel *panel)
 {
-    fputs("unset logscale\n", out);
+    fputs("unset logscale\nset autoscale xfix\n", out);
     if (is_log_x(panel))
         fputs("set logscale x 10\n", out);
     if (is_log_y(panel))
         fputs("set logscale y 10\n", out);
     fputs("set format x '%g'\nset format y '%g'\n", out);
-    if (panel->x_tic_step > 0.0 && !is_log_x(panel))
+    if (panel->y_max > 0.0)
+        fprintf(out, "set yrange [*:%.17g]\n", panel->y_max);
+    else
+        fputs("set yrange [*:*]\n", out);
+    /* on a log axis gnuplot reads the step as a factor: 2 gives 0.25, 0.5, 1, 2, 4 */
+    if (panel->x_tic_step > 0.0 && panel->x_tic_start > 0.0)
+        fprintf(out, "set xtics %.17g, %.17g\n", panel->x_tic_start, panel->x_tic_step);
+    else if (panel->x_tic_step > 0.0)
         fprintf(out, "set xtics %.17g\n", panel->x_tic_step);
     else
         fputs("set xtics autofreq\n", out);
@@ -205,14 +223,27 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
         }
     for (size_t i = 0; i < panel->n_series; i++) {
         const vp_series *s = &panel->series[i];
-        if (drawable_points(panel, s) == 0)
+        const size_t n = drawable_points(panel, s);
+        if (n == 0)
             continue;
-        fprintf(out, "%s$d%zu_%zu using 1:2 with lines lw 2 dt %d lc rgb '%s' title ", sep,
+        /* Curves that coincide (post-ln and deepnorm at 1; pre-norm, sandwich
+         * and output-norm) would hide one another: each placement also gets
+         * its own marker, every eighth of the curve, staggered by placement
+         * so that coinciding curves show their markers side by side. */
+        const size_t every = n >= 16 ? n / 8 : 1;
+        const size_t first = every * (size_t)s->colour / VP_PLOT_COLOURS;
+        const int point = vp_plot_point_type(s->colour);
+        fprintf(out, "%s$d%zu_%zu using 1:2 with lines lw 2 dt %d lc rgb '%s' notitle", sep,
                 p + 1, i + 1, s->dash, vp_plot_colour(s->colour));
+        sep = ", \\\n     ";
+        fprintf(out, "%s$d%zu_%zu using 1:2 every %zu::%zu with points pt %d ps 0.9 "
+                     "lc rgb '%s' notitle", sep, p + 1, i + 1, every, first, point,
+                vp_plot_colour(s->colour));
+        fprintf(out, "%skeyentry with linespoints lw 2 dt %d pt %d ps 0.9 lc rgb '%s' title ",
+                sep, s->dash, point, vp_plot_colour(s->colour));
         vp_status status = vp_plot_write_quoted(out, s->label, "a legend label", err);
         if (status != VP_OK)
             return status;
-        sep = ", \\\n     ";
     }
     putc('\n', out);
     return VP_OK;
@@ -221,7 +252,7 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
 vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
                                   const char *output, vp_error *err)
 {
-    vp_status status = check_figure(figure, output, err);
+    vp_status status = vp_figure_check(figure, output, err);
     if (status != VP_OK)
         return status;
     fprintf(out, "# A varprof figure (libvarprof %s), complete with its data.\n"
@@ -236,11 +267,13 @@ vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_fo
     fputs("\n# the house style\n"
           "set border 3 lw 1 lc rgb '#444444'\n"
           "set tics nomirror out\n"
-          "set grid xtics ytics lw 1 dt 1 lc rgb '#dddddd'\n"
           "set style fill transparent solid 0.2 noborder\n"
           "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n"
           "set lmargin 11\nset rmargin 30\n",
           out);
+    // dots all over a text plot hide the curves: a grid only in pictures
+    if (format != VP_PLOT_DUMB)
+        fputs("set grid xtics ytics back lt 1 lw 1 lc rgb '#e3e3e3'\n", out);
     fprintf(out, "set multiplot layout %zu,1", figure->n_panels);
     if (figure->title[0]) {
         fputs(" title ", out);
@@ -251,7 +284,7 @@ vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_fo
     for (size_t p = 0; p < figure->n_panels; p++) {
         const vp_panel *panel = &figure->panels[p];
         fprintf(out, "\n# panel %zu\n", p + 1);
-        if ((status = write_labels(out, panel, err)) != VP_OK)
+        if ((status = write_labels(out, panel, format, err)) != VP_OK)
             return status;
         write_axes(out, panel);
         if ((status = write_markers(out, panel, err)) != VP_OK)

@@ -60,3 +60,11 @@ vp_status vp_plot_format_for_path(const char *path, vp_plot_format *out, vp_erro
                    "for the terminal)",
                    dot);
 }
+
+int vp_plot_point_type(int colour)
+{
+    /* filled circle, square, triangle, inverted triangle, diamond; open
+     * square, open circle: told apart in colour, in grey and in dumb text */
+    static const int types[VP_PLOT_COLOURS] = {7, 5, 9, 11, 13, 4, 6};
+    return colour >= 0 && colour < VP_PLOT_COLOURS ? types[colour] : 1;
+}

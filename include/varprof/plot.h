@@ -48,6 +48,10 @@ typedef enum { VP_SERIES_LINE, VP_SERIES_BAND } vp_series_style;
 /* "#rrggbb" for a colour key 0..VP_PLOT_COLOURS-1; NULL for a key out of range. */
 const char *vp_plot_colour(int colour);
 
+/* gnuplot's point type for a colour key: a marker of its own per placement,
+ * so that curves which coincide stay told apart; 1 for a key out of range. */
+int vp_plot_point_type(int colour);
+
 typedef struct {
     char *label;            /* legend text; owned */
     int colour;             /* 0..VP_PLOT_COLOURS-1, usually the placement */
@@ -72,8 +76,12 @@ enum {
 typedef struct {
     char *title, *x_label, *y_label; /* owned; "" for none */
     unsigned flags;                  /* VP_AXIS_* */
-    double x_tic_step;               /* > 0: a major x tic every step; 0: gnuplot's choice */
+    double x_tic_step;               /* > 0: a major x tic every step (a factor on a log
+                                        axis); 0: gnuplot's choice */
+    double x_tic_start;              /* with x_tic_step: where the tics start; 0: gnuplot's choice */
     int x_minor_tics;                /* intervals between major x tics (e.g. one per layer); 0: none */
+    double y_max;                    /* > 0: the top of the y axis, clipping what lies above;
+                                        0: gnuplot's choice */
     int show_key;                    /* draw the legend beside this panel (1 when added) */
     size_t n_series;
     vp_series *series;               /* owned */
@@ -135,10 +143,15 @@ vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_err
 /* Draws profiles (n >= 1, not owned, read only) into a new figure in *out,
  * owned by the caller (vp_figure_free): one series per profile in each panel,
  * coloured by placement, dashed by engine, labelled "placement, engine",
- * against the sub-block, with a tic per layer where that stays legible. Rows
+ * against the sub-block, with a tic per layer where that stays legible. On the
+ * linear stream-size panel a curve that ends far above the others (`none`
+ * grows as 2^L) would flatten them all: the axis is then cut above the others
+ * and the panel's title names the curves that leave it and their top value. Rows
  * after an overflow are absent from the profile and so from the figure; values
  * that are not finite, and values <= 0 on a log axis, are left out. Profiles
- * with VP_HAS_BOUNDS get a band from their *_lo to *_hi. title may be NULL.
+ * with VP_HAS_BOUNDS get a band from their *_lo to *_hi. title may be NULL;
+ * for one quantity it replaces the panel's title ("stream size"), for all
+ * three it is the figure's, above them.
  * VP_EINVAL for no profiles or a quantity out of range, VP_ENOMEM. */
 vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_quantity quantity,
                            const char *title, vp_figure **out, vp_error *err);
@@ -148,7 +161,7 @@ typedef enum {
     VP_PLOT_PNG,  /* pngcairo, 900 x 300 px a panel */
     VP_PLOT_SVG,  /* svg, 900 x 300 a panel */
     VP_PLOT_PDF,  /* pdfcairo, 9 x 3 in a panel */
-    VP_PLOT_DUMB, /* gnuplot's dumb terminal: text, 100 columns x 30 lines a panel */
+    VP_PLOT_DUMB, /* gnuplot's dumb terminal: text, 120 columns x 30 lines a panel */
 } vp_plot_format;
 
 /* Where a figure goes. */
@@ -171,6 +184,11 @@ vp_status vp_plot_check_text(const char *text, const char *what, vp_error *err);
 /* Writes text as a single-quoted gnuplot string ('it''s'), after
  * vp_plot_check_text. VP_EIO when the stream reports an error. */
 vp_status vp_plot_write_quoted(FILE *out, const char *text, const char *what, vp_error *err);
+
+/* Checks a figure before it is drawn: 1..VP_PLOT_MAX_PANELS panels, each with
+ * a point that can be drawn, and every text, output (may be NULL) included,
+ * passing vp_plot_check_text. VP_EINVAL with the first problem in err. */
+vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error *err);
 
 /* Writes a complete, self-contained gnuplot script for the figure: the
  * terminal for target->path's format, `set output` naming target->path (none

@@ -5,10 +5,20 @@
 #include "options.h"
 #include "varprof/config.h"
 #include "varprof/models.h"
+#include "varprof/profile.h"
 
 int run_profile(const cli_args *args);
 int run_table(const cli_args *args);
 int run_models(const cli_args *args);
+int run_figures(const cli_args *args);
+
+/* Draws the profiles as --plot, --plot-script and --quantity say, under
+ * title (NULL for none). Returns EXIT_OK or EXIT_RUNTIME after printing why. */
+int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_t count,
+                  const char *title);
+
+/* Checks --plot, --plot-script and --quantity before any work is done. */
+int check_plot_options(const cli_args *args);
 
 /* Reads the models table: $VARPROF_MODELS, else models.csv in ../data (a
  * build tree) or ../share/varprof (an install) beside the program. Returns

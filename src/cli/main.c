@@ -21,6 +21,7 @@ int main(int argc, char **argv)
     switch (args.command) {
     case CMD_TABLE: return run_table(&args);
     case CMD_MODELS: return run_models(&args);
+    case CMD_FIGURES: return run_figures(&args);
     default: return run_profile(&args);
     }
 }

@@ -37,13 +37,23 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_OUTPUT] = {"output", "FILE", CMD_PROFILE,
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},
-    [OPT_FORCE] = {"force", NULL, CMD_PROFILE, "let --output replace an existing file"},
+    [OPT_FORCE] = {"force", NULL, CMD_PROFILE,
+                   "let --output, --plot and --plot-script replace an existing file"},
     [OPT_EVERY] = {"every", "N", CMD_PROFILE,
                    "show every Nth sub-block (the first and last always); default 1"},
+    [OPT_PLOT] = {"plot", "FILE|-", CMD_PROFILE,
+                  "draw the profile with gnuplot: FILE.png, .svg or .pdf, or - for the terminal"},
+    [OPT_PLOT_SCRIPT] = {"plot-script", "FILE", CMD_PROFILE,
+                         "with --plot, also write the gnuplot script, data inline, to rerun or "
+                         "restyle"},
+    [OPT_QUANTITY] = {"quantity", "all|stream|update|share", CMD_PROFILE,
+                      "what --plot draws; default all (three panels)"},
+    [OPT_OUTDIR] = {"outdir", "DIR", CMD_FIGURES, "where the figures go; default plots"},
+    [OPT_FIGURE_FORMAT] = {"format", "svg|png|pdf", CMD_FIGURES, "the figures' format; default svg"},
     [OPT_EXPLAIN] = {"explain", NULL, CMD_TABLE,
                      "walk the recursion step by step, with the arithmetic written out"},
-    [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS, "print this help and exit"},
-    [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS, "print the version and exit"},
+    [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS | CMD_FIGURES, "print this help and exit"},
+    [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS | CMD_FIGURES, "print the version and exit"},
 };
 
 static const struct {
@@ -53,6 +63,7 @@ static const struct {
     {"profile", CMD_PROFILE},
     {"table", CMD_TABLE},
     {"models", CMD_MODELS},
+    {"figures", CMD_FIGURES},
 };
 
 const char *cli_option_name(option_id id)
@@ -89,12 +100,20 @@ int cli_runtime_error(const char *format, ...)
     return EXIT_RUNTIME;
 }
 
-static int find_option(const char *name, size_t length)
+/* The option of that name for the command, else any of that name (so that
+ * the error can say it does not apply), else -1. Two commands may each have
+ * an option of the same name, such as --format. */
+static int find_option(const char *name, size_t length, unsigned command)
 {
-    for (int i = 0; i < OPT_COUNT; i++)
-        if (strlen(options[i].name) == length && strncmp(options[i].name, name, length) == 0)
+    int any = -1;
+    for (int i = 0; i < OPT_COUNT; i++) {
+        if (strlen(options[i].name) != length || strncmp(options[i].name, name, length) != 0)
+            continue;
+        if (options[i].commands & command)
             return i;
-    return -1;
+        any = i;
+    }
+    return any;
 }
 
 static const char *command_name(unsigned command)
@@ -118,7 +137,7 @@ int cli_parse(int argc, char **argv, cli_args *args)
                 break;
         if (c == sizeof commands / sizeof commands[0])
             return cli_usage_error("unknown command '%s'; commands: profile (the default), table, "
-                                   "models",
+                                   "models, figures",
                                    argv[i]);
         args->command = commands[c].command;
         args->command_name = commands[c].name;
@@ -131,7 +150,7 @@ int cli_parse(int argc, char **argv, cli_args *args)
         const char *name = arg + 2;
         const char *equals = strchr(name, '=');
         size_t length = equals ? (size_t)(equals - name) : strlen(name);
-        int id = find_option(name, length);
+        int id = find_option(name, length, args->command);
         if (id < 0)
             return cli_usage_error("unknown option '--%.*s'", (int)length, name);
         const option_spec *spec = &options[id];
@@ -177,6 +196,7 @@ void cli_print_help(void)
     printf("Usage: varprof [profile] [OPTIONS]\n"
            "       varprof table [OPTIONS]\n"
            "       varprof models\n"
+           "       varprof figures [OPTIONS]\n"
            "\n"
            "How the residual stream of a transformer grows, sub-block by sub-block, for each\n"
            "placement of its norms: stream size, update ratio and embedding share.\n"
@@ -187,6 +207,8 @@ void cli_print_help(void)
     print_options(CMD_TABLE);
     printf("\nvarprof models: the models table: each model's layers, placement, norm, "
            "QK-norm\nand the source of each fact\n");
+    printf("\nvarprof figures: regenerate the chapter's figure set\n");
+    print_options(CMD_FIGURES);
     printf("\nExit status: 0 success, 1 a failure at run time, 2 a usage error.\n"
            "See varprof(1) for the formulas, the CSV columns and examples.\n");
 }

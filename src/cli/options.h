@@ -9,7 +9,7 @@
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 /* The subcommands; an option lists those it applies to. */
-enum { CMD_PROFILE = 1u << 0, CMD_TABLE = 1u << 1, CMD_MODELS = 1u << 2 };
+enum { CMD_PROFILE = 1u << 0, CMD_TABLE = 1u << 1, CMD_MODELS = 1u << 2, CMD_FIGURES = 1u << 3 };
 
 typedef enum {
     OPT_PLACEMENT,
@@ -26,6 +26,11 @@ typedef enum {
     OPT_OUTPUT,
     OPT_FORCE,
     OPT_EVERY,
+    OPT_PLOT,
+    OPT_PLOT_SCRIPT,
+    OPT_QUANTITY,
+    OPT_OUTDIR,
+    OPT_FIGURE_FORMAT,
     OPT_EXPLAIN,
     OPT_HELP,
     OPT_VERSION,

@@ -147,18 +147,21 @@ static void write_model_heading(const profile_request *req, FILE *out)
             m->qk_norm ? "yes" : "no", m->source);
 }
 
-static int compute_and_write(const profile_request *req, FILE *out)
+/* Computes every placement's profile and writes it (out may be NULL: only a
+ * plot was asked for). With keep, the profiles are returned in kept[] for
+ * the plot; otherwise each is freed once written. */
+static int compute_and_write(const profile_request *req, FILE *out, vp_profile **kept)
 {
     int rc = check_gain_count(req);
     if (rc != EXIT_OK)
         return rc;
-    if (req->format == FORMAT_TEXT && req->model.name[0])
+    if (out && req->format == FORMAT_TEXT && req->model.name[0])
         write_model_heading(req, out);
     vp_json_writer json;
     vp_status status = VP_OK;
-    if (req->format == FORMAT_CSV)
+    if (out && req->format == FORMAT_CSV)
         status = vp_csv_write_header(out);
-    else if (req->format == FORMAT_JSON)
+    else if (out && req->format == FORMAT_JSON)
         status = vp_json_begin(&json, out);
     vp_profile_top tops[VP_PLACEMENT_COUNT];
     for (size_t i = 0; i < req->n_placements && status == VP_OK; i++) {
@@ -173,10 +176,16 @@ static int compute_and_write(const profile_request *req, FILE *out)
             return cli_runtime_error("%s", err.message);
         if (profile->overflow_at)
             warn_overflow(profile);
-        status = write_profile(req, out, &json, profile, i == 0);
+        if (out)
+            status = write_profile(req, out, &json, profile, i == 0);
         tops[i] = vp_profile_get_top(profile);
-        vp_profile_free(profile);
+        if (kept)
+            kept[i] = profile;
+        else
+            vp_profile_free(profile);
     }
+    if (!out)
+        return status == VP_OK ? EXIT_OK : cli_runtime_error("%s", vp_strerror(status));
     if (status == VP_OK && req->format == FORMAT_JSON)
         status = vp_json_end(&json);
     if (status == VP_OK && req->format == FORMAT_TEXT && req->n_placements > 1)
@@ -190,10 +199,14 @@ int run_profile(const cli_args *args)
 {
     profile_request req = {0};
     int rc = read_request(args, &req);
-    if (rc != EXIT_OK)
+    if (rc != EXIT_OK || (rc = check_plot_options(args)) != EXIT_OK)
         return rc;
-    output_file out;
-    if ((rc = output_open(&out, args->value[OPT_OUTPUT], args->given[OPT_FORCE])) != EXIT_OK)
+    /* with --plot, the table is written only where --output or --format asks */
+    const int plotting = args->given[OPT_PLOT];
+    const int writing = !plotting || args->given[OPT_OUTPUT] || args->given[OPT_FORMAT];
+    output_file out = {0};
+    if (writing &&
+        (rc = output_open(&out, args->value[OPT_OUTPUT], args->given[OPT_FORCE])) != EXIT_OK)
         return rc;
     if (args->given[OPT_GAINS]) {
         vp_error err;
@@ -203,11 +216,25 @@ int run_profile(const cli_args *args)
             return cli_runtime_error("--gains: %s", err.message);
         }
     }
-    rc = compute_and_write(&req, out.stream);
+    vp_profile *kept[VP_PLACEMENT_COUNT] = {0};
+    rc = compute_and_write(&req, writing ? out.stream : NULL, plotting ? kept : NULL);
     free(req.gains);
     if (rc != EXIT_OK) {
-        output_abort(&out);
-        return rc;
+        if (writing)
+            output_abort(&out);
+    } else if (writing) {
+        rc = output_commit(&out);
     }
-    return output_commit(&out);
+    /* the output is written even when gnuplot then fails or is missing */
+    if (rc == EXIT_OK && plotting) {
+        char title[128] = "";
+        if (req.model.name[0])
+            snprintf(title, sizeof title, "%s: %s, %zu layers", req.model.name,
+                     vp_placement_name(req.model.placement), req.base.layers);
+        rc = plot_profiles(args, (const vp_profile *const *)kept, req.n_placements,
+                           title[0] ? title : NULL);
+    }
+    for (size_t i = 0; i < VP_PLACEMENT_COUNT; i++)
+        vp_profile_free(kept[i]);
+    return rc;
 }

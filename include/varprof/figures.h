@@ -1,0 +1,39 @@
+/* The chapter's figure set, regenerated from the closed form.
+ *
+ *     stream-gain1   stream size, every placement, 32 layers, gain 1
+ *     stream-gain2   the same at gain 2: pre-norm doubles, output-norm unmoved
+ *     share          embedding share, log y, 2^-32 marked (Post-LN at 32 layers)
+ *     update         update ratio, log y
+ *     gain-sweep     stream size at the top of 32 layers, gain 0.25..4 (log x, log y)
+ *     depth-sweep    stream size at the top, 1..128 layers at gain 1 (log y)
+ */
+#ifndef VARPROF_FIGURES_H
+#define VARPROF_FIGURES_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "varprof/status.h"
+
+typedef struct {
+    const char *name;    /* the file's name without its extension: "stream-gain1" */
+    const char *caption; /* one sentence for a README */
+} vp_figure_info;
+
+/* The figures, in order; *n receives how many. Static, never NULL. */
+const vp_figure_info *vp_figures_list(size_t *n);
+
+/* Writes every figure as outdir/NAME.EXT, extension "svg", "png" or "pdf",
+ * through gnuplot (vp_plot_run). outdir is created if missing (its parent must
+ * exist). An existing figure is replaced only when force is set; the figures
+ * are generated files, so callers regenerating them pass 1. Stops at the first
+ * failure: VP_EINVAL for an unknown extension or a bad outdir name, VP_EIO
+ * when outdir cannot be made or gnuplot fails (see vp_plot_run), VP_ENOMEM. */
+vp_status vp_figures_write(const char *outdir, const char *extension, int force, vp_error *err);
+
+/* Writes a Markdown list of the figures for a README, one image a line:
+ * "![CAPTION](DIR/NAME.EXT)". VP_EIO when the stream reports an error. */
+vp_status vp_figures_write_markdown(FILE *out, const char *dir, const char *extension,
+                                    vp_error *err);
+
+#endif

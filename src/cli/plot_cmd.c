@@ -1,0 +1,70 @@
+/* --plot, --plot-script and --quantity: the profile drawn through gnuplot. */
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "output_file.h"
+#include "varprof/plot.h"
+
+int check_plot_options(const cli_args *args)
+{
+    vp_error err;
+    if (args->given[OPT_PLOT_SCRIPT] && !args->given[OPT_PLOT])
+        return cli_usage_error("--plot-script writes the script that --plot FILE runs; give "
+                               "--plot too");
+    if (args->given[OPT_QUANTITY] && !args->given[OPT_PLOT])
+        return cli_usage_error("--quantity chooses what --plot draws; give --plot too");
+    if (args->given[OPT_QUANTITY]) {
+        vp_plot_quantity quantity;
+        if (vp_plot_quantity_parse(args->value[OPT_QUANTITY], &quantity, &err) != VP_OK)
+            return cli_usage_error("--quantity: %s", err.message);
+    }
+    if (args->given[OPT_PLOT]) {
+        vp_plot_format format;
+        if (vp_plot_format_for_path(args->value[OPT_PLOT], &format, &err) != VP_OK)
+            return cli_usage_error("--plot: %s", err.message);
+        if (vp_plot_check_text(args->value[OPT_PLOT], "the --plot file name", &err) != VP_OK)
+            return cli_usage_error("--plot: %s", err.message);
+        /* said before the work, as for --output */
+        if (strcmp(args->value[OPT_PLOT], "-") != 0 && !args->given[OPT_FORCE] &&
+            access(args->value[OPT_PLOT], F_OK) == 0)
+            return cli_runtime_error("%s already exists; add --force to replace it",
+                                     args->value[OPT_PLOT]);
+    }
+    return EXIT_OK;
+}
+
+static int write_script(const cli_args *args, const vp_figure *figure,
+                        const vp_plot_target *target)
+{
+    output_file out;
+    int rc = output_open(&out, args->value[OPT_PLOT_SCRIPT], args->given[OPT_FORCE]);
+    if (rc != EXIT_OK)
+        return rc;
+    vp_error err;
+    if (vp_plot_write_script(out.stream, figure, target, &err) != VP_OK) {
+        output_abort(&out);
+        return cli_runtime_error("--plot-script: %s", err.message);
+    }
+    return output_commit(&out);
+}
+
+int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_t count,
+                  const char *title)
+{
+    vp_plot_quantity quantity = VP_QUANTITY_ALL;
+    vp_error err;
+    if (args->given[OPT_QUANTITY])
+        vp_plot_quantity_parse(args->value[OPT_QUANTITY], &quantity, &err);
+    vp_figure *figure;
+    if (vp_plot_profiles(profiles, count, quantity, title, &figure, &err) != VP_OK)
+        return cli_runtime_error("--plot: %s", err.message);
+    vp_plot_target target = {.path = args->value[OPT_PLOT], .force = args->given[OPT_FORCE]};
+    int rc = EXIT_OK;
+    if (args->given[OPT_PLOT_SCRIPT])
+        rc = write_script(args, figure, &target);
+    if (rc == EXIT_OK && vp_plot_run(figure, &target, &err) != VP_OK)
+        rc = cli_runtime_error("--plot: %s", err.message);
+    vp_figure_free(figure);
+    return rc;
+}

@@ -1,0 +1,183 @@
+/* Figures from the command line: --plot to files and the terminal,
+ * --plot-script, the figure set, and what happens without gnuplot. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "run_program.h"
+
+#define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
+
+static char scratch[256];
+
+static int make_scratch(void **state)
+{
+    (void)state;
+    snprintf(scratch, sizeof scratch, "%s", test_scratch_dir());
+    return 0;
+}
+
+static int remove_scratch(void **state)
+{
+    (void)state;
+    test_remove_tree(scratch);
+    return 0;
+}
+
+static const char *in_scratch(const char *name)
+{
+    static char paths[16][512];
+    static int next;
+    char *path = paths[next++ % 16];
+    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
+    return path;
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void assert_starts_with_file(const char *path, const char *magic, size_t length)
+{
+    char head[16] = {0};
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fread(head, 1, length, f), length);
+    fclose(f);
+    assert_memory_equal(head, magic, length);
+}
+
+static void terminal_plot_has_its_axes(void **state)
+{
+    (void)state;
+    program_run run = RUN("--placement", "all", "--plot", "-");
+    assert_int_equal(run.status, 0);
+    assert_non_null(strstr(run.out, "sub-block"));
+    assert_non_null(strstr(run.out, "stream size"));
+    assert_non_null(strstr(run.out, "update ratio"));
+    assert_non_null(strstr(run.out, "embedding share"));
+    assert_non_null(strstr(run.out, "post-ln, closed"));
+    assert_null(strstr(run.out, "The top of each stack")); /* only the plot was asked for */
+    program_run_free(&run);
+}
+
+static void model_figure_in_each_format(void **state)
+{
+    (void)state;
+    const char *svg = in_scratch("gemma.svg"), *png = in_scratch("gemma.png"),
+               *pdf = in_scratch("gemma.pdf");
+    program_run run = RUN("--model", "gemma-2-27b", "--plot", svg);
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    assert_starts_with_file(svg, "<?xml", 5);
+    run = RUN("--model", "gemma-2-27b", "--plot", png);
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    assert_starts_with_file(png, "\x89PNG\r\n\x1a\n", 8);
+    assert_true(file_size(png) > 1000);
+    run = RUN("--model", "gemma-2-27b", "--plot", pdf);
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    assert_starts_with_file(pdf, "%PDF-", 5);
+    /* an existing figure is kept without --force */
+    run = RUN("--model", "gemma-2-27b", "--plot", svg);
+    assert_int_equal(run.status, 1);
+    assert_non_null(strstr(run.err, "--force"));
+    program_run_free(&run);
+}
+
+static void plot_script_reruns_under_gnuplot(void **state)
+{
+    (void)state;
+    const char *svg = in_scratch("fig.svg"), *script = in_scratch("fig.gp");
+    program_run run = RUN("--placement", "pre-norm,post-ln", "--plot", svg, "--plot-script",
+                          script, "--quantity", "share");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    long first = file_size(svg);
+    assert_true(first > 0);
+    assert_int_equal(unlink(svg), 0);
+    char command[1200];
+    snprintf(command, sizeof command, "cd '%s' && gnuplot fig.gp", scratch);
+    assert_int_equal(system(command), 0);
+    assert_int_equal(file_size(svg), first);
+}
+
+static void bad_plot_requests(void **state)
+{
+    (void)state;
+    program_run run = RUN("--plot", in_scratch("fig.txt"));
+    assert_int_equal(run.status, 2);
+    assert_non_null(strstr(run.err, ".txt"));
+    program_run_free(&run);
+    run = RUN("--plot-script", in_scratch("x.gp"));
+    assert_int_equal(run.status, 2);
+    assert_non_null(strstr(run.err, "--plot"));
+    program_run_free(&run);
+    run = RUN("--plot", "-", "--quantity", "size");
+    assert_int_equal(run.status, 2);
+    assert_non_null(strstr(run.err, "'size'"));
+    program_run_free(&run);
+    run = RUN("--plot", "evil\nname.svg");
+    assert_int_equal(run.status, 2);
+    program_run_free(&run);
+}
+
+static void missing_gnuplot_still_writes_the_output(void **state)
+{
+    (void)state;
+    const char *csv = in_scratch("kept.csv"), *svg = in_scratch("never.svg");
+    setenv("VARPROF_GNUPLOT", "/nonexistent/gnuplot", 1);
+    program_run run = RUN("--format", "csv", "--output", csv, "--plot", svg);
+    unsetenv("VARPROF_GNUPLOT");
+    assert_int_equal(run.status, 1);
+    assert_non_null(strstr(run.err, "gnuplot-nox"));
+    assert_true(file_size(csv) > 100);
+    assert_int_equal(file_size(svg), -1);
+    program_run_free(&run);
+}
+
+static void figure_set_is_regenerated(void **state)
+{
+    (void)state;
+    const char *dir = in_scratch("figures");
+    program_run run = RUN("figures", "--outdir", dir);
+    assert_int_equal(run.status, 0);
+    const char *names[] = {"stream-gain1", "stream-gain2", "share", "update", "gain-sweep",
+                           "depth-sweep"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.svg", dir, names[i]);
+        assert_true(file_size(path) > 1000);
+        assert_non_null(strstr(run.out, names[i]));
+    }
+    program_run_free(&run);
+    run = RUN("figures", "--format", "gif");
+    assert_int_equal(run.status, 2);
+    assert_non_null(strstr(run.err, "svg, png, pdf"));
+    program_run_free(&run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(terminal_plot_has_its_axes),
+        cmocka_unit_test(model_figure_in_each_format),
+        cmocka_unit_test(plot_script_reruns_under_gnuplot),
+        cmocka_unit_test(bad_plot_requests),
+        cmocka_unit_test(missing_gnuplot_still_writes_the_output),
+        cmocka_unit_test(figure_set_is_regenerated),
+    };
+    return cmocka_run_group_tests_name("figures from the command line", tests, make_scratch,
+                                       remove_scratch);
+}
