@@ -10,6 +10,9 @@ static const char *const header[] = {"name", "year", "layers", "placement", "nor
                                      "source"};
 enum { N_COLUMNS = sizeof header / sizeof header[0] };
 
+/* A table longer than this is not a models table but a mistake. */
+#define VP_MAX_MODELS 100000
+
 typedef struct {
     vp_model_table *table;
     size_t capacity;
@@ -75,10 +78,10 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
         return VP_OK;
     }
     vp_model_table *t = r->table;
+    if (t->count == VP_MAX_MODELS)
+        return vp_fail(err, VP_EFORMAT, "line %zu: more than %d models", line, VP_MAX_MODELS);
     if (t->count == r->capacity) {
         size_t capacity = r->capacity ? 2 * r->capacity : 32;
-        if (capacity > 100000)
-            return vp_fail(err, VP_EFORMAT, "line %zu: more than 100000 models", line);
         vp_model *grown = realloc(t->models, capacity * sizeof *grown);
         if (!grown)
             return vp_fail(err, VP_ENOMEM, "no memory for %zu models", capacity);

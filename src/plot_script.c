@@ -17,17 +17,27 @@
 static int is_log_x(const vp_panel *panel) { return (panel->flags & VP_AXIS_LOG_X) != 0; }
 static int is_log_y(const vp_panel *panel) { return (panel->flags & VP_AXIS_LOG_Y) != 0; }
 
-/* Whether point i can be drawn: finite, and positive on a log axis. */
+/* The smallest value a log axis draws: gnuplot fails on a range reaching
+ * down into subnormals ("y range must be greater than 0 for log scale"), as a
+ * thousand-layer Post-LN share does. */
+#define LOG_AXIS_FLOOR 1e-300
+
+static int on_log_axis(double v)
+{
+    return v >= LOG_AXIS_FLOOR;
+}
+
+/* Whether point i can be drawn: finite, and on the axis where it is log. */
 static int drawable(const vp_panel *panel, const vp_series *s, size_t i)
 {
     if (!isfinite(s->x[i]) || !isfinite(s->y[i]))
         return 0;
-    if ((is_log_x(panel) && !(s->x[i] > 0.0)) || (is_log_y(panel) && !(s->y[i] > 0.0)))
+    if ((is_log_x(panel) && !on_log_axis(s->x[i])) || (is_log_y(panel) && !on_log_axis(s->y[i])))
         return 0;
     if (s->style == VP_SERIES_BAND) {
         if (!isfinite(s->lo[i]) || !isfinite(s->hi[i]))
             return 0;
-        if (is_log_y(panel) && !(s->lo[i] > 0.0))
+        if (is_log_y(panel) && !on_log_axis(s->lo[i]))
             return 0;
     }
     return 1;
@@ -64,9 +74,7 @@ vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error 
         }
         for (size_t i = 0; i < panel->n_markers && status == VP_OK; i++)
             status = vp_plot_check_text(panel->markers[i].label, "a marker's label", err);
-        if (status == VP_OK && drawn == 0)
-            return vp_fail(err, VP_EINVAL, "panel %zu ('%s') has no point that can be drawn",
-                           p + 1, panel->title);
+        (void)drawn; /* an empty panel is drawn with a note (write_plot) */
     }
     return status;
 }
@@ -89,7 +97,7 @@ static void write_terminal(FILE *out, vp_plot_format format, size_t n_panels)
                 WIDTH_PX / 100.0, (double)px / 100.0);
         break;
     case VP_PLOT_DUMB:
-        fprintf(out, "set terminal dumb size %d,%zu noenhanced\n", DUMB_COLUMNS,
+        fprintf(out, "set terminal dumb size %d,%zu noenhanced nofeed\n", DUMB_COLUMNS,
                 DUMB_PANEL_LINES * n_panels);
         break;
     }
@@ -207,10 +215,27 @@ static vp_status write_markers(FILE *out, const vp_panel *panel, vp_error *err)
     return VP_OK;
 }
 
+/* A panel with nothing to draw (a gain of 0 leaves no update ratio above 0
+ * for a log axis) still takes its place, saying so. */
+static int panel_is_empty(const vp_panel *panel)
+{
+    for (size_t i = 0; i < panel->n_series; i++)
+        if (drawable_points(panel, &panel->series[i]) > 0)
+            return 0;
+    return 1;
+}
+
 static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_format format,
                             vp_error *err)
 {
     const char *sep = "plot ";
+    if (panel_is_empty(panel)) {
+        fputs("set xrange [0:1]\nset yrange [1:10]\n"
+              "set label 'nothing to draw here: no value is above 0' at graph 0.5, 0.5 center\n"
+              "plot NaN notitle\nset autoscale x\n",
+              out);
+        return VP_OK;
+    }
     // bands first, so that every line is drawn over every band
     if (format != VP_PLOT_DUMB)
         for (size_t i = 0; i < panel->n_series; i++) {
@@ -233,6 +258,16 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
         const size_t every = n >= 16 ? n / 8 : 1;
         const size_t first = every * (size_t)s->colour / VP_PLOT_COLOURS;
         const int point = vp_plot_point_type(s->colour);
+        if (format == VP_PLOT_DUMB) {
+            /* text has no colours: the curve's own characters and marker make its legend */
+            fprintf(out, "%s$d%zu_%zu using 1:2 with linespoints pt %d pi %zu title ", sep,
+                    p + 1, i + 1, point, every);
+            vp_status status = vp_plot_write_quoted(out, s->label, "a legend label", err);
+            if (status != VP_OK)
+                return status;
+            sep = ", \\\n     ";
+            continue;
+        }
         fprintf(out, "%s$d%zu_%zu using 1:2 with lines lw 2 dt %d lc rgb '%s' notitle", sep,
                 p + 1, i + 1, s->dash, vp_plot_colour(s->colour));
         sep = ", \\\n     ";

@@ -12,6 +12,7 @@ const char *vp_strerror(vp_status status)
     case VP_EIO: return "input/output error";
     case VP_EFORMAT: return "malformed file";
     case VP_EOVERFLOW: return "result does not fit in a double";
+    case VP_ETHREAD: return "cannot start a thread";
     }
     return "unknown status";
 }

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "varprof/compare.h"
 #include "varprof/format.h"
 #include "varprof/text.h"
 #include "varprof/version.h"
@@ -34,7 +35,12 @@ static void write_heading(FILE *out, const vp_profile *p)
         fprintf(out, ", alpha %.6g, beta %.6g", c->alpha, c->beta);
     if (p->norm != VP_NORM_ANY)
         fprintf(out, ", %s", vp_norm_name(p->norm));
-    fprintf(out, ", embedding variance %.6g\n\n", c->embedding_var);
+    fprintf(out, ", embedding variance %.6g\n", c->embedding_var);
+    if (p->sampling.generator)
+        fprintf(out, "%s method, width %zu, %zu tokens, eps %.3g, generator %s, seed %llu\n",
+                p->sampling.method, p->sampling.width, p->sampling.trials, p->sampling.eps,
+                p->sampling.generator, p->sampling.seed);
+    fputc('\n', out);
 }
 
 static void write_row(FILE *out, const vp_profile *p, size_t k)
@@ -51,6 +57,29 @@ static void write_row(FILE *out, const vp_profile *p, size_t k)
     fprintf(out, "%9zu  %7s  %-9s  %9s  %12.6g  %11.4g  %12s  %18s\n", k, layer,
             vp_part_name(vp_sub_block_part(placement, k)), gain, row->stream_var,
             vp_profile_stream_size(p, k), update, share);
+}
+
+/* A sampled row: each estimate with its 95 % half-width, and the spread of
+ * the per-token stream size. */
+static void write_sampled_row(FILE *out, const vp_profile *p, size_t k)
+{
+    const vp_placement placement = p->config.placement;
+    const vp_row *row = &p->rows[k];
+    char layer[32] = "-", update[48] = "-", share[48], var[48], spread[64];
+    if (k > 0) {
+        snprintf(layer, sizeof layer, "%zu", vp_sub_block_layer(placement, k));
+        snprintf(update, sizeof update, "%.4g +- %.2g", row->update_ratio,
+                 (row->update_ratio_hi - row->update_ratio_lo) / 2.0);
+    }
+    snprintf(var, sizeof var, "%.5g +- %.2g", row->stream_var,
+             (row->stream_var_hi - row->stream_var_lo) / 2.0);
+    snprintf(share, sizeof share, "%.4g +- %.2g", row->embedding_share,
+             (row->embedding_share_hi - row->embedding_share_lo) / 2.0);
+    snprintf(spread, sizeof spread, "%.4g %.4g %.4g", row->stream_size_p05, row->stream_size_p50,
+             row->stream_size_p95);
+    fprintf(out, "%9zu  %5s  %-9s  %20s  %11.4g  %22s  %20s  %20s\n", k, layer,
+            vp_part_name(vp_sub_block_part(placement, k)), var, vp_profile_stream_size(p, k),
+            spread, update, share);
 }
 
 static void write_overflow(FILE *out, const vp_profile *p)
@@ -81,11 +110,21 @@ static void write_top(FILE *out, const vp_profile_top *top)
 vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t every)
 {
     write_heading(out, profile);
-    fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s\n", "sub-block", "layer", "part",
-            "gain", "stream var", "stream size", "update ratio", "embedding share");
+    const int sampled = (profile->fields & VP_HAS_BOUNDS) != 0;
+    if (sampled)
+        fprintf(out, "%9s  %5s  %-9s  %20s  %11s  %22s  %20s  %20s\n", "sub-block", "layer",
+                "part", "stream var +- 95%", "stream size", "size p5 p50 p95", "update ratio",
+                "embedding share");
+    else
+        fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s\n", "sub-block", "layer",
+                "part", "gain", "stream var", "stream size", "update ratio", "embedding share");
     for (size_t k = 0; k < profile->n_rows; k++)
-        if (vp_profile_shows_row(profile, k, every))
-            write_row(out, profile, k);
+        if (vp_profile_shows_row(profile, k, every)) {
+            if (sampled)
+                write_sampled_row(out, profile, k);
+            else
+                write_row(out, profile, k);
+        }
     if (profile->overflow_at)
         write_overflow(out, profile);
     const vp_profile_top top = vp_profile_get_top(profile);
@@ -109,6 +148,66 @@ vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t
         if (t->overflow_at)
             fprintf(out, "  (%s overflows at sub-block %zu)", t->overflowed, t->overflow_at);
         fputc('\n', out);
+    }
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
+static void se_text(char *buf, size_t size, double units)
+{
+    if (isinf(units))
+        snprintf(buf, size, "%s", units > 0 ? "+inf" : "-inf");
+    else
+        snprintf(buf, size, "%+.1f", units);
+}
+
+vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
+                                     const vp_profile *sampled, size_t every)
+{
+    const vp_placement placement = closed->config.placement;
+    fprintf(out, "%s: closed form against %s (%s method, width %zu, %zu tokens, seed %llu); "
+                 "(SE): the difference in standard errors\n",
+            vp_placement_name(placement), engine_title(sampled->engine),
+            sampled->sampling.method, sampled->sampling.width, sampled->sampling.trials,
+            sampled->sampling.seed);
+    fprintf(out, "%9s  %-9s  %11s %11s %6s  %11s %11s %6s  %11s %11s %6s\n", "sub-block", "part",
+            "var closed", "sampled", "(SE)", "upd closed", "sampled", "(SE)", "emb closed",
+            "sampled", "(SE)");
+    const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
+    for (size_t k = 0; k < rows; k++) {
+        if (!(k % every == 0 || k + 1 == rows))
+            continue;
+        fprintf(out, "%9zu  %-9s", k, vp_part_name(vp_sub_block_part(placement, k)));
+        for (int q = 0; q < VP_Q_COUNT; q++) {
+            if (k == 0 && q == VP_Q_UPDATE_RATIO) {
+                fprintf(out, "  %11s %11s %6s", "-", "-", "");
+                continue;
+            }
+            double c, s, se;
+            char units[16];
+            vp_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);
+            se_text(units, sizeof units, vp_se_units(c, s, se));
+            fprintf(out, "  %11.5g %11.5g %6s", c, s, units);
+        }
+        fputc('\n', out);
+    }
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
+vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp)
+{
+    const char *name = vp_placement_name(closed->config.placement);
+    if (cmp->disagree == 0) {
+        fprintf(out, "%s: agrees within %g standard errors (or %.2g relative) at all %zu "
+                     "sub-blocks\n",
+                name, cmp->n_se, cmp->rel_floor, closed->n_rows - 1);
+    } else {
+        char units[16];
+        se_text(units, sizeof units, cmp->worst_se_units);
+        fprintf(out, "%s: differs at %zu of %zu figures, from sub-block %zu; most at sub-block "
+                     "%zu, %s %.5g against %.5g closed (%+.3g %%, %s standard errors)\n",
+                name, cmp->disagree, cmp->checked, cmp->first_k, cmp->worst_k,
+                vp_quantity_name(cmp->worst_quantity), cmp->worst_sampled, cmp->worst_closed,
+                100.0 * cmp->worst_relative, units);
     }
     return ferror(out) ? VP_EIO : VP_OK;
 }

@@ -185,9 +185,11 @@ vp_status vp_plot_check_text(const char *text, const char *what, vp_error *err);
  * vp_plot_check_text. VP_EIO when the stream reports an error. */
 vp_status vp_plot_write_quoted(FILE *out, const char *text, const char *what, vp_error *err);
 
-/* Checks a figure before it is drawn: 1..VP_PLOT_MAX_PANELS panels, each with
- * a point that can be drawn, and every text, output (may be NULL) included,
- * passing vp_plot_check_text. VP_EINVAL with the first problem in err. */
+/* Checks a figure before it is drawn: 1..VP_PLOT_MAX_PANELS panels, and every
+ * text, output (may be NULL) included, passing vp_plot_check_text. VP_EINVAL
+ * with the first problem in err. A panel with no point that can be drawn
+ * (none finite, or none >= 1e-300 on a log axis) is allowed: it is drawn
+ * empty, with a note saying so. */
 vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error *err);
 
 /* Writes a complete, self-contained gnuplot script for the figure: the
@@ -195,8 +197,8 @@ vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error 
  * for "-", so a rerun draws on standard output), the data inline as
  * datablocks with %.17g numbers, the style, and the plots. `gnuplot script.gp`
  * alone redraws the figure. target->force and terminal_out are ignored.
- * Fails with VP_EINVAL for a bad extension, a figure without panels or with
- * an empty series, or a refused text (see vp_plot_check_text), before
+ * Fails with VP_EINVAL for a bad extension, a figure without panels, or a
+ * refused text (see vp_plot_check_text), before
  * writing anything; VP_EIO when the stream reports an error. */
 vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot_target *target,
                                vp_error *err);

@@ -21,7 +21,18 @@ enum {
     VP_HAS_BOUNDS = 1u << 0,      /* *_lo, *_hi: 95 % bounds of sampled figures */
     VP_HAS_MEASURED = 1u << 1,    /* measured_gain, update_cosine */
     VP_HAS_STREAM_NORM = 1u << 2, /* stream_norm */
+    VP_HAS_PERCENTILES = 1u << 3, /* stream_size_p05, _p50, _p95 */
 };
+
+/* How a sampled profile was sampled, for its outputs' headers. */
+typedef struct {
+    size_t width;          /* d */
+    size_t trials;         /* tokens */
+    unsigned long long seed;
+    const char *generator; /* e.g. "philox4x32-10" */
+    const char *method;    /* "full" or "reduced" */
+    double eps;            /* the norms' eps */
+} vp_sampling;
 
 typedef struct {
     double gain;            /* g_k as configured; unused for k = 0 */
@@ -32,7 +43,10 @@ typedef struct {
     double stream_var_lo, stream_var_hi;
     double update_ratio_lo, update_ratio_hi;
     double embedding_share_lo, embedding_share_hi;
+    double stream_var_se, update_ratio_se, embedding_share_se; /* standard errors */
     double measured_gain, update_cosine, stream_norm;
+    /* per-token stream size sqrt(|x_k|^2 / (d v_0)): 5th, 50th, 95th percentile */
+    double stream_size_p05, stream_size_p50, stream_size_p95;
 } vp_row;
 
 typedef struct {
@@ -42,6 +56,7 @@ typedef struct {
     int gains_from_file;   /* the gains were given per sub-block */
     size_t sub_blocks;     /* K */
     unsigned fields;       /* VP_HAS_* */
+    vp_sampling sampling;  /* for sampled engines; zero otherwise */
     size_t overflow_at;    /* 0, or the first sub-block where a figure
                               overflowed double: rows stop before it */
     const char *overflowed; /* which figure overflowed ("stream variance"), or NULL */

@@ -14,6 +14,7 @@ typedef enum {
     VP_EIO,       /* a file could not be opened, read or written */
     VP_EFORMAT,   /* a file's contents are malformed */
     VP_EOVERFLOW, /* a result does not fit in a double */
+    VP_ETHREAD,   /* a worker thread could not be started */
 } vp_status;
 
 /* One sentence saying what went wrong, without a trailing newline or period. */

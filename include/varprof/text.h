@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "varprof/compare.h"
 #include "varprof/profile.h"
 
 /* Writes a heading naming the engine, placement and configuration, one line
@@ -16,5 +17,14 @@ vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t eve
 /* Writes one line per profile comparing their tops, for several placements.
  * VP_EIO on a stream error. */
 vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t count);
+
+/* Writes a sampled profile beside the closed form, row by row (every >= 1),
+ * with each figure's difference in standard errors. VP_EIO on a stream error. */
+vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
+                                     const vp_profile *sampled, size_t every);
+
+/* Writes the one-line verdict of a comparison (vp_compare). VP_EIO on a
+ * stream error. */
+vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp);
 
 #endif

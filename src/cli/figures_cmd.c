@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "varprof/figures.h"
+#include "varprof/plot.h"
 
 int run_figures(const cli_args *args)
 {
@@ -16,6 +17,9 @@ int run_figures(const cli_args *args)
     const char *outdir = args->given[OPT_OUTDIR] ? args->value[OPT_OUTDIR] : "plots";
     if (!*outdir)
         return cli_usage_error("--outdir: an empty name is not a folder");
+    vp_error why;
+    if (vp_plot_check_text(outdir, "the --outdir name", &why) != VP_OK)
+        return cli_usage_error("--outdir: %s", why.message);
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
         return cli_runtime_error("cannot make the folder %s: %s", outdir, strerror(errno));
     /* the figure set is generated: regenerating it replaces it */

@@ -31,6 +31,10 @@ int check_plot_options(const cli_args *args)
             return cli_runtime_error("%s already exists; add --force to replace it",
                                      args->value[OPT_PLOT]);
     }
+    if (args->given[OPT_PLOT_SCRIPT] && !args->given[OPT_FORCE] &&
+        access(args->value[OPT_PLOT_SCRIPT], F_OK) == 0)
+        return cli_runtime_error("%s already exists; add --force to replace it",
+                                 args->value[OPT_PLOT_SCRIPT]);
     return EXIT_OK;
 }
 

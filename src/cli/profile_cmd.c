@@ -95,8 +95,8 @@ static int read_request(const cli_args *args, profile_request *req)
     if (args->given[OPT_GAINS] && args->given[OPT_GAIN])
         return cli_usage_error("--gain and --gains both given; a file of gains replaces the "
                                "single gain, so give one of them");
-    if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT])
-        return cli_usage_error("--force only applies with --output FILE");
+    if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT] && !args->given[OPT_PLOT])
+        return cli_usage_error("--force only applies with --output, --plot or --plot-script");
     return EXIT_OK;
 }
 
@@ -142,9 +142,11 @@ static int check_gain_count(const profile_request *req)
 static void write_model_heading(const profile_request *req, FILE *out)
 {
     const vp_model *m = &req->model;
-    fprintf(out, "model %s (%d): %zu layers, %s, %s, QK-norm %s; source: %s\n", m->name, m->year,
-            m->layers, vp_placement_name(m->placement), vp_norm_name(m->norm),
-            m->qk_norm ? "yes" : "no", m->source);
+    fprintf(out, "model %s (%d): %zu layers", m->name, m->year, m->layers);
+    if (req->base.layers != m->layers)
+        fprintf(out, " (%zu here, as --layers says)", req->base.layers);
+    fprintf(out, ", %s, %s, QK-norm %s; source: %s\n", vp_placement_name(m->placement),
+            vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);
 }
 
 /* Computes every placement's profile and writes it (out may be NULL: only a

@@ -168,6 +168,32 @@ static void figure_set_is_regenerated(void **state)
     program_run_free(&run);
 }
 
+/* Plots that once failed: --force without --output, a thousand-layer Post-LN
+ * whose shares underflow, a gain of 0 that leaves a log panel empty, and an
+ * output folder whose name gnuplot must never see. */
+static void awkward_plots(void **state)
+{
+    (void)state;
+    const char *svg = in_scratch("again.svg");
+    program_run run = RUN("--plot", svg);
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    run = RUN("--plot", svg, "--force");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    run = RUN("--placement", "post-ln", "--layers", "1100", "--plot", in_scratch("deep.svg"));
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    run = RUN("--gain", "0", "--plot", in_scratch("flat.svg"));
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    const char *evil = in_scratch("x`touch PWNED`");
+    run = RUN("figures", "--outdir", evil);
+    assert_int_equal(run.status, 2);
+    assert_int_equal(file_size(evil), -1);
+    program_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +203,7 @@ int main(void)
         cmocka_unit_test(bad_plot_requests),
         cmocka_unit_test(missing_gnuplot_still_writes_the_output),
         cmocka_unit_test(figure_set_is_regenerated),
+        cmocka_unit_test(awkward_plots),
     };
     return cmocka_run_group_tests_name("figures from the command line", tests, make_scratch,
                                        remove_scratch);

@@ -1,0 +1,39 @@
+/* Holding a sampled profile against the closed form, sub-block by sub-block. */
+#ifndef VARPROF_COMPARE_H
+#define VARPROF_COMPARE_H
+
+#include "varprof/profile.h"
+
+typedef enum { VP_Q_STREAM_VAR, VP_Q_UPDATE_RATIO, VP_Q_EMBEDDING_SHARE, VP_Q_COUNT } vp_quantity;
+
+/* "stream variance", "update ratio", "embedding share". */
+const char *vp_quantity_name(vp_quantity q);
+
+/* The closed and sampled values of q at row k, and the sampled one's
+ * standard error. */
+void vp_quantity_values(const vp_profile *closed, const vp_profile *sampled, size_t k,
+                        vp_quantity q, double *closed_value, double *sampled_value, double *se);
+
+typedef struct {
+    double n_se;      /* agreement: within this many standard errors ... */
+    double rel_floor; /* ... or this relative difference (the norms' eps moves the
+                         sampled values by about eps, below any standard error) */
+    size_t checked;   /* figures compared: 3 per sub-block (2 for sub-block 0) */
+    size_t disagree;  /* figures outside the band */
+    size_t first_k;   /* the first sub-block with a disagreement */
+    vp_quantity worst_quantity; /* the largest disagreement, in standard errors */
+    size_t worst_k;
+    double worst_closed, worst_sampled, worst_se_units, worst_relative;
+} vp_comparison;
+
+/* Compares every row both profiles have (same placement and layers, the
+ * sampled one with VP_HAS_BOUNDS). VP_EINVAL when they do not match. The
+ * difference in standard errors is (sampled - closed) / se; a zero se with a
+ * difference counts as infinitely many. */
+vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double n_se,
+                     double rel_floor, vp_comparison *out);
+
+/* (sampled - closed) / se, +-HUGE_VAL where se is 0 and they differ, 0 where equal. */
+double vp_se_units(double closed_value, double sampled_value, double se);
+
+#endif
