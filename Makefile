@@ -11,11 +11,11 @@ CFLAGS ?= -O2 -g
 WARN := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Isrc -Itests/support -MMD -MP
 LIBS := -lcsv -lcjson -lm
-TEST_LIBS := -lcmocka
+TEST_LIBS := -lcmocka -lgsl -lgslcblas
 
 VERSION := $(shell sed -n 's/^#define VP_VERSION "\(.*\)"/\1/p' include/varprof/version.h)
 
-LIB_SRC := $(wildcard src/*.c)
+LIB_SRC := $(wildcard src/*.c) $(wildcard src/kernels/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_COMMON := tests/support/run_program.c tests/support/reference.c
@@ -30,7 +30,17 @@ all: $(BUILD)/varprof $(BUILD)/libvarprof.a
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(KERNEL_FLAGS) -c $< -o $@
+
+# Kernels: the build stays baseline; only each SIMD file gets its instruction
+# set, and runs only after CPUID says so (src/kernels/isa.c). No contraction
+# of a*b+c into an FMA the source did not write: every variant must round as
+# the scalar reference does. Other architectures build the scalar one alone.
+$(BUILD)/src/kernels/%.o: KERNEL_FLAGS += -ffp-contract=off
+ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
+$(BUILD)/src/kernels/gauss_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
+$(BUILD)/src/kernels/gauss_avx512.o: KERNEL_FLAGS += -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
+endif
 
 $(BUILD)/libvarprof.a: $(LIB_OBJ)
 	rm -f $@
