@@ -10,7 +10,7 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Isrc -Itests/support -MMD -MP
-LIBS := -lcsv -lcjson -lm
+LIBS := -lcsv -lcjson -lgsl -lgslcblas -lpthread -lm
 TEST_LIBS := -lcmocka -lgsl -lgslcblas
 
 VERSION := $(shell sed -n 's/^#define VP_VERSION "\(.*\)"/\1/p' include/varprof/version.h)

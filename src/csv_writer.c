@@ -11,6 +11,8 @@ const char *const vp_csv_columns[VP_CSV_COLUMN_COUNT] = {
     "stream_var_lo",   "stream_var_hi",   "update_ratio_lo",
     "update_ratio_hi", "embedding_share_lo", "embedding_share_hi",
     "measured_gain",   "update_cosine",   "stream_norm",
+    /* added after design.md's 21, at the end as it allows: the Monte Carlo's spread */
+    "stream_size_p05", "stream_size_p50", "stream_size_p95",
 };
 
 /* Text fields go through libcsv's quoting only when they need it, so that
@@ -46,6 +48,7 @@ vp_status vp_csv_write_profile(FILE *out, const vp_profile *profile, size_t ever
     const int bounds = (profile->fields & VP_HAS_BOUNDS) != 0;
     const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
     const int norm = (profile->fields & VP_HAS_STREAM_NORM) != 0;
+    const int spread = (profile->fields & VP_HAS_PERCENTILES) != 0;
     for (size_t k = 0; k < profile->n_rows; k++) {
         if (!vp_profile_shows_row(profile, k, every))
             continue;
@@ -72,6 +75,9 @@ vp_status vp_csv_write_profile(FILE *out, const vp_profile *profile, size_t ever
         number_field(out, row->measured_gain, measured && branch);
         number_field(out, row->update_cosine, measured && branch);
         number_field(out, row->stream_norm, norm);
+        number_field(out, row->stream_size_p05, spread);
+        number_field(out, row->stream_size_p50, spread);
+        number_field(out, row->stream_size_p95, spread);
         fputc('\n', out);
     }
     return ferror(out) ? VP_EIO : VP_OK;

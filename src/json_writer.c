@@ -56,6 +56,13 @@ static cJSON *row_object(const vp_profile *profile, size_t k)
     add_number(o, "measured_gain", row->measured_gain, measured && branch);
     add_number(o, "update_cosine", row->update_cosine, measured && branch);
     add_number(o, "stream_norm", row->stream_norm, (profile->fields & VP_HAS_STREAM_NORM) != 0);
+    const int spread = (profile->fields & VP_HAS_PERCENTILES) != 0;
+    add_number(o, "stream_size_p05", row->stream_size_p05, spread);
+    add_number(o, "stream_size_p50", row->stream_size_p50, spread);
+    add_number(o, "stream_size_p95", row->stream_size_p95, spread);
+    add_number(o, "stream_var_se", row->stream_var_se, bounds);
+    add_number(o, "update_ratio_se", row->update_ratio_se, bounds && branch);
+    add_number(o, "embedding_share_se", row->embedding_share_se, bounds);
     return o;
 }
 
@@ -79,6 +86,22 @@ static cJSON *profile_object(const vp_profile *profile)
     add_number(o, "embedding_var", cfg->embedding_var, 1);
     add_number(o, "overflow_at", (double)profile->overflow_at, profile->overflow_at != 0);
     add_text(o, "overflowed", profile->overflowed);
+    if (profile->sampling.generator) {
+        const vp_sampling *sm = &profile->sampling;
+        cJSON *sampling = cJSON_AddObjectToObject(o, "sampling");
+        if (sampling) {
+            add_text(sampling, "method", sm->method);
+            add_number(sampling, "width", (double)sm->width, 1);
+            add_number(sampling, "trials", (double)sm->trials, 1);
+            char seed[32];
+            snprintf(seed, sizeof seed, "%llu", sm->seed); /* every digit of a 64-bit seed */
+            cJSON_AddRawToObject(sampling, "seed", seed);
+            add_text(sampling, "generator", sm->generator);
+            add_number(sampling, "eps", sm->eps, 1);
+        }
+    } else {
+        cJSON_AddNullToObject(o, "sampling");
+    }
     const vp_profile_top top = vp_profile_get_top(profile);
     cJSON *summary = cJSON_AddObjectToObject(o, "top");
     if (summary) {

@@ -208,6 +208,12 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
                 name, cmp->disagree, cmp->checked, cmp->first_k, cmp->worst_k,
                 vp_quantity_name(cmp->worst_quantity), cmp->worst_sampled, cmp->worst_closed,
                 100.0 * cmp->worst_relative, units);
+        const vp_placement p = closed->config.placement;
+        if ((p == VP_POST_LN || p == VP_DEEPNORM) &&
+            cmp->worst_quantity == VP_Q_EMBEDDING_SHARE)
+            fprintf(out, "  why: the closed form is the infinite-width limit; at width d each "
+                         "token's norm divides by its own statistics, which raises the mean share "
+                         "by about K/d (and LayerNorm's centring adds as much again)\n");
     }
     return ferror(out) ? VP_EIO : VP_OK;
 }

@@ -12,7 +12,7 @@
 #include "varprof/profile.h"
 
 /* The columns, in order; VP_CSV_COLUMN_COUNT of them. */
-#define VP_CSV_COLUMN_COUNT 21
+#define VP_CSV_COLUMN_COUNT 24
 extern const char *const vp_csv_columns[VP_CSV_COLUMN_COUNT];
 
 /* Writes the header row. VP_EIO when the stream reports an error. */

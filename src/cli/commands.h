@@ -4,6 +4,7 @@
 
 #include "options.h"
 #include "varprof/config.h"
+#include "varprof/mc.h"
 #include "varprof/models.h"
 #include "varprof/profile.h"
 
@@ -16,6 +17,11 @@ int run_figures(const cli_args *args);
  * title (NULL for none). Returns EXIT_OK or EXIT_RUNTIME after printing why. */
 int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_t count,
                   const char *title);
+
+/* Reads --width, --trials, --seed, --threads (default: the cores online),
+ * --norm and --method into mc. Returns EXIT_OK or EXIT_USAGE after printing
+ * the error. */
+int read_sampling_options(const cli_args *args, vp_mc_options *mc);
 
 /* Checks --plot, --plot-script and --quantity before any work is done. */
 int check_plot_options(const cli_args *args);

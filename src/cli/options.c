@@ -32,7 +32,23 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_BETA] = {"beta", "B", BOTH, "DeepNorm's init scale >= 0; default (8L)^(-1/4)"},
     [OPT_EMBEDDING_VAR] = {"embedding-var", "V", CMD_PROFILE,
                            "the embedding's variance v_0 > 0; default 1"},
-    [OPT_ENGINE] = {"engine", "closed", CMD_PROFILE, "the engine; default closed"},
+    [OPT_ENGINE] = {"engine", "closed|mc|all", CMD_PROFILE,
+                    "closed form, Monte Carlo, or both side by side; default closed"},
+    [OPT_WIDTH] = {"width", "D", CMD_PROFILE,
+                   "Monte Carlo: the stream's width, 1 to 1048576 (2 up with layernorm); "
+                   "default 512"},
+    [OPT_TRIALS] = {"trials", "N", CMD_PROFILE,
+                    "Monte Carlo: tokens sampled, 2 to 1000000000; default 4096"},
+    [OPT_SEED] = {"seed", "S", CMD_PROFILE,
+                  "Monte Carlo: the generator's seed, 0 to 2^64-1; default 1"},
+    [OPT_THREADS] = {"threads", "T", CMD_PROFILE,
+                     "Monte Carlo: threads, 1 to 1024; default all cores; the result is the "
+                     "same for any T"},
+    [OPT_NORM] = {"norm", "layernorm|rmsnorm", CMD_PROFILE,
+                  "Monte Carlo: the norm, eps 1e-5; default layernorm"},
+    [OPT_METHOD] = {"method", "full|reduced", CMD_PROFILE,
+                    "Monte Carlo: every coordinate, or the few the recursion uses plus a "
+                    "chi-square (exact in distribution); default reduced"},
     [OPT_FORMAT] = {"format", "text|csv|json", CMD_PROFILE, "output format; default text"},
     [OPT_OUTPUT] = {"output", "FILE", CMD_PROFILE,
                     "write to FILE instead of standard output; never replaces a file "

@@ -7,12 +7,24 @@
 #include "varprof/varprof.h"
 
 enum { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
+enum { ENGINE_CLOSED, ENGINE_MC, ENGINE_ALL };
+
+/* Each placement's profiles: the closed form's, the Monte Carlo's, or both. */
+#define MAX_PROFILES (2 * VP_PLACEMENT_COUNT)
+
+/* A sampled figure agrees with the closed form within this many standard
+ * errors, or within this many eps relative: the norms' eps moves a sampled
+ * stream by about eps, which no standard error covers where a norm pins it. */
+#define AGREEMENT_SE 3.0
+#define AGREEMENT_EPS_MULTIPLE 10.0
 
 typedef struct {
     vp_placement placements[VP_PLACEMENT_COUNT];
     size_t n_placements;
     vp_config base;
     int format;
+    int engine;
+    vp_mc_options mc;
     size_t every;
     vp_model model; /* from --model; model.name is empty without it */
     const char *gains_path;
@@ -80,8 +92,8 @@ static int read_placements(const cli_args *args, profile_request *req)
 static int read_request(const cli_args *args, profile_request *req)
 {
     static const char *const formats[] = {"text", "csv", "json", NULL};
-    static const char *const engines[] = {"closed", NULL};
-    int engine = 0, rc;
+    static const char *const engines[] = {"closed", "mc", "all", NULL};
+    int rc;
     req->every = 1;
     if (args->given[OPT_MODEL])
         rc = read_model(args, req);
@@ -89,14 +101,31 @@ static int read_request(const cli_args *args, profile_request *req)
         rc = read_stack_options(args, VP_DEFAULT_LAYERS, &req->base);
     if (rc != EXIT_OK ||
         (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
-        (rc = cli_choice(args, OPT_ENGINE, engines, &engine)) != EXIT_OK ||
+        (rc = cli_choice(args, OPT_ENGINE, engines, &req->engine)) != EXIT_OK ||
+        (rc = read_sampling_options(args, &req->mc)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
         return rc;
+    const option_id sampling[] = {OPT_WIDTH, OPT_TRIALS, OPT_SEED, OPT_THREADS, OPT_NORM,
+                                  OPT_METHOD};
+    for (size_t i = 0; req->engine == ENGINE_CLOSED && i < sizeof sampling / sizeof *sampling;
+         i++)
+        if (args->given[sampling[i]])
+            return cli_usage_error("%s applies to the Monte Carlo: add --engine mc or --engine "
+                                   "all", cli_option_name(sampling[i]));
     if (args->given[OPT_GAINS] && args->given[OPT_GAIN])
         return cli_usage_error("--gain and --gains both given; a file of gains replaces the "
                                "single gain, so give one of them");
     if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT] && !args->given[OPT_PLOT])
         return cli_usage_error("--force only applies with --output, --plot or --plot-script");
+    /* the Monte Carlo's sizes, memory included, are checked before anything is allocated */
+    for (size_t i = 0; req->engine != ENGINE_CLOSED && i < req->n_placements; i++) {
+        vp_config cfg = req->base;
+        cfg.placement = req->placements[i];
+        vp_error err;
+        if (vp_mc_check(&cfg, &req->mc, &err) != VP_OK)
+            return cli_usage_error("--engine %s: %s", req->engine == ENGINE_MC ? "mc" : "all",
+                                   err.message);
+    }
     return EXIT_OK;
 }
 
@@ -149,10 +178,75 @@ static void write_model_heading(const profile_request *req, FILE *out)
             vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);
 }
 
-/* Computes every placement's profile and writes it (out may be NULL: only a
- * plot was asked for). With keep, the profiles are returned in kept[] for
- * the plot; otherwise each is freed once written. */
-static int compute_and_write(const profile_request *req, FILE *out, vp_profile **kept)
+/* The profiles of one placement: closed and sampled, either possibly NULL. */
+typedef struct {
+    vp_profile *closed, *sampled;
+} placement_profiles;
+
+static int compute_placement(const profile_request *req, size_t i, placement_profiles *out)
+{
+    vp_config cfg = req->base;
+    cfg.placement = req->placements[i];
+    cfg.gains = req->gains;
+    cfg.n_gains = req->n_gains;
+    vp_error err;
+    *out = (placement_profiles){0};
+    if (req->engine != ENGINE_MC && vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
+        return cli_runtime_error("%s", err.message);
+    if (req->engine != ENGINE_CLOSED && vp_mc_profile(&cfg, &req->mc, &out->sampled, &err) != VP_OK) {
+        vp_profile_free(out->closed);
+        out->closed = NULL;
+        return cli_runtime_error("Monte Carlo: %s", err.message);
+    }
+    if (out->closed && out->closed->overflow_at)
+        warn_overflow(out->closed);
+    if (out->sampled && out->sampled->overflow_at)
+        warn_overflow(out->sampled);
+    return EXIT_OK;
+}
+
+static vp_status write_placement(const profile_request *req, FILE *out, vp_json_writer *json,
+                                 const placement_profiles *pp, size_t i)
+{
+    vp_status status = VP_OK;
+    if (req->format == FORMAT_TEXT && req->engine == ENGINE_ALL) {
+        if (i > 0)
+            fputc('\n', out);
+        vp_comparison cmp;
+        status = vp_text_write_side_by_side(out, pp->closed, pp->sampled, req->every);
+        if (status == VP_OK &&
+            vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
+                       AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
+            status = vp_text_write_verdict(out, pp->closed, &cmp);
+        return status;
+    }
+    if (pp->closed)
+        status = write_profile(req, out, json, pp->closed, i == 0);
+    if (status == VP_OK && pp->sampled)
+        status = write_profile(req, out, json, pp->sampled, i == 0 && !pp->closed);
+    return status;
+}
+
+/* One line per placement, after the tables: the verdicts together. */
+static vp_status write_verdicts(const profile_request *req, FILE *out,
+                                const placement_profiles *all)
+{
+    fprintf(out, "\nVerdicts: the Monte Carlo against the closed form, within %g standard errors "
+                 "or %g eps relative\n", AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
+    for (size_t i = 0; i < req->n_placements; i++) {
+        vp_comparison cmp;
+        if (vp_compare(all[i].closed, all[i].sampled, AGREEMENT_SE,
+                       AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
+            vp_text_write_verdict(out, all[i].closed, &cmp);
+    }
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
+/* Computes every placement's profiles and writes them (out may be NULL: only
+ * a plot was asked for). With kept, the profiles are handed back for the
+ * plot (*n_kept of them); otherwise each is freed once written. */
+static int compute_and_write(const profile_request *req, FILE *out, vp_profile **kept,
+                             size_t *n_kept)
 {
     int rc = check_gain_count(req);
     if (rc != EXIT_OK)
@@ -166,32 +260,41 @@ static int compute_and_write(const profile_request *req, FILE *out, vp_profile *
     else if (out && req->format == FORMAT_JSON)
         status = vp_json_begin(&json, out);
     vp_profile_top tops[VP_PLACEMENT_COUNT];
+    placement_profiles all[VP_PLACEMENT_COUNT] = {{0}};
     for (size_t i = 0; i < req->n_placements && status == VP_OK; i++) {
-        vp_config cfg = req->base;
-        cfg.placement = req->placements[i];
-        cfg.gains = req->gains;
-        cfg.n_gains = req->n_gains;
-        vp_profile *profile;
-        vp_error err;
-        status = vp_closed_profile(&cfg, &profile, &err);
-        if (status != VP_OK)
-            return cli_runtime_error("%s", err.message);
-        if (profile->overflow_at)
-            warn_overflow(profile);
+        placement_profiles *pp = &all[i];
+        if ((rc = compute_placement(req, i, pp)) != EXIT_OK)
+            break;
         if (out)
-            status = write_profile(req, out, &json, profile, i == 0);
-        tops[i] = vp_profile_get_top(profile);
-        if (kept)
-            kept[i] = profile;
-        else
-            vp_profile_free(profile);
+            status = write_placement(req, out, &json, pp, i);
+        tops[i] = vp_profile_get_top(pp->closed ? pp->closed : pp->sampled);
+        if (!kept && req->engine != ENGINE_ALL) {
+            vp_profile_free(pp->closed);
+            vp_profile_free(pp->sampled);
+            *pp = (placement_profiles){0};
+        }
     }
-    if (!out)
-        return status == VP_OK ? EXIT_OK : cli_runtime_error("%s", vp_strerror(status));
-    if (status == VP_OK && req->format == FORMAT_JSON)
-        status = vp_json_end(&json);
-    if (status == VP_OK && req->format == FORMAT_TEXT && req->n_placements > 1)
-        status = vp_text_write_comparison(out, tops, req->n_placements);
+    if (rc == EXIT_OK && out && status == VP_OK) {
+        if (req->format == FORMAT_JSON)
+            status = vp_json_end(&json);
+        else if (req->format == FORMAT_TEXT && req->engine == ENGINE_ALL && req->n_placements > 1)
+            status = write_verdicts(req, out, all);
+        else if (req->format == FORMAT_TEXT && req->n_placements > 1)
+            status = vp_text_write_comparison(out, tops, req->n_placements);
+    }
+    for (size_t i = 0; i < req->n_placements; i++) {
+        if (kept && rc == EXIT_OK) {
+            if (all[i].closed)
+                kept[(*n_kept)++] = all[i].closed;
+            if (all[i].sampled)
+                kept[(*n_kept)++] = all[i].sampled;
+        } else {
+            vp_profile_free(all[i].closed);
+            vp_profile_free(all[i].sampled);
+        }
+    }
+    if (rc != EXIT_OK)
+        return rc;
     if (status != VP_OK)
         return cli_runtime_error("cannot write the output: %s", vp_strerror(status));
     return EXIT_OK;
@@ -218,8 +321,9 @@ int run_profile(const cli_args *args)
             return cli_runtime_error("--gains: %s", err.message);
         }
     }
-    vp_profile *kept[VP_PLACEMENT_COUNT] = {0};
-    rc = compute_and_write(&req, writing ? out.stream : NULL, plotting ? kept : NULL);
+    vp_profile *kept[MAX_PROFILES] = {0};
+    size_t n_kept = 0;
+    rc = compute_and_write(&req, writing ? out.stream : NULL, plotting ? kept : NULL, &n_kept);
     free(req.gains);
     if (rc != EXIT_OK) {
         if (writing)
@@ -233,10 +337,10 @@ int run_profile(const cli_args *args)
         if (req.model.name[0])
             snprintf(title, sizeof title, "%s: %s, %zu layers", req.model.name,
                      vp_placement_name(req.model.placement), req.base.layers);
-        rc = plot_profiles(args, (const vp_profile *const *)kept, req.n_placements,
+        rc = plot_profiles(args, (const vp_profile *const *)kept, n_kept,
                            title[0] ? title : NULL);
     }
-    for (size_t i = 0; i < VP_PLACEMENT_COUNT; i++)
+    for (size_t i = 0; i < n_kept; i++)
         vp_profile_free(kept[i]);
     return rc;
 }

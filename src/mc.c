@@ -1,0 +1,231 @@
+/* The Monte Carlo engine: checks, memory, threads, and the hand-over to
+ * the statistics. */
+#include "varprof/mc.h"
+
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mc_internal.h"
+
+const char *const vp_mc_generator = "philox4x32-10";
+
+void vp_mc_options_init(vp_mc_options *options)
+{
+    *options = (vp_mc_options){
+        .width = VP_MC_DEFAULT_WIDTH,
+        .trials = VP_MC_DEFAULT_TRIALS,
+        .seed = 1,
+        .threads = 1,
+        .norm = VP_NORM_LAYERNORM,
+        .eps = VP_MC_DEFAULT_EPS,
+        .method = VP_MC_REDUCED,
+    };
+}
+
+const char *vp_mc_method_name(vp_mc_method method)
+{
+    return method == VP_MC_FULL ? "full" : "reduced";
+}
+
+/* a * b + c, or 0 with *overflow set */
+static size_t mul_add(size_t a, size_t b, size_t c, int *overflow)
+{
+    if (b != 0 && a > (SIZE_MAX - c) / b) {
+        *overflow = 1;
+        return 0;
+    }
+    return a * b + c;
+}
+
+vp_status vp_mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, size_t *bytes,
+                              vp_error *err)
+{
+    int overflow = 0;
+    const size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+    size_t cells = mul_add(k_total + 1, options->trials, 0, &overflow);
+    size_t total = mul_add(cells, 3 * sizeof(double), 0, &overflow); /* the samples */
+    total = mul_add(options->trials, sizeof(double), total, &overflow); /* percentiles */
+    total = mul_add(k_total + 1, sizeof(vp_row), total, &overflow);     /* the profile */
+    if (options->method == VP_MC_FULL)
+        total = mul_add(options->threads, mc_full_workspace_bytes(options->width) + 64, total,
+                        &overflow);
+    if (overflow)
+        return vp_fail(err, VP_EOVERFLOW, "the run's memory does not fit in an address");
+    *bytes = total;
+    return VP_OK;
+}
+
+static size_t physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return SIZE_MAX;
+    return (size_t)pages * (size_t)page;
+}
+
+vp_status vp_mc_check(const vp_config *cfg, const vp_mc_options *o, vp_error *err)
+{
+    vp_status status = vp_config_check(cfg, err);
+    if (status != VP_OK)
+        return status;
+    const size_t min_width = o->norm == VP_NORM_LAYERNORM ? 2 : 1;
+    if (o->width < min_width || o->width > VP_MC_MAX_WIDTH)
+        return vp_fail(err, VP_EINVAL, "width is %zu; it must be from %zu to %u%s", o->width,
+                       min_width, VP_MC_MAX_WIDTH,
+                       min_width == 2 ? " (LayerNorm centres: one coordinate is always 0)" : "");
+    if (o->trials < 2 || o->trials > VP_MC_MAX_TRIALS)
+        return vp_fail(err, VP_EINVAL, "trials is %zu; it must be from 2 to %u", o->trials,
+                       VP_MC_MAX_TRIALS);
+    if (o->threads < 1 || o->threads > VP_MC_MAX_THREADS)
+        return vp_fail(err, VP_EINVAL, "threads is %zu; it must be from 1 to %u", o->threads,
+                       VP_MC_MAX_THREADS);
+    if (o->norm != VP_NORM_LAYERNORM && o->norm != VP_NORM_RMSNORM)
+        return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
+    if (!(o->eps > 0.0 && o->eps < 1e300))
+        return vp_fail(err, VP_EINVAL, "eps is %g; it must be a finite number > 0", o->eps);
+    if (vp_sub_block_count(cfg->placement, cfg->layers) > UINT32_MAX)
+        return vp_fail(err, VP_EINVAL, "too many sub-blocks for the generator's counter");
+    size_t bytes;
+    if ((status = vp_mc_memory_needed(cfg, o, &bytes, err)) != VP_OK)
+        return status;
+    const size_t have = physical_memory();
+    if (bytes > have / 2)
+        return vp_fail(err, VP_ENOMEM,
+                       "%zu layers x %zu trials would need %.3g GiB, more than half of this "
+                       "machine's %.3g GiB; use fewer trials or layers",
+                       cfg->layers, o->trials, (double)bytes / 1073741824.0,
+                       (double)have / 1073741824.0);
+    return VP_OK;
+}
+
+typedef struct {
+    const mc_job *job;
+    size_t first, end; /* tokens [first, end) */
+    vp_status status;
+} worker;
+
+static void *run_worker(void *arg)
+{
+    worker *w = arg;
+    const mc_job *job = w->job;
+    if (job->options->method == VP_MC_REDUCED) {
+        gsl_rng *rng = mc_reduced_rng_alloc();
+        if (!rng) {
+            w->status = VP_ENOMEM;
+            return NULL;
+        }
+        for (size_t t = w->first; t < w->end; t++)
+            mc_reduced_token(job, t, rng);
+        gsl_rng_free(rng);
+    } else {
+        void *memory = NULL;
+        if (posix_memalign(&memory, 64, mc_full_workspace_bytes(job->options->width)) != 0) {
+            w->status = VP_ENOMEM;
+            return NULL;
+        }
+        for (size_t t = w->first; t < w->end; t++)
+            mc_full_token(job, t, memory);
+        free(memory);
+    }
+    return NULL;
+}
+
+/* Splits the tokens into contiguous ranges, one per thread. Each token is
+ * sampled from its own counters and stored in its own slots, so the split
+ * changes nothing in the result. */
+static vp_status run_threads(const mc_job *job, vp_error *err)
+{
+    const size_t n = job->options->trials;
+    size_t threads = job->options->threads < n ? job->options->threads : n;
+    worker *workers = calloc(threads, sizeof *workers);
+    pthread_t *ids = calloc(threads, sizeof *ids);
+    if (!workers || !ids) {
+        free(workers);
+        free(ids);
+        return vp_fail(err, VP_ENOMEM, "no memory for %zu threads", threads);
+    }
+    size_t started = 0;
+    vp_status status = VP_OK;
+    for (size_t i = 0; i < threads; i++) {
+        workers[i] = (worker){job, i * n / threads, (i + 1) * n / threads, VP_OK};
+        if (threads == 1) {
+            run_worker(&workers[0]);
+        } else if (pthread_create(&ids[i], NULL, run_worker, &workers[i]) != 0) {
+            status = vp_fail(err, VP_ETHREAD, "cannot start thread %zu of %zu", i + 1, threads);
+            break;
+        }
+        started = i + 1;
+    }
+    for (size_t i = 0; threads > 1 && i < started; i++)
+        pthread_join(ids[i], NULL);
+    for (size_t i = 0; status == VP_OK && i < started; i++)
+        if (workers[i].status != VP_OK)
+            status = vp_fail(err, workers[i].status, "a worker ran out of memory");
+    free(workers);
+    free(ids);
+    return status;
+}
+
+vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_profile **out,
+                        vp_error *err)
+{
+    *out = NULL;
+    vp_status status = vp_mc_check(cfg, options, err);
+    if (status != VP_OK)
+        return status;
+    gsl_set_error_handler_off(); /* GSL reports through return values, never aborts */
+    const size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+    const size_t cells = (k_total + 1) * options->trials;
+    mc_job job = {
+        .cfg = cfg,
+        .options = options,
+        .params =
+            {
+                .placement = cfg->placement,
+                .norm = options->norm,
+                .d = (double)options->width,
+                .eps = options->eps,
+                .gamma = cfg->gamma,
+                .alpha = cfg->alpha,
+                .beta = cfg->beta,
+                /* the reduced method draws a parallel block's two noises as one */
+                .parallel_factor = options->method == VP_MC_REDUCED ? sqrt(2.0) : 1.0,
+            },
+        .sub_blocks = k_total,
+        .samples = {malloc(cells * sizeof(double)), malloc(cells * sizeof(double)),
+                    malloc(cells * sizeof(double))},
+    };
+    vp_profile *profile = vp_profile_alloc(k_total);
+    if (!profile || !job.samples.xx || !job.samples.oo || !job.samples.cc) {
+        status = vp_fail(err, VP_ENOMEM, "no memory for %zu samples", cells);
+    } else {
+        status = run_threads(&job, err);
+    }
+    if (status == VP_OK) {
+        profile->engine = VP_ENGINE_MC;
+        profile->norm = options->norm;
+        profile->config = *cfg;
+        profile->config.gains = NULL;
+        profile->gains_from_file = cfg->gains != NULL;
+        profile->fields = VP_HAS_BOUNDS | VP_HAS_PERCENTILES;
+        profile->sampling = (vp_sampling){options->width, options->trials, options->seed,
+                                          vp_mc_generator, vp_mc_method_name(options->method),
+                                          options->eps};
+        if (mc_fill_rows(&job, profile) != VP_OK)
+            status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");
+    }
+    free(job.samples.xx);
+    free(job.samples.oo);
+    free(job.samples.cc);
+    if (status != VP_OK) {
+        vp_profile_free(profile);
+        return status;
+    }
+    *out = profile;
+    return VP_OK;
+}

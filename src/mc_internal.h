@@ -1,0 +1,48 @@
+/* What the Monte Carlo's parts share: the job, and each method's token. */
+#ifndef VARPROF_MC_INTERNAL_H
+#define VARPROF_MC_INTERNAL_H
+
+#include <gsl/gsl_rng.h>
+
+#include "mc_step.h"
+#include "varprof/mc.h"
+
+/* Per-token results, per coordinate, row k at [k * trials + token]. */
+typedef struct {
+    double *xx; /* |x_k|^2 / d */
+    double *oo; /* |o_k|^2 / d, k >= 1 */
+    double *cc; /* |c_k|^2 / d */
+} mc_samples;
+
+typedef struct {
+    const vp_config *cfg;
+    const vp_mc_options *options;
+    mc_params params;
+    size_t sub_blocks; /* K */
+    mc_samples samples;
+} mc_job;
+
+static inline void mc_store(const mc_job *job, size_t k, size_t token, const mc_state *s,
+                            double oo)
+{
+    const size_t at = k * job->options->trials + token;
+    job->samples.xx[at] = s->xx / job->params.d;
+    job->samples.cc[at] = s->cc / job->params.d;
+    job->samples.oo[at] = oo / job->params.d;
+}
+
+/* The reduced method: a GSL generator over a Philox stream, reset for each
+ * (token, sub-block); rng comes from mc_reduced_rng_alloc. */
+gsl_rng *mc_reduced_rng_alloc(void);
+void mc_reduced_token(const mc_job *job, size_t token, gsl_rng *rng);
+
+/* The full method: workspace of mc_full_workspace_bytes, 64-byte aligned. */
+size_t mc_full_workspace_bytes(size_t width);
+void mc_full_token(const mc_job *job, size_t token, void *workspace);
+
+/* Turns the samples into the profile's rows: estimates, 95 % bounds,
+ * standard errors and percentiles; sets overflow_at where a figure is not
+ * finite. VP_ENOMEM when the percentiles' scratch cannot be allocated. */
+vp_status mc_fill_rows(const mc_job *job, vp_profile *profile);
+
+#endif

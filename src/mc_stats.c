@@ -1,0 +1,102 @@
+/* From per-token samples to estimates: ratios of means over tokens, their
+ * 95 % bounds by the delta method, and percentiles of the stream size. */
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "mc_internal.h"
+
+typedef struct {
+    double estimate, se;
+} estimate;
+
+/* sqrt(sum num / sum den) and its standard error: the ratio R of means has
+ * variance var(num - R den) / (n mean(den)^2), and sqrt halves the relative
+ * error. den_scale multiplies every den (DeepNorm's alpha^2). */
+static estimate root_of_ratio(const double *num, const double *den, double den_scale, size_t n)
+{
+    double sum_num = 0.0, sum_den = 0.0;
+    for (size_t t = 0; t < n; t++) {
+        sum_num += num[t];
+        sum_den += den_scale * den[t];
+    }
+    const double ratio = sum_num / sum_den;
+    double residual = 0.0;
+    for (size_t t = 0; t < n; t++) {
+        double r = num[t] - ratio * den_scale * den[t];
+        residual += r * r;
+    }
+    const double mean_den = sum_den / (double)n;
+    const double se_ratio = sqrt(residual / (double)(n - 1) / (double)n) / mean_den;
+    const double root = sqrt(ratio);
+    return (estimate){root, root > 0.0 ? se_ratio / (2.0 * root) : se_ratio};
+}
+
+static estimate mean_of(const double *x, size_t n)
+{
+    const double mean = gsl_stats_mean(x, 1, n);
+    const double sd = n > 1 ? gsl_stats_sd_m(x, 1, n, mean) : 0.0;
+    return (estimate){mean, sd / sqrt((double)n)};
+}
+
+static void bounds(estimate e, double z, double *lo, double *hi)
+{
+    *lo = fmax(e.estimate - z * e.se, 0.0); /* none of the three can be negative */
+    *hi = e.estimate + z * e.se;
+}
+
+static int finite3(double a, double b, double c)
+{
+    return isfinite(a) && isfinite(b) && isfinite(c);
+}
+
+vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
+{
+    const size_t n = job->options->trials;
+    const double z = gsl_cdf_ugaussian_Pinv(0.975);
+    const double v0 = job->cfg->embedding_var;
+    const double alpha2 = job->params.alpha * job->params.alpha;
+    const int deepnorm = job->cfg->placement == VP_DEEPNORM;
+    double *sizes = malloc(n * sizeof *sizes);
+    if (!sizes)
+        return VP_ENOMEM;
+    for (size_t k = 0; k <= job->sub_blocks; k++) {
+        const double *xx = job->samples.xx + k * n, *cc = job->samples.cc + k * n;
+        vp_row *row = &profile->rows[k];
+        row->gain = k > 0 ? vp_config_gain(job->cfg, k) : 0.0;
+        estimate v = mean_of(xx, n);
+        estimate e = root_of_ratio(cc, xx, 1.0, n);
+        estimate u = {0.0, 0.0};
+        if (k > 0)
+            u = root_of_ratio(job->samples.oo + k * n, xx - n, deepnorm ? alpha2 : 1.0, n);
+        if (!finite3(v.estimate, u.estimate, e.estimate) || !finite3(v.se, u.se, e.se)) {
+            profile->overflow_at = k;
+            profile->overflowed = !isfinite(v.estimate) || !isfinite(v.se)
+                                      ? "stream variance"
+                                      : !isfinite(u.estimate) || !isfinite(u.se) ? "update ratio"
+                                                                                : "embedding share";
+            profile->n_rows = k;
+            break;
+        }
+        row->stream_var = v.estimate;
+        row->stream_var_se = v.se;
+        bounds(v, z, &row->stream_var_lo, &row->stream_var_hi);
+        row->update_ratio = u.estimate;
+        row->update_ratio_se = u.se;
+        bounds(u, z, &row->update_ratio_lo, &row->update_ratio_hi);
+        row->embedding_share = e.estimate;
+        row->embedding_share_se = e.se;
+        row->log2_share = log2(e.estimate);
+        bounds(e, z, &row->embedding_share_lo, &row->embedding_share_hi);
+        for (size_t t = 0; t < n; t++)
+            sizes[t] = sqrt(xx[t] / v0);
+        gsl_sort(sizes, 1, n);
+        row->stream_size_p05 = gsl_stats_quantile_from_sorted_data(sizes, 1, n, 0.05);
+        row->stream_size_p50 = gsl_stats_quantile_from_sorted_data(sizes, 1, n, 0.50);
+        row->stream_size_p95 = gsl_stats_quantile_from_sorted_data(sizes, 1, n, 0.95);
+    }
+    free(sizes);
+    return VP_OK;
+}
