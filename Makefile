@@ -53,6 +53,32 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a $(TEST_LIBS) $(LIBS)
 
+# Benchmarks: the Monte Carlo engine on one thread against a NumPy version of
+# the same model (tests/bench/README.md). Built with the normal CFLAGS; prints
+# PASS/MISS per target and does not fail on a miss. NumPy is optional: without
+# it the comparison is skipped, saying so.
+PYTHON3 ?= /usr/bin/python3
+BENCH_BIN := $(BUILD)/bench/bench_mc
+
+.PHONY: bench
+bench: $(BENCH_BIN)
+	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
+	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
+	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
+	  $(BENCH_BIN) --python $(PYTHON3) --script tests/bench/mc_numpy.py; \
+	else \
+	  echo "make bench: $(PYTHON3) cannot import numpy (apt-get install python3-numpy);" \
+	       "skipping the NumPy comparison"; \
+	  $(BENCH_BIN) --no-numpy; \
+	fi
+
+$(BUILD)/bench/bench_mc.o: tests/bench/bench_mc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_BIN): $(BUILD)/bench/bench_mc.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvarprof.a $(LIBS)
+
 # Installs any missing Debian package the build and the tests need.
 deps:
 	@scripts/install-deps

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "varprof/closed.h"
+#include "varprof/mc.h"
 #include "varprof/plot.h"
 
 #define CHAPTER_LAYERS 32
@@ -26,6 +27,9 @@ static const vp_figure_info figures[] = {
     {"gain-sweep", "Stream size at the top of a 32-layer stack against the gain, 0.25 to 4."},
     {"depth-sweep", "Stream size at the top of the stack against depth, 1 to 128 layers, "
                     "gain 1."},
+    {"mc-comparison", "Closed form (solid) against Monte Carlo (dashed, with 95 % bands) for "
+                      "pre-norm and Post-LN at width 64: Post-LN's share sits above the "
+                      "infinite-width limit."},
 };
 enum { N_FIGURES = sizeof figures / sizeof figures[0] };
 
@@ -86,6 +90,42 @@ static vp_status profile_figure(const char *outdir, const char *extension, int f
     vp_figure_free(figure);
     for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
         vp_profile_free(profiles[p]);
+    return status;
+}
+
+/* (g) the closed form against the Monte Carlo, at a width small enough for
+ * the finite-width share of Post-LN to stand out of its band. */
+#define COMPARISON_WIDTH 64
+#define COMPARISON_TRIALS 4096
+
+static vp_status comparison_figure(const char *outdir, const char *extension, int force,
+                                   vp_error *err)
+{
+    const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN};
+    vp_profile *profiles[4] = {NULL};
+    vp_figure *figure = NULL;
+    vp_status status = VP_OK;
+    vp_mc_options mc;
+    vp_mc_options_init(&mc);
+    mc.width = COMPARISON_WIDTH;
+    mc.trials = COMPARISON_TRIALS;
+    for (size_t i = 0; i < 2 && status == VP_OK; i++) {
+        vp_config cfg;
+        vp_config_init(&cfg, placements[i], CHAPTER_LAYERS);
+        status = vp_closed_profile(&cfg, &profiles[2 * i], err);
+        if (status == VP_OK)
+            status = vp_mc_profile(&cfg, &mc, &profiles[2 * i + 1], err);
+    }
+    if (status == VP_OK)
+        status = vp_plot_profiles((const vp_profile *const *)profiles, 4, VP_QUANTITY_ALL,
+                                  "closed form against Monte Carlo (width 64, 4096 tokens, "
+                                  "LayerNorm, seed 1), 32 layers, gain 1",
+                                  &figure, err);
+    if (status == VP_OK)
+        status = draw(figure, outdir, "mc-comparison", extension, force, err);
+    vp_figure_free(figure);
+    for (size_t i = 0; i < 4; i++)
+        vp_profile_free(profiles[i]);
     return status;
 }
 
@@ -208,6 +248,8 @@ vp_status vp_figures_write(const char *outdir, const char *extension, int force,
         status = sweep_figure(outdir, extension, force, SWEEP_GAIN, err);
     if (status == VP_OK)
         status = sweep_figure(outdir, extension, force, SWEEP_DEPTH, err);
+    if (status == VP_OK)
+        status = comparison_figure(outdir, extension, force, err);
     return status;
 }
 

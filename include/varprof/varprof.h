@@ -10,6 +10,8 @@
 #include "varprof/format.h"
 #include "varprof/gains_file.h"
 #include "varprof/json.h"
+#include "varprof/mc.h"
+#include "varprof/compare.h"
 #include "varprof/models.h"
 #include "varprof/parse.h"
 #include "varprof/placement.h"

@@ -39,6 +39,21 @@ static inline __m512i mulhilo16(__m512i a, __m512i m, __m512i *lo)
     return _mm512_mask_shuffle_epi32(odd, EVEN_LANES, even, _MM_PERM_DDBB);
 }
 
+static void philox16(__m512i c[4], const philox16_setup *setup)
+{
+    const __m512i m0 = _mm512_set1_epi32((int)GAUSS_PHILOX_M0);
+    const __m512i m1 = _mm512_set1_epi32((int)GAUSS_PHILOX_M1);
+    for (int r = 0; r < GAUSS_PHILOX_ROUNDS; r++) {
+        __m512i lo0, lo1;
+        __m512i hi0 = mulhilo16(c[0], m0, &lo0);
+        __m512i hi1 = mulhilo16(c[2], m1, &lo1);
+        c[0] = _mm512_ternarylogic_epi32(hi1, c[1], setup->key0[r], XOR3);
+        c[1] = lo1;
+        c[2] = _mm512_ternarylogic_epi32(hi0, c[3], setup->key1[r], XOR3);
+        c[3] = lo0;
+    }
+}
+
 /* Two sets of 16 counters through the rounds side by side: one set's
  * multiply latency hides behind the other's. */
 static void philox16x2(__m512i a[4], __m512i b[4], const philox16_setup *setup)
@@ -161,6 +176,15 @@ static void gauss_normals16(float *dst, const __m512i c[4])
     _mm512_storeu_ps(dst + 48, _mm512_shuffle_f32x4(v1, v3, _MM_SHUFFLE(3, 1, 3, 1)));
 }
 
+/* Draws 4*block .. 4*block + DRAWS - 1 into dst[0..DRAWS): for short tails. */
+static void gauss_pass16(float *dst, const philox16_setup *setup, uint64_t block)
+{
+    __m512i c[4];
+    philox16_counters(c, setup, block);
+    philox16(c, setup);
+    gauss_normals16(dst, c);
+}
+
 /* Draws 4*block .. 4*block + 2*DRAWS - 1 into dst[0..2*DRAWS). */
 static void gauss_pass16x2(float *dst, const philox16_setup *setup, uint64_t block)
 {
@@ -194,17 +218,23 @@ void vp_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
         if (skip == 0 && n - done >= PASS) {
             gauss_pass16x2(out + done, &setup, block);
             done += PASS;
+            block += PASS / 4;
         } else {
-            /* A ragged start or end: a whole pass into a buffer, then the
-             * part wanted, so every draw comes from the same vector code. */
+            /* A ragged start or end: a pass into a buffer, then the part
+             * wanted, so every draw comes from the same vector code. One set
+             * of counters when that covers the rest: half the work. */
             float pass[PASS];
-            gauss_pass16x2(pass, &setup, block);
-            size_t take = PASS - skip < n - done ? PASS - skip : n - done;
+            size_t size = n - done <= DRAWS - skip ? DRAWS : PASS;
+            if (size == DRAWS)
+                gauss_pass16(pass, &setup, block);
+            else
+                gauss_pass16x2(pass, &setup, block);
+            size_t take = size - skip < n - done ? size - skip : n - done;
             memcpy(out + done, pass + skip, take * sizeof *out);
             done += take;
             skip = 0;
+            block += size / 4;
         }
-        block += 2 * BLOCKS;
     }
 }
 
