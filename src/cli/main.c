@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "varprof/isa.h"
 #include "varprof/version.h"
 
 int main(int argc, char **argv)
@@ -18,6 +19,11 @@ int main(int argc, char **argv)
         printf("varprof %s\n", VP_VERSION);
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
     }
+    /* the SIMD kernels' instruction set, once: a bad $VARPROF_ISA is said here */
+    vp_isa isa;
+    vp_error err;
+    if (vp_isa_select(&isa, &err) != VP_OK)
+        return cli_usage_error("%s", err.message);
     switch (args.command) {
     case CMD_TABLE: return run_table(&args);
     case CMD_MODELS: return run_models(&args);
