@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "varprof/isa.h"
 #include "varprof/varprof.h"
 
 /* Agreement: within this many standard errors, the bound ... */
@@ -242,6 +243,36 @@ static void threads_do_not_change_the_csv(void **state)
     }
 }
 
+/* The full method gives the same bytes on every instruction set this machine
+ * has, since each SIMD generator equals the scalar one; a bad VARPROF_ISA is
+ * refused. */
+static void every_isa_gives_the_same_csv(void **state)
+{
+    (void)state;
+    const char *const args[] = {"--placement", "post-ln,sandwich", "--engine", "mc", "--method",
+                                "full", "--layers", "3", "--width", "77", "--trials", "300",
+                                "--format", "csv", NULL};
+    setenv("VARPROF_ISA", "scalar", 1);
+    program_run scalar = run_varprof(args);
+    assert_int_equal(scalar.status, 0);
+    for (int isa = VP_ISA_AVX2; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        setenv("VARPROF_ISA", vp_isa_name((vp_isa)isa), 1);
+        program_run simd = run_varprof(args);
+        assert_int_equal(simd.status, 0);
+        assert_string_equal(scalar.out, simd.out);
+        program_run_free(&simd);
+    }
+    setenv("VARPROF_ISA", "avx1024", 1);
+    program_run bad = run_varprof(args);
+    unsetenv("VARPROF_ISA");
+    assert_int_equal(bad.status, 2);
+    assert_non_null(strstr(bad.err, "avx1024"));
+    program_run_free(&bad);
+    program_run_free(&scalar);
+}
+
 static void text_and_json_name_the_sampling(void **state)
 {
     (void)state;
@@ -286,6 +317,7 @@ int main(void)
         cmocka_unit_test(full_and_reduced_agree),
         cmocka_unit_test(same_seed_same_numbers),
         cmocka_unit_test(threads_do_not_change_the_csv),
+        cmocka_unit_test(every_isa_gives_the_same_csv),
         cmocka_unit_test(text_and_json_name_the_sampling),
         cmocka_unit_test(verdicts_for_every_placement),
     };
