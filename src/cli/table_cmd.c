@@ -59,6 +59,18 @@ static void print_row(const char *formula, size_t k_total, const char *evaluated
         printf("  %-40s %s\n", formula, evaluated);
 }
 
+/* Post-LN and no norm alike: u_k = g and e_K = (1 + g^2)^(-K/2). */
+static void print_gain_rows(const char *g, size_t k_total, const char *share,
+                            const vp_closed_top *t)
+{
+    char line[512];
+    snprintf(line, sizeof line, "u_K = g = %s = %s", g, percent(t->update_ratio));
+    print_row("u_k = g", k_total, line);
+    snprintf(line, sizeof line, "e_K = (1 + %s^2)^(-%zu/2) = %s = %s", g, k_total, share,
+             percent(t->embedding_share));
+    print_row("e_K = (1 + g^2)^(-K/2)", k_total, line);
+}
+
 static void print_placement(const vp_config *cfg, const vp_closed_top *t)
 {
     char line[512];
@@ -75,11 +87,7 @@ static void print_placement(const vp_config *cfg, const vp_closed_top *t)
     switch (cfg->placement) {
     case VP_POST_LN:
         print_row("v_k = 1", k_total, "v_K = 1");
-        snprintf(line, sizeof line, "u_K = g = %s = %s", g, percent(t->update_ratio));
-        print_row("u_k = g", k_total, line);
-        snprintf(line, sizeof line, "e_K = (1 + %s^2)^(-%zu/2) = %s = %s", g, k_total, share,
-                 percent(t->embedding_share));
-        print_row("e_K = (1 + g^2)^(-K/2)", k_total, line);
+        print_gain_rows(g, k_total, share, t);
         break;
     case VP_PRE_NORM:
     case VP_SANDWICH:
@@ -125,11 +133,7 @@ static void print_placement(const vp_config *cfg, const vp_closed_top *t)
     case VP_NO_NORM:
         snprintf(line, sizeof line, "v_K = (1 + %s^2)^%zu = %s", g, k_total, num(t->stream_var));
         print_row("v_k = (1 + g^2)^k", k_total, line);
-        snprintf(line, sizeof line, "u_K = g = %s = %s", g, percent(t->update_ratio));
-        print_row("u_k = g", k_total, line);
-        snprintf(line, sizeof line, "e_K = (1 + %s^2)^(-%zu/2) = %s = %s", g, k_total, share,
-                 percent(t->embedding_share));
-        print_row("e_K = (1 + g^2)^(-K/2)", k_total, line);
+        print_gain_rows(g, k_total, share, t);
         break;
     case VP_PLACEMENT_COUNT:
         break;

@@ -101,3 +101,33 @@ void test_remove_tree(const char *dir)
 {
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+static char group_scratch[256];
+
+int test_scratch_setup(void **state)
+{
+    (void)state;
+    snprintf(group_scratch, sizeof group_scratch, "%s", test_scratch_dir());
+    return 0;
+}
+
+int test_scratch_teardown(void **state)
+{
+    (void)state;
+    test_remove_tree(group_scratch);
+    return 0;
+}
+
+const char *test_scratch(void)
+{
+    return group_scratch;
+}
+
+const char *in_scratch(const char *name)
+{
+    static char paths[16][512];
+    static int next;
+    char *path = paths[next++ % 16];
+    snprintf(path, sizeof paths[0], "%s/%s", group_scratch, name);
+    return path;
+}

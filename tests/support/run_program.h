@@ -25,6 +25,15 @@ const char *test_data_path(const char *name);
 /* A fresh empty directory for a test's files, in a static buffer. */
 const char *test_scratch_dir(void);
 
+/* A group's scratch directory: test_scratch_setup makes it (a cmocka group
+ * setup), test_scratch_teardown removes it with everything in it,
+ * test_scratch() is its path and in_scratch(name) a file in it (one of 16
+ * rotating static buffers). */
+int test_scratch_setup(void **state);
+int test_scratch_teardown(void **state);
+const char *test_scratch(void);
+const char *in_scratch(const char *name);
+
 /* Removes a scratch directory and everything in it. */
 void test_remove_tree(const char *dir);
 

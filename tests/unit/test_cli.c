@@ -49,30 +49,6 @@ static char *read_file(const char *path)
     return text;
 }
 
-static char scratch[256];
-
-static int make_scratch(void **state)
-{
-    (void)state;
-    snprintf(scratch, sizeof scratch, "%s", test_scratch_dir());
-    return 0;
-}
-
-static int remove_scratch(void **state)
-{
-    (void)state;
-    test_remove_tree(scratch);
-    return 0;
-}
-
-static const char *in_scratch(const char *name)
-{
-    static char paths[16][512];
-    static int next;
-    char *path = paths[next++ % 16];
-    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
-    return path;
-}
 
 /* ---- bad input: each a usage error (2) or a run-time failure (1) ---- */
 
@@ -180,7 +156,7 @@ static void bad_files_are_runtime_errors(void **state)
         {{"--layers", "2", "--gains", not_numeric}, 1, {"line 4, column 1", "'abc'"}},
         {{"--layers", "1", "--gains", negative}, 1, {"line 2", "negative"}},
         {{"--layers", "1", "--gains", two_columns}, 1, {"line 1", "'gain'"}},
-        {{"--gains", scratch}, 1, {"directory"}},
+        {{"--gains", test_scratch()}, 1, {"directory"}},
         {{"--output", in_scratch("no/such/dir/out.csv")}, 1, {"out.csv", "No such file"}},
         {{"--output", existing}, 1, {"already exists", "--force"}},
     };
@@ -497,7 +473,7 @@ static void output_file_and_force(void **state)
     program_run_free(&run);
     char *replaced = read_file(path);
     assert_contains(replaced, ",4,8,3,mlp,");
-    assert_true(no_temp_files_in(scratch));
+    assert_true(no_temp_files_in(test_scratch()));
     free(first);
     free(unchanged);
     free(replaced);
@@ -541,6 +517,6 @@ int main(void)
         cmocka_unit_test(output_file_and_force),
         cmocka_unit_test(help_and_version),
     };
-    return cmocka_run_group_tests_name("the program as a user runs it", tests, make_scratch,
-                                       remove_scratch);
+    return cmocka_run_group_tests_name("the program as a user runs it", tests, test_scratch_setup,
+                                       test_scratch_teardown);
 }

@@ -16,30 +16,6 @@
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
-static char scratch[256];
-
-static int make_scratch(void **state)
-{
-    (void)state;
-    snprintf(scratch, sizeof scratch, "%s", test_scratch_dir());
-    return 0;
-}
-
-static int remove_scratch(void **state)
-{
-    (void)state;
-    test_remove_tree(scratch);
-    return 0;
-}
-
-static const char *in_scratch(const char *name)
-{
-    static char paths[16][512];
-    static int next;
-    char *path = paths[next++ % 16];
-    snprintf(path, sizeof paths[0], "%s/%s", scratch, name);
-    return path;
-}
 
 static long file_size(const char *path)
 {
@@ -108,7 +84,7 @@ static void plot_script_reruns_under_gnuplot(void **state)
     assert_true(first > 0);
     assert_int_equal(unlink(svg), 0);
     char command[1200];
-    snprintf(command, sizeof command, "cd '%s' && gnuplot fig.gp", scratch);
+    snprintf(command, sizeof command, "cd '%s' && gnuplot fig.gp", test_scratch());
     assert_int_equal(system(command), 0);
     assert_int_equal(file_size(svg), first);
 }
@@ -205,6 +181,6 @@ int main(void)
         cmocka_unit_test(figure_set_is_regenerated),
         cmocka_unit_test(awkward_plots),
     };
-    return cmocka_run_group_tests_name("figures from the command line", tests, make_scratch,
-                                       remove_scratch);
+    return cmocka_run_group_tests_name("figures from the command line", tests, test_scratch_setup,
+                                       test_scratch_teardown);
 }
