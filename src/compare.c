@@ -1,5 +1,6 @@
 #include "varprof/compare.h"
 
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 
 const char *vp_quantity_name(vp_quantity q)
@@ -54,6 +55,8 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
         return VP_EINVAL;
     *out = (vp_comparison){.n_se = n_se, .rel_floor = rel_floor};
     const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
+    const size_t figures = rows > 0 ? 3 * rows - 1 : 1;
+    out->family_se = fmax(n_se, gsl_cdf_ugaussian_Qinv(0.025 / (double)figures));
     for (size_t k = 0; k < rows; k++) {
         for (int q = 0; q < VP_Q_COUNT; q++) {
             if (k == 0 && q == VP_Q_UPDATE_RATIO)
@@ -65,9 +68,11 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
             out->checked++;
             if (fabs(units) <= n_se || fabs(relative) <= rel_floor)
                 continue;
-            if (out->disagree++ == 0)
+            if (out->beyond++ == 0)
                 out->first_k = k;
-            if (out->disagree == 1 || fabs(units) > fabs(out->worst_se_units)) {
+            if (fabs(units) > out->family_se)
+                out->disagree++;
+            if (out->beyond == 1 || fabs(units) > fabs(out->worst_se_units)) {
                 out->worst_quantity = (vp_quantity)q;
                 out->worst_k = k;
                 out->worst_closed = c;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mc_internal.h"
+#include "varprof/isa.h"
 
 const char *const vp_mc_generator = "philox4x32-10";
 
@@ -49,7 +50,7 @@ vp_status vp_mc_memory_needed(const vp_config *cfg, const vp_mc_options *options
     const size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
     size_t cells = mul_add(k_total + 1, options->trials, 0, &overflow);
     size_t total = mul_add(cells, 3 * sizeof(double), 0, &overflow); /* the samples */
-    total = mul_add(options->trials, sizeof(double), total, &overflow); /* percentiles */
+    total = mul_add(options->trials, 5 * sizeof(double), total, &overflow); /* statistics */
     total = mul_add(k_total + 1, sizeof(vp_row), total, &overflow);     /* the profile */
     if (options->method == VP_MC_FULL)
         total = mul_add(options->threads, mc_full_workspace_bytes(options->width) + 64, total,
@@ -114,14 +115,14 @@ static void *run_worker(void *arg)
     worker *w = arg;
     const mc_job *job = w->job;
     if (job->options->method == VP_MC_REDUCED) {
-        gsl_rng *rng = mc_reduced_rng_alloc();
-        if (!rng) {
+        mc_reduced_workspace *workspace = mc_reduced_workspace_alloc();
+        if (!workspace) {
             w->status = VP_ENOMEM;
             return NULL;
         }
         for (size_t t = w->first; t < w->end; t++)
-            mc_reduced_token(job, t, rng);
-        gsl_rng_free(rng);
+            mc_reduced_token(job, t, workspace);
+        mc_reduced_workspace_free(workspace);
     } else {
         void *memory = NULL;
         if (posix_memalign(&memory, 64, mc_full_workspace_bytes(job->options->width)) != 0) {
@@ -197,6 +198,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
                 .parallel_factor = options->method == VP_MC_REDUCED ? sqrt(2.0) : 1.0,
             },
         .sub_blocks = k_total,
+        .loops = vp_mc_loops_for(vp_isa_current()),
         .samples = {malloc(cells * sizeof(double)), malloc(cells * sizeof(double)),
                     malloc(cells * sizeof(double))},
     };

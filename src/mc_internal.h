@@ -2,12 +2,13 @@
 #ifndef VARPROF_MC_INTERNAL_H
 #define VARPROF_MC_INTERNAL_H
 
-#include <gsl/gsl_rng.h>
-
+#include "kernels/mc_loops.h"
 #include "mc_step.h"
 #include "varprof/mc.h"
 
-/* Per-token results, per coordinate, row k at [k * trials + token]. */
+/* Per-token results, per coordinate, token t's sub-block k at
+ * [t * (K + 1) + k]: a token writes its own contiguous run, so the sampling
+ * threads never share a cache line but at the ends of their ranges. */
 typedef struct {
     double *xx; /* |x_k|^2 / d */
     double *oo; /* |o_k|^2 / d, k >= 1 */
@@ -19,22 +20,24 @@ typedef struct {
     const vp_mc_options *options;
     mc_params params;
     size_t sub_blocks; /* K */
+    const vp_mc_loops *loops; /* the full method's loops, for the ISA in use */
     mc_samples samples;
 } mc_job;
 
 static inline void mc_store(const mc_job *job, size_t k, size_t token, const mc_state *s,
                             double oo)
 {
-    const size_t at = k * job->options->trials + token;
+    const size_t at = token * (job->sub_blocks + 1) + k;
     job->samples.xx[at] = s->xx / job->params.d;
     job->samples.cc[at] = s->cc / job->params.d;
     job->samples.oo[at] = oo / job->params.d;
 }
 
-/* The reduced method: a GSL generator over a Philox stream, reset for each
- * (token, sub-block); rng comes from mc_reduced_rng_alloc. */
-gsl_rng *mc_reduced_rng_alloc(void);
-void mc_reduced_token(const mc_job *job, size_t token, gsl_rng *rng);
+/* The reduced method, with a per-thread workspace (NULL when memory runs out). */
+typedef struct mc_reduced_workspace mc_reduced_workspace;
+mc_reduced_workspace *mc_reduced_workspace_alloc(void);
+void mc_reduced_workspace_free(mc_reduced_workspace *workspace);
+void mc_reduced_token(const mc_job *job, size_t token, mc_reduced_workspace *workspace);
 
 /* The full method: workspace of mc_full_workspace_bytes, 64-byte aligned. */
 size_t mc_full_workspace_bytes(size_t width);

@@ -1,12 +1,12 @@
 /* From per-token samples to estimates: ratios of means over tokens, their
  * 95 % bounds by the delta method, and percentiles of the stream size. */
 #include <gsl/gsl_cdf.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mc_internal.h"
+#include "quantile.h"
 
 typedef struct {
     double estimate, se;
@@ -34,12 +34,25 @@ static estimate root_of_ratio(const double *num, const double *den, double den_s
     return (estimate){root, root > 0.0 ? se_ratio / (2.0 * root) : se_ratio};
 }
 
+static void gather(const mc_job *job, const double *samples, size_t k, double *column)
+{
+    const size_t stride = job->sub_blocks + 1, n = job->options->trials;
+    for (size_t t = 0; t < n; t++)
+        column[t] = samples[t * stride + k];
+}
+
 static estimate mean_of(const double *x, size_t n)
 {
-    const double mean = gsl_stats_mean(x, 1, n);
-    const double sd = n > 1 ? gsl_stats_sd_m(x, 1, n, mean) : 0.0;
-    return (estimate){mean, sd / sqrt((double)n)};
+    double sum = 0.0;
+    for (size_t t = 0; t < n; t++)
+        sum += x[t];
+    const double mean = sum / (double)n;
+    double squares = 0.0;
+    for (size_t t = 0; t < n; t++)
+        squares += (x[t] - mean) * (x[t] - mean);
+    return (estimate){mean, sqrt(squares / (double)(n - 1) / (double)n)};
 }
+
 
 static void bounds(estimate e, double z, double *lo, double *hi)
 {
@@ -59,18 +72,26 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
     const double v0 = job->cfg->embedding_var;
     const double alpha2 = job->params.alpha * job->params.alpha;
     const int deepnorm = job->cfg->placement == VP_DEEPNORM;
-    double *sizes = malloc(n * sizeof *sizes);
-    if (!sizes)
+    double *scratch = malloc(5 * n * sizeof *scratch);
+    if (!scratch)
         return VP_ENOMEM;
+    double *sizes = scratch, *xx = scratch + n, *cc = scratch + 2 * n, *oo = scratch + 3 * n,
+           *xx_before = scratch + 4 * n;
     for (size_t k = 0; k <= job->sub_blocks; k++) {
-        const double *xx = job->samples.xx + k * n, *cc = job->samples.cc + k * n;
+        /* this sub-block's column, and the one before it, gathered per token */
+        gather(job, job->samples.xx, k, xx);
+        gather(job, job->samples.cc, k, cc);
+        if (k > 0) {
+            gather(job, job->samples.oo, k, oo);
+            gather(job, job->samples.xx, k - 1, xx_before);
+        }
         vp_row *row = &profile->rows[k];
         row->gain = k > 0 ? vp_config_gain(job->cfg, k) : 0.0;
         estimate v = mean_of(xx, n);
         estimate e = root_of_ratio(cc, xx, 1.0, n);
         estimate u = {0.0, 0.0};
         if (k > 0)
-            u = root_of_ratio(job->samples.oo + k * n, xx - n, deepnorm ? alpha2 : 1.0, n);
+            u = root_of_ratio(oo, xx_before, deepnorm ? alpha2 : 1.0, n);
         if (!finite3(v.estimate, u.estimate, e.estimate) || !finite3(v.se, u.se, e.se)) {
             profile->overflow_at = k;
             profile->overflowed = !isfinite(v.estimate) || !isfinite(v.se)
@@ -90,13 +111,25 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
         row->embedding_share_se = e.se;
         row->log2_share = log2(e.estimate);
         bounds(e, z, &row->embedding_share_lo, &row->embedding_share_hi);
-        for (size_t t = 0; t < n; t++)
-            sizes[t] = sqrt(xx[t] / v0);
-        gsl_sort(sizes, 1, n);
-        row->stream_size_p05 = gsl_stats_quantile_from_sorted_data(sizes, 1, n, 0.05);
-        row->stream_size_p50 = gsl_stats_quantile_from_sorted_data(sizes, 1, n, 0.50);
-        row->stream_size_p95 = gsl_stats_quantile_from_sorted_data(sizes, 1, n, 0.95);
+        /* percentiles of |x|^2 / d, then the root: sqrt(./v0) is increasing, so
+           it maps order statistics to order statistics (interpolation aside,
+           which is done on the sizes below) */
+        memcpy(sizes, xx, n * sizeof *sizes);
+        static const double percentiles[3] = {0.05, 0.50, 0.95};
+        size_t lhs[3];
+        double delta[3], spread[3];
+        vp_quantile_indices(n, percentiles, 3, lhs, delta);
+        vp_select_order_statistics(sizes, n, lhs, delta, 3);
+        for (int q = 0; q < 3; q++) {
+            double low = sqrt(sizes[lhs[q]] / v0);
+            spread[q] = delta[q] > 0.0 ? (1.0 - delta[q]) * low +
+                                             delta[q] * sqrt(sizes[lhs[q] + 1] / v0)
+                                       : low;
+        }
+        row->stream_size_p05 = spread[0];
+        row->stream_size_p50 = spread[1];
+        row->stream_size_p95 = spread[2];
     }
-    free(sizes);
+    free(scratch);
     return VP_OK;
 }

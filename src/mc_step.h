@@ -15,6 +15,8 @@
 #include "varprof/config.h"
 #include "varprof/profile.h"
 
+#include <math.h>
+
 /* Sums over the d coordinates of a token. */
 typedef struct {
     double xx, x1; /* |x|^2, <1, x> */
@@ -42,16 +44,114 @@ typedef struct {
     double parallel_factor;
 } mc_params;
 
-/* The RMS of the branch's input h_k: of N(x) where the placement normalises
- * the branch input, of x otherwise. */
-double mc_input_rms(const mc_params *p, const mc_state *s);
+/* max(x, 0) without a call: fmax is a library call where NaNs must be kept */
+static inline double mc_max0(double x)
+{
+    return x > 0.0 ? x : 0.0;
+}
 
-/* Plans sub-block k with gain g, from the token's sums and its noise's. */
-void mc_make_plan(const mc_params *p, double g, const mc_state *s, const mc_noise *n,
-                  mc_plan *plan);
+static inline int mc_normalises_branch_input(vp_placement placement)
+{
+    return placement == VP_PRE_NORM || placement == VP_SANDWICH || placement == VP_PARALLEL;
+}
 
-/* The token's sums after the plan, computed from the sums alone (the
- * reduced method). */
-void mc_apply_plan(const mc_params *p, const mc_plan *plan, const mc_noise *n, mc_state *s);
+/* The mean square of N(v) for a vector with these sums: var/(var+eps) for
+ * LayerNorm, ms/(ms+eps) for RMSNorm. */
+static inline double mc_normalised_mean_square(const mc_params *p, double vv, double v1)
+{
+    double ms = vv / p->d;
+    if (p->norm == VP_NORM_LAYERNORM) {
+        double mean = v1 / p->d;
+        double var = mc_max0(ms - mean * mean);
+        return var / (var + p->eps);
+    }
+    return ms / (ms + p->eps);
+}
+
+static inline double mc_input_rms(const mc_params *p, const mc_state *s)
+{
+    if (mc_normalises_branch_input(p->placement))
+        return sqrt(mc_normalised_mean_square(p, s->xx, s->x1));
+    return sqrt(s->xx / p->d);
+}
+
+static inline void mc_make_plan(const mc_params *p, double g, const mc_state *s, const mc_noise *n,
+                  mc_plan *plan)
+{
+    const double d = p->d;
+    const double r = mc_input_rms(p, s);
+    *plan = (mc_plan){.alpha = 1.0, .scale = 1.0};
+    switch (p->placement) {
+    case VP_PARALLEL:
+        plan->a = p->parallel_factor * g * r;
+        break;
+    case VP_SANDWICH:
+    case VP_OUTPUT_NORM: {
+        /* the branch output f = g r xi, normalised, times gamma */
+        const double f = g * r;
+        if (p->norm == VP_NORM_LAYERNORM) {
+            double mean = n->s1 / d;
+            double var = f * f * mc_max0(n->ss / d - mean * mean);
+            plan->a = p->gamma * f / sqrt(var + p->eps);
+            plan->b = -plan->a * mean;
+        } else {
+            plan->a = p->gamma * f / sqrt(f * f * n->ss / d + p->eps);
+        }
+        break;
+    }
+    case VP_DEEPNORM:
+        /* DeepNet multiplies both of a branch's weight matrices by beta */
+        plan->alpha = p->alpha;
+        plan->a = p->beta * p->beta * g * r;
+        plan->normalise = 1;
+        break;
+    case VP_POST_LN:
+        plan->a = g * r;
+        plan->normalise = 1;
+        break;
+    default: /* pre-norm and none: o = g r xi */
+        plan->a = g * r;
+        break;
+    }
+    const double a = plan->a, b = plan->b, alpha = plan->alpha;
+    plan->oo = a * a * n->ss + 2.0 * a * b * n->s1 + b * b * d;
+    if (!plan->normalise)
+        return;
+    const double yy = alpha * alpha * s->xx + 2.0 * alpha * (a * n->sx + b * s->x1) + plan->oo;
+    const double y1 = alpha * s->x1 + a * n->s1 + b * d;
+    if (p->norm == VP_NORM_LAYERNORM) {
+        plan->shift = y1 / d;
+        double var = mc_max0(yy / d - plan->shift * plan->shift);
+        plan->scale = 1.0 / sqrt(var + p->eps);
+        plan->c_shift = alpha * s->c1 / d;
+    } else {
+        plan->scale = 1.0 / sqrt(yy / d + p->eps);
+    }
+}
+
+static inline void mc_apply_plan(const mc_params *p, const mc_plan *plan, const mc_noise *n, mc_state *s)
+{
+    const double d = p->d, a = plan->a, b = plan->b, alpha = plan->alpha;
+    const double yy = alpha * alpha * s->xx + 2.0 * alpha * (a * n->sx + b * s->x1) + plan->oo;
+    const double y1 = alpha * s->x1 + a * n->s1 + b * d;
+    if (!plan->normalise) {
+        s->xx = yy;
+        s->x1 = y1;
+        return;
+    }
+    const double k2 = plan->scale * plan->scale;
+    if (p->norm == VP_NORM_LAYERNORM) {
+        /* |y - m 1|^2 = |y|^2 - <1,y>^2 / d; likewise for alpha c */
+        s->xx = mc_max0(yy - y1 * y1 / d) * k2;
+        s->x1 = 0.0;
+        s->cc = alpha * alpha * mc_max0(s->cc - s->c1 * s->c1 / d) * k2;
+        s->c1 = 0.0;
+    } else {
+        s->xx = yy * k2;
+        s->x1 = y1 * plan->scale;
+        s->cc = alpha * alpha * s->cc * k2;
+        s->c1 = alpha * s->c1 * plan->scale;
+    }
+}
 
 #endif

@@ -196,16 +196,24 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
 vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp)
 {
     const char *name = vp_placement_name(closed->config.placement);
-    if (cmp->disagree == 0) {
+    char units[16];
+    se_text(units, sizeof units, cmp->worst_se_units);
+    if (cmp->beyond == 0) {
         fprintf(out, "%s: agrees within %g standard errors (or %.2g relative) at all %zu "
                      "sub-blocks\n",
                 name, cmp->n_se, cmp->rel_floor, closed->n_rows - 1);
+    } else if (cmp->disagree == 0) {
+        fprintf(out, "%s: agrees: %zu of %zu figures lie beyond %g standard errors, the most "
+                     "%s at sub-block %zu (%s), within the %.2f that chance allows the largest "
+                     "of %zu (5 %%, Bonferroni)\n",
+                name, cmp->beyond, cmp->checked, cmp->n_se,
+                vp_quantity_name(cmp->worst_quantity), cmp->worst_k, units, cmp->family_se,
+                cmp->checked);
     } else {
-        char units[16];
-        se_text(units, sizeof units, cmp->worst_se_units);
-        fprintf(out, "%s: differs at %zu of %zu figures, from sub-block %zu; most at sub-block "
-                     "%zu, %s %.5g against %.5g closed (%+.3g %%, %s standard errors)\n",
-                name, cmp->disagree, cmp->checked, cmp->first_k, cmp->worst_k,
+        fprintf(out, "%s: differs at %zu of %zu figures (beyond %.2f standard errors, what "
+                     "chance allows), from sub-block %zu; most at sub-block %zu, %s %.5g "
+                     "against %.5g closed (%+.3g %%, %s standard errors)\n",
+                name, cmp->disagree, cmp->checked, cmp->family_se, cmp->first_k, cmp->worst_k,
                 vp_quantity_name(cmp->worst_quantity), cmp->worst_sampled, cmp->worst_closed,
                 100.0 * cmp->worst_relative, units);
         const vp_placement p = closed->config.placement;

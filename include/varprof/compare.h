@@ -18,9 +18,12 @@ typedef struct {
     double n_se;      /* agreement: within this many standard errors ... */
     double rel_floor; /* ... or this relative difference (the norms' eps moves the
                          sampled values by about eps, below any standard error) */
+    double family_se; /* the bound chance allows the largest of `checked` figures:
+                         two-sided 5 % with Bonferroni's correction, and >= n_se */
     size_t checked;   /* figures compared: 3 per sub-block (2 for sub-block 0) */
-    size_t disagree;  /* figures outside the band */
-    size_t first_k;   /* the first sub-block with a disagreement */
+    size_t beyond;    /* figures beyond n_se (and rel_floor) */
+    size_t disagree;  /* figures beyond family_se (and rel_floor): a real difference */
+    size_t first_k;   /* the first sub-block with a figure beyond n_se */
     vp_quantity worst_quantity; /* the largest disagreement, in standard errors */
     size_t worst_k;
     double worst_closed, worst_sampled, worst_se_units, worst_relative;
@@ -29,7 +32,9 @@ typedef struct {
 /* Compares every row both profiles have (same placement and layers, the
  * sampled one with VP_HAS_BOUNDS). VP_EINVAL when they do not match. The
  * difference in standard errors is (sampled - closed) / se; a zero se with a
- * difference counts as infinitely many. */
+ * difference counts as infinitely many. With hundreds of figures a few lie
+ * beyond 3 standard errors by chance alone, so the two agree unless one lies
+ * beyond family_se. */
 vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double n_se,
                      double rel_floor, vp_comparison *out);
 

@@ -231,8 +231,9 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
 static vp_status write_verdicts(const profile_request *req, FILE *out,
                                 const placement_profiles *all)
 {
-    fprintf(out, "\nVerdicts: the Monte Carlo against the closed form, within %g standard errors "
-                 "or %g eps relative\n", AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
+    fprintf(out, "\nVerdicts: the Monte Carlo against the closed form, each figure within %g "
+                 "standard errors or %g eps relative, and none beyond what chance allows the "
+                 "largest of them\n", AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
     for (size_t i = 0; i < req->n_placements; i++) {
         vp_comparison cmp;
         if (vp_compare(all[i].closed, all[i].sampled, AGREEMENT_SE,
