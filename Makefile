@@ -40,6 +40,8 @@ $(BUILD)/src/kernels/%.o: KERNEL_FLAGS += -ffp-contract=off
 ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
 $(BUILD)/src/kernels/gauss_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
 $(BUILD)/src/kernels/gauss_avx512.o: KERNEL_FLAGS += -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
+$(BUILD)/src/kernels/matmul_avx2.o $(BUILD)/src/kernels/nn_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
+$(BUILD)/src/kernels/matmul_avx512.o $(BUILD)/src/kernels/nn_avx512.o: KERNEL_FLAGS += -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
 $(BUILD)/src/kernels/mc_loops_avx2.o: KERNEL_FLAGS += -mavx2
 $(BUILD)/src/kernels/mc_loops_avx512.o: KERNEL_FLAGS += -mavx512f -mprefer-vector-width=512
 endif

@@ -63,7 +63,7 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
     vp_status status = vp_config_check(cfg, err);
     if (status != VP_OK)
         return status;
-    size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+    size_t k_total = vp_config_sub_blocks(cfg);
     vp_profile *profile = vp_profile_alloc(k_total);
     if (!profile)
         return vp_fail(err, VP_ENOMEM, "no memory for %zu sub-blocks", k_total);

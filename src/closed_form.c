@@ -30,7 +30,7 @@ vp_status vp_closed_form_top(const vp_config *cfg, vp_closed_top *out, vp_error 
     if (status != VP_OK)
         return status;
     const double g = cfg->gain;
-    const size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+    const size_t k_total = vp_config_sub_blocks(cfg);
     const double n = (double)k_total;
     vp_closed_top top = {.sub_blocks = k_total};
     switch (cfg->placement) {

@@ -25,6 +25,25 @@ double vp_deepnet_beta(size_t layers)
     return pow(8.0 * (double)layers, -0.25);
 }
 
+size_t vp_config_sub_blocks(const vp_config *cfg)
+{
+    return cfg->mlp_only ? cfg->layers : vp_sub_block_count(cfg->placement, cfg->layers);
+}
+
+size_t vp_config_layer_of(const vp_config *cfg, size_t k)
+{
+    if (cfg->mlp_only)
+        return k == 0 ? 0 : k - 1;
+    return vp_sub_block_layer(cfg->placement, k);
+}
+
+vp_part vp_config_part_of(const vp_config *cfg, size_t k)
+{
+    if (cfg->mlp_only)
+        return k == 0 ? VP_PART_EMBEDDING : VP_PART_MLP;
+    return vp_sub_block_part(cfg->placement, k);
+}
+
 double vp_config_gain(const vp_config *cfg, size_t k)
 {
     return cfg->gains ? cfg->gains[k - 1] : cfg->gain;
@@ -43,10 +62,13 @@ vp_status vp_config_check(const vp_config *cfg, vp_error *err)
     if (cfg->layers < 1 || cfg->layers > VP_MAX_LAYERS)
         return vp_fail(err, VP_EINVAL, "layers is %zu; it must be from 1 to %u", cfg->layers,
                        VP_MAX_LAYERS);
+    if (cfg->mlp_only && cfg->placement == VP_PARALLEL)
+        return vp_fail(err, VP_EINVAL, "a parallel layer of an MLP alone is a pre-norm layer: "
+                       "use pre-norm with MLP-only blocks");
     if (!is_nonnegative(cfg->gain))
         return vp_fail(err, VP_EINVAL, "gain is %g; it must be a finite number >= 0", cfg->gain);
     if (cfg->gains) {
-        size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+        size_t k_total = vp_config_sub_blocks(cfg);
         if (cfg->n_gains != k_total)
             return vp_fail(err, VP_EINVAL,
                            "%zu gains given, but %zu layers of %s have %zu sub-blocks",

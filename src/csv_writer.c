@@ -59,8 +59,8 @@ vp_status vp_csv_write_profile(FILE *out, const vp_profile *profile, size_t ever
         text_field(out, vp_norm_name(profile->norm), 0);
         fprintf(out, ",%zu,%zu,", profile->config.layers, k);
         if (branch)
-            fprintf(out, "%zu", vp_sub_block_layer(placement, k));
-        text_field(out, vp_part_name(vp_sub_block_part(placement, k)), 0);
+            fprintf(out, "%zu", vp_config_layer_of(&profile->config, k));
+        text_field(out, vp_part_name(vp_config_part_of(&profile->config, k)), 0);
         number_field(out, row->gain, branch);
         number_field(out, row->stream_var, 1);
         number_field(out, vp_profile_stream_size(profile, k), 1);

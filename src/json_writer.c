@@ -30,7 +30,6 @@ static void add_text(cJSON *object, const char *key, const char *text)
 
 static cJSON *row_object(const vp_profile *profile, size_t k)
 {
-    const vp_placement placement = profile->config.placement;
     const vp_row *row = &profile->rows[k];
     const int branch = k > 0;
     const int bounds = (profile->fields & VP_HAS_BOUNDS) != 0;
@@ -39,8 +38,8 @@ static cJSON *row_object(const vp_profile *profile, size_t k)
     if (!o)
         return NULL;
     add_number(o, "sub_block", (double)k, 1);
-    add_number(o, "layer", (double)vp_sub_block_layer(placement, k), branch);
-    add_text(o, "part", vp_part_name(vp_sub_block_part(placement, k)));
+    add_number(o, "layer", (double)vp_config_layer_of(&profile->config, k), branch);
+    add_text(o, "part", vp_part_name(vp_config_part_of(&profile->config, k)));
     add_number(o, "gain", row->gain, branch);
     add_number(o, "stream_var", row->stream_var, 1);
     add_number(o, "stream_size", vp_profile_stream_size(profile, k), 1);

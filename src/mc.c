@@ -47,7 +47,7 @@ vp_status vp_mc_memory_needed(const vp_config *cfg, const vp_mc_options *options
                               vp_error *err)
 {
     int overflow = 0;
-    const size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+    const size_t k_total = vp_config_sub_blocks(cfg);
     size_t cells = mul_add(k_total + 1, options->trials, 0, &overflow);
     size_t total = mul_add(cells, 3 * sizeof(double), 0, &overflow); /* the samples */
     total = mul_add(options->trials, 5 * sizeof(double), total, &overflow); /* statistics */
@@ -89,7 +89,7 @@ vp_status vp_mc_check(const vp_config *cfg, const vp_mc_options *o, vp_error *er
         return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
     if (!(o->eps > 0.0 && o->eps < 1e300))
         return vp_fail(err, VP_EINVAL, "eps is %g; it must be a finite number > 0", o->eps);
-    if (vp_sub_block_count(cfg->placement, cfg->layers) > UINT32_MAX)
+    if (vp_config_sub_blocks(cfg) > UINT32_MAX)
         return vp_fail(err, VP_EINVAL, "too many sub-blocks for the generator's counter");
     size_t bytes;
     if ((status = vp_mc_memory_needed(cfg, o, &bytes, err)) != VP_OK)
@@ -180,7 +180,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
     if (status != VP_OK)
         return status;
     gsl_set_error_handler_off(); /* GSL reports through return values, never aborts */
-    const size_t k_total = vp_sub_block_count(cfg->placement, cfg->layers);
+    const size_t k_total = vp_config_sub_blocks(cfg);
     const size_t cells = (k_total + 1) * options->trials;
     mc_job job = {
         .cfg = cfg,

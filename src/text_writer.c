@@ -45,17 +45,16 @@ static void write_heading(FILE *out, const vp_profile *p)
 
 static void write_row(FILE *out, const vp_profile *p, size_t k)
 {
-    const vp_placement placement = p->config.placement;
     const vp_row *row = &p->rows[k];
     char layer[32] = "-", gain[32] = "-", update[32] = "-", share[64];
     if (k > 0) {
-        snprintf(layer, sizeof layer, "%zu", vp_sub_block_layer(placement, k));
+        snprintf(layer, sizeof layer, "%zu", vp_config_layer_of(&p->config, k));
         snprintf(gain, sizeof gain, "%.6g", row->gain);
         vp_format_percent(update, sizeof update, row->update_ratio);
     }
     vp_format_share(share, sizeof share, row->embedding_share, row->log2_share);
     fprintf(out, "%9zu  %7s  %-9s  %9s  %12.6g  %11.4g  %12s  %18s\n", k, layer,
-            vp_part_name(vp_sub_block_part(placement, k)), gain, row->stream_var,
+            vp_part_name(vp_config_part_of(&p->config, k)), gain, row->stream_var,
             vp_profile_stream_size(p, k), update, share);
 }
 
@@ -63,11 +62,10 @@ static void write_row(FILE *out, const vp_profile *p, size_t k)
  * the per-token stream size. */
 static void write_sampled_row(FILE *out, const vp_profile *p, size_t k)
 {
-    const vp_placement placement = p->config.placement;
     const vp_row *row = &p->rows[k];
     char layer[32] = "-", update[48] = "-", share[48], var[48], spread[64];
     if (k > 0) {
-        snprintf(layer, sizeof layer, "%zu", vp_sub_block_layer(placement, k));
+        snprintf(layer, sizeof layer, "%zu", vp_config_layer_of(&p->config, k));
         snprintf(update, sizeof update, "%.4g +- %.2g", row->update_ratio,
                  (row->update_ratio_hi - row->update_ratio_lo) / 2.0);
     }
@@ -78,18 +76,17 @@ static void write_sampled_row(FILE *out, const vp_profile *p, size_t k)
     snprintf(spread, sizeof spread, "%.4g %.4g %.4g", row->stream_size_p05, row->stream_size_p50,
              row->stream_size_p95);
     fprintf(out, "%9zu  %5s  %-9s  %20s  %11.4g  %22s  %20s  %20s\n", k, layer,
-            vp_part_name(vp_sub_block_part(placement, k)), var, vp_profile_stream_size(p, k),
+            vp_part_name(vp_config_part_of(&p->config, k)), var, vp_profile_stream_size(p, k),
             spread, update, share);
 }
 
 static void write_overflow(FILE *out, const vp_profile *p)
 {
-    const vp_placement placement = p->config.placement;
     fprintf(out,
             "\nThe %s overflows double at sub-block %zu (layer %zu, %s): it exceeds %.3g, so "
             "the rows stop at sub-block %zu.\n",
-            p->overflowed, p->overflow_at, vp_sub_block_layer(placement, p->overflow_at),
-            vp_part_name(vp_sub_block_part(placement, p->overflow_at)), DBL_MAX,
+            p->overflowed, p->overflow_at, vp_config_layer_of(&p->config, p->overflow_at),
+            vp_part_name(vp_config_part_of(&p->config, p->overflow_at)), DBL_MAX,
             p->n_rows - 1);
 }
 
@@ -176,7 +173,7 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
     for (size_t k = 0; k < rows; k++) {
         if (!(k % every == 0 || k + 1 == rows))
             continue;
-        fprintf(out, "%9zu  %-9s", k, vp_part_name(vp_sub_block_part(placement, k)));
+        fprintf(out, "%9zu  %-9s", k, vp_part_name(vp_config_part_of(&closed->config, k)));
         for (int q = 0; q < VP_Q_COUNT; q++) {
             if (k == 0 && q == VP_Q_UPDATE_RATIO) {
                 fprintf(out, "  %11s %11s %6s", "-", "-", "");

@@ -16,6 +16,9 @@ typedef struct {
     double gamma;         /* the scale of a normalised branch output; >= 0 */
     double alpha, beta;   /* DeepNet's residual scale (> 0) and init scale (>= 0) */
     double embedding_var; /* v_0 > 0 */
+    int mlp_only;         /* layers of one MLP sub-block each (--block mlp), as in the
+                             seed's stack; not with parallel, whose one-branch layer
+                             would be pre-norm's */
 } vp_config;
 
 /* Fills cfg with the defaults for a stack: gain 1, gamma 1, v_0 = 1, no gains
@@ -26,6 +29,15 @@ void vp_config_init(vp_config *cfg, vp_placement placement, size_t layers);
  * alpha = (2M)^(1/4), beta = (8M)^(-1/4). M must be >= 1. */
 double vp_deepnet_alpha(size_t layers);
 double vp_deepnet_beta(size_t layers);
+
+/* K, the stack's sub-blocks: one per layer for parallel or MLP-only layers,
+ * two (attention, MLP) otherwise. */
+size_t vp_config_sub_blocks(const vp_config *cfg);
+
+/* The layer (from 0) of sub-block k >= 1, and what sub-block k is
+ * (VP_PART_EMBEDDING for k = 0). */
+size_t vp_config_layer_of(const vp_config *cfg, size_t k);
+vp_part vp_config_part_of(const vp_config *cfg, size_t k);
 
 /* The gain of sub-block k >= 1: gains[k-1] when given, else gain. */
 double vp_config_gain(const vp_config *cfg, size_t k);

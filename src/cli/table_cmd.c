@@ -156,8 +156,8 @@ static void explain_step(const vp_profile *p, size_t k)
     const double log2_e0 = 2.0 * prev->log2_share + log2(v0), log2_e1 = 2.0 * row->log2_share + log2(v1);
     const char *e0 = by_log2(exp2(log2_e0), log2_e0), *e1 = by_log2(exp2(log2_e1), log2_e1);
     const size_t j = k - 1;
-    printf("  k = %zu (layer %zu, %s):\n", k, vp_sub_block_layer(c->placement, k),
-           vp_part_name(vp_sub_block_part(c->placement, k)));
+    printf("  k = %zu (layer %zu, %s):\n", k, vp_config_layer_of(c, k),
+           vp_part_name(vp_config_part_of(c, k)));
     switch (c->placement) {
     case VP_POST_LN:
         printf("    v_%zu = 1 (the norm resets the stream)\n", k);
