@@ -65,9 +65,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof
 # it the comparison is skipped, saying so.
 PYTHON3 ?= /usr/bin/python3
 BENCH_BIN := $(BUILD)/bench/bench_mc
+BENCH_MATMUL_BIN := $(BUILD)/bench/bench_matmul
 
 .PHONY: bench
-bench: $(BENCH_BIN)
+bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN)
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -77,12 +78,22 @@ bench: $(BENCH_BIN)
 	       "skipping the NumPy comparison"; \
 	  $(BENCH_BIN) --no-numpy; \
 	fi
+	@echo
+	$(BENCH_MATMUL_BIN)
 
 $(BUILD)/bench/bench_mc.o: tests/bench/bench_mc.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_BIN): $(BUILD)/bench/bench_mc.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvarprof.a $(LIBS)
+
+# The matmul against this core's measured FMA peak (tests/bench/bench_matmul.c).
+$(BUILD)/bench/bench_matmul.o: tests/bench/bench_matmul.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvarprof.a $(LIBS)
 
 # Installs any missing Debian package the build and the tests need.

@@ -215,9 +215,12 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
         profile->config.gains = NULL;
         profile->gains_from_file = cfg->gains != NULL;
         profile->fields = VP_HAS_BOUNDS | VP_HAS_PERCENTILES;
-        profile->sampling = (vp_sampling){options->width, options->trials, options->seed,
-                                          vp_mc_generator, vp_mc_method_name(options->method),
-                                          options->eps};
+        profile->sampling = (vp_sampling){.width = options->width,
+                                          .trials = options->trials,
+                                          .seed = options->seed,
+                                          .generator = vp_mc_generator,
+                                          .method = vp_mc_method_name(options->method),
+                                          .eps = options->eps};
         if (mc_fill_rows(&job, profile) != VP_OK)
             status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");
     }

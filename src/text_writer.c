@@ -18,6 +18,20 @@ static const char *engine_title(vp_engine engine)
     return "";
 }
 
+static void write_network(FILE *out, const vp_profile *p)
+{
+    const vp_sampling *s = &p->sampling;
+    if (s->heads)
+        fprintf(out, "network: width %zu, %zu heads%s, MLP %zu x wide, vocab %zu, batch %zu x %zu "
+                     "tokens, %s init, eps %.3g, seed %llu\n",
+                s->width, s->heads, s->qk_norm ? " with QK-norm" : "", s->ffn_mult, s->vocab,
+                s->batch, s->tokens, s->method, s->eps, s->seed);
+    else
+        fprintf(out, "network: MLP-only layers, width %zu, MLP %zu x wide, vocab %zu, batch %zu "
+                     "x %zu tokens, %s init, eps %.3g, seed %llu\n",
+                s->width, s->ffn_mult, s->vocab, s->batch, s->tokens, s->method, s->eps, s->seed);
+}
+
 static void write_heading(FILE *out, const vp_profile *p)
 {
     const vp_config *c = &p->config;
@@ -36,7 +50,9 @@ static void write_heading(FILE *out, const vp_profile *p)
     if (p->norm != VP_NORM_ANY)
         fprintf(out, ", %s", vp_norm_name(p->norm));
     fprintf(out, ", embedding variance %.6g\n", c->embedding_var);
-    if (p->sampling.generator)
+    if (p->engine == VP_ENGINE_FORWARD)
+        write_network(out, p);
+    else if (p->sampling.generator)
         fprintf(out, "%s method, width %zu, %zu tokens, eps %.3g, generator %s, seed %llu\n",
                 p->sampling.method, p->sampling.width, p->sampling.trials, p->sampling.eps,
                 p->sampling.generator, p->sampling.seed);
@@ -80,6 +96,24 @@ static void write_sampled_row(FILE *out, const vp_profile *p, size_t k)
             spread, update, share);
 }
 
+/* A measured row: the three quantities, the branch's gain, the cosine of the
+ * update with the stream, and the batch's stream norm. */
+static void write_measured_row(FILE *out, const vp_profile *p, size_t k)
+{
+    const vp_row *row = &p->rows[k];
+    char layer[32] = "-", update[32] = "-", share[64], gain[32] = "-", cosine[32] = "-";
+    if (k > 0) {
+        snprintf(layer, sizeof layer, "%zu", vp_config_layer_of(&p->config, k));
+        vp_format_percent(update, sizeof update, row->update_ratio);
+        snprintf(gain, sizeof gain, "%.4g", row->measured_gain);
+        snprintf(cosine, sizeof cosine, "%+.3f", row->update_cosine);
+    }
+    vp_format_share(share, sizeof share, row->embedding_share, row->log2_share);
+    fprintf(out, "%9zu  %5s  %-9s  %12.6g  %11.4g  %12s  %15s  %11s  %8s  %12.6g\n", k, layer,
+            vp_part_name(vp_config_part_of(&p->config, k)), row->stream_var,
+            vp_profile_stream_size(p, k), update, share, gain, cosine, row->stream_norm);
+}
+
 static void write_overflow(FILE *out, const vp_profile *p)
 {
     fprintf(out,
@@ -108,6 +142,20 @@ vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t eve
 {
     write_heading(out, profile);
     const int sampled = (profile->fields & VP_HAS_BOUNDS) != 0;
+    const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
+    if (measured) {
+        fprintf(out, "%9s  %5s  %-9s  %12s  %11s  %12s  %15s  %11s  %8s  %12s\n", "sub-block",
+                "layer", "part", "stream var", "stream size", "update ratio", "embedding share",
+                "meas. gain", "cosine", "stream norm");
+        for (size_t k = 0; k < profile->n_rows; k++)
+            if (vp_profile_shows_row(profile, k, every))
+                write_measured_row(out, profile, k);
+        if (profile->overflow_at)
+            write_overflow(out, profile);
+        const vp_profile_top top = vp_profile_get_top(profile);
+        write_top(out, &top);
+        return ferror(out) ? VP_EIO : VP_OK;
+    }
     if (sampled)
         fprintf(out, "%9s  %5s  %-9s  %20s  %11s  %22s  %20s  %20s\n", "sub-block", "layer",
                 "part", "stream var +- 95%", "stream size", "size p5 p50 p95", "update ratio",
@@ -220,5 +268,84 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
                          "token's norm divides by its own statistics, which raises the mean share "
                          "by about K/d (and LayerNorm's centring adds as much again)\n");
     }
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
+vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
+                                           const vp_profile *predicted,
+                                           const vp_profile *forward, size_t every)
+{
+    fprintf(out, "%s: the forward pass measured, against the closed form at the configured "
+                 "gain and at the measured gains (its prediction)\n",
+            vp_placement_name(forward->config.placement));
+    write_network(out, forward);
+    fprintf(out, "%9s  %-6s %8s %7s  %10s %10s %10s  %8s %8s %8s  %9s %9s %9s\n", "sub-block",
+            "part", "gain", "cosine", "var closed", "predicted", "measured", "upd cl.", "pred.",
+            "meas.", "emb cl.", "pred.", "meas.");
+    const size_t rows = forward->n_rows;
+    for (size_t k = 0; k < rows; k++) {
+        if (!(k % every == 0 || k + 1 == rows))
+            continue;
+        const vp_row *c = k < closed->n_rows ? &closed->rows[k] : NULL;
+        const vp_row *p = k < predicted->n_rows ? &predicted->rows[k] : NULL;
+        const vp_row *f = &forward->rows[k];
+        fprintf(out, "%9zu  %-6s", k, vp_part_name(vp_config_part_of(&forward->config, k)));
+        if (k > 0)
+            fprintf(out, " %8.4g %+7.3f", f->measured_gain, f->update_cosine);
+        else
+            fprintf(out, " %8s %7s", "-", "-");
+        fprintf(out, "  %10.5g %10.5g %10.5g", c ? c->stream_var : NAN, p ? p->stream_var : NAN,
+                f->stream_var);
+        if (k > 0)
+            fprintf(out, "  %8.4g %8.4g %8.4g", c ? c->update_ratio : NAN,
+                    p ? p->update_ratio : NAN, f->update_ratio);
+        else
+            fprintf(out, "  %8s %8s %8s", "-", "-", "-");
+        fprintf(out, "  %9.4g %9.4g %9.4g\n", c ? c->embedding_share : NAN,
+                p ? p->embedding_share : NAN, f->embedding_share);
+    }
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
+/* The largest relative gap between predicted and measured, and where. */
+static double widest_gap(const vp_profile *predicted, const vp_profile *forward, vp_quantity q,
+                         size_t *at)
+{
+    const size_t rows = predicted->n_rows < forward->n_rows ? predicted->n_rows : forward->n_rows;
+    double widest = 0.0;
+    *at = 0;
+    for (size_t k = q == VP_Q_UPDATE_RATIO ? 1 : 0; k < rows; k++) {
+        const vp_row *p = &predicted->rows[k], *f = &forward->rows[k];
+        const double want = q == VP_Q_STREAM_VAR     ? p->stream_var
+                            : q == VP_Q_UPDATE_RATIO ? p->update_ratio
+                                                     : p->embedding_share;
+        const double got = q == VP_Q_STREAM_VAR     ? f->stream_var
+                           : q == VP_Q_UPDATE_RATIO ? f->update_ratio
+                                                    : f->embedding_share;
+        const double gap = want != 0.0 ? (got - want) / want : 0.0;
+        if (fabs(gap) > fabs(widest)) {
+            widest = gap;
+            *at = k;
+        }
+    }
+    return widest;
+}
+
+vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
+                                        const vp_profile *forward)
+{
+    size_t at_v, at_u, at_e;
+    const double v = widest_gap(predicted, forward, VP_Q_STREAM_VAR, &at_v);
+    const double u = widest_gap(predicted, forward, VP_Q_UPDATE_RATIO, &at_u);
+    const double e = widest_gap(predicted, forward, VP_Q_EMBEDDING_SHARE, &at_e);
+    double cosine = 0.0;
+    for (size_t k = 1; k < forward->n_rows; k++)
+        cosine += forward->rows[k].update_cosine;
+    cosine /= forward->n_rows > 1 ? (double)(forward->n_rows - 1) : 1.0;
+    fprintf(out, "%s: parts from its prediction by at most %+.3g %% in stream variance (sub-block "
+                 "%zu), %+.3g %% in update ratio (sub-block %zu), %+.3g %% in embedding share "
+                 "(sub-block %zu); mean update-stream cosine %+.3f (the idealisation assumes 0)\n",
+            vp_placement_name(forward->config.placement), 100.0 * v, at_v, 100.0 * u, at_u,
+            100.0 * e, at_e, cosine);
     return ferror(out) ? VP_EIO : VP_OK;
 }

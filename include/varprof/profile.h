@@ -30,8 +30,11 @@ typedef struct {
     size_t trials;         /* tokens */
     unsigned long long seed;
     const char *generator; /* e.g. "philox4x32-10" */
-    const char *method;    /* "full" or "reduced" */
+    const char *method;    /* "full" or "reduced"; for the forward pass, its init */
     double eps;            /* the norms' eps */
+    /* the forward pass's network; zero for the Monte Carlo */
+    size_t heads, ffn_mult, vocab, batch, tokens;
+    int qk_norm;
 } vp_sampling;
 
 typedef struct {

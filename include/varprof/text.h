@@ -27,4 +27,16 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
  * stream error. */
 vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp);
 
+/* Writes the forward pass beside the closed form at the configured gain and
+ * the closed form at its measured gains (its prediction), row by row (every
+ * >= 1), with the measured gain and update-stream cosine. VP_EIO on a stream
+ * error. */
+vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
+                                           const vp_profile *predicted,
+                                           const vp_profile *forward, size_t every);
+
+/* One line: where the forward pass parts from its prediction, and by how much. */
+vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
+                                        const vp_profile *forward);
+
 #endif

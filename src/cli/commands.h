@@ -4,6 +4,7 @@
 
 #include "options.h"
 #include "varprof/config.h"
+#include "varprof/forward.h"
 #include "varprof/mc.h"
 #include "varprof/models.h"
 #include "varprof/profile.h"
@@ -22,6 +23,11 @@ int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_
  * --norm and --method into mc. Returns EXIT_OK or EXIT_USAGE after printing
  * the error. */
 int read_sampling_options(const cli_args *args, vp_mc_options *mc);
+
+/* Reads --width, --heads, --ffn-mult, --vocab, --batch, --tokens, --threads,
+ * --norm, --norm-eps, --qk-norm, --init and --seed into fw. Returns EXIT_OK or
+ * EXIT_USAGE after printing the error. */
+int read_forward_options(const cli_args *args, vp_forward_options *fw);
 
 /* Checks --plot, --plot-script and --quantity before any work is done. */
 int check_plot_options(const cli_args *args);

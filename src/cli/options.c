@@ -32,20 +32,38 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_BETA] = {"beta", "B", BOTH, "DeepNorm's init scale >= 0; default (8L)^(-1/4)"},
     [OPT_EMBEDDING_VAR] = {"embedding-var", "V", CMD_PROFILE,
                            "the embedding's variance v_0 > 0; default 1"},
-    [OPT_ENGINE] = {"engine", "closed|mc|all", CMD_PROFILE,
-                    "closed form, Monte Carlo, or both side by side; default closed"},
+    [OPT_ENGINE] = {"engine", "closed|mc|forward|all", CMD_PROFILE,
+                    "closed form, Monte Carlo, the forward pass of a random network, or all "
+                    "side by side; default closed"},
     [OPT_WIDTH] = {"width", "D", CMD_PROFILE,
-                   "Monte Carlo: the stream's width, 1 to 1048576 (2 up with layernorm); "
-                   "default 512"},
+                   "Monte Carlo and forward: the stream's width, 1 to 1048576 (2 up with "
+                   "layernorm; forward up to 65536); default 512"},
     [OPT_TRIALS] = {"trials", "N", CMD_PROFILE,
                     "Monte Carlo: tokens sampled, 2 to 1000000000; default 4096"},
     [OPT_SEED] = {"seed", "S", CMD_PROFILE,
-                  "Monte Carlo: the generator's seed, 0 to 2^64-1; default 1"},
+                  "Monte Carlo and forward: the seed of draws, weights and tokens, 0 to "
+                  "2^64-1; default 1"},
     [OPT_THREADS] = {"threads", "T", CMD_PROFILE,
-                     "Monte Carlo: threads, 1 to 1024; default all cores; the result is the "
-                     "same for any T"},
+                     "Monte Carlo and forward: threads, 1 to 1024; default all cores; the "
+                     "result is the same for any T"},
     [OPT_NORM] = {"norm", "layernorm|rmsnorm", CMD_PROFILE,
-                  "Monte Carlo: the norm, eps 1e-5; default layernorm"},
+                  "Monte Carlo and forward: the norm; default layernorm"},
+    [OPT_NORM_EPS] = {"norm-eps", "E", CMD_PROFILE,
+                      "Monte Carlo and forward: the norms' eps, > 0 and < 1; default 1e-5"},
+    [OPT_HEADS] = {"heads", "H", CMD_PROFILE,
+                   "forward: attention heads, dividing the width; default 8"},
+    [OPT_FFN_MULT] = {"ffn-mult", "M", CMD_PROFILE,
+                      "forward: the MLP's hidden width in widths, 1 to 64; default 4"},
+    [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
+    [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
+    [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},
+    [OPT_QK_NORM] = {"qk-norm", NULL, CMD_PROFILE,
+                     "forward: RMSNorm over each head's queries and keys"},
+    [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
+                   "a layer is attention then MLP, or the MLP alone (one sub-block); "
+                   "default attn-mlp"},
+    [OPT_INIT] = {"init", "gain|torch", CMD_PROFILE,
+                  "forward: weights scaled to --gain, or PyTorch's default init; default gain"},
     [OPT_METHOD] = {"method", "full|reduced", CMD_PROFILE,
                     "Monte Carlo: every coordinate, or the few the recursion uses plus a "
                     "chi-square (exact in distribution); default reduced"},

@@ -1,4 +1,5 @@
 /* varprof [profile]: compute each placement's profile and write it. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,10 +8,10 @@
 #include "varprof/varprof.h"
 
 enum { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
-enum { ENGINE_CLOSED, ENGINE_MC, ENGINE_ALL };
+enum { ENGINE_CLOSED, ENGINE_MC, ENGINE_FORWARD, ENGINE_ALL };
 
-/* Each placement's profiles: the closed form's, the Monte Carlo's, or both. */
-#define MAX_PROFILES (2 * VP_PLACEMENT_COUNT)
+/* Each placement's profiles: closed form, Monte Carlo, forward pass. */
+#define MAX_PROFILES (3 * VP_PLACEMENT_COUNT)
 
 /* A sampled figure agrees with the closed form within this many standard
  * errors, or within this many eps relative: the norms' eps moves a sampled
@@ -25,6 +26,7 @@ typedef struct {
     int format;
     int engine;
     vp_mc_options mc;
+    vp_forward_options forward;
     size_t every;
     vp_model model; /* from --model; model.name is empty without it */
     const char *gains_path;
@@ -92,7 +94,7 @@ static int read_placements(const cli_args *args, profile_request *req)
 static int read_request(const cli_args *args, profile_request *req)
 {
     static const char *const formats[] = {"text", "csv", "json", NULL};
-    static const char *const engines[] = {"closed", "mc", "all", NULL};
+    static const char *const engines[] = {"closed", "mc", "forward", "all", NULL};
     int rc;
     req->every = 1;
     if (args->given[OPT_MODEL])
@@ -102,29 +104,62 @@ static int read_request(const cli_args *args, profile_request *req)
     if (rc != EXIT_OK ||
         (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
         (rc = cli_choice(args, OPT_ENGINE, engines, &req->engine)) != EXIT_OK ||
-        (rc = read_sampling_options(args, &req->mc)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
         return rc;
-    const option_id sampling[] = {OPT_WIDTH, OPT_TRIALS, OPT_SEED, OPT_THREADS, OPT_NORM,
-                                  OPT_METHOD};
-    for (size_t i = 0; req->engine == ENGINE_CLOSED && i < sizeof sampling / sizeof *sampling;
-         i++)
-        if (args->given[sampling[i]])
-            return cli_usage_error("%s applies to the Monte Carlo: add --engine mc or --engine "
-                                   "all", cli_option_name(sampling[i]));
+    req->base.mlp_only = 0;
+    if (args->given[OPT_BLOCK]) {
+        static const char *const blocks[] = {"attn-mlp", "mlp", NULL};
+        int block = 0;
+        if ((rc = cli_choice(args, OPT_BLOCK, blocks, &block)) != EXIT_OK)
+            return rc;
+        req->base.mlp_only = block == 1;
+    }
+    const int mc = req->engine == ENGINE_MC || req->engine == ENGINE_ALL;
+    const int forward = req->engine == ENGINE_FORWARD || req->engine == ENGINE_ALL;
+    if ((mc && (rc = read_sampling_options(args, &req->mc)) != EXIT_OK) ||
+        (forward && (rc = read_forward_options(args, &req->forward)) != EXIT_OK))
+        return rc;
+    const struct {
+        option_id id;
+        int applies;
+        const char *engines;
+    } scoped[] = {
+        {OPT_WIDTH, mc || forward, "mc, forward or all"},
+        {OPT_SEED, mc || forward, "mc, forward or all"},
+        {OPT_THREADS, mc || forward, "mc, forward or all"},
+        {OPT_NORM, mc || forward, "mc, forward or all"},
+        {OPT_NORM_EPS, mc || forward, "mc, forward or all"},
+        {OPT_TRIALS, mc, "mc or all"},
+        {OPT_METHOD, mc, "mc or all"},
+        {OPT_HEADS, forward, "forward or all"},
+        {OPT_FFN_MULT, forward, "forward or all"},
+        {OPT_VOCAB, forward, "forward or all"},
+        {OPT_BATCH, forward, "forward or all"},
+        {OPT_TOKENS, forward, "forward or all"},
+        {OPT_QK_NORM, forward, "forward or all"},
+        {OPT_INIT, forward, "forward or all"},
+    };
+    for (size_t i = 0; i < sizeof scoped / sizeof *scoped; i++)
+        if (args->given[scoped[i].id] && !scoped[i].applies)
+            return cli_usage_error("%s applies to the sampled engines: add --engine %s",
+                                   cli_option_name(scoped[i].id), scoped[i].engines);
     if (args->given[OPT_GAINS] && args->given[OPT_GAIN])
         return cli_usage_error("--gain and --gains both given; a file of gains replaces the "
                                "single gain, so give one of them");
     if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT] && !args->given[OPT_PLOT])
         return cli_usage_error("--force only applies with --output, --plot or --plot-script");
-    /* the Monte Carlo's sizes, memory included, are checked before anything is allocated */
-    for (size_t i = 0; req->engine != ENGINE_CLOSED && i < req->n_placements; i++) {
+    /* every size, memory included, is checked before anything is allocated */
+    for (size_t i = 0; i < req->n_placements; i++) {
         vp_config cfg = req->base;
         cfg.placement = req->placements[i];
         vp_error err;
-        if (vp_mc_check(&cfg, &req->mc, &err) != VP_OK)
-            return cli_usage_error("--engine %s: %s", req->engine == ENGINE_MC ? "mc" : "all",
+        if (vp_config_check(&cfg, &err) != VP_OK)
+            return cli_usage_error("--placement %s: %s", vp_placement_name(cfg.placement),
                                    err.message);
+        if (mc && vp_mc_check(&cfg, &req->mc, &err) != VP_OK)
+            return cli_usage_error("--engine %s: %s", engines[req->engine], err.message);
+        if (forward && vp_forward_check(&cfg, &req->forward, &err) != VP_OK)
+            return cli_usage_error("--engine %s: %s", engines[req->engine], err.message);
     }
     return EXIT_OK;
 }
@@ -158,7 +193,9 @@ static void warn_overflow(const vp_profile *p)
 static int check_gain_count(const profile_request *req)
 {
     for (size_t i = 0; req->gains && i < req->n_placements; i++) {
-        size_t k_total = vp_sub_block_count(req->placements[i], req->base.layers);
+        vp_config cfg = req->base;
+        cfg.placement = req->placements[i];
+        size_t k_total = vp_config_sub_blocks(&cfg);
         if (req->n_gains != k_total)
             return cli_runtime_error("--gains: %s holds %zu gains, but %zu layers of %s make %zu "
                                      "sub-blocks: give one gain per sub-block",
@@ -178,10 +215,50 @@ static void write_model_heading(const profile_request *req, FILE *out)
             vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);
 }
 
-/* The profiles of one placement: closed and sampled, either possibly NULL. */
+/* The profiles of one placement, each possibly NULL: the closed form, the
+ * Monte Carlo, the forward pass, and the closed form fed with the forward
+ * pass's measured gains (its prediction). */
 typedef struct {
-    vp_profile *closed, *sampled;
+    vp_profile *closed, *sampled, *forward, *predicted;
 } placement_profiles;
+
+static void free_placement(placement_profiles *pp)
+{
+    vp_profile_free(pp->closed);
+    vp_profile_free(pp->sampled);
+    vp_profile_free(pp->forward);
+    vp_profile_free(pp->predicted);
+    *pp = (placement_profiles){0};
+}
+
+/* The closed form at the forward pass's own measured gains and embedding
+ * variance: what the idealisation predicts for this very network. */
+static vp_status predict(const vp_profile *forward, vp_profile **out, vp_error *err)
+{
+    vp_config cfg = forward->config;
+    const size_t k_total = forward->n_rows - 1;
+    if (k_total == 0)
+        return vp_fail(err, VP_EINVAL, "the forward pass overflowed at once");
+    double *gains = malloc(vp_config_sub_blocks(&cfg) * sizeof *gains);
+    if (!gains)
+        return vp_fail(err, VP_ENOMEM, "no memory for the measured gains");
+    for (size_t k = 1; k <= vp_config_sub_blocks(&cfg); k++) {
+        double g = k <= k_total ? forward->rows[k].measured_gain : 0.0;
+        /* the closed form's gain is per branch before DeepNet's beta^2, and a
+           parallel block's two branches are measured together */
+        if (cfg.placement == VP_DEEPNORM)
+            g /= cfg.beta * cfg.beta;
+        if (cfg.placement == VP_PARALLEL && !cfg.mlp_only)
+            g /= sqrt(2.0);
+        gains[k - 1] = g;
+    }
+    cfg.gains = gains;
+    cfg.n_gains = vp_config_sub_blocks(&cfg);
+    cfg.embedding_var = forward->rows[0].stream_var;
+    vp_status status = vp_closed_profile(&cfg, out, err);
+    free(gains);
+    return status;
+}
 
 static int compute_placement(const profile_request *req, size_t i, placement_profiles *out)
 {
@@ -191,17 +268,25 @@ static int compute_placement(const profile_request *req, size_t i, placement_pro
     cfg.n_gains = req->n_gains;
     vp_error err;
     *out = (placement_profiles){0};
-    if (req->engine != ENGINE_MC && vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
+    if ((req->engine == ENGINE_CLOSED || req->engine == ENGINE_ALL) &&
+        vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
         return cli_runtime_error("%s", err.message);
-    if (req->engine != ENGINE_CLOSED && vp_mc_profile(&cfg, &req->mc, &out->sampled, &err) != VP_OK) {
-        vp_profile_free(out->closed);
-        out->closed = NULL;
+    const int mc = req->engine == ENGINE_MC || req->engine == ENGINE_ALL;
+    const int forward = req->engine == ENGINE_FORWARD || req->engine == ENGINE_ALL;
+    if (mc && vp_mc_profile(&cfg, &req->mc, &out->sampled, &err) != VP_OK) {
+        free_placement(out);
         return cli_runtime_error("Monte Carlo: %s", err.message);
     }
-    if (out->closed && out->closed->overflow_at)
-        warn_overflow(out->closed);
-    if (out->sampled && out->sampled->overflow_at)
-        warn_overflow(out->sampled);
+    if (forward && (vp_forward_profile(&cfg, &req->forward, &out->forward, &err) != VP_OK ||
+                    (req->engine == ENGINE_ALL && predict(out->forward, &out->predicted, &err) !=
+                                                      VP_OK))) {
+        free_placement(out);
+        return cli_runtime_error("forward pass: %s", err.message);
+    }
+    vp_profile *all[] = {out->closed, out->sampled, out->forward};
+    for (size_t e = 0; e < 3; e++)
+        if (all[e] && all[e]->overflow_at)
+            warn_overflow(all[e]);
     return EXIT_OK;
 }
 
@@ -218,12 +303,20 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
             vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
                        AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
             status = vp_text_write_verdict(out, pp->closed, &cmp);
+        if (status == VP_OK) {
+            fputc('\n', out);
+            status = vp_text_write_forward_comparison(out, pp->closed, pp->predicted,
+                                                      pp->forward, req->every);
+        }
         return status;
     }
-    if (pp->closed)
-        status = write_profile(req, out, json, pp->closed, i == 0);
-    if (status == VP_OK && pp->sampled)
-        status = write_profile(req, out, json, pp->sampled, i == 0 && !pp->closed);
+    vp_profile *const all[] = {pp->closed, pp->sampled, pp->forward};
+    int first = i == 0;
+    for (size_t e = 0; e < 3 && status == VP_OK; e++)
+        if (all[e]) {
+            status = write_profile(req, out, json, all[e], first);
+            first = 0;
+        }
     return status;
 }
 
@@ -240,6 +333,9 @@ static vp_status write_verdicts(const profile_request *req, FILE *out,
                        AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
             vp_text_write_verdict(out, all[i].closed, &cmp);
     }
+    fprintf(out, "\nThe forward pass against the closed form fed with its measured gains:\n");
+    for (size_t i = 0; i < req->n_placements; i++)
+        vp_text_write_forward_verdict(out, all[i].predicted, all[i].forward);
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
@@ -268,12 +364,11 @@ static int compute_and_write(const profile_request *req, FILE *out, vp_profile *
             break;
         if (out)
             status = write_placement(req, out, &json, pp, i);
-        tops[i] = vp_profile_get_top(pp->closed ? pp->closed : pp->sampled);
-        if (!kept && req->engine != ENGINE_ALL) {
-            vp_profile_free(pp->closed);
-            vp_profile_free(pp->sampled);
-            *pp = (placement_profiles){0};
-        }
+        tops[i] = vp_profile_get_top(pp->closed    ? pp->closed
+                                     : pp->sampled ? pp->sampled
+                                                   : pp->forward);
+        if (!kept && req->engine != ENGINE_ALL)
+            free_placement(pp);
     }
     if (rc == EXIT_OK && out && status == VP_OK) {
         if (req->format == FORMAT_JSON)
@@ -285,13 +380,13 @@ static int compute_and_write(const profile_request *req, FILE *out, vp_profile *
     }
     for (size_t i = 0; i < req->n_placements; i++) {
         if (kept && rc == EXIT_OK) {
-            if (all[i].closed)
-                kept[(*n_kept)++] = all[i].closed;
-            if (all[i].sampled)
-                kept[(*n_kept)++] = all[i].sampled;
+            vp_profile *const each[] = {all[i].closed, all[i].sampled, all[i].forward};
+            for (size_t e = 0; e < 3; e++)
+                if (each[e])
+                    kept[(*n_kept)++] = each[e];
+            vp_profile_free(all[i].predicted);
         } else {
-            vp_profile_free(all[i].closed);
-            vp_profile_free(all[i].sampled);
+            free_placement(&all[i]);
         }
     }
     if (rc != EXIT_OK)

@@ -1,23 +1,41 @@
+/* The sampled engines' options: the Monte Carlo's and the forward pass's. */
 #include <stdint.h>
 #include <unistd.h>
 
 #include "commands.h"
 
-int read_sampling_options(const cli_args *args, vp_mc_options *mc)
+static size_t cores_online(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = cores >= 1 ? (size_t)cores : 1;
+    return n > VP_MC_MAX_THREADS ? VP_MC_MAX_THREADS : n;
+}
+
+static int read_norm(const cli_args *args, vp_norm *norm, double *eps)
 {
     static const char *const norms[] = {"layernorm", "rmsnorm", NULL};
+    int which = 0, rc;
+    if ((rc = cli_choice(args, OPT_NORM, norms, &which)) != EXIT_OK)
+        return rc;
+    *norm = which == 1 ? VP_NORM_RMSNORM : VP_NORM_LAYERNORM;
+    if ((rc = cli_double(args, OPT_NORM_EPS, 0.0, 1, eps)) != EXIT_OK)
+        return rc;
+    if (!(*eps < 1.0))
+        return cli_usage_error("--norm-eps: '%s' is out of range; it must be > 0 and < 1",
+                               args->value[OPT_NORM_EPS]);
+    return EXIT_OK;
+}
+
+int read_sampling_options(const cli_args *args, vp_mc_options *mc)
+{
     static const char *const methods[] = {"reduced", "full", NULL};
     vp_mc_options_init(mc);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mc->threads = cores >= 1 ? (size_t)cores : 1;
-    if (mc->threads > VP_MC_MAX_THREADS)
-        mc->threads = VP_MC_MAX_THREADS;
-    int norm = 0, method = 0, rc;
+    mc->threads = cores_online();
+    int method = 0, rc;
     size_t seed = (size_t)mc->seed;
-    if ((rc = cli_choice(args, OPT_NORM, norms, &norm)) != EXIT_OK ||
+    if ((rc = read_norm(args, &mc->norm, &mc->eps)) != EXIT_OK ||
         (rc = cli_choice(args, OPT_METHOD, methods, &method)) != EXIT_OK)
         return rc;
-    mc->norm = norm == 1 ? VP_NORM_RMSNORM : VP_NORM_LAYERNORM;
     mc->method = method == 1 ? VP_MC_FULL : VP_MC_REDUCED;
     const size_t min_width = mc->norm == VP_NORM_LAYERNORM ? 2 : 1;
     if ((rc = cli_size(args, OPT_WIDTH, min_width, VP_MC_MAX_WIDTH, &mc->width)) != EXIT_OK ||
@@ -26,5 +44,32 @@ int read_sampling_options(const cli_args *args, vp_mc_options *mc)
         (rc = cli_size(args, OPT_SEED, 0, SIZE_MAX, &seed)) != EXIT_OK)
         return rc;
     mc->seed = seed;
+    return EXIT_OK;
+}
+
+int read_forward_options(const cli_args *args, vp_forward_options *fw)
+{
+    static const char *const inits[] = {"gain", "torch", NULL};
+    vp_forward_options_init(fw);
+    fw->threads = cores_online();
+    int init = 0, rc;
+    size_t seed = (size_t)fw->seed;
+    if ((rc = read_norm(args, &fw->norm, &fw->eps)) != EXIT_OK ||
+        (rc = cli_choice(args, OPT_INIT, inits, &init)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_WIDTH, 1, VP_FORWARD_MAX_WIDTH, &fw->width)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_HEADS, 1, VP_FORWARD_MAX_WIDTH, &fw->heads)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_FFN_MULT, 1, VP_FORWARD_MAX_FFN_MULT, &fw->ffn_mult)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_VOCAB, 1, VP_FORWARD_MAX_VOCAB, &fw->vocab)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_BATCH, 1, VP_FORWARD_MAX_BATCH, &fw->batch)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_TOKENS, 1, VP_FORWARD_MAX_TOKENS, &fw->tokens)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_THREADS, 1, VP_MC_MAX_THREADS, &fw->threads)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_SEED, 0, SIZE_MAX, &seed)) != EXIT_OK)
+        return rc;
+    fw->init = init == 1 ? VP_INIT_TORCH : VP_INIT_GAIN;
+    fw->qk_norm = args->given[OPT_QK_NORM];
+    fw->seed = seed;
+    if (fw->width % fw->heads != 0)
+        return cli_usage_error("--heads: %zu heads do not divide the width %zu; each head "
+                               "takes width / heads coordinates", fw->heads, fw->width);
     return EXIT_OK;
 }

@@ -1,0 +1,86 @@
+/* The real forward pass (maths.md section 5): a small transformer stack with
+ * random weights, run on random tokens, measured after every sub-block.
+ *
+ * Token embedding (vocab V), then L layers of the configuration's placement:
+ * causal multi-head self-attention (H heads, Q, K, V and output projections
+ * with biases, optional QK-norm) then an MLP (d -> m d -> d, GELU), or the
+ * MLP alone (cfg->mlp_only). Norms are LayerNorm or RMSNorm with weights 1
+ * (gamma for a sandwich's or output-norm's output norm) and biases 0 at init.
+ *
+ * Measured per sub-block over the batch's B T tokens: the stream's variance,
+ * the update ratio, the embedding share (its identity-path component tracked
+ * exactly), the branch's gain, the update-stream cosine and the Frobenius
+ * norm of the batch's stream. The result does not depend on the thread count.
+ */
+#ifndef VARPROF_FORWARD_H
+#define VARPROF_FORWARD_H
+
+#include <stddef.h>
+
+#include "varprof/config.h"
+#include "varprof/profile.h"
+
+#define VP_FORWARD_MAX_WIDTH 65536u
+#define VP_FORWARD_MAX_VOCAB 1048576u
+#define VP_FORWARD_MAX_TOKENS 65536u
+#define VP_FORWARD_MAX_BATCH 65536u
+#define VP_FORWARD_MAX_FFN_MULT 64u
+
+typedef enum {
+    VP_INIT_GAIN,  /* normal weights, each branch's last projection scaled so that its
+                      gain at init is cfg->gain (see vp_forward_branch_scales) */
+    VP_INIT_TORCH, /* PyTorch's defaults: nn.Linear uniform in +-1/sqrt(fan_in), weights
+                      and biases; nn.Embedding standard normal; norms 1 and 0 */
+} vp_init;
+
+typedef struct {
+    size_t width;    /* d */
+    size_t heads;    /* H, dividing d */
+    size_t ffn_mult; /* m: the MLP's hidden width is m d */
+    size_t vocab;    /* V */
+    size_t batch;    /* B sequences */
+    size_t tokens;   /* T tokens each */
+    size_t threads;  /* 1 .. VP_MC_MAX_THREADS */
+    vp_norm norm;    /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
+    double eps;      /* the norms' eps, > 0 */
+    int qk_norm;     /* RMSNorm over each head's queries and keys */
+    vp_init init;
+    unsigned long long seed; /* weights and tokens */
+} vp_forward_options;
+
+/* d 512, 8 heads, m 4, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
+ * QK-norm, gain init, seed 1. */
+void vp_forward_options_init(vp_forward_options *options);
+
+/* "gain", "torch". */
+const char *vp_init_name(vp_init init);
+
+/* Bytes of weights and activations the network would take. VP_EOVERFLOW when
+ * that does not fit in size_t. */
+vp_status vp_forward_memory_needed(const vp_config *cfg, const vp_forward_options *options,
+                                   size_t *bytes, vp_error *err);
+
+/* Checks cfg and options: every size in its range, H dividing d, the network
+ * within half of the machine's memory. VP_EINVAL or VP_ENOMEM, with a message
+ * naming the limit; nothing is allocated. */
+vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options,
+                           vp_error *err);
+
+/* Builds the network, runs it and returns the measured profile in *out
+ * (vp_profile_free), with VP_HAS_MEASURED and VP_HAS_STREAM_NORM. Fails as
+ * vp_forward_check does, VP_ENOMEM when an allocation fails, VP_ETHREAD when
+ * a thread cannot start, VP_EINVAL when a gain cannot be reached (GSL's
+ * integration failed). A figure that overflows stops the profile there. */
+vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *options,
+                             vp_profile **out, vp_error *err);
+
+/* The gain-init scales of one MLP branch: fc1 ~ N(0, fc1_var), fc2 ~ N(0,
+ * fc2_var), so that a Gaussian input of mean square input_ms comes out with
+ * RMS gain times its own: fc2_var = gain^2 input_ms / (hidden E[gelu(z)^2]),
+ * z ~ N(0, fc1_var d input_ms), the expectation integrated with GSL.
+ * VP_EINVAL when the integration fails. */
+vp_status vp_forward_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
+                                double fc1_scale, double *fc1_var, double *fc2_var,
+                                vp_error *err);
+
+#endif

@@ -1,0 +1,292 @@
+/* Making the network: its weights laid out in one arena, then drawn. */
+#include "forward_model.h"
+
+#include <Random123/philox.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_integration.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "varprof/closed.h"
+#include "varprof/gauss.h"
+
+/* Counter words of the weights' and the tokens' streams: the gauss stream's
+ * sub-block field, and Philox's third word for uniforms. */
+#define WEIGHT_NORMALS 0xFFFFFF00u
+#define WEIGHT_UNIFORMS 0xFFFFFF01u
+#define STREAM_EMBEDDING 0u
+
+static size_t aligned(size_t floats)
+{
+    return (floats + 15) & ~(size_t)15; /* 64 bytes */
+}
+
+static size_t linear_floats(const vp_nn_kernels *kern, size_t in, size_t out)
+{
+    return aligned(kern->matmul_packed_floats(in, out)) + aligned(out);
+}
+
+static size_t layer_floats(const fw_model *shape, const vp_nn_kernels *kern)
+{
+    const size_t d = shape->d;
+    size_t n = 4 * 2 * aligned(d); /* four norms, weight and bias */
+    if (!shape->mlp_only)
+        n += 4 * linear_floats(kern, d, d) + 2 * aligned(shape->head_dim);
+    n += linear_floats(kern, d, shape->hidden) + linear_floats(kern, shape->hidden, d);
+    return n;
+}
+
+static void set_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o)
+{
+    m->placement = cfg->placement;
+    m->mlp_only = cfg->mlp_only;
+    m->qk_norm = o->qk_norm;
+    m->norm = o->norm;
+    m->eps = (float)o->eps;
+    m->d = o->width;
+    m->heads = o->heads;
+    m->head_dim = o->width / o->heads;
+    m->hidden = o->ffn_mult * o->width;
+    m->vocab = o->vocab;
+    m->layers = cfg->layers;
+}
+
+size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,
+                       const vp_nn_kernels *kernels)
+{
+    fw_model shape;
+    set_shape(&shape, cfg, o);
+    return aligned(shape.vocab * shape.d) + shape.layers * layer_floats(&shape, kernels);
+}
+
+static float *take(fw_model *m, size_t floats)
+{
+    float *p = m->arena + m->arena_used;
+    m->arena_used += aligned(floats);
+    return p;
+}
+
+static void make_norm(fw_model *m, fw_norm *n, float weight)
+{
+    n->weight = take(m, m->d);
+    n->bias = take(m, m->d);
+    for (size_t i = 0; i < m->d; i++) {
+        n->weight[i] = weight;
+        n->bias[i] = 0.0f;
+    }
+    if (m->norm == VP_NORM_RMSNORM)
+        n->bias = NULL;
+}
+
+static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out)
+{
+    l->in = in;
+    l->out = out;
+    l->packed = take(m, m->kernels->matmul_packed_floats(in, out));
+    l->bias = take(m, out);
+}
+
+fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
+                         const vp_nn_kernels *kernels)
+{
+    fw_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    set_shape(m, cfg, o);
+    m->kernels = kernels;
+    m->arena_size = fw_model_floats(cfg, o, kernels);
+    m->layers_ = calloc(m->layers, sizeof *m->layers_);
+    if (!m->layers_ || posix_memalign((void **)&m->arena, 64, m->arena_size * sizeof(float))) {
+        m->arena = NULL;
+        fw_model_free(m);
+        return NULL;
+    }
+    memset(m->arena, 0, m->arena_size * sizeof(float));
+    m->embed = take(m, m->vocab * m->d);
+    const float gamma = (float)cfg->gamma;
+    const int out_norms = m->placement == VP_SANDWICH || m->placement == VP_OUTPUT_NORM;
+    for (size_t l = 0; l < m->layers; l++) {
+        fw_layer *layer = &m->layers_[l];
+        make_norm(m, &layer->attn_norm, 1.0f);
+        make_norm(m, &layer->mlp_norm, 1.0f);
+        /* the scale of a normalised branch output, gamma, is its norm's weight */
+        make_norm(m, &layer->attn_out_norm, out_norms ? gamma : 1.0f);
+        make_norm(m, &layer->mlp_out_norm, out_norms ? gamma : 1.0f);
+        if (!m->mlp_only) {
+            make_linear(m, &layer->q, m->d, m->d);
+            make_linear(m, &layer->k, m->d, m->d);
+            make_linear(m, &layer->v, m->d, m->d);
+            make_linear(m, &layer->o, m->d, m->d);
+            layer->q_norm = take(m, m->head_dim);
+            layer->k_norm = take(m, m->head_dim);
+            for (size_t i = 0; i < m->head_dim; i++)
+                layer->q_norm[i] = layer->k_norm[i] = 1.0f;
+        }
+        make_linear(m, &layer->fc1, m->d, m->hidden);
+        make_linear(m, &layer->fc2, m->hidden, m->d);
+    }
+    return m;
+}
+
+void fw_model_free(fw_model *model)
+{
+    if (!model)
+        return;
+    free(model->arena);
+    free(model->layers_);
+    free(model);
+}
+
+void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias)
+{
+    m->kernels->matmul_pack(linear->packed, w, linear->in, linear->out);
+    for (size_t j = 0; j < linear->out; j++)
+        linear->bias[j] = bias ? bias[j] : 0.0f;
+}
+
+/* ---- drawing ---- */
+
+static void fill_normal(float *out, size_t n, unsigned long long seed, uint32_t stream,
+                        double sd)
+{
+    vp_gauss_fill(out, n, seed, stream, WEIGHT_NORMALS, 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = (float)(sd * out[i]);
+}
+
+/* Uniform in (-bound, bound), as torch.nn.init's for nn.Linear. */
+static void fill_uniform(float *out, size_t n, unsigned long long seed, uint32_t stream,
+                         double bound)
+{
+    philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    for (size_t i = 0; i < n; i += 4) {
+        philox4x32_ctr_t ctr = {{stream, WEIGHT_UNIFORMS, (uint32_t)(i / 4),
+                                 (uint32_t)((uint64_t)(i / 4) >> 32)}};
+        philox4x32_ctr_t r = philox4x32(ctr, key);
+        for (size_t j = 0; j < 4 && i + j < n; j++) {
+            double u = ((double)r.v[j] + 0.5) * 0x1p-32;
+            out[i + j] = (float)((2.0 * u - 1.0) * bound);
+        }
+    }
+}
+
+static uint32_t stream_of(size_t layer, unsigned which)
+{
+    return (uint32_t)(1 + layer * 16 + which);
+}
+
+typedef struct {
+    double t_scale; /* s: the pre-activation's standard deviation */
+} gelu_moment_args;
+
+/* t^2 Phi(s t)^2 phi(t): E[gelu(s t)^2] / s^2 integrates it, gelu(z) = z Phi(z) */
+static double gelu_moment_integrand(double t, void *params)
+{
+    const gelu_moment_args *a = params;
+    const double p = gsl_cdf_ugaussian_P(a->t_scale * t);
+    return t * t * p * p * exp(-0.5 * t * t) / 2.5066282746310002; /* sqrt(2 pi) */
+}
+
+vp_status vp_forward_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
+                                double fc1_scale, double *fc1_var, double *fc2_var,
+                                vp_error *err)
+{
+    *fc1_var = fc1_scale * fc1_scale / (double)d;
+    const double s2 = *fc1_var * (double)d * input_ms; /* pre-activation variance */
+    gelu_moment_args args = {sqrt(s2)};
+    gsl_function f = {gelu_moment_integrand, &args};
+    gsl_integration_workspace *w = gsl_integration_workspace_alloc(200);
+    if (!w)
+        return vp_fail(err, VP_ENOMEM, "no memory for GSL's integration");
+    double result = 0.0, abserr = 0.0;
+    int status = gsl_integration_qagi(&f, 1e-13, 1e-10, 200, w, &result, &abserr);
+    gsl_integration_workspace_free(w);
+    if (status != GSL_SUCCESS || !(result > 0.0))
+        return vp_fail(err, VP_EINVAL, "GELU's second moment at input mean square %g: %s",
+                       input_ms, gsl_strerror(status));
+    const double moment = s2 * result; /* E[gelu(z)^2] */
+    *fc2_var = gain * gain * input_ms / ((double)hidden * moment);
+    return VP_OK;
+}
+
+static int branch_input_normalised(vp_placement p)
+{
+    return p == VP_PRE_NORM || p == VP_SANDWICH || p == VP_PARALLEL;
+}
+
+/* Draws one linear layer's weights into scratch, then packs them. */
+static void draw_linear(fw_model *m, fw_linear *l, const vp_forward_options *o, uint32_t stream,
+                        double sd, float *scratch)
+{
+    const size_t n = l->in * l->out;
+    if (o->init == VP_INIT_TORCH) {
+        const double bound = 1.0 / sqrt((double)l->in);
+        fill_uniform(scratch, n, o->seed, stream, bound);
+        float *bias = scratch + n;
+        fill_uniform(bias, l->out, o->seed, stream | 0x80000000u, bound);
+        fw_linear_set(m, l, scratch, bias);
+    } else {
+        fill_normal(scratch, n, o->seed, stream, sd);
+        fw_linear_set(m, l, scratch, NULL);
+    }
+}
+
+vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                        vp_error *err)
+{
+    const size_t d = m->d;
+    const size_t biggest = d * m->hidden + m->hidden;
+    float *scratch = malloc(biggest * sizeof *scratch);
+    if (!scratch)
+        return vp_fail(err, VP_ENOMEM, "no memory to draw the weights");
+    /* the stream's expected mean square before each sub-block, for the gains */
+    vp_profile *expected = NULL;
+    vp_status status = VP_OK;
+    if (o->init == VP_INIT_GAIN && !branch_input_normalised(cfg->placement)) {
+        status = vp_closed_profile(cfg, &expected, err);
+        if (status == VP_OK && expected->overflow_at)
+            status = vp_fail(err, VP_EOVERFLOW, "the stream overflows at sub-block %zu, so no "
+                             "weights give the gain there", expected->overflow_at);
+    }
+    if (status == VP_OK) {
+        if (o->init == VP_INIT_TORCH)
+            fill_normal(m->embed, m->vocab * d, o->seed, STREAM_EMBEDDING, 1.0);
+        else
+            fill_normal(m->embed, m->vocab * d, o->seed, STREAM_EMBEDDING,
+                        sqrt(cfg->embedding_var));
+    }
+    const double beta = cfg->placement == VP_DEEPNORM ? cfg->beta : 1.0;
+    const size_t per_layer = cfg->mlp_only || cfg->placement == VP_PARALLEL ? 1 : 2;
+    for (size_t l = 0; l < m->layers && status == VP_OK; l++) {
+        fw_layer *layer = &m->layers_[l];
+        /* the attention's sub-block, then the MLP's (a parallel layer: both the one) */
+        const size_t k_attn = 1 + l * per_layer, k_mlp = k_attn + (per_layer - 1);
+        const double in_attn = expected ? expected->rows[k_attn - 1].stream_var : 1.0;
+        const double in_mlp = expected ? expected->rows[k_mlp - 1].stream_var : 1.0;
+        /* DeepNet multiplies both of a branch's matrices by beta */
+        const double g_attn = beta * beta * vp_config_gain(cfg, cfg->mlp_only ? k_mlp : k_attn);
+        const double g_mlp = beta * beta * vp_config_gain(cfg, k_mlp);
+        if (!m->mlp_only) {
+            (void)in_attn; /* attention's gain does not depend on its input's size */
+            draw_linear(m, &layer->q, o, stream_of(l, 0), 1.0 / sqrt((double)d), scratch);
+            draw_linear(m, &layer->k, o, stream_of(l, 1), 1.0 / sqrt((double)d), scratch);
+            draw_linear(m, &layer->v, o, stream_of(l, 2), beta / sqrt((double)d), scratch);
+            /* as if each token attended to itself: gain = sqrt(d) sd_o beta */
+            draw_linear(m, &layer->o, o, stream_of(l, 3), g_attn / (beta * sqrt((double)d)),
+                        scratch);
+        }
+        double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
+        if (o->init == VP_INIT_GAIN)
+            status = vp_forward_mlp_scales(d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var,
+                                           err);
+        if (status == VP_OK) {
+            draw_linear(m, &layer->fc1, o, stream_of(l, 4), sqrt(fc1_var), scratch);
+            draw_linear(m, &layer->fc2, o, stream_of(l, 5), sqrt(fc2_var), scratch);
+        }
+    }
+    vp_profile_free(expected);
+    free(scratch);
+    return status;
+}

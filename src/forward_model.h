@@ -1,0 +1,68 @@
+/* The forward pass's network: its shapes and its weights, packed once for the
+ * matmul kernel of the instruction set in use. */
+#ifndef VARPROF_FORWARD_MODEL_H
+#define VARPROF_FORWARD_MODEL_H
+
+#include <stdint.h>
+
+#include "kernels/nn_kernels.h"
+#include "varprof/forward.h"
+
+typedef struct {
+    float *weight, *bias; /* [d]; bias NULL for RMSNorm */
+} fw_norm;
+
+typedef struct {
+    size_t in, out;
+    float *packed; /* W [out][in] packed for the matmul */
+    float *bias;   /* [out] */
+} fw_linear;
+
+typedef struct {
+    fw_norm attn_norm, mlp_norm;         /* on the branch input or the stream */
+    fw_norm attn_out_norm, mlp_out_norm; /* sandwich and output-norm: on the branch output */
+    fw_linear q, k, v, o;
+    float *q_norm, *k_norm; /* [head dim], with QK-norm */
+    fw_linear fc1, fc2;
+} fw_layer;
+
+typedef struct {
+    vp_placement placement;
+    int mlp_only, qk_norm;
+    vp_norm norm;
+    float eps;
+    size_t d, heads, head_dim, hidden, vocab, layers;
+    float *embed; /* [V][d] */
+    fw_layer *layers_;
+    const vp_nn_kernels *kernels;
+    float *arena; /* every weight, one allocation */
+    size_t arena_used, arena_size;
+} fw_model;
+
+/* Floats of weights the model holds (packed sizes included). */
+size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,
+                       const vp_nn_kernels *kernels);
+
+/* Allocates a model of cfg's and o's shapes, weights zero and norms 1/0.
+ * NULL when memory runs out. */
+fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
+                         const vp_nn_kernels *kernels);
+void fw_model_free(fw_model *model);
+
+/* Packs W [out][in] into a linear layer; copies bias [out] (NULL: zero). */
+void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias);
+
+/* Draws the weights as o->init says (see vp_init), from o->seed. */
+vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                        vp_error *err);
+
+/* The bytes one run of `rows` token rows takes beyond the weights. */
+size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens);
+
+/* Runs the network on token_ids [batch][tokens] and fills profile's rows
+ * (its sub_blocks set, the rest by the caller). */
+vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t *token_ids,
+                         size_t batch, size_t tokens, size_t threads, vp_profile *profile,
+                         vp_error *err);
+
+#endif

@@ -1,0 +1,532 @@
+/* Running the network: every sub-block on the batch, then its measurements. */
+#include <Random123/philox.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "forward_model.h"
+#include "thread_pool.h"
+#include "varprof/isa.h"
+
+#define TOKEN_WORD 0x544f4b4eu /* "TOKN": the token ids' Philox stream */
+
+/* Per-row sums, in double, reduced in row order after each sub-block. */
+enum { S_XX_BEFORE, S_OO, S_XO, S_HH, S_FF, S_XX, S_CC, N_STATS };
+
+typedef struct {
+    const fw_model *m;
+    const vp_config *cfg;
+    vp_pool *pool;
+    size_t rows, batch, tokens, rows_per_task, n_tasks;
+    float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
+    float **matmul_ws, **att_scratch; /* per thread */
+    double *stats;                    /* [rows][N_STATS] */
+    uint32_t *token_ids;
+} fw_run;
+
+/* ---- row-parallel steps ---- */
+
+typedef struct {
+    fw_run *run;
+    float *out;
+    const float *in;
+    size_t ldo, ldi;
+    const fw_linear *linear;
+} matmul_job;
+
+static void matmul_task(void *ctx, size_t task, size_t thread)
+{
+    matmul_job *j = ctx;
+    fw_run *r = j->run;
+    const size_t first = task * r->rows_per_task;
+    if (first >= r->rows)
+        return;
+    const size_t n = r->rows - first < r->rows_per_task ? r->rows - first : r->rows_per_task;
+    r->m->kernels->matmul(j->out + first * j->ldo, j->ldo, j->in + first * j->ldi, j->ldi,
+                          j->linear->packed, j->linear->bias, n, j->linear->in, j->linear->out,
+                          r->matmul_ws[thread]);
+}
+
+static void project(fw_run *r, float *out, const float *in, const fw_linear *linear)
+{
+    matmul_job j = {r, out, in, linear->out, linear->in, linear};
+    vp_pool_run(r->pool, r->n_tasks, matmul_task, &j);
+}
+
+typedef struct {
+    fw_run *run;
+    float *out;
+    const float *in;
+    const float *weight, *bias;
+    size_t width, rows_per_task, rows;
+    int rms, gelu;
+} rowwise_job;
+
+static void rowwise_task(void *ctx, size_t task, size_t thread)
+{
+    (void)thread;
+    rowwise_job *j = ctx;
+    const fw_model *m = j->run->m;
+    const size_t first = task * j->rows_per_task;
+    if (first >= j->rows)
+        return;
+    const size_t n = j->rows - first < j->rows_per_task ? j->rows - first : j->rows_per_task;
+    float *out = j->out + first * j->width;
+    const float *in = j->in + first * j->width;
+    if (j->gelu)
+        m->kernels->gelu(out, in, n * j->width);
+    else if (j->rms)
+        m->kernels->rmsnorm(out, in, j->weight, n, j->width, m->eps);
+    else
+        m->kernels->layernorm(out, in, j->weight, j->bias, n, j->width, m->eps);
+}
+
+static void normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
+{
+    rowwise_job j = {r, out, in, norm->weight, norm->bias, r->m->d, r->rows_per_task, r->rows,
+                     r->m->norm == VP_NORM_RMSNORM, 0};
+    vp_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+}
+
+static void gelu(fw_run *r, float *inout)
+{
+    rowwise_job j = {r, inout, inout, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1};
+    vp_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+}
+
+/* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * H][hd]. */
+static void head_norm(fw_run *r, float *qk, const float *weight)
+{
+    const size_t heads = r->m->heads;
+    rowwise_job j = {r, qk, qk, weight, NULL, r->m->head_dim, r->rows_per_task * heads,
+                     r->rows * heads, 1, 0};
+    vp_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+}
+
+static void attention_task(void *ctx, size_t b, size_t thread)
+{
+    fw_run *r = ctx;
+    const fw_model *m = r->m;
+    const size_t at = b * r->tokens * m->d;
+    m->kernels->attention(r->att + at, m->d, r->q + at, r->k + at, r->v + at, m->d, r->tokens,
+                          m->heads, m->head_dim, r->att_scratch[thread]);
+}
+
+/* ---- the branches ---- */
+
+static void attention_branch(fw_run *r, const fw_layer *layer, const float *h, float *out)
+{
+    project(r, r->q, h, &layer->q);
+    project(r, r->k, h, &layer->k);
+    project(r, r->v, h, &layer->v);
+    if (r->m->qk_norm) {
+        head_norm(r, r->q, layer->q_norm);
+        head_norm(r, r->k, layer->k_norm);
+    }
+    vp_pool_run(r->pool, r->batch, attention_task, r);
+    project(r, out, r->att, &layer->o);
+}
+
+static void mlp_branch(fw_run *r, const fw_layer *layer, const float *h, float *out)
+{
+    project(r, r->hid, h, &layer->fc1);
+    gelu(r, r->hid);
+    project(r, out, r->hid, &layer->fc2);
+}
+
+/* ---- the residual update and the measurements ---- */
+
+typedef struct {
+    fw_run *run;
+    const float *h, *f, *o;
+    const fw_norm *stream_norm; /* NULL: the stream is not normalised */
+    double alpha;
+} update_job;
+
+static void update_row(const update_job *j, size_t row)
+{
+    const fw_run *r = j->run;
+    const size_t d = r->m->d;
+    float *x = r->x + row * d, *c = r->c + row * d;
+    const float *h = j->h + row * d, *f = j->f + row * d, *o = j->o + row * d;
+    double *s = r->stats + row * N_STATS;
+    double xx = 0, oo = 0, xo = 0, hh = 0, ff = 0;
+    for (size_t i = 0; i < d; i++) {
+        xx += (double)x[i] * x[i];
+        oo += (double)o[i] * o[i];
+        xo += (double)x[i] * o[i];
+        hh += (double)h[i] * h[i];
+        ff += (double)f[i] * f[i];
+    }
+    s[S_XX_BEFORE] = xx;
+    s[S_OO] = oo;
+    s[S_XO] = xo;
+    s[S_HH] = hh;
+    s[S_FF] = ff;
+    const double alpha = j->alpha;
+    for (size_t i = 0; i < d; i++)
+        x[i] = (float)(alpha * x[i] + o[i]);
+    if (j->stream_norm) {
+        /* the norm on the stream; its identity-path part c sees the same
+           centring and the same division, at the stream's statistics */
+        const fw_norm *n = j->stream_norm;
+        const int layernorm = r->m->norm == VP_NORM_LAYERNORM;
+        double mean = 0, c_mean = 0, ms = 0;
+        for (size_t i = 0; i < d; i++) {
+            mean += x[i];
+            c_mean += alpha * c[i];
+        }
+        mean = layernorm ? mean / (double)d : 0.0;
+        c_mean = layernorm ? c_mean / (double)d : 0.0;
+        for (size_t i = 0; i < d; i++)
+            ms += (x[i] - mean) * (x[i] - mean);
+        const double inv = 1.0 / sqrt(ms / (double)d + r->m->eps);
+        for (size_t i = 0; i < d; i++) {
+            x[i] = (float)((x[i] - mean) * inv * n->weight[i] + (n->bias ? n->bias[i] : 0.0f));
+            c[i] = (float)((alpha * c[i] - c_mean) * inv * n->weight[i]);
+        }
+    }
+    double xx_after = 0, cc = 0;
+    for (size_t i = 0; i < d; i++) {
+        xx_after += (double)x[i] * x[i];
+        cc += (double)c[i] * c[i];
+    }
+    s[S_XX] = xx_after;
+    s[S_CC] = cc;
+}
+
+static void update_task(void *ctx, size_t task, size_t thread)
+{
+    (void)thread;
+    update_job *j = ctx;
+    const fw_run *r = j->run;
+    const size_t first = task * r->rows_per_task;
+    for (size_t row = first; row < r->rows && row < first + r->rows_per_task; row++)
+        update_row(j, row);
+}
+
+/* ---- a sub-block ---- */
+
+static int normalises_branch_input(vp_placement p)
+{
+    return p == VP_PRE_NORM || p == VP_SANDWICH || p == VP_PARALLEL;
+}
+
+static void sub_block(fw_run *r, size_t k)
+{
+    const fw_model *m = r->m;
+    const vp_placement p = m->placement;
+    const size_t l = vp_config_layer_of(r->cfg, k);
+    const vp_part part = vp_config_part_of(r->cfg, k);
+    const fw_layer *layer = &m->layers_[l];
+    const int attn = part == VP_PART_ATTN || part == VP_PART_BLOCK;
+    const int mlp = part == VP_PART_MLP || part == VP_PART_BLOCK;
+    /* the branch's input: the stream, or its norm */
+    const float *h = r->x;
+    if (normalises_branch_input(p)) {
+        normalise(r, r->h, r->x, part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm);
+        h = r->h;
+    }
+    if (attn)
+        attention_branch(r, layer, h, r->f);
+    if (mlp)
+        mlp_branch(r, layer, h, attn ? r->f2 : r->f);
+    if (attn && mlp) /* a parallel block adds both branches */
+        for (size_t i = 0; i < r->rows * m->d; i++)
+            r->f[i] += r->f2[i];
+    /* what is added: the branch's output, or its norm (gamma its weight) */
+    const float *o = r->f;
+    if (p == VP_SANDWICH || p == VP_OUTPUT_NORM) {
+        normalise(r, r->o, r->f, part == VP_PART_MLP ? &layer->mlp_out_norm
+                                                      : &layer->attn_out_norm);
+        o = r->o;
+    }
+    update_job j = {r, h, r->f, o, NULL, 1.0};
+    if (p == VP_POST_LN || p == VP_DEEPNORM) {
+        /* each sub-block its own norm; a parallel layer's one is attn_norm */
+        j.stream_norm = part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm;
+        if (p == VP_DEEPNORM)
+            j.alpha = r->cfg->alpha;
+    }
+    /* h may be x itself: the stats read it before the update writes x */
+    vp_pool_run(r->pool, r->n_tasks, update_task, &j);
+}
+
+/* ---- the measurements ---- */
+
+static void sum_stats(const fw_run *r, double sums[N_STATS])
+{
+    for (int s = 0; s < N_STATS; s++)
+        sums[s] = 0.0;
+    for (size_t row = 0; row < r->rows; row++)
+        for (int s = 0; s < N_STATS; s++)
+            sums[s] += r->stats[row * N_STATS + s];
+}
+
+static int fill_row(const fw_run *r, vp_profile *profile, size_t k, double alpha)
+{
+    double s[N_STATS];
+    sum_stats(r, s);
+    const double n = (double)(r->rows * r->m->d);
+    vp_row *row = &profile->rows[k];
+    row->gain = vp_config_gain(r->cfg, k);
+    row->stream_var = s[S_XX] / n;
+    row->update_ratio = sqrt(s[S_OO] / (alpha * alpha * s[S_XX_BEFORE]));
+    row->embedding_share = sqrt(s[S_CC] / s[S_XX]);
+    row->log2_share = log2(row->embedding_share);
+    row->measured_gain = sqrt(s[S_FF] / s[S_HH]);
+    row->update_cosine = s[S_XO] / sqrt(s[S_XX_BEFORE] * s[S_OO]);
+    row->stream_norm = sqrt(s[S_XX]);
+    return isfinite(row->stream_var) && isfinite(row->update_ratio) &&
+           isfinite(row->embedding_share) && isfinite(row->stream_norm);
+}
+
+static void embed(fw_run *r, vp_profile *profile)
+{
+    const size_t d = r->m->d;
+    double xx = 0.0;
+    for (size_t row = 0; row < r->rows; row++) {
+        memcpy(r->x + row * d, r->m->embed + (size_t)r->token_ids[row] * d, d * sizeof(float));
+        for (size_t i = 0; i < d; i++)
+            xx += (double)r->x[row * d + i] * r->x[row * d + i];
+    }
+    memcpy(r->c, r->x, r->rows * d * sizeof(float));
+    vp_row *row0 = &profile->rows[0];
+    row0->stream_var = xx / (double)(r->rows * d);
+    row0->embedding_share = 1.0;
+    row0->stream_norm = sqrt(xx);
+}
+
+/* ---- the run ---- */
+
+static void draw_tokens(uint32_t *ids, size_t batch, size_t tokens, size_t vocab,
+                        unsigned long long seed)
+{
+    philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    for (size_t b = 0; b < batch; b++)
+        for (size_t t = 0; t < tokens; t++) {
+            philox4x32_ctr_t ctr = {{(uint32_t)b, (uint32_t)t, TOKEN_WORD, 0}};
+            philox4x32_ctr_t x = philox4x32(ctr, key);
+            ids[b * tokens + t] = (uint32_t)(((uint64_t)x.v[0] * vocab) >> 32);
+        }
+}
+
+static size_t activation_floats(const fw_model *m, size_t rows)
+{
+    return rows * (9 * m->d + m->hidden);
+}
+
+static size_t matmul_ws_floats(const fw_model *m, size_t rows)
+{
+    const vp_nn_kernels *kn = m->kernels;
+    size_t a = kn->matmul_workspace_floats(rows, m->d, m->d);
+    size_t b = kn->matmul_workspace_floats(rows, m->d, m->hidden);
+    size_t c = kn->matmul_workspace_floats(rows, m->hidden, m->d);
+    size_t most = a > b ? a : b;
+    return most > c ? most : c;
+}
+
+static size_t tasks_for(size_t rows, size_t threads)
+{
+    size_t tasks = threads == 1 ? 1 : 4 * threads;
+    return tasks < rows ? tasks : rows;
+}
+
+size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens)
+{
+    const size_t per_task = (rows + tasks_for(rows, threads) - 1) / tasks_for(rows, threads);
+    return activation_floats(m, rows) * sizeof(float) + rows * N_STATS * sizeof(double) +
+           threads * ((matmul_ws_floats(m, per_task) + tokens + 32) * sizeof(float)) +
+           rows * sizeof(uint32_t);
+}
+
+vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t *token_ids,
+                         size_t batch, size_t tokens, size_t threads, vp_profile *profile,
+                         vp_error *err)
+{
+    fw_run r = {.m = m, .cfg = cfg, .batch = batch, .tokens = tokens, .rows = batch * tokens};
+    r.n_tasks = tasks_for(r.rows, threads);
+    r.rows_per_task = (r.rows + r.n_tasks - 1) / r.n_tasks;
+    vp_status status = VP_OK;
+    r.pool = vp_pool_create(threads, err);
+    float *acts = malloc(activation_floats(m, r.rows) * sizeof(float));
+    r.stats = malloc(r.rows * N_STATS * sizeof(double));
+    r.matmul_ws = calloc(threads, sizeof *r.matmul_ws);
+    r.att_scratch = calloc(threads, sizeof *r.att_scratch);
+    if (!r.pool)
+        status = VP_ETHREAD;
+    else if (!acts || !r.stats || !r.matmul_ws || !r.att_scratch)
+        status = vp_fail(err, VP_ENOMEM, "no memory for the activations");
+    for (size_t t = 0; status == VP_OK && t < threads; t++) {
+        r.matmul_ws[t] = malloc((matmul_ws_floats(m, r.rows_per_task) + 16) * sizeof(float));
+        r.att_scratch[t] = malloc((tokens + 16) * sizeof(float));
+        if (!r.matmul_ws[t] || !r.att_scratch[t])
+            status = vp_fail(err, VP_ENOMEM, "no memory for the workspaces");
+    }
+    if (status == VP_OK) {
+        const size_t block = r.rows * m->d;
+        float *p = acts;
+        r.x = p, p += block;
+        r.c = p, p += block;
+        r.h = p, p += block;
+        r.f = p, p += block;
+        r.f2 = p, p += block;
+        r.o = p, p += block;
+        r.q = p, p += block;
+        r.k = p, p += block;
+        r.v = p, p += block;
+        r.att = r.o; /* the attention's output is projected before o is written */
+        r.hid = p;
+        r.token_ids = (uint32_t *)token_ids;
+        embed(&r, profile);
+        const double alpha = cfg->placement == VP_DEEPNORM ? cfg->alpha : 1.0;
+        for (size_t k = 1; k <= profile->sub_blocks; k++) {
+            sub_block(&r, k);
+            if (!fill_row(&r, profile, k, alpha)) {
+                profile->overflow_at = k;
+                profile->overflowed = "stream variance";
+                profile->n_rows = k;
+                break;
+            }
+        }
+    }
+    for (size_t t = 0; r.matmul_ws && t < threads; t++)
+        free(r.matmul_ws[t]);
+    for (size_t t = 0; r.att_scratch && t < threads; t++)
+        free(r.att_scratch[t]);
+    free(r.matmul_ws);
+    free(r.att_scratch);
+    free(r.stats);
+    free(acts);
+    vp_pool_free(r.pool);
+    return status;
+}
+
+/* ---- the public entry ---- */
+
+void vp_forward_options_init(vp_forward_options *o)
+{
+    *o = (vp_forward_options){
+        .width = 512,
+        .heads = 8,
+        .ffn_mult = 4,
+        .vocab = 512,
+        .batch = 2,
+        .tokens = 64,
+        .threads = 1,
+        .norm = VP_NORM_LAYERNORM,
+        .eps = 1e-5,
+        .init = VP_INIT_GAIN,
+        .seed = 1,
+    };
+}
+
+const char *vp_init_name(vp_init init)
+{
+    return init == VP_INIT_TORCH ? "torch" : "gain";
+}
+
+vp_status vp_forward_memory_needed(const vp_config *cfg, const vp_forward_options *o,
+                                   size_t *bytes, vp_error *err)
+{
+    /* every size was range-checked, so these products stay far below 2^64 */
+    const vp_nn_kernels *kern = vp_nn_kernels_for(vp_isa_current());
+    fw_model shape = {.d = o->width, .hidden = o->ffn_mult * o->width, .heads = o->heads,
+                      .head_dim = o->width / o->heads, .kernels = kern};
+    const double weights = (double)fw_model_floats(cfg, o, kern) * sizeof(float);
+    const double run = (double)fw_run_bytes(&shape, o->batch * o->tokens, o->threads, o->tokens);
+    if (weights + run > 9e18)
+        return vp_fail(err, VP_EOVERFLOW, "the network's memory does not fit in an address");
+    *bytes = (size_t)(weights + run);
+    return VP_OK;
+}
+
+static size_t physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
+}
+
+vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
+{
+    vp_status status = vp_config_check(cfg, err);
+    if (status != VP_OK)
+        return status;
+    const struct {
+        const char *name;
+        size_t value, min, max;
+    } sizes[] = {
+        {"width", o->width, 1, VP_FORWARD_MAX_WIDTH},
+        {"heads", o->heads, 1, VP_FORWARD_MAX_WIDTH},
+        {"ffn-mult", o->ffn_mult, 1, VP_FORWARD_MAX_FFN_MULT},
+        {"vocab", o->vocab, 1, VP_FORWARD_MAX_VOCAB},
+        {"batch", o->batch, 1, VP_FORWARD_MAX_BATCH},
+        {"tokens", o->tokens, 1, VP_FORWARD_MAX_TOKENS},
+        {"threads", o->threads, 1, 1024},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        if (sizes[i].value < sizes[i].min || sizes[i].value > sizes[i].max)
+            return vp_fail(err, VP_EINVAL, "%s is %zu; it must be from %zu to %zu", sizes[i].name,
+                           sizes[i].value, sizes[i].min, sizes[i].max);
+    if (o->width % o->heads != 0)
+        return vp_fail(err, VP_EINVAL, "%zu heads do not divide the width %zu: each head needs "
+                       "width / heads coordinates", o->heads, o->width);
+    if (o->batch * o->tokens > 16u * 1024 * 1024)
+        return vp_fail(err, VP_EINVAL, "batch x tokens is %zu; at most %u tokens in all",
+                       o->batch * o->tokens, 16u * 1024 * 1024);
+    if (o->norm != VP_NORM_LAYERNORM && o->norm != VP_NORM_RMSNORM)
+        return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
+    if (!(o->eps > 0.0 && o->eps < 1.0))
+        return vp_fail(err, VP_EINVAL, "eps is %g; it must be > 0 and < 1", o->eps);
+    size_t bytes;
+    if ((status = vp_forward_memory_needed(cfg, o, &bytes, err)) != VP_OK)
+        return status;
+    const size_t have = physical_memory();
+    if (bytes > have / 2)
+        return vp_fail(err, VP_ENOMEM, "the network would need %.3g GiB of weights and "
+                       "activations, more than half of this machine's %.3g GiB; make it "
+                       "narrower, shallower or the batch smaller",
+                       (double)bytes / 1073741824.0, (double)have / 1073741824.0);
+    return VP_OK;
+}
+
+vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
+                             vp_profile **out, vp_error *err)
+{
+    *out = NULL;
+    vp_status status = vp_forward_check(cfg, o, err);
+    if (status != VP_OK)
+        return status;
+    const vp_nn_kernels *kern = vp_nn_kernels_for(vp_isa_current());
+    fw_model *m = fw_model_alloc(cfg, o, kern);
+    uint32_t *ids = malloc(o->batch * o->tokens * sizeof *ids);
+    vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));
+    if (!m || !ids || !profile)
+        status = vp_fail(err, VP_ENOMEM, "no memory for the network");
+    if (status == VP_OK)
+        status = fw_model_init(m, cfg, o, err);
+    if (status == VP_OK) {
+        draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
+        profile->engine = VP_ENGINE_FORWARD;
+        profile->norm = o->norm;
+        profile->config = *cfg;
+        profile->config.gains = NULL;
+        profile->gains_from_file = cfg->gains != NULL;
+        profile->fields = VP_HAS_MEASURED | VP_HAS_STREAM_NORM;
+        profile->sampling = (vp_sampling){
+            .width = o->width, .trials = o->batch * o->tokens, .seed = o->seed,
+            .generator = "philox4x32-10", .method = vp_init_name(o->init), .eps = o->eps,
+            .heads = cfg->mlp_only ? 0 : o->heads, .ffn_mult = o->ffn_mult, .vocab = o->vocab,
+            .batch = o->batch, .tokens = o->tokens, .qk_norm = o->qk_norm};
+        status = fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, profile, err);
+    }
+    fw_model_free(m);
+    free(ids);
+    if (status != VP_OK) {
+        vp_profile_free(profile);
+        return status;
+    }
+    *out = profile;
+    return VP_OK;
+}

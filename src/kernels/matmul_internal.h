@@ -1,0 +1,171 @@
+/* What the SIMD matmuls share: the packed layouts and the blocked driver
+ * around a micro-kernel, in the manner of BLIS (docs/KernelsHowTo.md), with
+ * out = C, x = A and W^T = B. Each matmul_ISA.c includes this header (so the
+ * helpers are compiled with that file's flags), supplies its MR x NR
+ * micro-kernel and its block sizes, and calls matmul_blocked.
+ *
+ * Packed W (made once, by matmul_pack_w): for each block of KC values of k,
+ * for each panel of NR output columns (NR rows of W), kc x NR floats, the
+ * NR values for one p side by side; columns past m are zero. Block pc
+ * starts at pc * roundup(m, NR), panel jr of it at jr * kc further on.
+ *
+ * Packed x (in the workspace, per call): for a block of rows and KC values
+ * of k, panels of MR rows, each row's kc values copied as they are (a
+ * memcpy, the cheapest packing there is) at a fixed row stride LDA = KC +
+ * 16, so that the micro-kernel finds x[r][p] at a + r * LDA + p with a
+ * constant offset, and the MR rows fall in different L1 sets (a stride of
+ * a power of two such as 4 KiB would put them all in one). Rows past n are
+ * zero.
+ *
+ * Order of the sums: out[i][j] starts from bias[j] (or 0) and takes one
+ * multiply-add x[i][p] * w[j][p] per p, p = 0, 1, .., k - 1, in that order:
+ * the micro-kernel carries the partial sums of one block of k into the next
+ * through out itself (it loads them back), so neither the block sizes nor
+ * the row's position in a panel or a call changes a bit of the result. */
+#ifndef VARPROF_MATMUL_INTERNAL_H
+#define VARPROF_MATMUL_INTERNAL_H
+
+#include <stddef.h>
+#include <string.h>
+
+/* Largest NR of any variant: the zeros that start a sum without a bias. */
+#define MATMUL_MAX_NR 64
+/* Slack so that the packed x can start on a 64-byte line. */
+#define MATMUL_ALIGN_FLOATS 16
+
+/* The micro-kernel: c[r][j] for r < mr_valid <= MR, j < nr_valid <= NR
+ * (row stride ldc) gets start[r][j] + sum_p a[r][p] * b[p][j], summed in p
+ * order with one rounding per multiply-add, where start is init[j] for
+ * every row if init is not NULL and c's own values otherwise. a is a packed
+ * x panel (MR x kc, row stride LDA), b a packed W panel (kc x NR). Nothing
+ * outside the mr_valid x nr_valid corner of c or init is read or written:
+ * the edges of out are masked, not copied. next is the tile the driver
+ * calls the kernel on after this one, for the kernel to prefetch (its sums
+ * start from out, which is in L3 or memory when out is large). */
+typedef struct {
+    const float *c;     /* first element, NULL when there is no next tile */
+    size_t mr_valid;    /* its rows and columns, so as to touch nothing else */
+    size_t nr_valid;
+} matmul_next_tile;
+
+typedef void (*matmul_kernel_fn)(size_t kc, const float *a, const float *b, float *c,
+                                 size_t ldc, const float *init, size_t mr_valid,
+                                 size_t nr_valid, matmul_next_tile next);
+
+typedef struct {
+    size_t mr;   /* rows of out per micro-tile (broadcast from packed x) */
+    size_t nr;   /* columns of out per micro-tile (vectors of packed W) */
+    size_t kc;   /* values of k per block: a packed x panel stays in L1 */
+    size_t lda;  /* row stride of packed x: kc + 16 */
+    size_t mc;   /* columns of out per block: kc x mc of packed W stays in L2 */
+    size_t rows; /* rows of x packed at once (a multiple of mr): bounds the workspace */
+} matmul_blocking;
+
+static inline size_t matmul_round_up(size_t a, size_t b)
+{
+    return (a + b - 1) / b * b;
+}
+
+static inline size_t matmul_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+static inline size_t matmul_packed_floats(const matmul_blocking *bk, size_t k, size_t m)
+{
+    return k * matmul_round_up(m, bk->nr);
+}
+
+static inline size_t matmul_workspace_floats(const matmul_blocking *bk, size_t n, size_t k)
+{
+    (void)k;
+    return bk->lda * matmul_round_up(matmul_min(n, bk->rows), bk->mr) + MATMUL_ALIGN_FLOATS;
+}
+
+/* w [m][k] row-major into the packed layout above. */
+static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const float *w,
+                                 size_t k, size_t m)
+{
+    size_t nr = bk->nr, mpad = matmul_round_up(m, nr);
+    for (size_t pc = 0; pc < k; pc += bk->kc) {
+        size_t kc = matmul_min(bk->kc, k - pc);
+        for (size_t jr = 0; jr < mpad; jr += nr) {
+            float *panel = packed + pc * mpad + jr * kc;
+            for (size_t c = 0; c < nr; c++) {
+                size_t j = jr + c;
+                if (j < m) {
+                    const float *row = w + j * k + pc;
+                    for (size_t p = 0; p < kc; p++)
+                        panel[p * nr + c] = row[p];
+                } else {
+                    for (size_t p = 0; p < kc; p++)
+                        panel[p * nr + c] = 0.0f;
+                }
+            }
+        }
+    }
+}
+
+/* rows x kc of x (row stride ldx) into rows of stride lda, whole panels
+ * of mr rows (the rows past `rows` zero). */
+static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_t rows,
+                                 size_t kc, size_t mr, size_t lda)
+{
+    size_t padded = matmul_round_up(rows, mr);
+    for (size_t r = 0; r < padded; r++) {
+        if (r < rows)
+            memcpy(apack + r * lda, x + r * ldx, kc * sizeof *apack);
+        else
+            memset(apack + r * lda, 0, kc * sizeof *apack);
+    }
+}
+
+/* The five loops around the micro-kernel (BLIS's order, with the roles of
+ * its A and B swapped because out is row-major): blocks of rows, blocks of
+ * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
+ * L1), NR-column panels. */
+static inline void matmul_blocked(const matmul_blocking *bk, matmul_kernel_fn kernel, float *out,
+                                  size_t ldo, const float *x, size_t ldx, const float *packed,
+                                  const float *bias, size_t n, size_t k, size_t m,
+                                  float *workspace)
+{
+    static const float zeros[MATMUL_MAX_NR];
+    size_t misalign = ((size_t)workspace / sizeof(float)) % MATMUL_ALIGN_FLOATS;
+    float *apack = workspace + (misalign ? MATMUL_ALIGN_FLOATS - misalign : 0);
+    size_t mr = bk->mr, nr = bk->nr, mpad = matmul_round_up(m, nr);
+
+    for (size_t i0 = 0; i0 < n; i0 += bk->rows) {
+        size_t rows = matmul_min(bk->rows, n - i0);
+        for (size_t pc = 0; pc < k; pc += bk->kc) {
+            size_t kc = matmul_min(bk->kc, k - pc);
+            matmul_pack_x(apack, x + i0 * ldx + pc, ldx, rows, kc, mr, bk->lda);
+            const float *wblock = packed + pc * mpad;
+            for (size_t jc = 0; jc < m; jc += bk->mc) {
+                size_t jend = matmul_min(jc + bk->mc, m);
+                for (size_t ir = 0; ir < rows; ir += mr) {
+                    size_t mr_valid = matmul_min(mr, rows - ir);
+                    const float *a = apack + ir * bk->lda;
+                    for (size_t jr = jc; jr < jend; jr += nr) {
+                        size_t nr_valid = matmul_min(nr, m - jr);
+                        const float *b = wblock + jr * kc;
+                        float *c = out + (i0 + ir) * ldo + jr;
+                        const float *init = pc > 0 ? NULL : bias != NULL ? bias + jr : zeros;
+                        matmul_next_tile next = {NULL, 0, 0};
+                        if (jr + nr < jend) {
+                            next.c = c + nr;
+                            next.mr_valid = mr_valid;
+                            next.nr_valid = matmul_min(nr, m - jr - nr);
+                        } else if (ir + mr < rows) {
+                            next.c = out + (i0 + ir + mr) * ldo + jc;
+                            next.mr_valid = matmul_min(mr, rows - ir - mr);
+                            next.nr_valid = matmul_min(nr, m - jc);
+                        }
+                        kernel(kc, a, b, c, ldo, init, mr_valid, nr_valid, next);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,42 @@
+/* The matmul's reference: y = x W^T + b as plain loops, the specification
+ * the SIMD variants (matmul_avx2.c, matmul_avx512.c) are tested against.
+ * Each out[i][j] starts from bias[j] and adds x[i][p] * w[j][p] for p = 0,
+ * 1, .., k - 1 in that order, as the SIMD variants do with one FMA per term
+ * (they differ from this only by the product's rounding). */
+#include <string.h>
+
+#include "kernels/nn_variants.h"
+
+/* "Packed" is W itself: the dot products below read its rows as they are. */
+size_t vp_matmul_packed_floats_scalar(size_t k, size_t m)
+{
+    return k * m;
+}
+
+void vp_matmul_pack_scalar(float *packed, const float *w, size_t k, size_t m)
+{
+    memcpy(packed, w, k * m * sizeof *packed);
+}
+
+size_t vp_matmul_workspace_floats_scalar(size_t n, size_t k, size_t m)
+{
+    (void)n, (void)k, (void)m;
+    return 0;
+}
+
+void vp_matmul_scalar(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+                      const float *bias, size_t n, size_t k, size_t m, float *workspace)
+{
+    // x: (n, k) row stride ldx; packed = w: (m, k); out: (n, m) row stride ldo
+    (void)workspace;
+    for (size_t i = 0; i < n; i++) {
+        const float *xi = x + i * ldx;
+        for (size_t j = 0; j < m; j++) {
+            const float *wj = packed + j * k;
+            float acc = bias != NULL ? bias[j] : 0.0f;
+            for (size_t p = 0; p < k; p++)
+                acc += xi[p] * wj[p];  // no FMA: the file is built with -ffp-contract=off
+            out[i * ldo + j] = acc;
+        }
+    }
+}

@@ -1,0 +1,114 @@
+/* The forward pass's kernels other than matmul, as plain loops: the
+ * specification the SIMD files (nn_avx2.c, nn_avx512.c) are tested against,
+ * and the fallback on any CPU. Contracts in nn_kernels.h.
+ *
+ * Float arithmetic throughout, as PyTorch's float32, except the reductions
+ * the project keeps in double: the norms' mean, variance and mean square and
+ * softmax's sum. exp and erf are libm's expf and erff. */
+#include <math.h>
+
+#include "kernels/nn_internal.h"
+#include "kernels/nn_variants.h"
+
+void vp_layernorm_scalar(float *out, const float *x, const float *weight, const float *bias,
+                         size_t n, size_t d, float eps)
+{
+    // x, out: (n, d); weight, bias: (d)
+    if (d == 0)
+        return;
+    for (size_t row = 0; row < n; row++) {
+        const float *xr = x + row * d;
+        float *outr = out + row * d;
+        double sum = 0.0;
+        for (size_t i = 0; i < d; i++)
+            sum += xr[i];
+        double mean = sum / (double)d;
+        /* Two passes: a constant row gives variance exactly 0 (and out =
+           bias), which sum(x^2) - d mean^2 would not. */
+        double sq = 0.0;
+        for (size_t i = 0; i < d; i++) {
+            double c = xr[i] - mean;
+            sq += c * c;
+        }
+        double var = sq / (double)d; /* biased, as PyTorch */
+        float m = (float)mean;
+        float rstd = (float)(1.0 / sqrt(var + (double)eps));
+        for (size_t i = 0; i < d; i++)
+            outr[i] = (xr[i] - m) * rstd * weight[i] + bias[i];
+    }
+}
+
+void vp_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t n, size_t d,
+                       float eps)
+{
+    // x, out: (n, d); weight: (d)
+    if (d == 0)
+        return;
+    for (size_t row = 0; row < n; row++) {
+        const float *xr = x + row * d;
+        float *outr = out + row * d;
+        double sq = 0.0;
+        for (size_t i = 0; i < d; i++)
+            sq += (double)xr[i] * xr[i];
+        float rrms = (float)(1.0 / sqrt(sq / (double)d + (double)eps));
+        for (size_t i = 0; i < d; i++)
+            outr[i] = xr[i] * rrms * weight[i];
+    }
+}
+
+void vp_gelu_scalar(float *out, const float *x, size_t n)
+{
+    // x, out: (n)
+    /* erf, not tanh: PyTorch's default GELU. Halving x first (exact) keeps
+       x * 2 from overflowing near FLT_MAX. */
+    for (size_t i = 0; i < n; i++)
+        out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * NN_SQRT1_2));
+}
+
+void vp_softmax_scalar(float *x, size_t n)
+{
+    // x: (n), in place
+    if (n == 0)
+        return;
+    float max = x[0];
+    for (size_t i = 1; i < n; i++)
+        max = x[i] > max ? x[i] : max;
+    double sum = 0.0; /* in double: n terms of up to 1 */
+    for (size_t i = 0; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    float total = (float)sum;
+    for (size_t i = 0; i < n; i++)
+        x[i] = x[i] / total;
+}
+
+void vp_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
+                         size_t ld, size_t T, size_t H, size_t hd, float *scratch)
+{
+    // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
+    // scratch: (T)
+    /* Dot products and the weighted sum in float, as a matmul's; the
+       softmax's sum in double. */
+    float scale = (float)(1.0 / sqrt((double)hd));
+    for (size_t h = 0; h < H; h++) {
+        for (size_t t = 0; t < T; t++) {
+            const float *qt = q + t * ld + h * hd;
+            for (size_t s = 0; s <= t; s++) {
+                const float *ks = k + s * ld + h * hd;
+                float dot = 0.0f;
+                for (size_t j = 0; j < hd; j++)
+                    dot += qt[j] * ks[j];
+                scratch[s] = dot * scale;
+            }
+            vp_softmax_scalar(scratch, t + 1);
+            float *ot = out + t * ldo + h * hd;
+            for (size_t j = 0; j < hd; j++) {
+                float acc = 0.0f;
+                for (size_t s = 0; s <= t; s++)
+                    acc += scratch[s] * v[s * ld + h * hd + j];
+                ot[j] = acc;
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+#include "thread_pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+struct vp_pool {
+    size_t threads;
+    pthread_t *ids;
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    unsigned long generation; /* bumped for each run */
+    int stopping;
+    /* the run in progress */
+    vp_pool_task task;
+    void *ctx;
+    size_t n_tasks;
+    atomic_size_t next;
+    size_t busy; /* workers still in the run */
+};
+
+typedef struct {
+    vp_pool *pool;
+    size_t thread;
+} worker_arg;
+
+static void drain(vp_pool *pool, size_t thread)
+{
+    for (;;) {
+        size_t index = atomic_fetch_add(&pool->next, 1);
+        if (index >= pool->n_tasks)
+            return;
+        pool->task(pool->ctx, index, thread);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker_arg *w = arg;
+    vp_pool *pool = w->pool;
+    const size_t thread = w->thread;
+    free(w);
+    unsigned long seen = 0;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->stopping && pool->generation == seen)
+            pthread_cond_wait(&pool->work, &pool->lock);
+        if (pool->stopping)
+            break;
+        seen = pool->generation;
+        pthread_mutex_unlock(&pool->lock);
+        drain(pool, thread);
+        pthread_mutex_lock(&pool->lock);
+        if (--pool->busy == 0)
+            pthread_cond_signal(&pool->done);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+vp_pool *vp_pool_create(size_t threads, vp_error *err)
+{
+    vp_pool *pool = calloc(1, sizeof *pool);
+    if (!pool) {
+        vp_fail(err, VP_ENOMEM, "no memory for a thread pool");
+        return NULL;
+    }
+    pool->threads = threads ? threads : 1;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->work, NULL);
+    pthread_cond_init(&pool->done, NULL);
+    pool->ids = calloc(pool->threads, sizeof *pool->ids);
+    if (!pool->ids) {
+        vp_pool_free(pool);
+        vp_fail(err, VP_ENOMEM, "no memory for a thread pool");
+        return NULL;
+    }
+    for (size_t t = 1; t < pool->threads; t++) {
+        worker_arg *arg = malloc(sizeof *arg);
+        if (arg)
+            *arg = (worker_arg){pool, t};
+        if (!arg || pthread_create(&pool->ids[t], NULL, worker_main, arg) != 0) {
+            free(arg);
+            pool->threads = t; /* join only those started */
+            vp_pool_free(pool);
+            vp_fail(err, VP_ETHREAD, "cannot start thread %zu", t + 1);
+            return NULL;
+        }
+    }
+    return pool;
+}
+
+void vp_pool_run(vp_pool *pool, size_t n_tasks, vp_pool_task task, void *ctx)
+{
+    if (pool->threads == 1 || n_tasks <= 1) {
+        for (size_t i = 0; i < n_tasks; i++)
+            task(ctx, i, 0);
+        return;
+    }
+    pthread_mutex_lock(&pool->lock);
+    pool->task = task;
+    pool->ctx = ctx;
+    pool->n_tasks = n_tasks;
+    atomic_store(&pool->next, 0);
+    pool->busy = pool->threads - 1;
+    pool->generation++;
+    pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->lock);
+    drain(pool, 0);
+    pthread_mutex_lock(&pool->lock);
+    while (pool->busy > 0)
+        pthread_cond_wait(&pool->done, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+size_t vp_pool_threads(const vp_pool *pool)
+{
+    return pool->threads;
+}
+
+void vp_pool_free(vp_pool *pool)
+{
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stopping = 1;
+    pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->lock);
+    for (size_t t = 1; pool->ids && t < pool->threads; t++)
+        pthread_join(pool->ids[t], NULL);
+    free(pool->ids);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_cond_destroy(&pool->work);
+    pthread_cond_destroy(&pool->done);
+    free(pool);
+}

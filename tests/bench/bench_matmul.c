@@ -1,0 +1,277 @@
+/* `make bench`, the matmul: this core's FMA peak, measured, then
+ * vp_matmul_ISA (y = x W^T + b) on one thread for each instruction set the
+ * CPU supports, in GFLOP/s and as a share of that peak, with issue 5's
+ * target (1024 x 1024 x 1024 with AVX-512 at >= 85 % of the peak).
+ *
+ * Usage: bench_matmul [--quick]
+ *
+ * The peak is a loop of independent FMAs on registers, enough of them to
+ * cover the FMA latency on every pipe: GFLOP/s = 2 * lanes * FMAs / s. It is
+ * measured, not taken from a data sheet, because the same AVX-512
+ * instruction is one 512-bit operation on some cores and two 256-bit halves
+ * on others (Zen 4), and the clock under load is what it is.
+ *
+ * The kernels are called by name (nn_variants.h), not through the table.
+ * Prints PASS/MISS for the target and exits 0 either way; exits 1 only when
+ * something fails (memory, a result that is wrong). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/nn_variants.h"
+#include "varprof/isa.h"
+
+#define TARGET_SHARE 0.85   /* of the AVX-512 FMA peak at 1024^3 */
+#define MIN_SECONDS 0.25    /* per repeat, at least */
+#define REPEATS 5           /* best of */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- the FMA peak ---- */
+
+/* FMAs per loop iteration: independent chains, more than latency x pipes
+ * (4 x 2 on current x86 cores) so that no chain waits on itself. */
+#define PEAK_CHAINS_512 24
+#define PEAK_CHAINS_256 12  /* AVX2 has 16 registers */
+#define PEAK_ITERS 4000000L
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,fma"))) static double peak_avx512_once(double *sink)
+{
+    __m512 acc[PEAK_CHAINS_512];
+    for (int c = 0; c < PEAK_CHAINS_512; c++)
+        acc[c] = _mm512_set1_ps((float)c);
+    /* a just below 1 and b small: the chains stay finite and normal */
+    __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-6f);
+    __asm__ volatile("" : "+v"(a), "+v"(b));
+    double t0 = now();
+    for (long it = 0; it < PEAK_ITERS; it++) {
+#pragma GCC unroll 32
+        for (int c = 0; c < PEAK_CHAINS_512; c++)
+            acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+    }
+    double t = now() - t0;
+    float s = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS_512; c++)
+        s += _mm512_reduce_add_ps(acc[c]);
+    *sink += s;
+    return 2.0 * 16 * PEAK_CHAINS_512 * (double)PEAK_ITERS / t * 1e-9;
+}
+
+__attribute__((target("avx2,fma"))) static double peak_avx2_once(double *sink)
+{
+    __m256 acc[PEAK_CHAINS_256];
+    for (int c = 0; c < PEAK_CHAINS_256; c++)
+        acc[c] = _mm256_set1_ps((float)c);
+    __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-6f);
+    __asm__ volatile("" : "+x"(a), "+x"(b));
+    double t0 = now();
+    for (long it = 0; it < PEAK_ITERS; it++) {
+#pragma GCC unroll 32
+        for (int c = 0; c < PEAK_CHAINS_256; c++)
+            acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+    }
+    double t = now() - t0;
+    float lanes[8], s = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS_256; c++) {
+        _mm256_storeu_ps(lanes, acc[c]);
+        for (int l = 0; l < 8; l++)
+            s += lanes[l];
+    }
+    *sink += s;
+    return 2.0 * 8 * PEAK_CHAINS_256 * (double)PEAK_ITERS / t * 1e-9;
+}
+#endif
+
+/* Best of a few runs, GFLOP/s; 0 where the ISA has no FMA loop here. */
+static double fma_peak(vp_isa isa)
+{
+    double best = 0.0, sink = 0.0;
+    for (int r = 0; r < REPEATS; r++) {
+        double g = 0.0;
+#if defined(__x86_64__)
+        if (isa == VP_ISA_AVX512)
+            g = peak_avx512_once(&sink);
+        else if (isa == VP_ISA_AVX2)
+            g = peak_avx2_once(&sink);
+#endif
+        if (g > best)
+            best = g;
+    }
+    if (sink == 12345.0)  /* keeps the chains' results alive */
+        printf(" ");
+    return best;
+}
+
+/* ---- the matmul ---- */
+
+typedef struct {
+    size_t (*packed_floats)(size_t k, size_t m);
+    void (*pack)(float *packed, const float *w, size_t k, size_t m);
+    size_t (*workspace_floats)(size_t n, size_t k, size_t m);
+    void (*matmul)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+                   const float *bias, size_t n, size_t k, size_t m, float *workspace);
+} matmul_fns;
+
+static const matmul_fns fns[VP_ISA_COUNT] = {
+    {vp_matmul_packed_floats_scalar, vp_matmul_pack_scalar, vp_matmul_workspace_floats_scalar,
+     vp_matmul_scalar},
+#if defined(__x86_64__)
+    {vp_matmul_packed_floats_avx2, vp_matmul_pack_avx2, vp_matmul_workspace_floats_avx2,
+     vp_matmul_avx2},
+    {vp_matmul_packed_floats_avx512, vp_matmul_pack_avx512, vp_matmul_workspace_floats_avx512,
+     vp_matmul_avx512},
+#endif
+};
+
+typedef struct {
+    size_t n, k, m;
+} shape;
+
+static const shape shapes[] = {
+    {1024, 1024, 1024}, {64, 48, 96}, {24, 48, 96}, {512, 512, 2048}, {512, 2048, 512},
+    {1536, 512, 2048},  {256, 1024, 3072},
+};
+#define TARGET_SHAPE 0 /* shapes[0] carries the target */
+
+static float *alloc_floats(size_t count)
+{
+    size_t bytes = (count ? count : 1) * sizeof(float);
+    return aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static float uniform_pm1(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(rng_state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+/* GFLOP/s (2 n k m per call) of the best repeat, each repeat long enough to
+ * time; -1 on failure. Also checks a few outputs against double sums. */
+static double time_matmul(vp_isa isa, shape s, int quick)
+{
+    const matmul_fns *f = &fns[isa];
+    float *x = alloc_floats(s.n * s.k), *w = alloc_floats(s.m * s.k), *b = alloc_floats(s.m);
+    float *out = alloc_floats(s.n * s.m);
+    float *packed = alloc_floats(f->packed_floats(s.k, s.m));
+    float *ws = alloc_floats(f->workspace_floats(s.n, s.k, s.m));
+    double result = -1.0;
+    if (!x || !w || !b || !out || !packed || !ws) {
+        fprintf(stderr, "bench_matmul: out of memory\n");
+        goto done;
+    }
+    for (size_t i = 0; i < s.n * s.k; i++)
+        x[i] = uniform_pm1();
+    for (size_t i = 0; i < s.m * s.k; i++)
+        w[i] = uniform_pm1();
+    for (size_t j = 0; j < s.m; j++)
+        b[j] = uniform_pm1();
+    f->pack(packed, w, s.k, s.m);
+
+    double flops = 2.0 * (double)s.n * (double)s.k * (double)s.m, best = 1e300;
+    f->matmul(out, s.m, x, s.k, packed, b, s.n, s.k, s.m, ws); /* warm-up */
+    int repeats = quick || isa == VP_ISA_SCALAR ? 1 : REPEATS;
+    for (int r = 0; r < repeats; r++) {
+        long calls = 0;
+        double t0 = now(), t;
+        do {
+            f->matmul(out, s.m, x, s.k, packed, b, s.n, s.k, s.m, ws);
+            calls++;
+            t = now() - t0;
+        } while (t < (quick ? 0.02 : MIN_SECONDS) && isa != VP_ISA_SCALAR);
+        if (t / (double)calls < best)
+            best = t / (double)calls;
+    }
+    /* a sample of outputs against double sums: a fast wrong kernel is no result */
+    for (int t = 0; t < 16; t++) {
+        size_t i = (size_t)t * 7919 % s.n, j = (size_t)t * 104729 % s.m;
+        double sum = b[j], mag = fabs(b[j]);
+        for (size_t p = 0; p < s.k; p++) {
+            sum += (double)x[i * s.k + p] * w[j * s.k + p];
+            mag += fabs((double)x[i * s.k + p] * w[j * s.k + p]);
+        }
+        if (fabs(out[i * s.m + j] - sum) > 4.0 * (double)s.k * 0x1p-24 * mag) {
+            fprintf(stderr, "bench_matmul: %s %zux%zux%zu: out[%zu][%zu] = %.9g, want %.9g\n",
+                    vp_isa_name(isa), s.n, s.k, s.m, i, j, out[i * s.m + j], sum);
+            goto done;
+        }
+    }
+    result = flops / best * 1e-9;
+done:
+    free(x), free(w), free(b), free(out), free(packed), free(ws);
+    return result;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    for (int a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "--quick") == 0) {
+            quick = 1;
+        } else {
+            fprintf(stderr, "usage: bench_matmul [--quick]\n");
+            return 1;
+        }
+    }
+    printf("matmul y = x W^T + b, one thread; n x k x m = rows of x x inputs x outputs; "
+           "GFLOP/s = 2 n k m / s\n\n");
+
+    double peak[VP_ISA_COUNT] = {0};
+    printf("single-core FMA peak (independent FMAs on registers, best of %d):\n", REPEATS);
+    for (int isa = VP_ISA_AVX2; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa)) {
+            printf("  %-7s not supported by this CPU\n", vp_isa_name((vp_isa)isa));
+            continue;
+        }
+        peak[isa] = fma_peak((vp_isa)isa);
+        printf("  %-7s %8.1f GFLOP/s\n", vp_isa_name((vp_isa)isa), peak[isa]);
+    }
+
+    printf("\n%-7s %18s %12s %9s %10s\n", "isa", "n x k x m", "GFLOP/s", "% peak", "ms/call");
+    int failed = 0;
+    double target_share = -1.0;
+    for (int isa = VP_ISA_COUNT - 1; isa >= VP_ISA_SCALAR; isa--) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            shape s = shapes[si];
+            /* the reference is plain loops: only the small shapes */
+            if (isa == VP_ISA_SCALAR && s.n * s.k * s.m > (size_t)64 * 48 * 96)
+                continue;
+            double g = time_matmul((vp_isa)isa, s, quick);
+            if (g < 0) {
+                failed = 1;
+                continue;
+            }
+            char dims[40], share[16] = "-";
+            snprintf(dims, sizeof dims, "%zux%zux%zu", s.n, s.k, s.m);
+            if (peak[isa] > 0)
+                snprintf(share, sizeof share, "%.1f", 100.0 * g / peak[isa]);
+            double ms = 2.0 * (double)s.n * (double)s.k * (double)s.m / g * 1e-6;
+            printf("%-7s %18s %12.1f %9s %10.3f\n", vp_isa_name((vp_isa)isa), dims, g, share, ms);
+            if (isa == VP_ISA_AVX512 && si == TARGET_SHAPE)
+                target_share = g / peak[isa];
+        }
+    }
+    printf("\ntarget (issue 5): avx512 at 1024x1024x1024 >= %.0f %% of the FMA peak: ",
+           100.0 * TARGET_SHARE);
+    if (target_share < 0)
+        printf("not measured (no AVX-512 here)\n");
+    else
+        printf("%.1f %%  %s\n", 100.0 * target_share,
+               target_share >= TARGET_SHARE ? "PASS" : "MISS");
+    return failed;
+}
