@@ -56,6 +56,7 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
     *out = (vp_comparison){.n_se = n_se, .rel_floor = rel_floor};
     const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
     const size_t figures = rows > 0 ? 3 * rows - 1 : 1;
+    out->rows = rows;
     out->family_se = fmax(n_se, gsl_cdf_ugaussian_Qinv(0.025 / (double)figures));
     for (size_t k = 0; k < rows; k++) {
         for (int q = 0; q < VP_Q_COUNT; q++) {
@@ -70,8 +71,8 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
                 continue;
             if (out->beyond++ == 0)
                 out->first_k = k;
-            if (fabs(units) > out->family_se)
-                out->disagree++;
+            if (fabs(units) > out->family_se && out->disagree++ == 0)
+                out->first_disagree = k;
             if (out->beyond == 1 || fabs(units) > fabs(out->worst_se_units)) {
                 out->worst_quantity = (vp_quantity)q;
                 out->worst_k = k;

@@ -52,9 +52,9 @@ vp_status vp_mc_memory_needed(const vp_config *cfg, const vp_mc_options *options
     size_t total = mul_add(cells, 3 * sizeof(double), 0, &overflow); /* the samples */
     total = mul_add(options->trials, 5 * sizeof(double), total, &overflow); /* statistics */
     total = mul_add(k_total + 1, sizeof(vp_row), total, &overflow);     /* the profile */
+    const size_t threads = options->threads < options->trials ? options->threads : options->trials;
     if (options->method == VP_MC_FULL)
-        total = mul_add(options->threads, mc_full_workspace_bytes(options->width) + 64, total,
-                        &overflow);
+        total = mul_add(threads, mc_full_workspace_bytes(options->width) + 64, total, &overflow);
     if (overflow)
         return vp_fail(err, VP_EOVERFLOW, "the run's memory does not fit in an address");
     *bytes = total;
@@ -97,9 +97,10 @@ vp_status vp_mc_check(const vp_config *cfg, const vp_mc_options *o, vp_error *er
     const size_t have = physical_memory();
     if (bytes > have / 2)
         return vp_fail(err, VP_ENOMEM,
-                       "%zu layers x %zu trials would need %.3g GiB, more than half of this "
-                       "machine's %.3g GiB; use fewer trials or layers",
-                       cfg->layers, o->trials, (double)bytes / 1073741824.0,
+                       "%zu layers x %zu trials (width %zu, %zu threads) would need %.3g GiB, "
+                       "more than half of this machine's %.3g GiB; use fewer trials, layers, or "
+                       "for the full method a smaller width or fewer threads",
+                       cfg->layers, o->trials, o->width, o->threads, (double)bytes / 1073741824.0,
                        (double)have / 1073741824.0);
     return VP_OK;
 }

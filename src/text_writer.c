@@ -246,7 +246,7 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
     if (cmp->beyond == 0) {
         fprintf(out, "%s: agrees within %g standard errors (or %.2g relative) at all %zu "
                      "sub-blocks\n",
-                name, cmp->n_se, cmp->rel_floor, closed->n_rows - 1);
+                name, cmp->n_se, cmp->rel_floor, cmp->rows - 1);
     } else if (cmp->disagree == 0) {
         fprintf(out, "%s: agrees: %zu of %zu figures lie beyond %g standard errors, the most "
                      "%s at sub-block %zu (%s), within the %.2f that chance allows the largest "
@@ -258,7 +258,8 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
         fprintf(out, "%s: differs at %zu of %zu figures (beyond %.2f standard errors, what "
                      "chance allows), from sub-block %zu; most at sub-block %zu, %s %.5g "
                      "against %.5g closed (%+.3g %%, %s standard errors)\n",
-                name, cmp->disagree, cmp->checked, cmp->family_se, cmp->first_k, cmp->worst_k,
+                name, cmp->disagree, cmp->checked, cmp->family_se, cmp->first_disagree,
+                cmp->worst_k,
                 vp_quantity_name(cmp->worst_quantity), cmp->worst_sampled, cmp->worst_closed,
                 100.0 * cmp->worst_relative, units);
         const vp_placement p = closed->config.placement;
@@ -266,7 +267,8 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
             cmp->worst_quantity == VP_Q_EMBEDDING_SHARE)
             fprintf(out, "  why: the closed form is the infinite-width limit; at width d each "
                          "token's norm divides by its own statistics, which raises the mean share "
-                         "by about K/d (and LayerNorm's centring adds as much again)\n");
+                         "(Jensen) by about K g^2 (2 + g^2) / (d (1 + g^2)^2) relative, and "
+                         "LayerNorm's centring by about a third as much again\n");
     }
     return ferror(out) ? VP_EIO : VP_OK;
 }

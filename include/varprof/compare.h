@@ -23,7 +23,9 @@ typedef struct {
     size_t checked;   /* figures compared: 3 per sub-block (2 for sub-block 0) */
     size_t beyond;    /* figures beyond n_se (and rel_floor) */
     size_t disagree;  /* figures beyond family_se (and rel_floor): a real difference */
+    size_t rows;      /* rows compared (sub-block 0 included) */
     size_t first_k;   /* the first sub-block with a figure beyond n_se */
+    size_t first_disagree; /* the first with one beyond family_se */
     vp_quantity worst_quantity; /* the largest disagreement, in standard errors */
     size_t worst_k;
     double worst_closed, worst_sampled, worst_se_units, worst_relative;

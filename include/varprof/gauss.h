@@ -25,9 +25,6 @@
 
 #include "varprof/isa.h"
 
-/* Named in outputs (JSON, the text header) next to the seed. */
-#define VP_GAUSS_GENERATOR "philox4x32-10 + Box-Muller"
-
 /* Fills out[0..n) with standard normal draws first .. first+n-1 of the stream
  * named by (seed, token, sub_block). Draw i depends only on (seed, token,
  * sub_block, i): not on n, first, the thread or the ISA (the SIMD variants

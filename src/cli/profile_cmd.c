@@ -119,6 +119,13 @@ static int read_request(const cli_args *args, profile_request *req)
     if ((mc && (rc = read_sampling_options(args, &req->mc)) != EXIT_OK) ||
         (forward && (rc = read_forward_options(args, &req->forward)) != EXIT_OK))
         return rc;
+    if (req->model.name[0]) {
+        /* the model's norm and QK-norm, unless the command line says otherwise */
+        if (!args->given[OPT_NORM])
+            req->mc.norm = req->forward.norm = req->model.norm;
+        if (req->model.qk_norm)
+            req->forward.qk_norm = 1;
+    }
     const struct {
         option_id id;
         int applies;

@@ -123,7 +123,7 @@ static double mean_inverse_noncentral_chisq(double k, double lambda)
  * vector), the F are independent and alike, so e_k^2 = E[F]^k, with
  * E[F] = (d / g^2) E[1/X], X ~ noncentral chi-square(d, d / g^2). DeepNorm
  * likewise, with alpha u and b = beta^2 g. Above the closed form by about
- * k (2 + 4 g^2)/(d (1 + g^2)^2) / 2 relative: Jensen at every norm. */
+ * k g^2 (2 + g^2) / (d (1 + g^2)^2) relative: Jensen at every norm. */
 static void finite_width_share(void **state)
 {
     (void)state;
