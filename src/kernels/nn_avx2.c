@@ -97,7 +97,7 @@ static inline __m256 erf_ps(__m256 x)
 {
     const __m256 sign_bit = _mm256_set1_ps(-0.0f);
     __m256 a = _mm256_andnot_ps(sign_bit, x);
-    /* |x| < 1: x P(x^2) */
+    /* |x| < 1: x + x (P(x^2) - 1) */
     __m256 xs = _mm256_min_ps(a, _mm256_set1_ps(NN_ERF_SMALL_BOUND));
     __m256 s = _mm256_mul_ps(xs, xs);
     __m256 ps = _mm256_fmadd_ps(_mm256_set1_ps(NN_ERF_S6), s, _mm256_set1_ps(NN_ERF_S5));
@@ -106,7 +106,7 @@ static inline __m256 erf_ps(__m256 x)
     ps = _mm256_fmadd_ps(ps, s, _mm256_set1_ps(NN_ERF_S2));
     ps = _mm256_fmadd_ps(ps, s, _mm256_set1_ps(NN_ERF_S1));
     ps = _mm256_fmadd_ps(ps, s, _mm256_set1_ps(NN_ERF_S0));
-    __m256 small = _mm256_mul_ps(xs, ps);
+    __m256 small = _mm256_fmadd_ps(xs, ps, xs); /* x + x (P - 1) */
     /* |x| >= 1: 1 - exp(Q(|x| - 2.5) - x^2) */
     __m256 t = _mm256_max_ps(a, _mm256_set1_ps(NN_ERF_SMALL_BOUND));
     t = _mm256_min_ps(t, _mm256_set1_ps(NN_ERF_ONE_BOUND));

@@ -67,7 +67,7 @@ static inline __m512 exp_ps(__m512 x)
 static inline __m512 erf_ps(__m512 x)
 {
     __m512 a = _mm512_abs_ps(x);
-    /* |x| < 1: x P(x^2) */
+    /* |x| < 1: x + x (P(x^2) - 1) */
     __m512 xs = _mm512_min_ps(a, _mm512_set1_ps(NN_ERF_SMALL_BOUND));
     __m512 s = _mm512_mul_ps(xs, xs);
     __m512 ps = _mm512_fmadd_ps(_mm512_set1_ps(NN_ERF_S6), s, _mm512_set1_ps(NN_ERF_S5));
@@ -76,7 +76,7 @@ static inline __m512 erf_ps(__m512 x)
     ps = _mm512_fmadd_ps(ps, s, _mm512_set1_ps(NN_ERF_S2));
     ps = _mm512_fmadd_ps(ps, s, _mm512_set1_ps(NN_ERF_S1));
     ps = _mm512_fmadd_ps(ps, s, _mm512_set1_ps(NN_ERF_S0));
-    __m512 small = _mm512_mul_ps(xs, ps);
+    __m512 small = _mm512_fmadd_ps(xs, ps, xs); /* x + x (P - 1) */
     /* |x| >= 1: 1 - exp(Q(|x| - 2.5) - x^2) */
     __m512 t = _mm512_max_ps(a, _mm512_set1_ps(NN_ERF_SMALL_BOUND));
     t = _mm512_min_ps(t, _mm512_set1_ps(NN_ERF_ONE_BOUND));
