@@ -6,10 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "csv_reader.h"
 #include "run_program.h"
 #include "varprof/varprof.h"
 #include "varprof/forward.h"
@@ -140,6 +142,130 @@ static void program_runs_every_engine(void **state)
     program_run_free(&r);
 }
 
+/* ---- the seed's stack at PyTorch's default init, against PyTorch's band ---- */
+
+typedef struct {
+    double sum[3], sumsq[3], min[3], max[3];
+    size_t n[3];
+} band;
+
+static int block_slot(long block)
+{
+    return block == 0 ? 0 : block == 11 ? 1 : block == 23 ? 2 : -1;
+}
+
+static vp_status on_band_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
+                             vp_error *err)
+{
+    (void)line;
+    (void)err;
+    band *b = ctx;
+    if (n_cells != 3 || cells[0][0] == '#' || strcmp(cells[0], "seed") == 0)
+        return VP_OK;
+    int slot = block_slot(strtol(cells[1], NULL, 10));
+    double v = strtod(cells[2], NULL);
+    if (slot < 0)
+        return VP_OK;
+    if (b->n[slot] == 0 || v < b->min[slot])
+        b->min[slot] = v;
+    if (b->n[slot] == 0 || v > b->max[slot])
+        b->max[slot] = v;
+    b->sum[slot] += v;
+    b->sumsq[slot] += v * v;
+    b->n[slot]++;
+    return VP_OK;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* varprof's --init torch draws PyTorch's distributions from its own
+ * generator: over 20 seeds its pre-norm stream norms at blocks 0, 11 and 23
+ * must look like PyTorch's 20 (tests/data/gen_torch_band.py): the median
+ * inside PyTorch's band, the mean within 3 joint standard errors of its mean. */
+static void torch_init_falls_in_pytorchs_band(void **state)
+{
+    (void)state;
+    band torch;
+    memset(&torch, 0, sizeof torch);
+    vp_error err;
+    assert_int_equal(vp_csv_read_file(test_data_path("torch_seed_stack_band.csv"), on_band_row,
+                                      &torch, &err),
+                     VP_OK);
+    double ours[3][20];
+    for (unsigned seed = 1; seed <= 20; seed++) {
+        vp_config cfg;
+        vp_config_init(&cfg, VP_PRE_NORM, 24);
+        cfg.mlp_only = 1;
+        vp_forward_options o;
+        vp_forward_options_init(&o);
+        o.width = 48;
+        o.heads = 1;
+        o.ffn_mult = 2;
+        o.vocab = 24;
+        o.batch = 2;
+        o.tokens = 12;
+        o.init = VP_INIT_TORCH;
+        o.seed = seed;
+        vp_profile *p;
+        assert_int_equal(vp_forward_profile(&cfg, &o, &p, &err), VP_OK);
+        ours[0][seed - 1] = p->rows[1].stream_norm;
+        ours[1][seed - 1] = p->rows[12].stream_norm;
+        ours[2][seed - 1] = p->rows[24].stream_norm;
+        vp_profile_free(p);
+    }
+    for (int slot = 0; slot < 3; slot++) {
+        assert_int_equal(torch.n[slot], 20);
+        double mean = 0, sq = 0;
+        for (int i = 0; i < 20; i++) {
+            mean += ours[slot][i] / 20.0;
+            sq += ours[slot][i] * ours[slot][i] / 20.0;
+        }
+        const double var_ours = (sq - mean * mean) * 20.0 / 19.0;
+        const double torch_mean = torch.sum[slot] / 20.0;
+        const double var_torch =
+            (torch.sumsq[slot] / 20.0 - torch_mean * torch_mean) * 20.0 / 19.0;
+        const double se = sqrt(var_ours / 20.0 + var_torch / 20.0);
+        qsort(ours[slot], 20, sizeof(double), compare_doubles);
+        const double median = 0.5 * (ours[slot][9] + ours[slot][10]);
+        if (fabs(mean - torch_mean) > 3.0 * se || median < torch.min[slot] ||
+            median > torch.max[slot]) {
+            print_error("block %d: varprof mean %.4f median %.4f, PyTorch mean %.4f in "
+                        "[%.4f, %.4f], joint standard error %.3f\n",
+                        slot == 0 ? 0 : slot == 1 ? 11 : 23, mean, median, torch_mean,
+                        torch.min[slot], torch.max[slot], se);
+            fail();
+        }
+    }
+}
+
+/* The seed's Post-LN stack pins the stream's norm at sqrt(2 * 12 * 48) = 33.94
+ * at every block (to LayerNorm's eps), whatever the weights. */
+static void post_ln_seed_stack_is_pinned(void **state)
+{
+    (void)state;
+    vp_config cfg;
+    vp_config_init(&cfg, VP_POST_LN, 24);
+    cfg.mlp_only = 1;
+    vp_forward_options o;
+    vp_forward_options_init(&o);
+    o.width = 48;
+    o.heads = 1;
+    o.ffn_mult = 2;
+    o.vocab = 24;
+    o.batch = 2;
+    o.tokens = 12;
+    o.init = VP_INIT_TORCH;
+    vp_profile *p;
+    assert_int_equal(vp_forward_profile(&cfg, &o, &p, NULL), VP_OK);
+    for (size_t k = 1; k <= 24; k++)
+        assert_true(fabs(p->rows[k].stream_norm - sqrt(2.0 * 12 * 48)) < 1e-3);
+    vp_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -147,6 +273,8 @@ int main(void)
         cmocka_unit_test(gain_init_keeps_its_promise),
         cmocka_unit_test(measurements_hold_together),
         cmocka_unit_test(program_runs_every_engine),
+        cmocka_unit_test(torch_init_falls_in_pytorchs_band),
+        cmocka_unit_test(post_ln_seed_stack_is_pinned),
     };
     return cmocka_run_group_tests_name("the forward pass", tests, NULL, NULL);
 }
