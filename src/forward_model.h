@@ -7,6 +7,7 @@
 
 #include "kernels/nn_kernels.h"
 #include "varprof/forward.h"
+#include "varprof/safetensors.h"
 
 typedef struct {
     float *weight, *bias; /* [d]; bias NULL for RMSNorm */
@@ -55,6 +56,11 @@ void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const f
 /* Draws the weights as o->init says (see vp_init), from o->seed. */
 vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
                         vp_error *err);
+
+/* Loads every weight from a safetensors file by PyTorch's names (see
+ * include/varprof/forward.h), each checked against the model's shapes.
+ * VP_EFORMAT naming a tensor missing, unexpected or of the wrong shape. */
+vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err);
 
 /* The bytes one run of `rows` token rows takes beyond the weights. */
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens);

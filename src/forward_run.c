@@ -477,6 +477,11 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                        o->batch * o->tokens, 16u * 1024 * 1024);
     if (o->norm != VP_NORM_LAYERNORM && o->norm != VP_NORM_RMSNORM)
         return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
+    for (size_t i = 0; o->token_ids && i < o->batch * o->tokens; i++)
+        if (o->token_ids[i] >= o->vocab)
+            return vp_fail(err, VP_EINVAL, "token id %u at row %zu, column %zu is not below the "
+                           "vocab size %zu", o->token_ids[i], i / o->tokens + 1,
+                           i % o->tokens + 1, o->vocab);
     if (!(o->eps > 0.0 && o->eps < 1.0))
         return vp_fail(err, VP_EINVAL, "eps is %g; it must be > 0 and < 1", o->eps);
     size_t bytes;
@@ -505,9 +510,12 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
     if (!m || !ids || !profile)
         status = vp_fail(err, VP_ENOMEM, "no memory for the network");
     if (status == VP_OK)
-        status = fw_model_init(m, cfg, o, err);
+        status = o->weights ? fw_model_load(m, o->weights, err) : fw_model_init(m, cfg, o, err);
     if (status == VP_OK) {
-        draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
+        if (o->token_ids)
+            memcpy(ids, o->token_ids, o->batch * o->tokens * sizeof *ids);
+        else
+            draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
         profile->engine = VP_ENGINE_FORWARD;
         profile->norm = o->norm;
         profile->config = *cfg;

@@ -46,11 +46,37 @@ typedef struct {
     int qk_norm;     /* RMSNorm over each head's queries and keys */
     vp_init init;
     unsigned long long seed; /* weights and tokens */
+    /* optional, not owned: weights to load instead of drawing them (their
+       names below), and the batch's token ids [batch][tokens] in [0, vocab) */
+    const struct vp_safetensors_file *weights;
+    const unsigned *token_ids;
 } vp_forward_options;
 
 /* d 512, 8 heads, m 4, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
  * QK-norm, gain init, seed 1. */
 void vp_forward_options_init(vp_forward_options *options);
+
+/* Weights by name, PyTorch's [out, in] layout for projections, i the layer
+ * from 0:
+ *   embed.weight [V, d]
+ *   layers.i.attn.{q,k,v,o}.weight [d, d] and .bias [d]
+ *   layers.i.attn.{q_norm,k_norm}.weight [d / H]         with QK-norm
+ *   layers.i.mlp.fc1.weight [m d, d], .bias [m d]; layers.i.mlp.fc2.weight [d, m d], .bias [d]
+ *   layers.i.{attn_norm,mlp_norm}.weight [d] (.bias [d] for LayerNorm): the norm on
+ *     the branch input or on the stream, wherever the placement puts it; a parallel
+ *     layer's one norm is attn_norm
+ *   layers.i.{attn_out_norm,mlp_out_norm}.weight (.bias): sandwich's and output-norm's
+ *     norm on the branch output (its weight is the scale gamma)
+ * An MLP-only layer has no attn tensors. */
+
+/* What a weights file says of the network: width and vocab (embed.weight),
+ * layers (the highest i + 1), whether layers have attention, the MLP's width
+ * multiple, QK-norm and with it the heads, LayerNorm (norms with biases) or
+ * RMSNorm. Sets those fields of cfg and o (heads only where QK-norm weights
+ * tell it). VP_EFORMAT when embed.weight or the layers' MLPs are missing or
+ * of no consistent shape. */
+vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
+                           vp_forward_options *o, vp_error *err);
 
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);

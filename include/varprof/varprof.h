@@ -8,6 +8,7 @@
 #include "varprof/config.h"
 #include "varprof/csv.h"
 #include "varprof/format.h"
+#include "varprof/forward.h"
 #include "varprof/gains_file.h"
 #include "varprof/json.h"
 #include "varprof/mc.h"
@@ -16,8 +17,10 @@
 #include "varprof/parse.h"
 #include "varprof/placement.h"
 #include "varprof/profile.h"
+#include "varprof/safetensors.h"
 #include "varprof/status.h"
 #include "varprof/text.h"
+#include "varprof/token_ids.h"
 #include "varprof/version.h"
 
 #endif

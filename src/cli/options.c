@@ -62,6 +62,12 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
                    "default attn-mlp"},
+    [OPT_WEIGHTS] = {"weights", "FILE", CMD_PROFILE,
+                     "forward: load every weight from a safetensors file (PyTorch's names; "
+                     "see the manual); width, vocab, layers, MLP width, norm and QK-norm "
+                     "follow from it"},
+    [OPT_TOKEN_IDS] = {"token-ids", "FILE", CMD_PROFILE,
+                       "forward: the batch's token ids, a CSV of B rows of T ids"},
     [OPT_INIT] = {"init", "gain|torch", CMD_PROFILE,
                   "forward: weights scaled to --gain, or PyTorch's default init; default gain"},
     [OPT_METHOD] = {"method", "full|reduced", CMD_PROFILE,

@@ -37,6 +37,8 @@ typedef enum {
     OPT_QK_NORM,
     OPT_BLOCK,
     OPT_INIT,
+    OPT_WEIGHTS,
+    OPT_TOKEN_IDS,
     OPT_FORMAT,
     OPT_OUTPUT,
     OPT_FORCE,

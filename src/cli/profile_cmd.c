@@ -27,6 +27,8 @@ typedef struct {
     int engine;
     vp_mc_options mc;
     vp_forward_options forward;
+    vp_safetensors weights; /* --weights, owned */
+    unsigned *token_ids;    /* --token-ids, owned */
     size_t every;
     vp_model model; /* from --model; model.name is empty without it */
     const char *gains_path;
@@ -91,6 +93,48 @@ static int read_placements(const cli_args *args, profile_request *req)
     }
 }
 
+/* --weights and --token-ids: the network and the batch from files. What the
+ * weights say of the shapes holds unless the command line says otherwise,
+ * and then the loader names the tensor that disagrees. */
+static int read_network_files(const cli_args *args, profile_request *req)
+{
+    vp_forward_options *fw = &req->forward;
+    vp_error err;
+    if (args->given[OPT_WEIGHTS]) {
+        if (vp_safetensors_read(args->value[OPT_WEIGHTS], &req->weights, &err) != VP_OK)
+            return cli_runtime_error("--weights: %s", err.message);
+        vp_config file_cfg = req->base;
+        vp_forward_options file = *fw;
+        if (vp_forward_infer(&req->weights, &file_cfg, &file, &err) != VP_OK)
+            return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+        if (!args->given[OPT_WIDTH])
+            fw->width = file.width;
+        if (!args->given[OPT_VOCAB])
+            fw->vocab = file.vocab;
+        if (!args->given[OPT_FFN_MULT])
+            fw->ffn_mult = file.ffn_mult;
+        if (!args->given[OPT_NORM])
+            fw->norm = file.norm;
+        if (!args->given[OPT_HEADS] && file.qk_norm)
+            fw->heads = file.heads;
+        if (!args->given[OPT_HEADS] && fw->width % fw->heads != 0)
+            fw->heads = 1; /* the file does not say; one head always divides */
+        fw->qk_norm = fw->qk_norm || file.qk_norm;
+        if (!args->given[OPT_LAYERS])
+            req->base.layers = file_cfg.layers;
+        if (!args->given[OPT_BLOCK])
+            req->base.mlp_only = file_cfg.mlp_only;
+        fw->weights = &req->weights;
+    }
+    if (args->given[OPT_TOKEN_IDS]) {
+        if (vp_token_ids_read(args->value[OPT_TOKEN_IDS], fw->vocab, &req->token_ids, &fw->batch,
+                              &fw->tokens, &err) != VP_OK)
+            return cli_runtime_error("--token-ids: %s", err.message);
+        fw->token_ids = req->token_ids;
+    }
+    return EXIT_OK;
+}
+
 static int read_request(const cli_args *args, profile_request *req)
 {
     static const char *const formats[] = {"text", "csv", "json", NULL};
@@ -119,6 +163,8 @@ static int read_request(const cli_args *args, profile_request *req)
     if ((mc && (rc = read_sampling_options(args, &req->mc)) != EXIT_OK) ||
         (forward && (rc = read_forward_options(args, &req->forward)) != EXIT_OK))
         return rc;
+    if (forward && (rc = read_network_files(args, req)) != EXIT_OK)
+        return rc;
     if (req->model.name[0]) {
         /* the model's norm and QK-norm, unless the command line says otherwise */
         if (!args->given[OPT_NORM])
@@ -145,6 +191,8 @@ static int read_request(const cli_args *args, profile_request *req)
         {OPT_TOKENS, forward, "forward or all"},
         {OPT_QK_NORM, forward, "forward or all"},
         {OPT_INIT, forward, "forward or all"},
+        {OPT_WEIGHTS, forward, "forward or all"},
+        {OPT_TOKEN_IDS, forward, "forward or all"},
     };
     for (size_t i = 0; i < sizeof scoped / sizeof *scoped; i++)
         if (args->given[scoped[i].id] && !scoped[i].applies)
@@ -403,31 +451,35 @@ static int compute_and_write(const profile_request *req, FILE *out, vp_profile *
     return EXIT_OK;
 }
 
-int run_profile(const cli_args *args)
+static void free_request(profile_request *req)
 {
-    profile_request req = {0};
-    int rc = read_request(args, &req);
-    if (rc != EXIT_OK || (rc = check_plot_options(args)) != EXIT_OK)
-        return rc;
+    vp_safetensors_free(&req->weights);
+    free(req->token_ids);
+    free(req->gains);
+}
+
+/* Computes, writes and plots, once the request is read. */
+static int profile_and_write(const cli_args *args, profile_request *req)
+{
     /* with --plot, the table is written only where --output or --format asks */
     const int plotting = args->given[OPT_PLOT];
     const int writing = !plotting || args->given[OPT_OUTPUT] || args->given[OPT_FORMAT];
     output_file out = {0};
+    int rc;
     if (writing &&
         (rc = output_open(&out, args->value[OPT_OUTPUT], args->given[OPT_FORCE])) != EXIT_OK)
         return rc;
     if (args->given[OPT_GAINS]) {
         vp_error err;
-        req.gains_path = args->value[OPT_GAINS];
-        if (vp_gains_read(args->value[OPT_GAINS], &req.gains, &req.n_gains, &err) != VP_OK) {
+        req->gains_path = args->value[OPT_GAINS];
+        if (vp_gains_read(args->value[OPT_GAINS], &req->gains, &req->n_gains, &err) != VP_OK) {
             output_abort(&out);
             return cli_runtime_error("--gains: %s", err.message);
         }
     }
     vp_profile *kept[MAX_PROFILES] = {0};
     size_t n_kept = 0;
-    rc = compute_and_write(&req, writing ? out.stream : NULL, plotting ? kept : NULL, &n_kept);
-    free(req.gains);
+    rc = compute_and_write(req, writing ? out.stream : NULL, plotting ? kept : NULL, &n_kept);
     if (rc != EXIT_OK) {
         if (writing)
             output_abort(&out);
@@ -437,13 +489,25 @@ int run_profile(const cli_args *args)
     /* the output is written even when gnuplot then fails or is missing */
     if (rc == EXIT_OK && plotting) {
         char title[128] = "";
-        if (req.model.name[0])
-            snprintf(title, sizeof title, "%s: %s, %zu layers", req.model.name,
-                     vp_placement_name(req.model.placement), req.base.layers);
+        if (req->model.name[0])
+            snprintf(title, sizeof title, "%s: %s, %zu layers", req->model.name,
+                     vp_placement_name(req->model.placement), req->base.layers);
         rc = plot_profiles(args, (const vp_profile *const *)kept, n_kept,
                            title[0] ? title : NULL);
     }
     for (size_t i = 0; i < n_kept; i++)
         vp_profile_free(kept[i]);
+    return rc;
+}
+
+int run_profile(const cli_args *args)
+{
+    profile_request req = {0};
+    int rc = read_request(args, &req);
+    if (rc == EXIT_OK)
+        rc = check_plot_options(args);
+    if (rc == EXIT_OK)
+        rc = profile_and_write(args, &req);
+    free_request(&req);
     return rc;
 }

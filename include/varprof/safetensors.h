@@ -1,0 +1,56 @@
+/* Reading safetensors files: an 8-byte little-endian header length, a JSON
+ * header naming each tensor's dtype, shape and byte range, then the raw
+ * little-endian data. Every field is checked before any byte of data is
+ * read through it: a malformed file is an error, never a crash or a read out
+ * of bounds. */
+#ifndef VARPROF_SAFETENSORS_H
+#define VARPROF_SAFETENSORS_H
+
+#include <stddef.h>
+
+#include "varprof/status.h"
+
+#define VP_SAFETENSORS_MAX_RANK 8
+#define VP_SAFETENSORS_MAX_HEADER (100u * 1024 * 1024)
+
+typedef enum { VP_DTYPE_F32, VP_DTYPE_F16, VP_DTYPE_BF16 } vp_dtype;
+
+typedef struct {
+    char *name; /* owned by the file */
+    vp_dtype dtype;
+    size_t rank;
+    size_t shape[VP_SAFETENSORS_MAX_RANK];
+    size_t elements; /* the shape's product */
+    size_t begin, end; /* bytes of the data section */
+} vp_tensor_info;
+
+typedef struct vp_safetensors_file {
+    vp_tensor_info *tensors;
+    size_t count;
+    unsigned char *data; /* the data section */
+    size_t data_size;
+} vp_safetensors;
+
+/* Reads and checks a whole file. Fails with VP_EIO (cannot be read) or
+ * VP_EFORMAT naming what is wrong: a file shorter than its header length, a
+ * header length beyond the file or above VP_SAFETENSORS_MAX_HEADER, a header
+ * that is not a JSON object, a tensor without dtype, shape or data_offsets,
+ * an unknown dtype, a shape of negative, fractional or overflowing
+ * dimensions or above the maximum rank, offsets out of the data or
+ * overlapping another tensor's, a byte range that does not match the shape,
+ * a name given twice; VP_ENOMEM. On failure *file is empty. */
+vp_status vp_safetensors_read(const char *path, vp_safetensors *file, vp_error *err);
+
+/* Frees what vp_safetensors_read made; an empty or NULL file is allowed. */
+void vp_safetensors_free(vp_safetensors *file);
+
+/* The tensor of that name, or NULL. */
+const vp_tensor_info *vp_safetensors_find(const vp_safetensors *file, const char *name);
+
+/* "F32", "F16", "BF16". */
+const char *vp_dtype_name(vp_dtype dtype);
+
+/* Converts a tensor's elements to float into out[0 .. t->elements). */
+void vp_safetensors_to_float(const vp_safetensors *file, const vp_tensor_info *t, float *out);
+
+#endif

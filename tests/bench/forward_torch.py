@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""`make bench`, the forward pass: varprof's network in PyTorch, timed.
+
+The same blocks as src/forward_run.c with the pre-norm placement and
+LayerNorm (eps 1e-5, weight 1, bias 0):
+
+    x = Embedding(V, d)(tokens)                       # [B, T, d]
+    per layer:
+        x = x + Attention(LayerNorm(x))               # unless --block mlp
+        x = x + Linear(m d, d)(GELU(Linear(d, m d)(LayerNorm(x))))
+
+Attention is causal multi-head self-attention: Q, K, V and O are
+nn.Linear(d, d) with biases; head h owns coordinates h*d/H .. (h+1)*d/H - 1
+(view(B, T, H, d/H)); scores are q k^T / sqrt(d/H), masked above the
+diagonal, softmaxed over the keys, times v. GELU is the exact (erf) one,
+PyTorch's default. With --block mlp a layer is the MLP sub-block alone, as in
+the seed stack. Weights are PyTorch's default init (varprof's --init torch);
+no final norm, as varprof has none for pre-norm.
+
+Timed: the forward pass only, from the embedding lookup through the last
+block, float32, eval() and torch.no_grad(), torch.set_num_threads(--threads).
+Each repeat runs the pass enough times to last about --min-time seconds and
+keeps the mean; the result is the best repeat, after one untimed warm-up.
+
+FLOPs per pass (the same count as tests/bench/bench_forward.c): 2 n k m for
+each matmul of n rows, k inputs and m outputs (n = B T), plus attention's
+q k^T and p v at 2 B H T T hd each HALVED for causality (B H T T hd each):
+the useful work of a causal pass. PyTorch 1.13 has no fused causal kernel,
+so it computes the full T x T products and masks; varprof skips the masked
+half. Norms, GELU, softmax, biases and the residual adds are not counted.
+
+Prints one JSON line: ms per pass, GFLOP/s, the final stream's RMS (a check
+that both sides run networks of the same statistics) and torch's version.
+"""
+import argparse
+import json
+import math
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self, d, heads, max_tokens):
+        super().__init__()
+        self.h = heads
+        self.hd = d // heads
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, d)
+        self.v = nn.Linear(d, d)
+        self.o = nn.Linear(d, d)
+        self.scale = 1.0 / math.sqrt(self.hd)
+        mask = torch.ones(max_tokens, max_tokens, dtype=torch.bool).triu(1)
+        self.register_buffer("mask", mask, persistent=False)
+
+    def forward(self, x):
+        B, T, d = x.shape
+        q = self.q(x).view(B, T, self.h, self.hd).transpose(1, 2)  # [B, H, T, hd]
+        k = self.k(x).view(B, T, self.h, self.hd).transpose(1, 2)
+        v = self.v(x).view(B, T, self.h, self.hd).transpose(1, 2)
+        s = torch.matmul(q, k.transpose(-2, -1)) * self.scale  # [B, H, T, T]
+        s = s.masked_fill(self.mask[:T, :T], float("-inf"))
+        p = torch.softmax(s, dim=-1)
+        a = torch.matmul(p, v).transpose(1, 2).reshape(B, T, d)
+        return self.o(a)
+
+
+class MLP(nn.Module):
+    def __init__(self, d, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(d, hidden)
+        self.fc2 = nn.Linear(hidden, d)
+
+    def forward(self, x):
+        return self.fc2(F.gelu(self.fc1(x)))  # approximate='none': erf
+
+
+class Layer(nn.Module):
+    def __init__(self, d, heads, hidden, tokens, mlp_only, eps):
+        super().__init__()
+        self.mlp_only = mlp_only
+        if not mlp_only:
+            self.attn_norm = nn.LayerNorm(d, eps=eps)
+            self.attn = Attention(d, heads, tokens)
+        self.mlp_norm = nn.LayerNorm(d, eps=eps)
+        self.mlp = MLP(d, hidden)
+
+    def forward(self, x):
+        if not self.mlp_only:
+            x = x + self.attn(self.attn_norm(x))
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class Net(nn.Module):
+    def __init__(self, a):
+        super().__init__()
+        self.embed = nn.Embedding(a.vocab, a.width)
+        self.layers = nn.ModuleList(
+            Layer(a.width, a.heads, a.ffn_mult * a.width, a.tokens, a.block == "mlp", a.eps)
+            for _ in range(a.layers))
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def flops(a):
+    """FLOPs of one pass, as bench_forward.c counts them."""
+    n, d, hidden = a.batch * a.tokens, a.width, a.ffn_mult * a.width
+    per_layer = 2 * (2 * n * d * hidden)  # fc1 and fc2
+    if a.block != "mlp":
+        per_layer += 4 * (2 * n * d * d)  # q, k, v, o
+        hd = d // a.heads
+        per_layer += 2 * (a.batch * a.heads * a.tokens * a.tokens * hd)  # causal halves
+    return a.layers * per_layer
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--block", choices=["attn-mlp", "mlp"], default="attn-mlp")
+    p.add_argument("--vocab", type=int, default=512)
+    p.add_argument("--width", type=int, default=512)
+    p.add_argument("--heads", type=int, default=8)
+    p.add_argument("--ffn-mult", type=int, default=4)
+    p.add_argument("--layers", type=int, default=32)
+    p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--tokens", type=int, default=64)
+    p.add_argument("--eps", type=float, default=1e-5)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--min-time", type=float, default=0.2,
+                   help="seconds each repeat lasts at least")
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args()
+    if a.width % a.heads:
+        p.error(f"--heads {a.heads} does not divide --width {a.width}")
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    net = Net(a).float().eval()
+    tokens = torch.randint(0, a.vocab, (a.batch, a.tokens))
+
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        out = net(tokens)  # warm-up, untimed
+        warm = time.perf_counter() - t0
+        inner = max(1, math.ceil(a.min_time / max(warm, 1e-6)))
+        best = math.inf
+        for _ in range(a.repeats):
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                out = net(tokens)
+            best = min(best, (time.perf_counter() - t0) / inner)
+        rms = float(out.double().pow(2).mean().sqrt())
+
+    f = flops(a)
+    print(json.dumps({
+        "ms": best * 1e3,
+        "gflops": f / best * 1e-9,
+        "flops": f,
+        "passes_per_repeat": inner,
+        "repeats": a.repeats,
+        "threads": torch.get_num_threads(),
+        "final_stream_rms": rms,
+        "torch": torch.__version__,
+    }))
+
+
+if __name__ == "__main__":
+    main()

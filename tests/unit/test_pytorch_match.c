@@ -1,0 +1,349 @@
+/* Matched to PyTorch: the seed's stack and an attention stack, exported from
+ * PyTorch with their tokens (tests/data/gen_torch_reference.py), reproduce
+ * PyTorch's stream norms on every instruction set; malformed weight files and
+ * token files are refused with the reason. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "csv_reader.h"
+#include "run_program.h"
+#include "varprof/isa.h"
+#include "varprof/varprof.h"
+
+/* PyTorch's float32 against varprof's: matmuls summed in another order, norms
+ * in double here: 1e-5 relative, the issue's bound. */
+#define MATCH_TOLERANCE 1e-5
+
+typedef struct {
+    const char *wanted_case;
+    double norms[64];
+    size_t count;
+} reference;
+
+static vp_status on_norm_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
+                             vp_error *err)
+{
+    (void)line;
+    (void)err;
+    reference *r = ctx;
+    if (n_cells == 3 && strcmp(cells[0], r->wanted_case) == 0 && r->count < 64)
+        r->norms[r->count++] = strtod(cells[2], NULL);
+    return VP_OK;
+}
+
+static reference load_reference(const char *file, const char *which)
+{
+    reference r = {which, {0}, 0};
+    vp_error err;
+    if (vp_csv_read_file(test_data_path(file), on_norm_row, &r, &err) != VP_OK) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    return r;
+}
+
+/* The stream_norm column of a forward CSV, sub-blocks 1 on. */
+static size_t stream_norms(const char *csv, double *out, size_t most)
+{
+    size_t n = 0;
+    const char *line = strchr(csv, '\n');
+    while (line && n < most) {
+        line++;
+        char engine[16];
+        int sub_block;
+        if (sscanf(line, "%15[^,],%*[^,],%*[^,],%*[^,],%d", engine, &sub_block) == 2 &&
+            sub_block > 0) {
+            const char *field = line;
+            for (int c = 0; c < 20 && field; c++) {
+                field = strchr(field, ',');
+                if (field)
+                    field++;
+            }
+            if (field)
+                out[n++] = strtod(field, NULL);
+        }
+        line = strchr(line, '\n');
+    }
+    return n;
+}
+
+static void run_case(const char *weights, const char *tokens, const char *placement,
+                     const reference *want, const char *isa)
+{
+    char w[512], t[512];
+    snprintf(w, sizeof w, "%s", test_data_path(weights));
+    snprintf(t, sizeof t, "%s", test_data_path(tokens));
+    if (isa)
+        setenv("VARPROF_ISA", isa, 1);
+    program_run run = run_varprof((const char *const[]){"--engine", "forward", "--weights", w,
+                                                        "--token-ids", t, "--placement",
+                                                        placement, "--format", "csv", NULL});
+    unsetenv("VARPROF_ISA");
+    if (run.status != 0) {
+        print_error("%s", run.err);
+        fail();
+    }
+    double got[64];
+    const size_t n = stream_norms(run.out, got, 64);
+    assert_int_equal(n, want->count);
+    double worst = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        double rel = fabs(got[k] - want->norms[k]) / want->norms[k];
+        worst = rel > worst ? rel : worst;
+        if (rel > MATCH_TOLERANCE) {
+            print_error("%s on %s, sub-block %zu: %.9g, PyTorch %.9g (%.2g relative)\n", weights,
+                        isa ? isa : "default", k + 1, got[k], want->norms[k], rel);
+            fail();
+        }
+    }
+    program_run_free(&run);
+}
+
+static void seed_stack_to_the_digit(void **state)
+{
+    (void)state;
+    const reference pre = load_reference("seed_stack_norms.csv", "pre_norm");
+    const reference post = load_reference("seed_stack_norms.csv", "post_ln");
+    assert_int_equal(pre.count, 24);
+    /* the seed's printed figures, from PyTorch's own weights */
+    assert_true(round(pre.norms[0] * 100) == 3529 && round(pre.norms[11] * 100) == 4397 &&
+                round(pre.norms[23] * 100) == 5082);
+    for (size_t k = 0; k < 24; k++)
+        assert_true(round(post.norms[k] * 100) == 3394);
+    for (int isa = 0; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        run_case("seed_stack_pre_norm.safetensors", "seed_tokens.csv", "pre-norm", &pre,
+                 vp_isa_name((vp_isa)isa));
+        run_case("seed_stack_post_ln.safetensors", "seed_tokens.csv", "post-ln", &post,
+                 vp_isa_name((vp_isa)isa));
+    }
+}
+
+static void attention_stack_matches(void **state)
+{
+    (void)state;
+    const reference pre = load_reference("attn_norms.csv", "pre_norm");
+    const reference sandwich = load_reference("attn_norms.csv", "sandwich");
+    assert_int_equal(pre.count, 8);
+    for (int isa = 0; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        run_case("attn_pre_norm.safetensors", "attn_tokens.csv", "pre-norm", &pre,
+                 vp_isa_name((vp_isa)isa));
+        run_case("attn_sandwich.safetensors", "attn_tokens.csv", "sandwich", &sandwich,
+                 vp_isa_name((vp_isa)isa));
+    }
+}
+
+/* BF16 weights are the F32 ones rounded to 8 bits of mantissa: the stream
+ * moves by about 2^-8 of itself, no more. */
+static void bf16_weights_load(void **state)
+{
+    (void)state;
+    reference pre = load_reference("seed_stack_norms.csv", "pre_norm");
+    char w[512], t[512];
+    snprintf(w, sizeof w, "%s", test_data_path("seed_stack_pre_norm_bf16.safetensors"));
+    snprintf(t, sizeof t, "%s", test_data_path("seed_tokens.csv"));
+    program_run run = run_varprof((const char *const[]){"--engine", "forward", "--weights", w,
+                                                        "--token-ids", t, "--format", "csv",
+                                                        NULL});
+    assert_int_equal(run.status, 0);
+    double got[64];
+    assert_int_equal(stream_norms(run.out, got, 64), 24);
+    for (size_t k = 0; k < 24; k++)
+        assert_true(fabs(got[k] - pre.norms[k]) < 0x1p-7 * pre.norms[k]);
+    program_run_free(&run);
+}
+
+/* ---- hostile files ---- */
+
+static void write_bytes(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+/* A safetensors file with this header and data bytes. */
+static void write_safetensors(const char *path, const char *header, size_t data_bytes)
+{
+    const size_t h = strlen(header);
+    unsigned char *bytes = calloc(1, 8 + h + data_bytes + 1);
+    assert_non_null(bytes);
+    for (int i = 0; i < 8; i++)
+        bytes[i] = (unsigned char)((uint64_t)h >> (8 * i));
+    memcpy(bytes + 8, header, h);
+    write_bytes(path, bytes, 8 + h + data_bytes);
+    free(bytes);
+}
+
+static void hostile_safetensors_are_refused(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/x.safetensors", dir);
+    const struct {
+        const char *header; /* NULL: raw bytes below */
+        size_t data;
+        const char *why;
+    } cases[] = {
+        {"not json", 0, "not a JSON object"},
+        {"[1, 2]", 0, "not a JSON object"},
+        {"{\"a\": {\"dtype\": \"F64\", \"shape\": [1], \"data_offsets\": [0, 8]}}", 8, "'F64'"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 16]}}", 8,
+         "outside"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 8]}}", 8,
+         "8 bytes for 4 elements"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, "
+         "\"b\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [4, 12]}}",
+         12, "overlap"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4294967296, 4294967296, 4294967296], "
+         "\"data_offsets\": [0, 8]}}",
+         8, "overflows"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [-1], \"data_offsets\": [0, 4]}}", 4,
+         "whole number"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1.5], \"data_offsets\": [0, 4]}}", 4,
+         "whole number"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1]}}", 4, "data_offsets"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 4]}}", 8,
+         "outside"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}, "
+         "\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}",
+         8, "named twice"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1,1,1,1,1,1,1,1,1], \"data_offsets\": [0, 4]}}",
+         4, "rank 9"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        write_safetensors(path, cases[i].header, cases[i].data);
+        vp_safetensors f;
+        vp_error err = {{0}};
+        assert_int_not_equal(vp_safetensors_read(path, &f, &err), VP_OK);
+        if (!strstr(err.message, cases[i].why)) {
+            print_error("case %zu: want \"%s\" in \"%s\"\n", i, cases[i].why, err.message);
+            fail();
+        }
+        assert_int_equal(f.count, 0);
+        assert_null(f.data);
+    }
+    /* raw files: shorter than a header length; a length beyond the file; an absurd one */
+    const unsigned char short_file[5] = {1, 2, 3, 4, 5};
+    const unsigned char beyond[12] = {200, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' '};
+    const unsigned char absurd[12] = {255, 255, 255, 255, 255, 255, 255, 127, '{', '}', ' ', ' '};
+    const struct {
+        const unsigned char *bytes;
+        size_t n;
+        const char *why;
+    } raw[] = {{short_file, 5, "shorter"}, {beyond, 12, "beyond"}, {absurd, 12, "beyond"}};
+    for (size_t i = 0; i < 3; i++) {
+        write_bytes(path, raw[i].bytes, raw[i].n);
+        vp_safetensors f;
+        vp_error err = {{0}};
+        assert_int_equal(vp_safetensors_read(path, &f, &err), VP_EFORMAT);
+        assert_non_null(strstr(err.message, raw[i].why));
+    }
+    /* metadata is allowed, and F16 converts exactly */
+    write_safetensors(path,
+                      "{\"__metadata__\": {\"format\": \"pt\"}, \"h\": {\"dtype\": \"F16\", "
+                      "\"shape\": [2], \"data_offsets\": [0, 4]}}",
+                      4);
+    vp_safetensors f;
+    assert_int_equal(vp_safetensors_read(path, &f, NULL), VP_OK);
+    assert_int_equal(f.count, 1);
+    const unsigned char halves[4] = {0x00, 0x3c, 0x00, 0xc0}; /* 1.0, -2.0 */
+    memcpy(f.data, halves, 4);
+    float v[2];
+    vp_safetensors_to_float(&f, vp_safetensors_find(&f, "h"), v);
+    assert_true(v[0] == 1.0f && v[1] == -2.0f);
+    vp_safetensors_free(&f);
+    test_remove_tree(dir);
+}
+
+/* The loader names the tensor it misses, does not expect, or finds misshapen. */
+static void wrong_tensors_are_named(void **state)
+{
+    (void)state;
+    char w[512], t[512];
+    snprintf(w, sizeof w, "%s", test_data_path("seed_stack_pre_norm.safetensors"));
+    snprintf(t, sizeof t, "%s", test_data_path("seed_tokens.csv"));
+    const struct {
+        const char *args[6];
+        const char *why;
+    } cases[] = {
+        /* post-ln's MLP-only layer has the same tensors: fine; sandwich wants output norms */
+        {{"--placement", "sandwich"}, "layers.0.mlp_out_norm.weight' is missing"},
+        {{"--placement", "output-norm"}, "layers.0.mlp_out_norm.weight' is missing"},
+        {{"--placement", "none"}, "layers.0.mlp_norm.weight' is not one this network has"},
+        {{"--width", "64"}, "embed.weight' has shape [24, 48]"},
+        {{"--layers", "25"}, "layers.24."},
+        {{"--block", "attn-mlp"}, "layers.0.attn"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[16] = {"--engine", "forward", "--weights", w, "--token-ids", t};
+        size_t n = 6;
+        for (size_t a = 0; a < 6 && cases[i].args[a]; a++)
+            argv[n++] = cases[i].args[a];
+        program_run run = run_varprof(argv);
+        assert_int_not_equal(run.status, 0);
+        if (!strstr(run.err, cases[i].why)) {
+            print_error("case %zu: want \"%s\" in: %s", i, cases[i].why, run.err);
+            fail();
+        }
+        program_run_free(&run);
+    }
+}
+
+static void bad_token_files_name_row_and_column(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/tokens.csv", dir);
+    const struct {
+        const char *text, *why;
+    } cases[] = {
+        {"1,2,3\n4,x,6\n", "row 2, column 2: 'x'"},
+        {"1,2,3\n4,5,24\n", "row 2, column 3: '24'"},
+        {"1,2,3\n4,5\n", "row 2 (line 2) has 2 ids; row 1 has 3"},
+        {"1,-2,3\n", "row 1, column 2"},
+        {"", "no token ids"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(cases[i].text, f);
+        fclose(f);
+        unsigned *ids = NULL;
+        size_t b, t;
+        vp_error err = {{0}};
+        assert_int_equal(vp_token_ids_read(path, 24, &ids, &b, &t, &err), VP_EFORMAT);
+        if (!strstr(err.message, cases[i].why)) {
+            print_error("case %zu: want \"%s\" in \"%s\"\n", i, cases[i].why, err.message);
+            fail();
+        }
+        assert_null(ids);
+    }
+    test_remove_tree(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(seed_stack_to_the_digit),
+        cmocka_unit_test(attention_stack_matches),
+        cmocka_unit_test(bf16_weights_load),
+        cmocka_unit_test(hostile_safetensors_are_refused),
+        cmocka_unit_test(wrong_tensors_are_named),
+        cmocka_unit_test(bad_token_files_name_row_and_column),
+    };
+    return cmocka_run_group_tests_name("matched to PyTorch", tests, NULL, NULL);
+}
