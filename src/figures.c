@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "varprof/closed.h"
+#include "varprof/forward.h"
 #include "varprof/mc.h"
 #include "varprof/plot.h"
 
@@ -30,6 +31,9 @@ static const vp_figure_info figures[] = {
     {"mc-comparison", "Closed form (solid) against Monte Carlo (dashed, with 95 % bands) for "
                       "pre-norm and Post-LN at width 64: Post-LN's share sits above the "
                       "infinite-width limit."},
+    {"forward-comparison", "Closed form, Monte Carlo and the forward pass of a random-weight "
+                           "network (width 256, 8 heads, gain init) for pre-norm and Post-LN: "
+                           "attention's averaging over positions lowers its gain."},
 };
 enum { N_FIGURES = sizeof figures / sizeof figures[0] };
 
@@ -125,6 +129,44 @@ static vp_status comparison_figure(const char *outdir, const char *extension, in
         status = draw(figure, outdir, "mc-comparison", extension, force, err);
     vp_figure_free(figure);
     for (size_t i = 0; i < 4; i++)
+        vp_profile_free(profiles[i]);
+    return status;
+}
+
+/* (h) the three engines side by side on one real network's shape. */
+#define FORWARD_WIDTH 256
+
+static vp_status forward_figure(const char *outdir, const char *extension, int force,
+                                vp_error *err)
+{
+    const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN};
+    vp_profile *profiles[6] = {NULL};
+    vp_figure *figure = NULL;
+    vp_status status = VP_OK;
+    vp_mc_options mc;
+    vp_mc_options_init(&mc);
+    mc.width = FORWARD_WIDTH;
+    vp_forward_options fw;
+    vp_forward_options_init(&fw);
+    fw.width = FORWARD_WIDTH;
+    for (size_t i = 0; i < 2 && status == VP_OK; i++) {
+        vp_config cfg;
+        vp_config_init(&cfg, placements[i], CHAPTER_LAYERS);
+        status = vp_closed_profile(&cfg, &profiles[3 * i], err);
+        if (status == VP_OK)
+            status = vp_mc_profile(&cfg, &mc, &profiles[3 * i + 1], err);
+        if (status == VP_OK)
+            status = vp_forward_profile(&cfg, &fw, &profiles[3 * i + 2], err);
+    }
+    if (status == VP_OK)
+        status = vp_plot_profiles((const vp_profile *const *)profiles, 6, VP_QUANTITY_ALL,
+                                  "closed form, Monte Carlo, a random network (d 256, 8 heads, "
+                                  "2 x 64 tokens), 32 layers, gain 1",
+                                  &figure, err);
+    if (status == VP_OK)
+        status = draw(figure, outdir, "forward-comparison", extension, force, err);
+    vp_figure_free(figure);
+    for (size_t i = 0; i < 6; i++)
         vp_profile_free(profiles[i]);
     return status;
 }
@@ -250,6 +292,8 @@ vp_status vp_figures_write(const char *outdir, const char *extension, int force,
         status = sweep_figure(outdir, extension, force, SWEEP_DEPTH, err);
     if (status == VP_OK)
         status = comparison_figure(outdir, extension, force, err);
+    if (status == VP_OK)
+        status = forward_figure(outdir, extension, force, err);
     return status;
 }
 

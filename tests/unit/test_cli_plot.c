@@ -130,7 +130,7 @@ static void figure_set_is_regenerated(void **state)
     program_run run = RUN("figures", "--outdir", dir);
     assert_int_equal(run.status, 0);
     const char *names[] = {"stream-gain1", "stream-gain2", "share", "update", "gain-sweep",
-                           "depth-sweep", "mc-comparison"};
+                           "depth-sweep", "mc-comparison", "forward-comparison"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.svg", dir, names[i]);
