@@ -275,8 +275,11 @@ static int fill_row(const fw_run *r, vp_profile *profile, size_t k, double alpha
     row->update_ratio = sqrt(s[S_OO] / (alpha * alpha * s[S_XX_BEFORE]));
     row->embedding_share = sqrt(s[S_CC] / s[S_XX]);
     row->log2_share = log2(row->embedding_share);
-    row->measured_gain = sqrt(s[S_FF] / s[S_HH]);
-    row->update_cosine = s[S_XO] / sqrt(s[S_XX_BEFORE] * s[S_OO]);
+    /* a branch that adds nothing has gain 0 and no direction: cosine 0 */
+    row->measured_gain = s[S_HH] > 0.0 ? sqrt(s[S_FF] / s[S_HH]) : 0.0;
+    row->update_cosine = s[S_XX_BEFORE] > 0.0 && s[S_OO] > 0.0
+                             ? s[S_XO] / sqrt(s[S_XX_BEFORE] * s[S_OO])
+                             : 0.0;
     row->stream_norm = sqrt(s[S_XX]);
     return isfinite(row->stream_var) && isfinite(row->update_ratio) &&
            isfinite(row->embedding_share) && isfinite(row->stream_norm);
@@ -385,7 +388,9 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
             sub_block(&r, k);
             if (!fill_row(&r, profile, k, alpha)) {
                 profile->overflow_at = k;
-                profile->overflowed = "stream variance";
+                profile->overflowed = isinf(profile->rows[k].stream_var)
+                                          ? "stream variance"
+                                          : "stream (float activations out of range)";
                 profile->n_rows = k;
                 break;
             }
@@ -484,6 +489,17 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                            i % o->tokens + 1, o->vocab);
     if (!(o->eps > 0.0 && o->eps < 1.0))
         return vp_fail(err, VP_EINVAL, "eps is %g; it must be > 0 and < 1", o->eps);
+    /* the network runs in float: its scales must be floats' */
+    if (!o->weights && !(cfg->embedding_var >= 1e-30 && cfg->embedding_var <= 1e30))
+        return vp_fail(err, VP_EINVAL, "embedding variance %g is beyond what the forward pass's "
+                       "float weights hold; it must be from 1e-30 to 1e30", cfg->embedding_var);
+    for (size_t k = 1; o->init == VP_INIT_GAIN && !o->weights && k <= vp_config_sub_blocks(cfg);
+         k++) {
+        const double g = vp_config_gain(cfg, k);
+        if (g != 0.0 && !(g >= 1e-15 && g <= 1e15))
+            return vp_fail(err, VP_EINVAL, "gain %g (sub-block %zu) is beyond what the forward "
+                           "pass's float weights hold; it must be 0 or from 1e-15 to 1e15", g, k);
+    }
     size_t bytes;
     if ((status = vp_forward_memory_needed(cfg, o, &bytes, err)) != VP_OK)
         return status;

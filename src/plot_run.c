@@ -1,5 +1,6 @@
 /* gnuplot run on a figure: the script through a pipe, the figure into a
  * temporary file beside the target, renamed into place only when it is whole. */
+#include "varprof/cleanup.h"
 #include "varprof/plot.h"
 
 #include <errno.h>
@@ -244,6 +245,8 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     if (out_fd < 0)
         return vp_fail(err, VP_EIO, "cannot make a temporary file '%s': %s", temp,
                        strerror(errno));
+    /* an interrupted run must not leave these behind */
+    const int temp_slot = vp_cleanup_register(temp);
     if (!dumb)
         fchmod(out_fd, file_mode()); // a figure, not a secret
     close(out_fd);
@@ -251,9 +254,11 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     if (msg_fd < 0) {
         int e = errno;
         unlink(temp);
+        vp_cleanup_unregister(temp_slot);
         return vp_fail(err, VP_EIO, "cannot make a temporary file in '%s': %s", tmpdir,
                        strerror(e));
     }
+    const int messages_slot = vp_cleanup_register(messages);
 
     // exec 'gnuplot' >'messages' 2>&1: gnuplot's words kept for the error
     char command[3 * PATH_CAP] = "exec ";
@@ -275,6 +280,7 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     read_message(msg_fd, said, sizeof said);
     close(msg_fd);
     unlink(messages);
+    vp_cleanup_unregister(messages_slot);
 
     struct stat st;
     const int written = stat(temp, &st) == 0 && st.st_size > 0;
@@ -303,5 +309,6 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
 
     if (dumb || status != VP_OK)
         unlink(temp);
+    vp_cleanup_unregister(temp_slot);
     return status;
 }

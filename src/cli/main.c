@@ -2,11 +2,13 @@
 #include <stdio.h>
 
 #include "commands.h"
+#include "output_file.h"
 #include "varprof/isa.h"
 #include "varprof/version.h"
 
 int main(int argc, char **argv)
 {
+    output_watch_signals();
     cli_args args;
     int rc = cli_parse(argc, argv, &args);
     if (rc != EXIT_OK)

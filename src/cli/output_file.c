@@ -8,20 +8,15 @@
 #include <unistd.h>
 
 #include "options.h"
-
-/* The temporary file a signal handler must remove: a long run interrupted
- * must not leave half a file behind. */
-static char *volatile pending_temp;
+#include "varprof/cleanup.h"
 
 static void on_signal(int sig)
 {
-    char *temp = pending_temp;
-    if (temp)
-        unlink(temp);
+    vp_cleanup_remove_all();
     _exit(128 + sig);
 }
 
-static void watch_signals(void)
+void output_watch_signals(void)
 {
     struct sigaction action;
     memset(&action, 0, sizeof action);
@@ -35,6 +30,7 @@ int output_open(output_file *out, const char *path, int force)
 {
     memset(out, 0, sizeof *out);
     out->force = force;
+    out->cleanup_slot = -1;
     if (!path || strcmp(path, "-") == 0) {
         out->stream = stdout;
         return EXIT_OK;
@@ -44,6 +40,10 @@ int output_open(output_file *out, const char *path, int force)
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return cli_runtime_error("cannot write %s: it is a directory", path);
+        if (!S_ISREG(st.st_mode))
+            return cli_runtime_error("cannot write %s: it is not a regular file (a device or "
+                                     "a pipe is never replaced); write to standard output and "
+                                     "redirect instead", path);
         if (!force)
             return cli_runtime_error("%s already exists; add --force to replace it", path);
     }
@@ -53,7 +53,6 @@ int output_open(output_file *out, const char *path, int force)
         return cli_runtime_error("out of memory");
     memcpy(out->temp_path, path, length);
     memcpy(out->temp_path + length, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-    watch_signals();
     int fd = mkstemp(out->temp_path);
     if (fd < 0) {
         int saved = errno;
@@ -61,7 +60,7 @@ int output_open(output_file *out, const char *path, int force)
         out->temp_path = NULL;
         return cli_runtime_error("cannot write %s: %s", path, strerror(saved));
     }
-    pending_temp = out->temp_path;
+    out->cleanup_slot = vp_cleanup_register(out->temp_path);
     fchmod(fd, 0644 & ~umask(umask(0))); /* mkstemp makes 0600; a result is for sharing */
     out->stream = fdopen(fd, "w");
     if (!out->stream) {
@@ -74,7 +73,8 @@ int output_open(output_file *out, const char *path, int force)
 
 static void forget_temp(output_file *out)
 {
-    pending_temp = NULL;
+    vp_cleanup_unregister(out->cleanup_slot);
+    out->cleanup_slot = -1;
     free(out->temp_path);
     out->temp_path = NULL;
 }

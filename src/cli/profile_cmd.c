@@ -1,4 +1,5 @@
 /* varprof [profile]: compute each placement's profile and write it. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,7 +448,8 @@ static int compute_and_write(const profile_request *req, FILE *out, vp_profile *
     if (rc != EXIT_OK)
         return rc;
     if (status != VP_OK)
-        return cli_runtime_error("cannot write the output: %s", vp_strerror(status));
+        return cli_runtime_error("cannot write the output: %s",
+                                 status == VP_EIO ? strerror(errno) : vp_strerror(status));
     return EXIT_OK;
 }
 

@@ -20,7 +20,8 @@ no final norm, as varprof has none for pre-norm.
 Timed: the forward pass only, from the embedding lookup through the last
 block, float32, eval() and torch.no_grad(), torch.set_num_threads(--threads).
 Each repeat runs the pass enough times to last about --min-time seconds and
-keeps the mean; the result is the best repeat, after one untimed warm-up.
+keeps the mean; the result is the best repeat, after an untimed warm-up
+(two when a pass is short: the second sizes the repeats).
 
 FLOPs per pass (the same count as tests/bench/bench_forward.c): 2 n k m for
 each matmul of n rows, k inputs and m outputs (n = B T), plus attention's
@@ -28,6 +29,16 @@ q k^T and p v at 2 B H T T hd each HALVED for causality (B H T T hd each):
 the useful work of a causal pass. PyTorch 1.13 has no fused causal kernel,
 so it computes the full T x T products and masks; varprof skips the masked
 half. Norms, GELU, softmax, biases and the residual adds are not counted.
+
+--linear onednn converts every nn.Linear with torch.utils.mkldnn.to_mkldnn
+(oneDNN's inner product; the rest of the network, attention's q k^T and p v
+included, stays as it is). Debian's torch 1.13 does its dense matmuls with
+the BLAS that /usr/lib/x86_64-linux-gnu/libblas.so.3 points to, by default
+the reference (netlib) one, a few GFLOP/s; oneDNN's is what a tuned PyTorch
+build gets for the projections. `make bench` reports both.
+
+When the warm-up shows a pass is slow, fewer repeats are run so that the
+timed repeats take at most about --max-time seconds (at least one repeat).
 
 Prints one JSON line: ms per pass, GFLOP/s, the final stream's RMS (a check
 that both sides run networks of the same statistics) and torch's version.
@@ -39,6 +50,7 @@ import time
 
 import torch
 import torch.nn.functional as F
+import torch.utils.mkldnn as torch_mkldnn
 from torch import nn
 
 
@@ -134,6 +146,10 @@ def main():
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--min-time", type=float, default=0.2,
                    help="seconds each repeat lasts at least")
+    p.add_argument("--max-time", type=float, default=30.0,
+                   help="seconds the timed repeats may take in all, about")
+    p.add_argument("--linear", choices=["dense", "onednn"], default="dense",
+                   help="dense: torch's own (its BLAS); onednn: to_mkldnn")
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args()
     if a.width % a.heads:
@@ -142,15 +158,22 @@ def main():
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     net = Net(a).float().eval()
+    if a.linear == "onednn":
+        net = torch_mkldnn.to_mkldnn(net)
     tokens = torch.randint(0, a.vocab, (a.batch, a.tokens))
 
     with torch.no_grad():
         t0 = time.perf_counter()
-        out = net(tokens)  # warm-up, untimed
+        out = net(tokens)  # warm-up, untimed (oneDNN makes its primitives here)
         warm = time.perf_counter() - t0
+        if warm < 1.0:  # a second one to size the repeats on
+            t0 = time.perf_counter()
+            out = net(tokens)
+            warm = time.perf_counter() - t0
         inner = max(1, math.ceil(a.min_time / max(warm, 1e-6)))
+        repeats = max(1, min(a.repeats, int(a.max_time / (inner * max(warm, 1e-6)))))
         best = math.inf
-        for _ in range(a.repeats):
+        for _ in range(repeats):
             t0 = time.perf_counter()
             for _ in range(inner):
                 out = net(tokens)
@@ -163,7 +186,9 @@ def main():
         "gflops": f / best * 1e-9,
         "flops": f,
         "passes_per_repeat": inner,
-        "repeats": a.repeats,
+        "repeats": repeats,
+        "warmup_ms": warm * 1e3,
+        "linear": a.linear,
         "threads": torch.get_num_threads(),
         "final_stream_rms": rms,
         "torch": torch.__version__,

@@ -1,10 +1,13 @@
-#define _GNU_SOURCE /* mkdtemp */
+#define _GNU_SOURCE /* mkdtemp, strdup */
 #include "run_program.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,11 +26,8 @@ static char *slurp(FILE *f, size_t *length)
     return text;
 }
 
-program_run run_varprof(const char *const *args)
+static char **make_argv(const char *program, const char *const *args)
 {
-    const char *program = getenv("VARPROF");
-    if (!program)
-        program = "build/varprof";
     size_t n = 0;
     while (args[n])
         n++;
@@ -37,9 +37,22 @@ program_run run_varprof(const char *const *args)
     argv[0] = (char *)program;
     for (size_t i = 0; i < n; i++)
         argv[i + 1] = (char *)args[i];
-    FILE *out = tmpfile(), *err = tmpfile();
-    if (!out || !err)
-        abort();
+    return argv;
+}
+
+static const char *program_path(void)
+{
+    const char *program = getenv("VARPROF");
+    return program ? program : "build/varprof";
+}
+
+/* Starts the program with stdin from /dev/null, stdout to out_fd, stderr to
+ * err_fd. $VARPROF_WRAPPER, when set, runs it under a tool (valgrind). */
+static pid_t start(const char *const *args, int out_fd, int err_fd)
+{
+    const char *program = program_path();
+    char **argv = make_argv(program, args);
+    const char *wrapper = getenv("VARPROF_WRAPPER");
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
@@ -47,20 +60,87 @@ program_run run_varprof(const char *const *args)
     if (pid == 0) {
         FILE *null = freopen("/dev/null", "r", stdin);
         (void)null;
-        dup2(fileno(out), 1);
-        dup2(fileno(err), 2);
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        if (wrapper && *wrapper) {
+            /* the wrapper's words, then the program's argv */
+            char *words[32];
+            size_t n = 0;
+            char *copy = strdup(wrapper);
+            for (char *w = strtok(copy, " "); w && n < 24; w = strtok(NULL, " "))
+                words[n++] = w;
+            size_t m = 0;
+            while (argv[m])
+                m++;
+            char **all = calloc(n + m + 1, sizeof *all);
+            for (size_t i = 0; i < n; i++)
+                all[i] = words[i];
+            for (size_t i = 0; i < m; i++)
+                all[n + i] = argv[i];
+            execvp(all[0], all);
+            _exit(127);
+        }
         execv(program, argv);
         _exit(127);
     }
+    free(argv);
+    return pid;
+}
+
+static program_run finish(pid_t pid, FILE *out, FILE *err)
+{
     int wstatus = 0;
     waitpid(pid, &wstatus, 0);
-    free(argv);
     program_run run = {0};
     run.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-    run.out = slurp(out, &run.out_length);
+    run.out = out ? slurp(out, &run.out_length) : calloc(1, 1);
     run.err = slurp(err, NULL);
-    fclose(out);
+    if (out)
+        fclose(out);
     fclose(err);
+    return run;
+}
+
+program_run run_varprof(const char *const *args)
+{
+    FILE *out = tmpfile(), *err = tmpfile();
+    if (!out || !err)
+        abort();
+    pid_t pid = start(args, fileno(out), fileno(err));
+    return finish(pid, out, err);
+}
+
+program_run run_varprof_to(const char *const *args, const char *out_path)
+{
+    FILE *err = tmpfile();
+    int fd = open(out_path, O_WRONLY);
+    if (!err || fd < 0)
+        abort();
+    pid_t pid = start(args, fd, fileno(err));
+    close(fd);
+    return finish(pid, NULL, err);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+program_run run_varprof_signalled(const char *const *args, int delay_ms, int sig,
+                                  double *seconds_after)
+{
+    FILE *out = tmpfile(), *err = tmpfile();
+    if (!out || !err)
+        abort();
+    pid_t pid = start(args, fileno(out), fileno(err));
+    struct timespec delay = {delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L};
+    nanosleep(&delay, NULL);
+    const double sent = now();
+    kill(pid, sig);
+    program_run run = finish(pid, out, err);
+    *seconds_after = now() - sent;
     return run;
 }
 

@@ -15,6 +15,16 @@ typedef struct {
  * standard input from /dev/null. Aborts the test process if it cannot run. */
 program_run run_varprof(const char *const *args);
 
+/* As run_varprof, with standard output sent to out_path instead (e.g.
+ * /dev/full); run.out is then empty. */
+program_run run_varprof_to(const char *const *args, const char *out_path);
+
+/* Starts the program, sends it `sig` after delay_ms, and waits: run.status is
+ * its exit code (or 128 + the signal that killed it) and *seconds_after how
+ * long it took to end once signalled. */
+program_run run_varprof_signalled(const char *const *args, int delay_ms, int sig,
+                                  double *seconds_after);
+
 /* Frees a run's buffers. */
 void program_run_free(program_run *run);
 

@@ -128,6 +128,8 @@ static void bad_names_and_options_are_usage_errors(void **state)
         {{"--engine", "forward", "--tokens", "0"}, 2, {"--tokens", "'0'"}},
         {{"--engine", "forward", "--width", "65536", "--layers", "1000"}, 2, {"GiB"}},
         {{"--engine", "forward", "--block", "mlp", "--placement", "parallel"}, 2, {"pre-norm"}},
+        {{"--engine", "forward", "--embedding-var", "1e-300"}, 2, {"1e-30 to 1e30"}},
+        {{"--engine", "forward", "--gain", "1e20"}, 2, {"1e-15 to 1e15"}},
         {{"--engine", "mc", "--width", "0"}, 2, {"--width", "'0'", "2 to 1048576"}},
         {{"--engine", "mc", "--width", "1048577"}, 2, {"--width", "'1048577'"}},
         {{"--engine", "mc", "--trials", "0"}, 2, {"--trials", "'0'"}},

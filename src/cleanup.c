@@ -1,0 +1,35 @@
+#include "varprof/cleanup.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <unistd.h>
+
+/* Each slot holds a path or NULL; atomic so that a handler sees a whole
+ * pointer, never half of one. */
+static _Atomic(const char *) slots[VP_CLEANUP_SLOTS];
+
+int vp_cleanup_register(const char *path)
+{
+    for (int i = 0; i < VP_CLEANUP_SLOTS; i++) {
+        const char *expected = NULL;
+        if (atomic_compare_exchange_strong(&slots[i], &expected, path))
+            return i;
+    }
+    return -1;
+}
+
+void vp_cleanup_unregister(int slot)
+{
+    if (slot >= 0 && slot < VP_CLEANUP_SLOTS)
+        atomic_store(&slots[slot], NULL);
+}
+
+void vp_cleanup_remove_all(void)
+{
+    for (int i = 0; i < VP_CLEANUP_SLOTS; i++) {
+        const char *path = atomic_exchange(&slots[i], NULL);
+        if (path)
+            unlink(path);
+    }
+}

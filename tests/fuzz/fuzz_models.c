@@ -1,0 +1,32 @@
+/* The models table reader (data/models.csv, $VARPROF_MODELS): the input is
+ * the file. */
+#include "fuzz_common.h"
+#include "varprof/models.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *path = fuzz_write_file(data, size);
+    vp_model_table table;
+    vp_error err;
+    if (vp_models_read(path, &table, &err) == VP_OK) {
+        for (size_t i = 0; i < table.count; i++) {
+            const vp_model *m = &table.models[i];
+            FUZZ_CHECK(m->name[0] != '\0' && memchr(m->name, '\0', sizeof m->name));
+            FUZZ_CHECK(m->year >= 1900 && m->year <= 2100);
+            FUZZ_CHECK(m->layers >= 1 && m->layers <= VP_MAX_LAYERS);
+            FUZZ_CHECK((unsigned)m->placement < VP_PLACEMENT_COUNT);
+            FUZZ_CHECK(m->norm == VP_NORM_LAYERNORM || m->norm == VP_NORM_RMSNORM);
+            FUZZ_CHECK(m->qk_norm == 0 || m->qk_norm == 1);
+            FUZZ_CHECK(m->source[0] != '\0' && memchr(m->source, '\0', sizeof m->source));
+            FUZZ_CHECK(vp_model_find(&table, m->name) == m); /* names are unique */
+        }
+        vp_model_table_free(&table);
+        FUZZ_CHECK(table.models == NULL && table.count == 0);
+    } else {
+        FUZZ_CHECK(table.models == NULL && table.count == 0);
+        FUZZ_CHECK(memchr(err.message, '\0', sizeof err.message) != NULL);
+    }
+    return 0;
+}
