@@ -1,6 +1,7 @@
 # varprof: the library, the program, its tests and its manual.
 # `make` builds build/varprof and build/libvarprof.a; `make check` runs every
-# test, then the suite again under AddressSanitizer and UBSan.
+# test, replays the fuzz corpora, then runs the suite again under
+# AddressSanitizer and UBSan. `make fuzz` fuzzes the parsers (tests/fuzz/).
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -25,7 +26,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/%.o)
 
-.PHONY: all run figures check test check-san deps install uninstall clean
+.PHONY: all run figures check check-tsan check-valgrind test check-san deps install uninstall clean
 all: $(BUILD)/varprof $(BUILD)/libvarprof.a
 
 $(BUILD)/%.o: %.c
@@ -59,16 +60,18 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a $(TEST_LIBS) $(LIBS)
 
-# Benchmarks: the Monte Carlo engine on one thread against a NumPy version of
-# the same model (tests/bench/README.md). Built with the normal CFLAGS; prints
+# Benchmarks (tests/bench/README.md): the Monte Carlo engine on one thread
+# against a NumPy version of the same model; the matmul against the FMA peak;
+# the forward pass against PyTorch. Built with the normal CFLAGS; prints
 # PASS/MISS per target and does not fail on a miss. NumPy is optional: without
 # it the comparison is skipped, saying so.
 PYTHON3 ?= /usr/bin/python3
 BENCH_BIN := $(BUILD)/bench/bench_mc
 BENCH_MATMUL_BIN := $(BUILD)/bench/bench_matmul
+BENCH_FORWARD_BIN := $(BUILD)/bench/bench_forward
 
 .PHONY: bench
-bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN)
+bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN)
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -80,6 +83,15 @@ bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN)
 	fi
 	@echo
 	$(BENCH_MATMUL_BIN)
+	@echo
+	@if $(PYTHON3) -c 'import torch' 2>/dev/null; then \
+	  echo "$(BENCH_FORWARD_BIN) --python $(PYTHON3) --script tests/bench/forward_torch.py"; \
+	  $(BENCH_FORWARD_BIN) --python $(PYTHON3) --script tests/bench/forward_torch.py; \
+	else \
+	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
+	       "skipping the PyTorch comparison"; \
+	  $(BENCH_FORWARD_BIN) --no-torch; \
+	fi
 
 $(BUILD)/bench/bench_mc.o: tests/bench/bench_mc.c
 	@mkdir -p $(dir $@)
@@ -94,6 +106,16 @@ $(BUILD)/bench/bench_matmul.o: tests/bench/bench_matmul.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvarprof.a $(LIBS)
+
+# The forward pass against PyTorch and the FMA peak (tests/bench/bench_forward.c);
+# it uses the library's internal headers (src/forward_model.h), as the tests do.
+# PyTorch is optional: without it the comparison is skipped, saying so.
+$(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvarprof.a $(LIBS)
 
 # Installs any missing Debian package the build and the tests need.
@@ -117,10 +139,104 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sa
 check-san:
 	$(MAKE) test BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"
 
+# The threaded engines under ThreadSanitizer: the tests that run threads.
+TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+TSAN_TESTS := test_mc test_forward test_cli
+check-tsan:
+	$(MAKE) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="$(TSAN_FLAGS)" build-tsan/varprof \
+	  $(TSAN_TESTS:%=build-tsan/tests/%)
+	@failed=0; for t in $(TSAN_TESTS); do \
+	  TSAN_OPTIONS=halt_on_error=1 VARPROF=build-tsan/varprof VARPROF_TESTDATA=tests/data \
+	    build-tsan/tests/$$t || failed=1; \
+	done; test $$failed -eq 0
+
+# The program's tests with every run of the program under valgrind's
+# memcheck: any error or leak makes that run exit 99, which fails its test.
+VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full \
+  --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible
+VALGRIND_TESTS := test_cli test_models test_cli_plot test_pytorch_match
+check-valgrind: all $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
+	@failed=0; for t in $(VALGRIND_TESTS); do \
+	  VARPROF_WRAPPER="$(VALGRIND)" VARPROF=$(BUILD)/varprof VARPROF_TESTDATA=tests/data \
+	    $(BUILD)/tests/$$t || failed=1; \
+	done; test $$failed -eq 0
+
 check: deps
 	$(MAKE) test
+	$(MAKE) fuzz-replay
 	tests/install_test.sh
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-san
+	$(MAKE) check-tsan
+
+# Fuzzing (tests/fuzz/README.md): one libFuzzer target per parser,
+# tests/fuzz/fuzz_<target>.c, with its seed corpus in tests/fuzz/corpus/<target>.
+# `make fuzz` builds them with clang, ASan and UBSan into build-fuzz/ (the
+# library through the rules above, so the kernels keep their flags) and runs
+# each for FUZZ_SECONDS on a copy of its corpus; `make -j2 fuzz` runs two at a
+# time. FUZZ_MERGE=1 merges what each run found into the committed corpus,
+# minimised (-merge=1). A finding stops the run: the input is left in
+# build-fuzz/artifacts/<target>/ and the report in build-fuzz/logs/<target>.log.
+# `make fuzz-replay` runs every corpus file once through each target built
+# with $(CC) and tests/fuzz/replay_main.c instead of libFuzzer; `make check`
+# runs it.
+FUZZ_TARGETS := $(sort $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_SECONDS ?= 60
+FUZZ_MERGE ?= 0
+FUZZ_OPTIONS ?=
+FUZZ_CC ?= clang
+FUZZ_BUILD := build-fuzz
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -fno-omit-frame-pointer
+FUZZ_CLI_OBJ = $(addprefix $(BUILD)/src/cli/,options.o stack_options.o sampling_options.o)
+
+.PHONY: fuzz fuzz-build fuzz-replay fuzz-bins $(FUZZ_TARGETS:%=fuzz-run-%)
+fuzz: fuzz-build
+	$(MAKE) $(FUZZ_TARGETS:%=fuzz-run-%)
+
+fuzz-build:
+	@mkdir -p $(FUZZ_BUILD) && echo '*' > $(FUZZ_BUILD)/.gitignore
+	$(MAKE) fuzz-bins BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CFLAGS="$(FUZZ_FLAGS)" \
+	  LDFLAGS="$(FUZZ_FLAGS)"
+
+fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_CLI_OBJ) $(BUILD)/libvarprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(FUZZ_TARGETS:%=fuzz-run-%): fuzz-run-%:
+	@rm -rf $(FUZZ_BUILD)/run/$*
+	@mkdir -p $(FUZZ_BUILD)/run/$* $(FUZZ_BUILD)/artifacts/$* $(FUZZ_BUILD)/logs
+	@cp tests/fuzz/corpus/$*/* $(FUZZ_BUILD)/run/$*/
+	@echo "fuzz $*: $(FUZZ_SECONDS) s, log in $(FUZZ_BUILD)/logs/$*.log"
+	@UBSAN_OPTIONS=print_stacktrace=1 $(FUZZ_BUILD)/fuzz/fuzz_$* \
+	  -max_total_time=$(FUZZ_SECONDS) -timeout=30 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_BUILD)/artifacts/$*/ \
+	  $(if $(wildcard tests/fuzz/$*.dict),-dict=tests/fuzz/$*.dict) \
+	  $(FUZZ_OPTIONS) $(FUZZ_BUILD)/run/$* > $(FUZZ_BUILD)/logs/$*.log 2>&1 || \
+	  { tail -n 60 $(FUZZ_BUILD)/logs/$*.log; \
+	    echo "fuzz $*: FAILED; the input is in $(FUZZ_BUILD)/artifacts/$*/" >&2; exit 1; }
+	@echo "fuzz $*: $$(grep -E '^#[0-9]+' $(FUZZ_BUILD)/logs/$*.log | tail -n 1)"
+	@echo "fuzz $*: $$(grep -E '^Done' $(FUZZ_BUILD)/logs/$*.log)"
+	@if [ "$(FUZZ_MERGE)" = 1 ]; then \
+	  $(FUZZ_BUILD)/fuzz/fuzz_$* -merge=1 tests/fuzz/corpus/$* $(FUZZ_BUILD)/run/$* \
+	    > $(FUZZ_BUILD)/logs/$*.merge.log 2>&1 && \
+	  echo "fuzz $*: merged: $$(grep 'MERGE-OUTER: .* new files' $(FUZZ_BUILD)/logs/$*.merge.log)"; \
+	fi
+
+# keep the objects: the links above and below would delete them as intermediates
+.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%.o) $(BUILD)/tests/fuzz/replay_main.o
+
+fuzz-replay: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  $(BUILD)/fuzz-replay/fuzz_$$t tests/fuzz/corpus/$$t || { \
+	    echo "fuzz-replay: fuzz_$$t failed on its corpus" >&2; exit 1; }; \
+	done
+
+$(BUILD)/fuzz-replay/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay_main.o \
+  $(FUZZ_CLI_OBJ) $(BUILD)/libvarprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
@@ -139,6 +255,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/varprof
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,4 +1,7 @@
 /* Running the network: every sub-block on the batch, then its measurements. */
+/* the vector helpers below are static: no ABI crosses a file */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #include <Random123/philox.h>
 #include <math.h>
 #include <stdlib.h>
@@ -144,6 +147,74 @@ typedef struct {
     double alpha;
 } update_job;
 
+/* Four partial sums per reduction, a vector of four doubles (GCC's vector
+ * extension: two SSE2 registers, one AVX one), added in one fixed order. */
+typedef double v4d __attribute__((vector_size(4 * sizeof(double))));
+typedef float v4f __attribute__((vector_size(4 * sizeof(float))));
+
+
+static inline v4d load4(const float *p)
+{
+    v4f v;
+    memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, v4d);
+}
+
+static inline double total4(v4d a)
+{
+    return (a[0] + a[1]) + (a[2] + a[3]);
+}
+
+/* Sums of one row: |x|^2, |o|^2, <x, o>, and |h|^2 and |f|^2 unless h is x
+ * and f is o (then those sums would be taken twice). */
+static void branch_sums(const float *x, const float *o, const float *h, const float *f,
+                        size_t d, double *s)
+{
+    const int h_is_x = h == x, f_is_o = f == o;
+    v4d xx = {0}, oo = {0}, xo = {0}, hh = {0}, ff = {0};
+    size_t i = 0;
+    for (; i + 4 <= d; i += 4) {
+        const v4d xv = load4(x + i), ov = load4(o + i);
+        xx += xv * xv;
+        oo += ov * ov;
+        xo += xv * ov;
+        if (!h_is_x) {
+            const v4d hv = load4(h + i);
+            hh += hv * hv;
+        }
+        if (!f_is_o) {
+            const v4d fv = load4(f + i);
+            ff += fv * fv;
+        }
+    }
+    for (int l = 0; i < d; i++, l++) {
+        xx[l] += (double)x[i] * x[i];
+        oo[l] += (double)o[i] * o[i];
+        xo[l] += (double)x[i] * o[i];
+        hh[l] += (double)h[i] * h[i];
+        ff[l] += (double)f[i] * f[i];
+    }
+    s[S_XX_BEFORE] = total4(xx);
+    s[S_OO] = total4(oo);
+    s[S_XO] = total4(xo);
+    s[S_HH] = h_is_x ? s[S_XX_BEFORE] : total4(hh);
+    s[S_FF] = f_is_o ? s[S_OO] : total4(ff);
+}
+
+/* |v|^2 in the same four lanes. */
+static double square_sum(const float *v, size_t d)
+{
+    v4d acc = {0};
+    size_t i = 0;
+    for (; i + 4 <= d; i += 4) {
+        const v4d a = load4(v + i);
+        acc += a * a;
+    }
+    for (int l = 0; i < d; i++, l++)
+        acc[l] += (double)v[i] * v[i];
+    return total4(acc);
+}
+
 static void update_row(const update_job *j, size_t row)
 {
     const fw_run *r = j->run;
@@ -151,49 +222,51 @@ static void update_row(const update_job *j, size_t row)
     float *x = r->x + row * d, *c = r->c + row * d;
     const float *h = j->h + row * d, *f = j->f + row * d, *o = j->o + row * d;
     double *s = r->stats + row * N_STATS;
-    double xx = 0, oo = 0, xo = 0, hh = 0, ff = 0;
-    for (size_t i = 0; i < d; i++) {
-        xx += (double)x[i] * x[i];
-        oo += (double)o[i] * o[i];
-        xo += (double)x[i] * o[i];
-        hh += (double)h[i] * h[i];
-        ff += (double)f[i] * f[i];
-    }
-    s[S_XX_BEFORE] = xx;
-    s[S_OO] = oo;
-    s[S_XO] = xo;
-    s[S_HH] = hh;
-    s[S_FF] = ff;
+    branch_sums(x, o, h, f, d, s);
     const double alpha = j->alpha;
+    if (!j->stream_norm) {
+        /* x + o, the float sum as PyTorch adds, squared in the same pass; c is
+           untouched, its sum stands */
+        v4d acc = {0};
+        size_t i = 0;
+        for (; i + 4 <= d; i += 4) {
+            v4f xv, ov;
+            memcpy(&xv, x + i, sizeof xv);
+            memcpy(&ov, o + i, sizeof ov);
+            const v4f y = xv + ov;
+            memcpy(x + i, &y, sizeof y);
+            const v4d yd = __builtin_convertvector(y, v4d);
+            acc += yd * yd;
+        }
+        for (int l = 0; i < d; i++, l++) {
+            x[i] = x[i] + o[i];
+            acc[l] += (double)x[i] * x[i];
+        }
+        s[S_XX] = total4(acc);
+        return;
+    }
     for (size_t i = 0; i < d; i++)
         x[i] = (float)(alpha * x[i] + o[i]);
-    if (j->stream_norm) {
-        /* the norm on the stream; its identity-path part c sees the same
-           centring and the same division, at the stream's statistics */
-        const fw_norm *n = j->stream_norm;
-        const int layernorm = r->m->norm == VP_NORM_LAYERNORM;
-        double mean = 0, c_mean = 0, ms = 0;
-        for (size_t i = 0; i < d; i++) {
-            mean += x[i];
-            c_mean += alpha * c[i];
-        }
-        mean = layernorm ? mean / (double)d : 0.0;
-        c_mean = layernorm ? c_mean / (double)d : 0.0;
-        for (size_t i = 0; i < d; i++)
-            ms += (x[i] - mean) * (x[i] - mean);
-        const double inv = 1.0 / sqrt(ms / (double)d + r->m->eps);
-        for (size_t i = 0; i < d; i++) {
-            x[i] = (float)((x[i] - mean) * inv * n->weight[i] + (n->bias ? n->bias[i] : 0.0f));
-            c[i] = (float)((alpha * c[i] - c_mean) * inv * n->weight[i]);
-        }
-    }
-    double xx_after = 0, cc = 0;
+    /* the norm on the stream; its identity-path part c sees the same
+       centring and the same division, at the stream's statistics */
+    const fw_norm *n = j->stream_norm;
+    const int layernorm = r->m->norm == VP_NORM_LAYERNORM;
+    double sum = 0.0, c_sum = 0.0, ms = 0.0;
     for (size_t i = 0; i < d; i++) {
-        xx_after += (double)x[i] * x[i];
-        cc += (double)c[i] * c[i];
+        sum += x[i];
+        c_sum += alpha * c[i];
     }
-    s[S_XX] = xx_after;
-    s[S_CC] = cc;
+    const double mean = layernorm ? sum / (double)d : 0.0;
+    const double c_mean = layernorm ? c_sum / (double)d : 0.0;
+    for (size_t i = 0; i < d; i++)
+        ms += (x[i] - mean) * (x[i] - mean);
+    const double inv = 1.0 / sqrt(ms / (double)d + r->m->eps);
+    for (size_t i = 0; i < d; i++) {
+        x[i] = (float)((x[i] - mean) * inv * n->weight[i] + (n->bias ? n->bias[i] : 0.0f));
+        c[i] = (float)((alpha * c[i] - c_mean) * inv * n->weight[i]);
+    }
+    s[S_XX] = square_sum(x, d);
+    s[S_CC] = square_sum(c, d);
 }
 
 static void update_task(void *ctx, size_t task, size_t thread)
@@ -295,6 +368,12 @@ static void embed(fw_run *r, vp_profile *profile)
             xx += (double)r->x[row * d + i] * r->x[row * d + i];
     }
     memcpy(r->c, r->x, r->rows * d * sizeof(float));
+    for (size_t row = 0; row < r->rows; row++) {
+        double cc = 0.0;
+        for (size_t i = 0; i < d; i++)
+            cc += (double)r->c[row * d + i] * r->c[row * d + i];
+        r->stats[row * N_STATS + S_CC] = cc; /* |c|^2 stands until a norm moves c */
+    }
     vp_row *row0 = &profile->rows[0];
     row0->stream_var = xx / (double)(r->rows * d);
     row0->embedding_share = 1.0;

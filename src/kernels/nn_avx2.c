@@ -107,6 +107,11 @@ static inline __m256 erf_ps(__m256 x)
     ps = _mm256_fmadd_ps(ps, s, _mm256_set1_ps(NN_ERF_S1));
     ps = _mm256_fmadd_ps(ps, s, _mm256_set1_ps(NN_ERF_S0));
     __m256 small = _mm256_fmadd_ps(xs, ps, xs); /* x + x (P - 1) */
+    __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(NN_ERF_SMALL_BOUND), _CMP_LT_OQ);
+    /* most of a GELU's inputs are small: then the exp branch is not needed,
+       and skipping it changes no lane's bits */
+    if (_mm256_movemask_ps(is_small) == 0xff)
+        return _mm256_or_ps(small, _mm256_and_ps(sign_bit, x));
     /* |x| >= 1: 1 - exp(Q(|x| - 2.5) - x^2) */
     __m256 t = _mm256_max_ps(a, _mm256_set1_ps(NN_ERF_SMALL_BOUND));
     t = _mm256_min_ps(t, _mm256_set1_ps(NN_ERF_ONE_BOUND));
@@ -120,7 +125,6 @@ static inline __m256 erf_ps(__m256 x)
     q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(NN_ERF_Q1));
     q = _mm256_fmadd_ps(q, u, _mm256_set1_ps(NN_ERF_Q0));
     __m256 big = _mm256_sub_ps(_mm256_set1_ps(1.0f), exp_ps(_mm256_fnmadd_ps(t, t, q)));
-    __m256 is_small = _mm256_cmp_ps(a, _mm256_set1_ps(NN_ERF_SMALL_BOUND), _CMP_LT_OQ);
     __m256 r = _mm256_blendv_ps(big, small, is_small);
     return _mm256_or_ps(r, _mm256_and_ps(sign_bit, x));
 }

@@ -77,6 +77,11 @@ static inline __m512 erf_ps(__m512 x)
     ps = _mm512_fmadd_ps(ps, s, _mm512_set1_ps(NN_ERF_S1));
     ps = _mm512_fmadd_ps(ps, s, _mm512_set1_ps(NN_ERF_S0));
     __m512 small = _mm512_fmadd_ps(xs, ps, xs); /* x + x (P - 1) */
+    __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(NN_ERF_SMALL_BOUND), _CMP_LT_OQ);
+    /* most of a GELU's inputs are small: then the exp branch is not needed,
+       and skipping it changes no lane's bits */
+    if (is_small == 0xffff)
+        return _mm512_or_ps(small, _mm512_and_ps(_mm512_set1_ps(-0.0f), x));
     /* |x| >= 1: 1 - exp(Q(|x| - 2.5) - x^2) */
     __m512 t = _mm512_max_ps(a, _mm512_set1_ps(NN_ERF_SMALL_BOUND));
     t = _mm512_min_ps(t, _mm512_set1_ps(NN_ERF_ONE_BOUND));
@@ -90,7 +95,6 @@ static inline __m512 erf_ps(__m512 x)
     q = _mm512_fmadd_ps(q, u, _mm512_set1_ps(NN_ERF_Q1));
     q = _mm512_fmadd_ps(q, u, _mm512_set1_ps(NN_ERF_Q0));
     __m512 big = _mm512_sub_ps(_mm512_set1_ps(1.0f), exp_ps(_mm512_fnmadd_ps(t, t, q)));
-    __mmask16 is_small = _mm512_cmp_ps_mask(a, _mm512_set1_ps(NN_ERF_SMALL_BOUND), _CMP_LT_OQ);
     __m512 r = _mm512_mask_blend_ps(is_small, big, small);
     return _mm512_or_ps(r, _mm512_and_ps(_mm512_set1_ps(-0.0f), x));
 }

@@ -73,12 +73,13 @@ static void read_typed(const cli_args *args)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_quiet_stderr();
-    /* one copy, NUL-terminated, cut at each NUL into the arguments */
+    /* one copy, NUL-terminated, cut at each NUL into the arguments (a final NUL
+     * ends the last one; "" is no argument, "\0" one empty argument) */
     char *buffer = fuzz_string(data, size);
     char *argv[MAX_ARGS + 2];
     int argc = 0;
     argv[argc++] = (char *)"varprof";
-    for (size_t start = 0; start <= size && argc <= MAX_ARGS;) {
+    for (size_t start = 0; start < size && argc <= MAX_ARGS;) {
         argv[argc++] = buffer + start;
         start += strlen(buffer + start) + 1;
     }

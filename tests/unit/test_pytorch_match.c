@@ -87,6 +87,11 @@ static void run_case(const char *weights, const char *tokens, const char *placem
                                                         "--token-ids", t, "--placement",
                                                         placement, "--format", "csv", NULL});
     unsetenv("VARPROF_ISA");
+    if (run.status == 2 && strstr(run.err, "not supported by this CPU")) {
+        /* under valgrind the CPU it emulates lacks AVX-512: nothing to hold there */
+        program_run_free(&run);
+        return;
+    }
     if (run.status != 0) {
         print_error("%s", run.err);
         fail();

@@ -1,0 +1,17 @@
+build-tsan/src/cli/main.o: src/cli/main.c src/cli/commands.h \
+ src/cli/options.h include/varprof/config.h include/varprof/placement.h \
+ include/varprof/status.h include/varprof/forward.h \
+ include/varprof/profile.h include/varprof/mc.h include/varprof/models.h \
+ src/cli/output_file.h include/varprof/isa.h include/varprof/version.h
+src/cli/commands.h:
+src/cli/options.h:
+include/varprof/config.h:
+include/varprof/placement.h:
+include/varprof/status.h:
+include/varprof/forward.h:
+include/varprof/profile.h:
+include/varprof/mc.h:
+include/varprof/models.h:
+src/cli/output_file.h:
+include/varprof/isa.h:
+include/varprof/version.h:

@@ -1,0 +1,16 @@
+build-tsan/src/cli/plot_cmd.o: src/cli/plot_cmd.c src/cli/commands.h \
+ src/cli/options.h include/varprof/config.h include/varprof/placement.h \
+ include/varprof/status.h include/varprof/forward.h \
+ include/varprof/profile.h include/varprof/mc.h include/varprof/models.h \
+ src/cli/output_file.h include/varprof/plot.h
+src/cli/commands.h:
+src/cli/options.h:
+include/varprof/config.h:
+include/varprof/placement.h:
+include/varprof/status.h:
+include/varprof/forward.h:
+include/varprof/profile.h:
+include/varprof/mc.h:
+include/varprof/models.h:
+src/cli/output_file.h:
+include/varprof/plot.h:

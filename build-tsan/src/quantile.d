@@ -1,0 +1,2 @@
+build-tsan/src/quantile.o: src/quantile.c src/quantile.h
+src/quantile.h:

@@ -1,0 +1,460 @@
+/* `make bench`, the forward pass: fw_run_network on one thread for issue 5's
+ * three shapes, against the same networks in PyTorch (tests/bench/
+ * forward_torch.py) measured in the same run, and against this core's FMA
+ * peak measured here. See tests/bench/README.md.
+ *
+ * Usage: bench_forward [--no-torch] [--no-onednn] [--python PATH] [--script PATH]
+ *                      [--repeats N] [--threads T] [--shape I] [--quick]
+ *
+ * The network is pre-norm, LayerNorm (eps 1e-5), --init torch, built once
+ * with fw_model_alloc + fw_model_init; the timed call is fw_run_network (the
+ * embedding lookup through the last block, with the per-sub-block
+ * measurements it always makes, and its own allocation of the activations
+ * and the thread pool). Each repeat runs it enough times to last
+ * MIN_SECONDS and keeps the mean; the figure is the best repeat, after an
+ * untimed warm-up.
+ *
+ * FLOPs per pass, the same count as forward_torch.py: 2 n k m per matmul of
+ * n = B T rows, k inputs, m outputs; plus attention's q k^T and p v at
+ * 2 B H T T hd each, HALVED for causality (the useful work). Norms, GELU,
+ * softmax, biases and residual adds are not counted.
+ *
+ * Prints PASS/MISS for the targets (the seed stack >= 20x faster than
+ * PyTorch; the two larger >= 1.1x) and exits 0 either way; exits 1 only when
+ * something fails (the network, the PyTorch script, a bad argument). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "forward_model.h"
+#include "varprof/config.h"
+#include "varprof/forward.h"
+#include "varprof/isa.h"
+#include "varprof/placement.h"
+#include "varprof/profile.h"
+
+#define MIN_SECONDS 0.2 /* per repeat, at least */
+#define MAX_SECONDS 30  /* the timed repeats of one shape in all, about */
+#define REPEATS 5       /* best of */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- the FMA peak, measured as tests/bench/bench_matmul.c does ---- */
+
+/* FMAs per loop iteration: independent chains, more than latency x pipes
+ * (4 x 2 on current x86 cores) so that no chain waits on itself. */
+#define PEAK_CHAINS_512 24
+#define PEAK_CHAINS_256 12 /* AVX2 has 16 registers */
+#define PEAK_ITERS 4000000L
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,fma"))) static double peak_avx512_once(double *sink)
+{
+    __m512 acc[PEAK_CHAINS_512];
+    for (int c = 0; c < PEAK_CHAINS_512; c++)
+        acc[c] = _mm512_set1_ps((float)c);
+    __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-6f);
+    __asm__ volatile("" : "+v"(a), "+v"(b));
+    double t0 = now();
+    for (long it = 0; it < PEAK_ITERS; it++) {
+#pragma GCC unroll 32
+        for (int c = 0; c < PEAK_CHAINS_512; c++)
+            acc[c] = _mm512_fmadd_ps(acc[c], a, b);
+    }
+    double t = now() - t0;
+    float s = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS_512; c++)
+        s += _mm512_reduce_add_ps(acc[c]);
+    *sink += s;
+    return 2.0 * 16 * PEAK_CHAINS_512 * (double)PEAK_ITERS / t * 1e-9;
+}
+
+__attribute__((target("avx2,fma"))) static double peak_avx2_once(double *sink)
+{
+    __m256 acc[PEAK_CHAINS_256];
+    for (int c = 0; c < PEAK_CHAINS_256; c++)
+        acc[c] = _mm256_set1_ps((float)c);
+    __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-6f);
+    __asm__ volatile("" : "+x"(a), "+x"(b));
+    double t0 = now();
+    for (long it = 0; it < PEAK_ITERS; it++) {
+#pragma GCC unroll 32
+        for (int c = 0; c < PEAK_CHAINS_256; c++)
+            acc[c] = _mm256_fmadd_ps(acc[c], a, b);
+    }
+    double t = now() - t0;
+    float lanes[8], s = 0.0f;
+    for (int c = 0; c < PEAK_CHAINS_256; c++) {
+        _mm256_storeu_ps(lanes, acc[c]);
+        for (int l = 0; l < 8; l++)
+            s += lanes[l];
+    }
+    *sink += s;
+    return 2.0 * 8 * PEAK_CHAINS_256 * (double)PEAK_ITERS / t * 1e-9;
+}
+#endif
+
+/* Best of a few runs, GFLOP/s; 0 where the ISA has no FMA loop (scalar). */
+static double fma_peak(vp_isa isa)
+{
+    double best = 0.0, sink = 0.0;
+    for (int r = 0; r < REPEATS; r++) {
+        double g = 0.0;
+#if defined(__x86_64__)
+        if (isa == VP_ISA_AVX512)
+            g = peak_avx512_once(&sink);
+        else if (isa == VP_ISA_AVX2)
+            g = peak_avx2_once(&sink);
+#endif
+        if (g > best)
+            best = g;
+    }
+    if (sink == 12345.0) /* keeps the chains' results alive */
+        printf(" ");
+    return best;
+}
+
+/* ---- the shapes ---- */
+
+typedef struct {
+    const char *name;
+    int mlp_only;
+    size_t vocab, width, heads, ffn_mult, layers, batch, tokens;
+    double target; /* PyTorch time / varprof time, at least */
+} shape;
+
+static const shape shapes[] = {
+    {"seed stack", 1, 24, 48, 8, 2, 24, 2, 12, 20.0},
+    {"MLP d=512", 1, 512, 512, 8, 4, 32, 4, 128, 1.1},
+    {"attn+MLP d=1024", 0, 512, 1024, 16, 4, 32, 1, 256, 1.1},
+};
+#define N_SHAPES (sizeof shapes / sizeof shapes[0])
+
+/* The shape as forward_torch.py's (and varprof's) options. */
+static void shape_args(const shape *s, char *buf, size_t size)
+{
+    if (s->mlp_only)
+        snprintf(buf, size, "--block mlp --vocab %zu --width %zu --ffn-mult %zu --layers %zu "
+                 "--batch %zu --tokens %zu", s->vocab, s->width, s->ffn_mult, s->layers,
+                 s->batch, s->tokens);
+    else
+        snprintf(buf, size, "--vocab %zu --width %zu --heads %zu --ffn-mult %zu --layers %zu "
+                 "--batch %zu --tokens %zu", s->vocab, s->width, s->heads, s->ffn_mult,
+                 s->layers, s->batch, s->tokens);
+}
+
+static double pass_flops(const shape *s)
+{
+    const double n = (double)(s->batch * s->tokens), d = (double)s->width;
+    const double hidden = (double)(s->ffn_mult * s->width);
+    double per_layer = 2.0 * (2.0 * n * d * hidden); /* fc1, fc2 */
+    if (!s->mlp_only) {
+        const double hd = d / (double)s->heads, T = (double)s->tokens;
+        per_layer += 4.0 * (2.0 * n * d * d);                                /* q k v o */
+        per_layer += 2.0 * ((double)s->batch * (double)s->heads * T * T * hd); /* causal halves */
+    }
+    return (double)s->layers * per_layer;
+}
+
+typedef struct {
+    double ms;        /* per pass, the best repeat */
+    double final_rms; /* sqrt of the last sub-block's stream variance */
+    int repeats, passes;
+} timing;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t token_below(size_t vocab)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(((rng_state >> 32) * (uint64_t)vocab) >> 32);
+}
+
+/* Builds the network once, then times fw_run_network. 0, or -1 with a
+ * message on stderr. */
+static int time_varprof(const shape *s, size_t threads, int repeats, double min_s, timing *out)
+{
+    vp_config cfg;
+    vp_config_init(&cfg, VP_PRE_NORM, s->layers);
+    cfg.mlp_only = s->mlp_only;
+    vp_forward_options o;
+    vp_forward_options_init(&o);
+    o.width = s->width;
+    o.heads = s->heads;
+    o.ffn_mult = s->ffn_mult;
+    o.vocab = s->vocab;
+    o.batch = s->batch;
+    o.tokens = s->tokens;
+    o.threads = threads;
+    o.norm = VP_NORM_LAYERNORM;
+    o.eps = 1e-5;
+    o.init = VP_INIT_TORCH;
+    vp_error err = {{0}};
+    if (vp_forward_check(&cfg, &o, &err) != VP_OK) {
+        fprintf(stderr, "bench_forward: %s: %s\n", s->name, err.message);
+        return -1;
+    }
+    const vp_nn_kernels *kern = vp_nn_kernels_for(vp_isa_current());
+    fw_model *m = fw_model_alloc(&cfg, &o, kern);
+    uint32_t *ids = malloc(s->batch * s->tokens * sizeof *ids);
+    vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(&cfg));
+    int rc = -1;
+    if (!m || !ids || !profile) {
+        fprintf(stderr, "bench_forward: %s: out of memory\n", s->name);
+        goto done;
+    }
+    if (fw_model_init(m, &cfg, &o, &err) != VP_OK) {
+        fprintf(stderr, "bench_forward: %s: fw_model_init: %s\n", s->name, err.message);
+        goto done;
+    }
+    for (size_t i = 0; i < s->batch * s->tokens; i++)
+        ids[i] = token_below(s->vocab);
+
+    double warm = 0.0;
+    for (int w = 0; w < 2; w++) { /* warm-up, then a pass to size the repeats on */
+        double t0 = now();
+        if (fw_run_network(m, &cfg, ids, s->batch, s->tokens, threads, profile, &err) != VP_OK) {
+            fprintf(stderr, "bench_forward: %s: fw_run_network: %s\n", s->name, err.message);
+            goto done;
+        }
+        warm = now() - t0;
+        if (warm >= 1.0)
+            break;
+    }
+    int passes = (int)ceil(min_s / (warm > 1e-9 ? warm : 1e-9));
+    passes = passes < 1 ? 1 : passes;
+    int reps = (int)(MAX_SECONDS / (passes * warm));
+    reps = reps < 1 ? 1 : reps > repeats ? repeats : reps;
+    double best = 1e300;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now();
+        for (int p = 0; p < passes; p++)
+            fw_run_network(m, &cfg, ids, s->batch, s->tokens, threads, profile, &err);
+        double t = (now() - t0) / passes;
+        best = t < best ? t : best;
+    }
+    out->ms = best * 1e3;
+    out->final_rms = profile->n_rows == profile->sub_blocks + 1
+                         ? sqrt(profile->rows[profile->sub_blocks].stream_var)
+                         : NAN;
+    out->repeats = reps;
+    out->passes = passes;
+    rc = 0;
+done:
+    fw_model_free(m);
+    free(ids);
+    vp_profile_free(profile);
+    return rc;
+}
+
+/* Runs forward_torch.py on the shape and reads its JSON line. 0, or -1. */
+static int time_torch(const char *python, const char *script, const shape *s, size_t threads,
+                      int repeats, double min_s, const char *linear, timing *out,
+                      char *version, size_t version_size)
+{
+    char args[512], cmd[2048];
+    shape_args(s, args, sizeof args);
+    int n = snprintf(cmd, sizeof cmd,
+                     "OMP_NUM_THREADS=%zu OPENBLAS_NUM_THREADS=%zu MKL_NUM_THREADS=%zu "
+                     "'%s' '%s' %s --threads %zu --repeats %d --min-time %g --max-time %d "
+                     "--linear %s",
+                     threads, threads, threads, python, script, args, threads, repeats, min_s,
+                     MAX_SECONDS, linear);
+    if (n < 0 || (size_t)n >= sizeof cmd || strchr(python, '\'') || strchr(script, '\'')) {
+        fprintf(stderr, "bench_forward: bad --python or --script path\n");
+        return -1;
+    }
+    fflush(stdout);
+    FILE *p = popen(cmd, "r");
+    if (!p) {
+        perror("bench_forward: popen");
+        return -1;
+    }
+    char line[4096] = "";
+    char *got = fgets(line, sizeof line, p);
+    int rc = pclose(p);
+    if (!got || rc != 0) {
+        fprintf(stderr, "bench_forward: the PyTorch script failed (exit status %d): %s\n", rc,
+                cmd);
+        return -1;
+    }
+    cJSON *json = cJSON_Parse(line);
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(json, "ms");
+    const cJSON *rms = cJSON_GetObjectItemCaseSensitive(json, "final_stream_rms");
+    const cJSON *reps = cJSON_GetObjectItemCaseSensitive(json, "repeats");
+    const cJSON *passes = cJSON_GetObjectItemCaseSensitive(json, "passes_per_repeat");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(json, "torch");
+    if (!cJSON_IsNumber(ms) || !cJSON_IsNumber(rms)) {
+        fprintf(stderr, "bench_forward: cannot read the PyTorch script's output: %s", line);
+        cJSON_Delete(json);
+        return -1;
+    }
+    out->ms = ms->valuedouble;
+    out->final_rms = rms->valuedouble;
+    out->repeats = cJSON_IsNumber(reps) ? reps->valueint : 0;
+    out->passes = cJSON_IsNumber(passes) ? passes->valueint : 0;
+    snprintf(version, version_size, "%s", cJSON_IsString(ver) ? ver->valuestring : "?");
+    cJSON_Delete(json);
+    return 0;
+}
+
+static const char *verdict(int ok)
+{
+    return ok ? "PASS" : "MISS";
+}
+
+static double gflops_of(const timing *t, double flops)
+{
+    return flops / (t->ms * 1e-3) * 1e-9;
+}
+
+static void print_timing(const char *who, const timing *t, double flops)
+{
+    printf("  %-17s %11.3f ms/pass %9.1f GFLOP/s   final stream rms %.4f   (best of %d x %d "
+           "pass%s)\n", who, t->ms, gflops_of(t, flops), t->final_rms, t->repeats, t->passes,
+           t->passes == 1 ? "" : "es");
+}
+
+int main(int argc, char **argv)
+{
+    const char *python = "/usr/bin/python3", *script = "tests/bench/forward_torch.py";
+    int torch = 1, onednn = 1, repeats = REPEATS, only = -1;
+    size_t threads = 1;
+    double min_s = MIN_SECONDS;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--no-torch") == 0)
+            torch = 0;
+        else if (strcmp(argv[i], "--no-onednn") == 0)
+            onednn = 0;
+        else if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
+            python = argv[++i];
+        else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc)
+            script = argv[++i];
+        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1)
+            repeats = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1)
+            threads = (size_t)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+                 (size_t)atoi(argv[i + 1]) <= N_SHAPES)
+            only = atoi(argv[++i]) - 1;
+        else if (strcmp(argv[i], "--quick") == 0)
+            repeats = 1, min_s = 0.02;
+        else {
+            fprintf(stderr, "usage: %s [--no-torch] [--no-onednn] [--python PATH] "
+                            "[--script PATH] [--repeats N] [--threads T] [--shape 1..%zu] "
+                            "[--quick]\n", argv[0], N_SHAPES);
+            return 1;
+        }
+    }
+
+    const vp_isa isa = vp_isa_current();
+    printf("varprof forward-pass benchmark: fw_run_network, pre-norm, LayerNorm (eps 1e-5), "
+           "--init torch, %zu thread%s, best of %d after a warm-up\n",
+           threads, threads == 1 ? "" : "s", repeats);
+    printf("kernels in use: %s (VARPROF_ISA %s)\n", vp_isa_name(isa),
+           getenv("VARPROF_ISA") ? getenv("VARPROF_ISA") : "unset");
+    printf("FLOPs/pass = 2 n k m per matmul (n = B T) + causal attention's q k^T and p v at "
+           "B H T T hd each (half of 2 B H T T hd);\n"
+           "            norms, GELU, softmax, biases not counted. Same count for PyTorch.\n");
+    /* measured again at the end, the better of the two kept: a core shared
+       for a moment (an SMT sibling, a neighbour VM) must not make the peak */
+    double peak = fma_peak(isa);
+    if (peak > 0)
+        printf("single-core FMA peak (%s, independent FMAs on registers, best of %d): "
+               "%.1f GFLOP/s\n", vp_isa_name(isa), REPEATS, peak);
+    else
+        printf("single-core FMA peak: not measured for %s\n", vp_isa_name(isa));
+    if (torch)
+        printf("PyTorch: %s %s, torch.set_num_threads(%zu), float32, eval, no_grad; "
+               "\"stock\" = its own nn.Linear (its BLAS),\n"
+               "         \"oneDNN\" = nn.Linear through torch.utils.mkldnn.to_mkldnn "
+               "(informative; the targets use stock)\n", python, script, threads);
+    else
+        printf("PyTorch: skipped (--no-torch); the ratios are not measured\n");
+
+    timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
+    int have_dnn[N_SHAPES] = {0};
+    char version[64] = "?";
+    for (size_t si = 0; si < N_SHAPES; si++) {
+        if (only >= 0 && (size_t)only != si)
+            continue;
+        const shape *s = &shapes[si];
+        char args[512];
+        shape_args(s, args, sizeof args);
+        const double flops = pass_flops(s);
+        printf("\n[%zu] %s: %s  (%.4g GFLOP/pass)\n", si + 1, s->name, args, flops * 1e-9);
+        if (time_varprof(s, threads, repeats, min_s, &vp[si]) != 0)
+            return 1;
+        print_timing("varprof", &vp[si], flops);
+        if (!torch)
+            continue;
+        if (time_torch(python, script, s, threads, repeats, min_s, "dense", &stock[si], version,
+                       sizeof version) != 0)
+            return 1;
+        print_timing("PyTorch (stock)", &stock[si], flops);
+        if (onednn) {
+            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si],
+                           version, sizeof version) != 0)
+                return 1;
+            have_dnn[si] = 1;
+            print_timing("PyTorch (oneDNN)", &dnn[si], flops);
+        }
+    }
+
+    const double peak_end = fma_peak(isa);
+    if (peak > 0) {
+        printf("\nFMA peak measured again at the end: %.1f GFLOP/s (start %.1f)%s\n", peak_end,
+               peak, fabs(peak_end - peak) > 0.05 * (peak > peak_end ? peak : peak_end)
+                         ? "; they differ by more than 5 %: the core was not the bench's "
+                           "alone, the figures are noisy"
+                         : "");
+        peak = peak > peak_end ? peak : peak_end;
+        printf("\nShare of the single-core FMA peak (%s, %.1f GFLOP/s, the better of the two):"
+               "\n", vp_isa_name(isa), peak);
+        for (size_t si = 0; si < N_SHAPES; si++) {
+            if (only >= 0 && (size_t)only != si)
+                continue;
+            const double flops = pass_flops(&shapes[si]);
+            printf("  [%zu] %-16s varprof %5.1f %%", si + 1, shapes[si].name,
+                   100.0 * gflops_of(&vp[si], flops) / peak);
+            if (torch)
+                printf("   PyTorch stock %5.1f %%", 100.0 * gflops_of(&stock[si], flops) / peak);
+            if (have_dnn[si])
+                printf("   PyTorch oneDNN %5.1f %%", 100.0 * gflops_of(&dnn[si], flops) / peak);
+            printf("\n");
+        }
+    }
+
+    printf("\nTargets (issue 5, item 5; %zu thread%s; ratio = PyTorch ms / varprof ms):\n",
+           threads, threads == 1 ? "" : "s");
+    for (size_t si = 0; si < N_SHAPES; si++) {
+        if (only >= 0 && (size_t)only != si)
+            continue;
+        const shape *s = &shapes[si];
+        if (!torch) {
+            printf("  [%zu] %-16s vs PyTorch: not measured (--no-torch)\n", si + 1, s->name);
+            continue;
+        }
+        const double r = stock[si].ms / vp[si].ms;
+        printf("  [%zu] %-16s vs PyTorch %s (stock): %8.2fx faster  (target >= %gx)  %s\n",
+               si + 1, s->name, version, r, s->target, verdict(r >= s->target));
+        if (have_dnn[si]) {
+            const double rd = dnn[si].ms / vp[si].ms;
+            printf("      %-16s vs PyTorch with oneDNN linears: %8.2fx faster  (same bar, "
+                   "informative)  %s\n", "", rd, verdict(rd >= s->target));
+        }
+    }
+    return 0;
+}
