@@ -122,7 +122,7 @@ vp_status vp_csv_read_file(const char *path, vp_csv_row_fn on_row, void *ctx, vp
         else
             status = read_stream(in, r);
         if (!is_stdin)
-            fclose(in);
+            (void)fclose(in); /* read to the end or abandoned: nothing to lose */
     }
     if (status != VP_OK)
         vp_fail(err, status, "%s: %s", path, r->err.message);

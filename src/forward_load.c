@@ -177,32 +177,32 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-vp_status vp_forward_infer(const vp_safetensors *file, vp_config *cfg, vp_forward_options *o,
+vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_forward_options *o,
                            vp_error *err)
 {
-    const vp_tensor_info *embed = vp_safetensors_find(file, "embed.weight");
+    const vp_tensor_info *embed = vp_safetensors_find(weights, "embed.weight");
     if (!embed || embed->rank != 2 || embed->shape[0] == 0 || embed->shape[1] == 0)
         return vp_fail(err, VP_EFORMAT, "tensor 'embed.weight' [vocab, width] is missing or "
                        "not two-dimensional");
     o->vocab = embed->shape[0];
     o->width = embed->shape[1];
-    cfg->layers = count_layers(file);
+    cfg->layers = count_layers(weights);
     if (cfg->layers == 0)
         return vp_fail(err, VP_EFORMAT, "no tensor 'layers.0....': the file has no layers");
-    const vp_tensor_info *fc1 = vp_safetensors_find(file, "layers.0.mlp.fc1.weight");
+    const vp_tensor_info *fc1 = vp_safetensors_find(weights, "layers.0.mlp.fc1.weight");
     if (!fc1 || fc1->rank != 2 || fc1->shape[0] % o->width != 0 || fc1->shape[0] == 0)
         return vp_fail(err, VP_EFORMAT, "tensor 'layers.0.mlp.fc1.weight' is missing or not "
                        "[m * width, width]");
     o->ffn_mult = fc1->shape[0] / o->width;
-    cfg->mlp_only = vp_safetensors_find(file, "layers.0.attn.q.weight") == NULL;
-    const vp_tensor_info *q_norm = vp_safetensors_find(file, "layers.0.attn.q_norm.weight");
+    cfg->mlp_only = vp_safetensors_find(weights, "layers.0.attn.q.weight") == NULL;
+    const vp_tensor_info *q_norm = vp_safetensors_find(weights, "layers.0.attn.q_norm.weight");
     o->qk_norm = q_norm != NULL;
     if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0 && o->width % q_norm->shape[0] == 0)
         o->heads = o->width / q_norm->shape[0];
     /* LayerNorm's norms carry biases; RMSNorm's do not */
     int norms = 0, biases = 0;
-    for (size_t t = 0; t < file->count; t++) {
-        const char *name = file->tensors[t].name;
+    for (size_t t = 0; t < weights->count; t++) {
+        const char *name = weights->tensors[t].name;
         if (strstr(name, "_norm.") && !strstr(name, "q_norm.") && !strstr(name, "k_norm.")) {
             norms += ends_with(name, ".weight");
             biases += ends_with(name, ".bias");

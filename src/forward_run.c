@@ -1,7 +1,4 @@
 /* Running the network: every sub-block on the batch, then its measurements. */
-/* the vector helpers below are static: no ABI crosses a file */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 #include <Random123/philox.h>
 #include <math.h>
 #include <stdlib.h>

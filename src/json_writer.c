@@ -11,8 +11,8 @@
  * where they read back within its tolerance, which is not exactly. */
 static void add_number(cJSON *object, const char *key, double value, int present)
 {
-    char text[32];
     if (present && isfinite(value)) {
+        char text[32];
         snprintf(text, sizeof text, "%.17g", value);
         cJSON_AddRawToObject(object, key, text);
     } else {

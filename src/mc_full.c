@@ -25,13 +25,13 @@ static workspace carve(void *memory, size_t d)
 {
     char *p = memory;
     workspace w;
-    w.x = (double *)p;
+    w.x = (double *)p; // cppcheck-suppress invalidPointerCast ; posix_memalign'd, untyped
     p += round_up(d * sizeof(double));
-    w.c = (double *)p;
+    w.c = (double *)p; // cppcheck-suppress invalidPointerCast ; posix_memalign'd, untyped
     p += round_up(d * sizeof(double));
-    w.xi = (float *)p;
+    w.xi = (float *)p; // cppcheck-suppress invalidPointerCast ; posix_memalign'd, untyped
     p += round_up(d * sizeof(float));
-    w.xi2 = (float *)p;
+    w.xi2 = (float *)p; // cppcheck-suppress invalidPointerCast ; posix_memalign'd, untyped
     return w;
 }
 

@@ -39,9 +39,10 @@ mc_reduced_workspace *mc_reduced_workspace_alloc(void);
 void mc_reduced_workspace_free(mc_reduced_workspace *workspace);
 void mc_reduced_token(const mc_job *job, size_t token, mc_reduced_workspace *workspace);
 
-/* The full method: workspace of mc_full_workspace_bytes, 64-byte aligned. */
+/* The full method: memory is its workspace, mc_full_workspace_bytes of it,
+ * 64-byte aligned. */
 size_t mc_full_workspace_bytes(size_t width);
-void mc_full_token(const mc_job *job, size_t token, void *workspace);
+void mc_full_token(const mc_job *job, size_t token, void *memory);
 
 /* Turns the samples into the profile's rows: estimates, 95 % bounds,
  * standard errors and percentiles; sets overflow_at where a figure is not

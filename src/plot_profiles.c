@@ -147,6 +147,7 @@ static vp_status cut_runaways(vp_panel *panel, vp_error *err)
     if (runaways == 0)
         return VP_OK;
     if (used > 0 && (size_t)used + 1 < sizeof title)
+        // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) the room is checked above
         strcat(title, ")");
     char *copy = strdup(title);
     if (!copy)

@@ -185,7 +185,7 @@ vp_status vp_safetensors_read(const char *path, vp_safetensors *f, vp_error *err
         }
     }
     free(json);
-    fclose(in);
+    (void)fclose(in); /* read-only: nothing to lose */
     if (status != VP_OK)
         vp_safetensors_free(f);
     return status;

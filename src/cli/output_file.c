@@ -82,7 +82,7 @@ static void forget_temp(output_file *out)
 void output_abort(output_file *out)
 {
     if (out->stream && out->stream != stdout)
-        fclose(out->stream);
+        (void)fclose(out->stream); /* abandoned: its write errors no longer matter */
     out->stream = NULL;
     if (out->temp_path) {
         unlink(out->temp_path);

@@ -40,15 +40,15 @@
  * angle reaches x exactly, from integer bits (see gauss_scalar.c), so there
  * is no floating-point range reduction to lose accuracy in. */
 #define GAUSS_SIN_S1 0.78539816339744830962f
-#define GAUSS_SIN_S3 -0.08074551218828077f
+#define GAUSS_SIN_S3 (-0.08074551218828077f)
 #define GAUSS_SIN_S5 0.00249039457019272f
-#define GAUSS_SIN_S7 -3.657620418217724e-05f
+#define GAUSS_SIN_S7 (-3.657620418217724e-05f)
 #define GAUSS_SIN_S9 3.13361689037812e-07f
-#define GAUSS_COS_C2 -0.30842513753404244f
+#define GAUSS_COS_C2 (-0.30842513753404244f)
 #define GAUSS_COS_C4 0.0158543442438155f
-#define GAUSS_COS_C6 -0.00032599188692738996f
+#define GAUSS_COS_C6 (-0.00032599188692738996f)
 #define GAUSS_COS_C8 3.590860448591509e-06f
-#define GAUSS_COS_C10 -2.461136950494199e-08f
+#define GAUSS_COS_C10 (-2.461136950494199e-08f)
 
 /* Angle residual x = (int32)(r << 2) * 2^-31 in [-1, 1]. */
 #define GAUSS_ANGLE_SCALE 0x1p-31f

@@ -58,7 +58,7 @@ static void detect_x86(void)
     unsigned eax, ebx, ecx, edx;
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
         return;
-    int osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1, fma = (ecx >> 12) & 1;
+    unsigned osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1, fma = (ecx >> 12) & 1;
     if (!osxsave || !avx)
         return;  /* XGETBV itself needs OSXSAVE */
     uint64_t xcr0 = read_xcr0();
@@ -66,7 +66,7 @@ static void detect_x86(void)
     int zmm_saved = (xcr0 & 0xe6) == 0xe6;   /* and opmask, ZMM0-15 upper, ZMM16-31 */
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
         return;
-    int avx2 = (ebx >> 5) & 1;
+    unsigned avx2 = (ebx >> 5) & 1;
     int avx512 = ((ebx >> 16) & 1)    /* F */
                  && ((ebx >> 17) & 1) /* DQ */
                  && ((ebx >> 30) & 1) /* BW */

@@ -20,7 +20,7 @@
  * that results down to the subnormals need no special case. */
 #define NN_EXP_LOG2E 1.44269504088896341f
 #define NN_EXP_LN2_HI 0.693359375f /* 0x3f318000: few bits, exact n * LN2_HI */
-#define NN_EXP_LN2_LO -2.12194440e-4f
+#define NN_EXP_LN2_LO (-2.12194440e-4f)
 #define NN_EXP_P5 1.9875691500e-4f
 #define NN_EXP_P4 1.3981999507e-3f
 #define NN_EXP_P3 8.3334519073e-3f
@@ -29,7 +29,7 @@
 #define NN_EXP_P0 5.0000001201e-1f
 /* Inputs are clamped to [MIN, MAX]: exp(-104) < 2^-150 rounds to 0 and
  * exp(88.8) > FLT_MAX is inf, as exp of anything beyond them. */
-#define NN_EXP_MIN -104.0f
+#define NN_EXP_MIN (-104.0f)
 #define NN_EXP_MAX 88.8f
 
 /* ---- erf(x) ----
@@ -47,23 +47,23 @@
  * same formula at |x| clamped to 4 gives exactly 1. */
 #define NN_ERF_SMALL_BOUND 1.0f
 #define NN_ERF_S6 7.875875063e-05f
-#define NN_ERF_S5 -8.016864287e-04f
+#define NN_ERF_S5 (-8.016864287e-04f)
 #define NN_ERF_S4 5.189087423e-03f
-#define NN_ERF_S3 -2.685421201e-02f
+#define NN_ERF_S3 (-2.685421201e-02f)
 #define NN_ERF_S2 1.128359472e-01f
-#define NN_ERF_S1 -3.761262667e-01f
+#define NN_ERF_S1 (-3.761262667e-01f)
 #define NN_ERF_S0 1.283791658e-01f /* the fit's constant term minus 1 */
 #define NN_ERF_ONE_BOUND 4.0f
 #define NN_ERF_MID 2.5f
 #define NN_ERF_Q8 1.637151415e-06f
-#define NN_ERF_Q7 -1.331501440e-05f
+#define NN_ERF_Q7 (-1.331501440e-05f)
 #define NN_ERF_Q6 7.729137615e-05f
-#define NN_ERF_Q5 -4.201225235e-04f
+#define NN_ERF_Q5 (-4.201225235e-04f)
 #define NN_ERF_Q4 2.165303549e-03f
-#define NN_ERF_Q3 -1.085854164e-02f
+#define NN_ERF_Q3 (-1.085854164e-02f)
 #define NN_ERF_Q2 5.610629639e-02f
-#define NN_ERF_Q1 -3.526806742e-01f
-#define NN_ERF_Q0 -1.556815273e+00f
+#define NN_ERF_Q1 (-3.526806742e-01f)
+#define NN_ERF_Q0 (-1.556815273e+00f)
 
 /* GELU's 1/sqrt(2), rounded to float once: u = x * NN_SQRT1_2 in every
  * variant, as PyTorch's x * M_SQRT1_2. */
