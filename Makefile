@@ -271,6 +271,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/varprof
 
 clean:
-	rm -rf build build-san build-tsan build-fuzz build-fuzz
+	rm -rf build build-san build-tsan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -11,12 +11,41 @@ typedef struct {
     vp_csv_row_fn on_row;
     void *ctx;
     size_t line;
-    size_t n_cells;
-    char *cells[VP_CSV_MAX_CELLS];
-    char storage[VP_CSV_MAX_CELLS][VP_CSV_MAX_CELL_BYTES + 1];
+    size_t n_cells, cells_capacity;
+    size_t *starts;   /* each cell's offset in text */
+    char **cells;     /* pointers made at the row's end, text no longer moving */
+    char *text;       /* the row's cells, each NUL-terminated */
+    size_t used, text_capacity;
     vp_status status; /* the first failure; later callbacks do nothing */
     vp_error err;
 } reader;
+
+/* Makes room for one more cell of length bytes; 0 when memory runs out. */
+static int grow(reader *r, size_t length)
+{
+    if (r->n_cells == r->cells_capacity) {
+        size_t capacity = r->cells_capacity ? 2 * r->cells_capacity : 64;
+        size_t *starts = realloc(r->starts, capacity * sizeof *starts);
+        if (starts)
+            r->starts = starts;
+        char **cells = starts ? realloc(r->cells, capacity * sizeof *cells) : NULL;
+        if (!cells)
+            return 0;
+        r->cells = cells;
+        r->cells_capacity = capacity;
+    }
+    if (r->used + length + 1 > r->text_capacity) {
+        size_t capacity = r->text_capacity ? 2 * r->text_capacity : 4096;
+        while (capacity < r->used + length + 1)
+            capacity *= 2;
+        char *text = realloc(r->text, capacity);
+        if (!text)
+            return 0;
+        r->text = text;
+        r->text_capacity = capacity;
+    }
+    return 1;
+}
 
 static void on_cell(void *text, size_t length, void *data)
 {
@@ -33,25 +62,38 @@ static void on_cell(void *text, size_t length, void *data)
                             r->line, r->n_cells + 1, VP_CSV_MAX_CELL_BYTES);
         return;
     }
+    if (r->used + length + 1 > VP_CSV_MAX_ROW_BYTES) {
+        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu is longer than %d bytes", r->line,
+                            VP_CSV_MAX_ROW_BYTES);
+        return;
+    }
     if (length && memchr(text, '\0', length)) {
         r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu, column %zu holds a NUL byte",
                             r->line, r->n_cells + 1);
         return;
     }
-    char *cell = r->storage[r->n_cells];
+    if (!grow(r, length)) {
+        r->status = vp_fail(&r->err, VP_ENOMEM, "line %zu: no memory for its cells", r->line);
+        return;
+    }
+    char *cell = r->text + r->used;
     if (length)
         memcpy(cell, text, length);
     cell[length] = '\0';
-    r->cells[r->n_cells++] = cell;
+    r->starts[r->n_cells++] = r->used;
+    r->used += length + 1;
 }
 
 static void on_row_end(int terminator, void *data)
 {
     (void)terminator;
     reader *r = data;
+    for (size_t c = 0; c < r->n_cells; c++)
+        r->cells[c] = r->text + r->starts[c];
     if (r->status == VP_OK)
         r->status = r->on_row(r->ctx, r->line, r->n_cells, r->cells, &r->err);
     r->n_cells = 0;
+    r->used = 0;
 }
 
 /* Feeds one chunk, cut after each newline so that r->line is the line the
@@ -126,6 +168,9 @@ vp_status vp_csv_read_file(const char *path, vp_csv_row_fn on_row, void *ctx, vp
     }
     if (status != VP_OK)
         vp_fail(err, status, "%s: %s", path, r->err.message);
+    free(r->starts);
+    free(r->cells);
+    free(r->text);
     free(r);
     return status;
 }

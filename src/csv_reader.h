@@ -11,7 +11,8 @@
  * refused rather than read into memory. */
 #define VP_CSV_MAX_FILE_BYTES (1024L * 1024 * 1024)
 #define VP_CSV_MAX_CELL_BYTES 4096
-#define VP_CSV_MAX_CELLS 64
+#define VP_CSV_MAX_CELLS 65536 /* a row of token ids may be a long sequence */
+#define VP_CSV_MAX_ROW_BYTES (16 * 1024 * 1024)
 
 /* Called once per non-empty row: cells are NUL-terminated and valid only
  * during the call; line counts from 1 and is the line the row ends on. A

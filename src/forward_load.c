@@ -1,6 +1,7 @@
 /* Loading the forward pass's weights from a safetensors file, by PyTorch's
  * names and layouts, every tensor checked: none missing, none unexpected,
  * each of the shape the options give. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,11 @@ static vp_status fetch(loader *l, const char *name, size_t rows, size_t cols, co
     }
     l->used[t - l->file->tensors] = 1;
     vp_safetensors_to_float(l->file, t, l->scratch);
+    for (size_t i = 0; i < t->elements; i++)
+        if (!isfinite(l->scratch[i]))
+            return vp_fail(l->err, VP_EFORMAT, "tensor '%s' holds %s at element %zu: a network's "
+                           "weights must be finite", name,
+                           isnan(l->scratch[i]) ? "NaN" : "an infinity", i);
     *out = l->scratch;
     return VP_OK;
 }

@@ -550,6 +550,9 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         if (sizes[i].value < sizes[i].min || sizes[i].value > sizes[i].max)
             return vp_fail(err, VP_EINVAL, "%s is %zu; it must be from %zu to %zu", sizes[i].name,
                            sizes[i].value, sizes[i].min, sizes[i].max);
+    if (o->norm == VP_NORM_LAYERNORM && o->width < 2)
+        return vp_fail(err, VP_EINVAL, "width 1 with LayerNorm: centring leaves every coordinate "
+                       "0; use a width from 2, or RMSNorm");
     if (o->width % o->heads != 0)
         return vp_fail(err, VP_EINVAL, "%zu heads do not divide the width %zu: each head needs "
                        "width / heads coordinates", o->heads, o->width);
@@ -616,7 +619,8 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
         profile->fields = VP_HAS_MEASURED | VP_HAS_STREAM_NORM;
         profile->sampling = (vp_sampling){
             .width = o->width, .trials = o->batch * o->tokens, .seed = o->seed,
-            .generator = "philox4x32-10", .method = vp_init_name(o->init), .eps = o->eps,
+            .generator = "philox4x32-10",
+            .method = o->weights ? "loaded weights" : vp_init_name(o->init), .eps = o->eps,
             .heads = cfg->mlp_only ? 0 : o->heads, .ffn_mult = o->ffn_mult, .vocab = o->vocab,
             .batch = o->batch, .tokens = o->tokens, .qk_norm = o->qk_norm};
         status = fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, profile, err);

@@ -97,6 +97,15 @@ static cJSON *profile_object(const vp_profile *profile)
             cJSON_AddRawToObject(sampling, "seed", seed);
             add_text(sampling, "generator", sm->generator);
             add_number(sampling, "eps", sm->eps, 1);
+            if (profile->engine == VP_ENGINE_FORWARD) {
+                /* the network: method holds its init ("gain", "torch", "loaded weights") */
+                add_number(sampling, "heads", (double)sm->heads, sm->heads > 0);
+                add_number(sampling, "ffn_mult", (double)sm->ffn_mult, 1);
+                add_number(sampling, "vocab", (double)sm->vocab, 1);
+                add_number(sampling, "batch", (double)sm->batch, 1);
+                add_number(sampling, "tokens", (double)sm->tokens, 1);
+                cJSON_AddBoolToObject(sampling, "qk_norm", sm->qk_norm);
+            }
         }
     } else {
         cJSON_AddNullToObject(o, "sampling");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* JSON numbers are doubles: integers are exact up to 2^53 */
 #define MAX_EXACT_INTEGER 9007199254740992.0
@@ -138,6 +139,12 @@ static vp_status parse_header(vp_safetensors *f, const char *json, size_t length
     return status;
 }
 
+static uint64_t physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+}
+
 static uint64_t little_endian_u64(const unsigned char b[8])
 {
     uint64_t v = 0;
@@ -158,6 +165,9 @@ vp_status vp_safetensors_read(const char *path, vp_safetensors *f, vp_error *err
     char *json = NULL;
     if (fstat(fileno(in), &st) != 0 || !S_ISREG(st.st_mode))
         status = vp_fail(err, VP_EIO, "%s: not a regular file", path);
+    else if ((uint64_t)st.st_size > physical_memory() / 2)
+        status = vp_fail(err, VP_ENOMEM, "%s: %.3g GiB, more than half of this machine's memory",
+                         path, (double)st.st_size / 1073741824.0);
     else if (st.st_size < 8 || fread(head, 1, 8, in) != 8)
         status = vp_fail(err, VP_EFORMAT, "%s: shorter than the 8 bytes of a header length", path);
     if (status == VP_OK) {

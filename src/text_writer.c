@@ -1,6 +1,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "varprof/compare.h"
 #include "varprof/format.h"
@@ -21,15 +22,20 @@ static const char *engine_title(vp_engine engine)
 static void write_network(FILE *out, const vp_profile *p)
 {
     const vp_sampling *s = &p->sampling;
+    char init[48];
+    if (strcmp(s->method, "loaded weights") == 0)
+        snprintf(init, sizeof init, "weights from file");
+    else
+        snprintf(init, sizeof init, "%s init", s->method);
     if (s->heads)
         fprintf(out, "network: width %zu, %zu heads%s, MLP %zu x wide, vocab %zu, batch %zu x %zu "
-                     "tokens, %s init, eps %.3g, seed %llu\n",
+                     "tokens, %s, eps %.3g, seed %llu\n",
                 s->width, s->heads, s->qk_norm ? " with QK-norm" : "", s->ffn_mult, s->vocab,
-                s->batch, s->tokens, s->method, s->eps, s->seed);
+                s->batch, s->tokens, init, s->eps, s->seed);
     else
         fprintf(out, "network: MLP-only layers, width %zu, MLP %zu x wide, vocab %zu, batch %zu "
-                     "x %zu tokens, %s init, eps %.3g, seed %llu\n",
-                s->width, s->ffn_mult, s->vocab, s->batch, s->tokens, s->method, s->eps, s->seed);
+                     "x %zu tokens, %s, eps %.3g, seed %llu\n",
+                s->width, s->ffn_mult, s->vocab, s->batch, s->tokens, init, s->eps, s->seed);
 }
 
 static void write_heading(FILE *out, const vp_profile *p)
@@ -116,12 +122,14 @@ static void write_measured_row(FILE *out, const vp_profile *p, size_t k)
 
 static void write_overflow(FILE *out, const vp_profile *p)
 {
+    /* the forward pass runs in float: its limit is float's */
+    const int forward = p->engine == VP_ENGINE_FORWARD;
     fprintf(out,
-            "\nThe %s overflows double at sub-block %zu (layer %zu, %s): it exceeds %.3g, so "
-            "the rows stop at sub-block %zu.\n",
+            "\nThe %s goes out of range at sub-block %zu (layer %zu, %s): beyond %.3g, the "
+            "largest %s, so the rows stop at sub-block %zu.\n",
             p->overflowed, p->overflow_at, vp_config_layer_of(&p->config, p->overflow_at),
-            vp_part_name(vp_config_part_of(&p->config, p->overflow_at)), DBL_MAX,
-            p->n_rows - 1);
+            vp_part_name(vp_config_part_of(&p->config, p->overflow_at)),
+            forward ? (double)FLT_MAX : DBL_MAX, forward ? "float" : "double", p->n_rows - 1);
 }
 
 static void write_top(FILE *out, const vp_profile_top *top)
@@ -344,10 +352,17 @@ vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
     for (size_t k = 1; k < forward->n_rows; k++)
         cosine += forward->rows[k].update_cosine;
     cosine /= forward->n_rows > 1 ? (double)(forward->n_rows - 1) : 1.0;
-    fprintf(out, "%s: parts from its prediction by at most %+.3g %% in stream variance (sub-block "
-                 "%zu), %+.3g %% in update ratio (sub-block %zu), %+.3g %% in embedding share "
-                 "(sub-block %zu); mean update-stream cosine %+.3f (the idealisation assumes 0)\n",
-            vp_placement_name(forward->config.placement), 100.0 * v, at_v, 100.0 * u, at_u,
-            100.0 * e, at_e, cosine);
+    char gaps[3][64];
+    const double gap[3] = {v, u, e};
+    const size_t at[3] = {at_v, at_u, at_e};
+    for (int q = 0; q < 3; q++)
+        if (gap[q] == 0.0)
+            snprintf(gaps[q], sizeof gaps[q], "0 %% (exactly)");
+        else
+            snprintf(gaps[q], sizeof gaps[q], "%+.3g %% (sub-block %zu)", 100.0 * gap[q], at[q]);
+    fprintf(out, "%s: parts from its prediction by at most %s in stream variance, %s in update "
+                 "ratio, %s in embedding share; mean update-stream cosine %+.3f (the idealisation "
+                 "assumes 0)\n",
+            vp_placement_name(forward->config.placement), gaps[0], gaps[1], gaps[2], cosine);
     return ferror(out) ? VP_EIO : VP_OK;
 }

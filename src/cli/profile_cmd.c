@@ -101,6 +101,9 @@ static int read_network_files(const cli_args *args, profile_request *req)
 {
     vp_forward_options *fw = &req->forward;
     vp_error err;
+    if (args->given[OPT_WEIGHTS] && args->given[OPT_MODEL])
+        return cli_usage_error("--model and --weights both given; the weights file says the "
+                               "network's shape, so give one of them");
     if (args->given[OPT_WEIGHTS]) {
         if (vp_safetensors_read(args->value[OPT_WEIGHTS], &req->weights, &err) != VP_OK)
             return cli_runtime_error("--weights: %s", err.message);
@@ -128,9 +131,16 @@ static int read_network_files(const cli_args *args, profile_request *req)
         fw->weights = &req->weights;
     }
     if (args->given[OPT_TOKEN_IDS]) {
+        const size_t batch = fw->batch, tokens = fw->tokens;
         if (vp_token_ids_read(args->value[OPT_TOKEN_IDS], fw->vocab, &req->token_ids, &fw->batch,
                               &fw->tokens, &err) != VP_OK)
             return cli_runtime_error("--token-ids: %s", err.message);
+        if ((args->given[OPT_BATCH] && batch != fw->batch) ||
+            (args->given[OPT_TOKENS] && tokens != fw->tokens))
+            return cli_usage_error("--token-ids: %s holds %zu rows of %zu ids, but --batch %zu "
+                                   "--tokens %zu were given; give the file alone",
+                                   args->value[OPT_TOKEN_IDS], fw->batch, fw->tokens, batch,
+                                   tokens);
         fw->token_ids = req->token_ids;
     }
     return EXIT_OK;
@@ -364,6 +374,8 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
             status = vp_text_write_forward_comparison(out, pp->closed, pp->predicted,
                                                       pp->forward, req->every);
         }
+        if (status == VP_OK)
+            status = vp_text_write_forward_verdict(out, pp->predicted, pp->forward);
         return status;
     }
     vp_profile *const all[] = {pp->closed, pp->sampled, pp->forward};

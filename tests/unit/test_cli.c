@@ -130,6 +130,9 @@ static void bad_names_and_options_are_usage_errors(void **state)
         {{"--engine", "forward", "--block", "mlp", "--placement", "parallel"}, 2, {"pre-norm"}},
         {{"--engine", "forward", "--embedding-var", "1e-300"}, 2, {"1e-30 to 1e30"}},
         {{"--engine", "forward", "--gain", "1e20"}, 2, {"1e-15 to 1e15"}},
+        {{"--engine", "forward", "--width", "1", "--heads", "1"}, 2, {"width 1 with LayerNorm"}},
+        {{"--engine", "forward", "--model", "gpt-2-small", "--weights", "w.safetensors"}, 2,
+         {"--model and --weights"}},
         {{"--engine", "mc", "--width", "0"}, 2, {"--width", "'0'", "2 to 1048576"}},
         {{"--engine", "mc", "--width", "1048577"}, 2, {"--width", "'1048577'"}},
         {{"--engine", "mc", "--trials", "0"}, 2, {"--trials", "'0'"}},
@@ -418,7 +421,8 @@ static void overflow_is_said_never_printed(void **state)
     program_run run = RUN("--placement", "none", "--gain", "10", "--layers", "1000");
     assert_int_equal(run.status, 0);
     assert_contains(run.err, "overflows double at sub-block 154");
-    assert_contains(run.out, "overflows double at sub-block 154 (layer 76, mlp)");
+    assert_contains(run.out, "goes out of range at sub-block 154 (layer 76, mlp)");
+    assert_contains(run.out, "the largest double");
     assert_null(strstr(run.out, "inf"));
     assert_null(strstr(run.out, "nan"));
     program_run_free(&run);

@@ -308,6 +308,53 @@ static void wrong_tensors_are_named(void **state)
     }
 }
 
+/* A weights file of a tiny network (d 2, vocab 2, one MLP-only layer) whose
+ * fc1 holds a NaN: refused, naming the tensor, never a NaN printed. */
+static void non_finite_weights_are_refused(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/nan.safetensors", dir);
+    const char *names[] = {"embed.weight", "layers.0.mlp_norm.weight", "layers.0.mlp_norm.bias",
+                           "layers.0.mlp.fc1.weight", "layers.0.mlp.fc1.bias",
+                           "layers.0.mlp.fc2.weight", "layers.0.mlp.fc2.bias"};
+    const size_t sizes[] = {4, 2, 2, 4, 2, 4, 2};
+    char header[2048] = "{";
+    size_t offset = 0;
+    for (int i = 0; i < 7; i++) {
+        char item[256];
+        snprintf(item, sizeof item,
+                 "%s\"%s\": {\"dtype\": \"F32\", \"shape\": [%s], \"data_offsets\": "
+                 "[%zu, %zu]}",
+                 i ? ", " : "", names[i], sizes[i] == 4 ? "2, 2" : "2", offset,
+                 offset + 4 * sizes[i]);
+        strcat(header, item);
+        offset += 4 * sizes[i];
+    }
+    strcat(header, "}");
+    float data[20];
+    for (int i = 0; i < 20; i++)
+        data[i] = 0.5f;
+    data[4 + 2 + 2 + 1] = NAN; /* inside fc1.weight */
+    const size_t h = strlen(header);
+    unsigned char *bytes = calloc(1, 8 + h + sizeof data);
+    assert_non_null(bytes);
+    for (int i = 0; i < 8; i++)
+        bytes[i] = (unsigned char)((uint64_t)h >> (8 * i));
+    memcpy(bytes + 8, header, h);
+    memcpy(bytes + 8 + h, data, sizeof data);
+    write_bytes(path, bytes, 8 + h + sizeof data);
+    free(bytes);
+    program_run run = run_varprof((const char *const[]){"--engine", "forward", "--weights", path,
+                                                        "--heads", "1", NULL});
+    assert_int_equal(run.status, 1);
+    assert_non_null(strstr(run.err, "layers.0.mlp.fc1.weight' holds NaN"));
+    assert_null(strstr(run.out, "nan"));
+    program_run_free(&run);
+    test_remove_tree(dir);
+}
+
 static void bad_token_files_name_row_and_column(void **state)
 {
     (void)state;
@@ -349,6 +396,7 @@ int main(void)
         cmocka_unit_test(hostile_safetensors_are_refused),
         cmocka_unit_test(wrong_tensors_are_named),
         cmocka_unit_test(bad_token_files_name_row_and_column),
+        cmocka_unit_test(non_finite_weights_are_refused),
     };
     return cmocka_run_group_tests_name("matched to PyTorch", tests, NULL, NULL);
 }
