@@ -107,8 +107,12 @@ $(BUILD)/bench/bench_matmul.o: tests/bench/bench_matmul.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
-$(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/libvarprof.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvarprof.a $(LIBS)
+$(BUILD)/bench/fma_peak.o: tests/bench/fma_peak.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 # The forward pass against PyTorch and the FMA peak (tests/bench/bench_forward.c);
 # it uses the library's internal headers (src/forward_model.h), as the tests do.
@@ -117,8 +121,8 @@ $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
-$(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/libvarprof.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvarprof.a $(LIBS)
+$(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 # Installs any missing Debian package the build and the tests need.
 deps:

@@ -34,6 +34,7 @@
 #include <immintrin.h>
 #endif
 
+#include "fma_peak.h"
 #include "forward_model.h"
 #include "varprof/config.h"
 #include "varprof/forward.h"
@@ -45,87 +46,7 @@
 #define MAX_SECONDS 30  /* the timed repeats of one shape in all, about */
 #define REPEATS 5       /* best of */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
-/* ---- the FMA peak, measured as tests/bench/bench_matmul.c does ---- */
-
-/* FMAs per loop iteration: independent chains, more than latency x pipes
- * (4 x 2 on current x86 cores) so that no chain waits on itself. */
-#define PEAK_CHAINS_512 24
-#define PEAK_CHAINS_256 12 /* AVX2 has 16 registers */
-#define PEAK_ITERS 4000000L
-
-#if defined(__x86_64__)
-__attribute__((target("avx512f,fma"))) static double peak_avx512_once(double *sink)
-{
-    __m512 acc[PEAK_CHAINS_512];
-    for (int c = 0; c < PEAK_CHAINS_512; c++)
-        acc[c] = _mm512_set1_ps((float)c);
-    __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-6f);
-    __asm__ volatile("" : "+v"(a), "+v"(b));
-    double t0 = now();
-    for (long it = 0; it < PEAK_ITERS; it++) {
-#pragma GCC unroll 32
-        for (int c = 0; c < PEAK_CHAINS_512; c++)
-            acc[c] = _mm512_fmadd_ps(acc[c], a, b);
-    }
-    double t = now() - t0;
-    float s = 0.0f;
-    for (int c = 0; c < PEAK_CHAINS_512; c++)
-        s += _mm512_reduce_add_ps(acc[c]);
-    *sink += s;
-    return 2.0 * 16 * PEAK_CHAINS_512 * (double)PEAK_ITERS / t * 1e-9;
-}
-
-__attribute__((target("avx2,fma"))) static double peak_avx2_once(double *sink)
-{
-    __m256 acc[PEAK_CHAINS_256];
-    for (int c = 0; c < PEAK_CHAINS_256; c++)
-        acc[c] = _mm256_set1_ps((float)c);
-    __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-6f);
-    __asm__ volatile("" : "+x"(a), "+x"(b));
-    double t0 = now();
-    for (long it = 0; it < PEAK_ITERS; it++) {
-#pragma GCC unroll 32
-        for (int c = 0; c < PEAK_CHAINS_256; c++)
-            acc[c] = _mm256_fmadd_ps(acc[c], a, b);
-    }
-    double t = now() - t0;
-    float lanes[8], s = 0.0f;
-    for (int c = 0; c < PEAK_CHAINS_256; c++) {
-        _mm256_storeu_ps(lanes, acc[c]);
-        for (int l = 0; l < 8; l++)
-            s += lanes[l];
-    }
-    *sink += s;
-    return 2.0 * 8 * PEAK_CHAINS_256 * (double)PEAK_ITERS / t * 1e-9;
-}
-#endif
-
-/* Best of a few runs, GFLOP/s; 0 where the ISA has no FMA loop (scalar). */
-static double fma_peak(vp_isa isa)
-{
-    double best = 0.0, sink = 0.0;
-    for (int r = 0; r < REPEATS; r++) {
-        double g = 0.0;
-#if defined(__x86_64__)
-        if (isa == VP_ISA_AVX512)
-            g = peak_avx512_once(&sink);
-        else if (isa == VP_ISA_AVX2)
-            g = peak_avx2_once(&sink);
-#endif
-        if (g > best)
-            best = g;
-    }
-    if (sink == 12345.0) /* keeps the chains' results alive */
-        printf(" ");
-    return best;
-}
 
 /* ---- the shapes ---- */
 
@@ -224,12 +145,12 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
 
     double warm = 0.0;
     for (int w = 0; w < 2; w++) { /* warm-up, then a pass to size the repeats on */
-        double t0 = now();
+        double t0 = bench_now();
         if (fw_run_network(m, &cfg, ids, s->batch, s->tokens, threads, profile, &err) != VP_OK) {
             fprintf(stderr, "bench_forward: %s: fw_run_network: %s\n", s->name, err.message);
             goto done;
         }
-        warm = now() - t0;
+        warm = bench_now() - t0;
         if (warm >= 1.0)
             break;
     }
@@ -239,10 +160,10 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     reps = reps < 1 ? 1 : reps > repeats ? repeats : reps;
     double best = 1e300;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         for (int p = 0; p < passes; p++)
             fw_run_network(m, &cfg, ids, s->batch, s->tokens, threads, profile, &err);
-        double t = (now() - t0) / passes;
+        double t = (bench_now() - t0) / passes;
         best = t < best ? t : best;
     }
     out->ms = best * 1e3;
@@ -370,7 +291,7 @@ int main(int argc, char **argv)
            "            norms, GELU, softmax, biases not counted. Same count for PyTorch.\n");
     /* measured again at the end, the better of the two kept: a core shared
        for a moment (an SMT sibling, a neighbour VM) must not make the peak */
-    double peak = fma_peak(isa);
+    double peak = bench_fma_peak(isa);
     if (peak > 0)
         printf("single-core FMA peak (%s, independent FMAs on registers, best of %d): "
                "%.1f GFLOP/s\n", vp_isa_name(isa), REPEATS, peak);
@@ -413,7 +334,7 @@ int main(int argc, char **argv)
         }
     }
 
-    const double peak_end = fma_peak(isa);
+    const double peak_end = bench_fma_peak(isa);
     if (peak > 0) {
         printf("\nFMA peak measured again at the end: %.1f GFLOP/s (start %.1f)%s\n", peak_end,
                peak, fabs(peak_end - peak) > 0.05 * (peak > peak_end ? peak : peak_end)

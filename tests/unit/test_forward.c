@@ -144,6 +144,22 @@ static void program_runs_every_engine(void **state)
 
 /* ---- the seed's stack at PyTorch's default init, against PyTorch's band ---- */
 
+/* The seed's stack: 24 MLP-only layers, vocab 24, d 48, hidden 96, batch 2 x
+ * 12 tokens, PyTorch's default init. */
+static void seed_stack(vp_placement placement, vp_config *cfg, vp_forward_options *o)
+{
+    vp_config_init(cfg, placement, 24);
+    cfg->mlp_only = 1;
+    vp_forward_options_init(o);
+    o->width = 48;
+    o->heads = 1;
+    o->ffn_mult = 2;
+    o->vocab = 24;
+    o->batch = 2;
+    o->tokens = 12;
+    o->init = VP_INIT_TORCH;
+}
+
 typedef struct {
     double sum[3], sumsq[3], min[3], max[3];
     size_t n[3];
@@ -198,17 +214,8 @@ static void torch_init_falls_in_pytorchs_band(void **state)
     double ours[3][20];
     for (unsigned seed = 1; seed <= 20; seed++) {
         vp_config cfg;
-        vp_config_init(&cfg, VP_PRE_NORM, 24);
-        cfg.mlp_only = 1;
         vp_forward_options o;
-        vp_forward_options_init(&o);
-        o.width = 48;
-        o.heads = 1;
-        o.ffn_mult = 2;
-        o.vocab = 24;
-        o.batch = 2;
-        o.tokens = 12;
-        o.init = VP_INIT_TORCH;
+        seed_stack(VP_PRE_NORM, &cfg, &o);
         o.seed = seed;
         vp_profile *p;
         assert_int_equal(vp_forward_profile(&cfg, &o, &p, &err), VP_OK);
@@ -248,17 +255,8 @@ static void post_ln_seed_stack_is_pinned(void **state)
 {
     (void)state;
     vp_config cfg;
-    vp_config_init(&cfg, VP_POST_LN, 24);
-    cfg.mlp_only = 1;
     vp_forward_options o;
-    vp_forward_options_init(&o);
-    o.width = 48;
-    o.heads = 1;
-    o.ffn_mult = 2;
-    o.vocab = 24;
-    o.batch = 2;
-    o.tokens = 12;
-    o.init = VP_INIT_TORCH;
+    seed_stack(VP_POST_LN, &cfg, &o);
     vp_profile *p;
     assert_int_equal(vp_forward_profile(&cfg, &o, &p, NULL), VP_OK);
     for (size_t k = 1; k <= 24; k++)
