@@ -143,7 +143,7 @@ test: all $(TEST_BIN)
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-san:
-	$(MAKE) test BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"
+	$(MAKE) test fuzz-replay BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"
 
 # The threaded engines under ThreadSanitizer: the tests that run threads.
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
@@ -200,6 +200,7 @@ fuzz: fuzz-build
 	$(MAKE) $(FUZZ_TARGETS:%=fuzz-run-%)
 
 fuzz-build:
+	@scripts/install-deps fuzz
 	@mkdir -p $(FUZZ_BUILD) && echo '*' > $(FUZZ_BUILD)/.gitignore
 	$(MAKE) fuzz-bins BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CFLAGS="$(FUZZ_FLAGS)" \
 	  LDFLAGS="$(FUZZ_FLAGS)"
