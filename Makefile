@@ -45,11 +45,16 @@ $(BUILD)/src/kernels/matmul_avx2.o $(BUILD)/src/kernels/nn_avx2.o: KERNEL_FLAGS 
 $(BUILD)/src/kernels/matmul_avx512.o $(BUILD)/src/kernels/nn_avx512.o: KERNEL_FLAGS += -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
 $(BUILD)/src/kernels/mc_loops_avx2.o: KERNEL_FLAGS += -mavx2
 $(BUILD)/src/kernels/mc_loops_avx512.o: KERNEL_FLAGS += -mavx512f -mprefer-vector-width=512
+$(BUILD)/src/kernels/residual_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
+$(BUILD)/src/kernels/residual_avx512.o: KERNEL_FLAGS += -mavx512f -mfma -mprefer-vector-width=512
 endif
 # vector-extension helpers, static in the file: no ABI crosses it
 $(BUILD)/src/forward_run.o: KERNEL_FLAGS += -Wno-psabi
 # the loops' explicit lanes are there to be vectorised
 $(BUILD)/src/kernels/mc_loops_%.o: KERNEL_FLAGS += -O3 -Wno-psabi
+# every product in the residual sums is of two floats, exact in double, so a
+# fused multiply-add rounds as the multiply and add do (residual_body.h)
+$(BUILD)/src/kernels/residual_%.o: KERNEL_FLAGS += -O3 -Wno-psabi -ffp-contract=fast
 
 $(BUILD)/libvarprof.a: $(LIB_OBJ)
 	rm -f $@

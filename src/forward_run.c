@@ -11,8 +11,28 @@
 
 #define TOKEN_WORD 0x544f4b4eu /* "TOKN": the token ids' Philox stream */
 
-/* Per-row sums, in double, reduced in row order after each sub-block. */
-enum { S_XX_BEFORE, S_OO, S_XO, S_HH, S_FF, S_XX, S_CC, N_STATS };
+/* Sums in double over each group of GROUP_ROWS rows (the last may be
+   shorter), reduced in group order after each sub-block: the residual
+   kernel's, then |c|^2. Groups start at fixed rows and a task holds whole
+   groups, so the sums do not depend on the thread count; a group, not a
+   row, keeps the per-sum reductions off a narrow stream's inner loop. */
+#define GROUP_ROWS 8
+
+enum {
+    S_XX_BEFORE = VP_RESIDUAL_XX_BEFORE,
+    S_OO = VP_RESIDUAL_OO,
+    S_XO = VP_RESIDUAL_XO,
+    S_HH = VP_RESIDUAL_HH,
+    S_FF = VP_RESIDUAL_FF,
+    S_XX = VP_RESIDUAL_XX,
+    S_CC = VP_RESIDUAL_SUMS,
+    N_STATS
+};
+
+static size_t groups_of(size_t rows)
+{
+    return (rows + GROUP_ROWS - 1) / GROUP_ROWS;
+}
 
 typedef struct {
     const fw_model *m;
@@ -21,7 +41,7 @@ typedef struct {
     size_t rows, batch, tokens, rows_per_task, n_tasks;
     float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
     float **matmul_ws, **att_scratch; /* per thread */
-    double *stats;                    /* [rows][N_STATS] */
+    double *stats;                    /* [groups][N_STATS] */
     uint32_t *token_ids;
 } fw_run;
 
@@ -144,108 +164,36 @@ typedef struct {
     double alpha;
 } update_job;
 
-/* Four partial sums per reduction, a vector of four doubles (GCC's vector
- * extension: two SSE2 registers, one AVX one), added in one fixed order. */
+/* |v|^2 in four partial sums (GCC's vector extension), added in one order. */
 typedef double v4d __attribute__((vector_size(4 * sizeof(double))));
 typedef float v4f __attribute__((vector_size(4 * sizeof(float))));
 
-
-static inline v4d load4(const float *p)
-{
-    v4f v;
-    memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, v4d);
-}
-
-static inline double total4(v4d a)
-{
-    return (a[0] + a[1]) + (a[2] + a[3]);
-}
-
-/* Sums of one row: |x|^2, |o|^2, <x, o>, and |h|^2 and |f|^2 unless h is x
- * and f is o (then those sums would be taken twice). */
-static void branch_sums(const float *x, const float *o, const float *h, const float *f,
-                        size_t d, double *s)
-{
-    const int h_is_x = h == x, f_is_o = f == o;
-    v4d xx = {0}, oo = {0}, xo = {0}, hh = {0}, ff = {0};
-    size_t i = 0;
-    for (; i + 4 <= d; i += 4) {
-        const v4d xv = load4(x + i), ov = load4(o + i);
-        xx += xv * xv;
-        oo += ov * ov;
-        xo += xv * ov;
-        if (!h_is_x) {
-            const v4d hv = load4(h + i);
-            hh += hv * hv;
-        }
-        if (!f_is_o) {
-            const v4d fv = load4(f + i);
-            ff += fv * fv;
-        }
-    }
-    for (int l = 0; i < d; i++, l++) {
-        xx[l] += (double)x[i] * x[i];
-        oo[l] += (double)o[i] * o[i];
-        xo[l] += (double)x[i] * o[i];
-        hh[l] += (double)h[i] * h[i];
-        ff[l] += (double)f[i] * f[i];
-    }
-    s[S_XX_BEFORE] = total4(xx);
-    s[S_OO] = total4(oo);
-    s[S_XO] = total4(xo);
-    s[S_HH] = h_is_x ? s[S_XX_BEFORE] : total4(hh);
-    s[S_FF] = f_is_o ? s[S_OO] : total4(ff);
-}
-
-/* |v|^2 in the same four lanes. */
 static double square_sum(const float *v, size_t d)
 {
     v4d acc = {0};
     size_t i = 0;
     for (; i + 4 <= d; i += 4) {
-        const v4d a = load4(v + i);
-        acc += a * a;
+        v4f a;
+        memcpy(&a, v + i, sizeof a);
+        const v4d ad = __builtin_convertvector(a, v4d);
+        acc += ad * ad;
     }
     for (int l = 0; i < d; i++, l++)
         acc[l] += (double)v[i] * v[i];
-    return total4(acc);
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
-static void update_row(const update_job *j, size_t row)
+/* Post-LN and DeepNorm: x = norm(alpha x + o), and the identity-path part c
+   sees the same centring and the same division, at the stream's statistics. */
+static void normalise_row(const update_job *j, size_t row, double *s)
 {
     const fw_run *r = j->run;
     const size_t d = r->m->d;
     float *x = r->x + row * d, *c = r->c + row * d;
-    const float *h = j->h + row * d, *f = j->f + row * d, *o = j->o + row * d;
-    double *s = r->stats + row * N_STATS;
-    branch_sums(x, o, h, f, d, s);
+    const float *o = j->o + row * d;
     const double alpha = j->alpha;
-    if (!j->stream_norm) {
-        /* x + o, the float sum as PyTorch adds, squared in the same pass; c is
-           untouched, its sum stands */
-        v4d acc = {0};
-        size_t i = 0;
-        for (; i + 4 <= d; i += 4) {
-            v4f xv, ov;
-            memcpy(&xv, x + i, sizeof xv);
-            memcpy(&ov, o + i, sizeof ov);
-            const v4f y = xv + ov;
-            memcpy(x + i, &y, sizeof y);
-            const v4d yd = __builtin_convertvector(y, v4d);
-            acc += yd * yd;
-        }
-        for (int l = 0; i < d; i++, l++) {
-            x[i] = x[i] + o[i];
-            acc[l] += (double)x[i] * x[i];
-        }
-        s[S_XX] = total4(acc);
-        return;
-    }
     for (size_t i = 0; i < d; i++)
         x[i] = (float)(alpha * x[i] + o[i]);
-    /* the norm on the stream; its identity-path part c sees the same
-       centring and the same division, at the stream's statistics */
     const fw_norm *n = j->stream_norm;
     const int layernorm = r->m->norm == VP_NORM_LAYERNORM;
     double sum = 0.0, c_sum = 0.0, ms = 0.0;
@@ -262,18 +210,32 @@ static void update_row(const update_job *j, size_t row)
         x[i] = (float)((x[i] - mean) * inv * n->weight[i] + (n->bias ? n->bias[i] : 0.0f));
         c[i] = (float)((alpha * c[i] - c_mean) * inv * n->weight[i]);
     }
-    s[S_XX] = square_sum(x, d);
-    s[S_CC] = square_sum(c, d);
+    s[S_XX] += square_sum(x, d);
+    s[S_CC] += square_sum(c, d);
 }
 
+/* The branch's sums, then x + o (the float sum, as PyTorch adds: c is
+   untouched and its sum stands) or the normalised stream, group by group.
+   h may be x: the sums read it before the update writes x. */
 static void update_task(void *ctx, size_t task, size_t thread)
 {
     (void)thread;
     update_job *j = ctx;
     const fw_run *r = j->run;
-    const size_t first = task * r->rows_per_task;
-    for (size_t row = first; row < r->rows && row < first + r->rows_per_task; row++)
-        update_row(j, row);
+    const size_t d = r->m->d;
+    const size_t end = (task + 1) * r->rows_per_task < r->rows ? (task + 1) * r->rows_per_task
+                                                              : r->rows;
+    for (size_t first = task * r->rows_per_task; first < end; first += GROUP_ROWS) {
+        const size_t n = end - first < GROUP_ROWS ? end - first : GROUP_ROWS, at = first * d;
+        double *s = r->stats + first / GROUP_ROWS * N_STATS;
+        r->m->kernels->residual(r->x + at, j->o + at, j->h + at, j->f + at, n * d,
+                                !j->stream_norm, s);
+        if (j->stream_norm) {
+            s[S_XX] = s[S_CC] = 0.0;
+            for (size_t row = first; row < first + n; row++)
+                normalise_row(j, row, s);
+        }
+    }
 }
 
 /* ---- a sub-block ---- */
@@ -329,9 +291,9 @@ static void sum_stats(const fw_run *r, double sums[N_STATS])
 {
     for (int s = 0; s < N_STATS; s++)
         sums[s] = 0.0;
-    for (size_t row = 0; row < r->rows; row++)
+    for (size_t g = 0; g < groups_of(r->rows); g++)
         for (int s = 0; s < N_STATS; s++)
-            sums[s] += r->stats[row * N_STATS + s];
+            sums[s] += r->stats[g * N_STATS + s];
 }
 
 static int fill_row(const fw_run *r, vp_profile *profile, size_t k, double alpha)
@@ -365,12 +327,11 @@ static void embed(fw_run *r, vp_profile *profile)
             xx += (double)r->x[row * d + i] * r->x[row * d + i];
     }
     memcpy(r->c, r->x, r->rows * d * sizeof(float));
-    for (size_t row = 0; row < r->rows; row++) {
-        double cc = 0.0;
-        for (size_t i = 0; i < d; i++)
-            cc += (double)r->c[row * d + i] * r->c[row * d + i];
-        r->stats[row * N_STATS + S_CC] = cc; /* |c|^2 stands until a norm moves c */
-    }
+    /* |c|^2 stands until a norm moves c */
+    for (size_t g = 0; g < groups_of(r->rows); g++)
+        r->stats[g * N_STATS + S_CC] = 0.0;
+    for (size_t row = 0; row < r->rows; row++)
+        r->stats[row / GROUP_ROWS * N_STATS + S_CC] += square_sum(r->c + row * d, d);
     vp_row *row0 = &profile->rows[0];
     row0->stream_var = xx / (double)(r->rows * d);
     row0->embedding_share = 1.0;
@@ -406,16 +367,19 @@ static size_t matmul_ws_floats(const fw_model *m, size_t rows)
     return most > c ? most : c;
 }
 
-static size_t tasks_for(size_t rows, size_t threads)
+/* Rows per task: about four tasks a thread (one on one thread), in whole
+   groups. */
+static size_t rows_per_task_for(size_t rows, size_t threads)
 {
-    size_t tasks = threads == 1 ? 1 : 4 * threads;
-    return tasks < rows ? tasks : rows;
+    const size_t tasks = threads == 1 ? 1 : 4 * threads;
+    const size_t per_task = (rows + tasks - 1) / tasks;
+    return (per_task + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS;
 }
 
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens)
 {
-    const size_t per_task = (rows + tasks_for(rows, threads) - 1) / tasks_for(rows, threads);
-    return activation_floats(m, rows) * sizeof(float) + rows * N_STATS * sizeof(double) +
+    const size_t per_task = rows_per_task_for(rows, threads);
+    return activation_floats(m, rows) * sizeof(float) + groups_of(rows) * N_STATS * sizeof(double) +
            threads * ((matmul_ws_floats(m, per_task) + tokens + 32) * sizeof(float)) +
            rows * sizeof(uint32_t);
 }
@@ -425,12 +389,12 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
                          vp_error *err)
 {
     fw_run r = {.m = m, .cfg = cfg, .batch = batch, .tokens = tokens, .rows = batch * tokens};
-    r.n_tasks = tasks_for(r.rows, threads);
-    r.rows_per_task = (r.rows + r.n_tasks - 1) / r.n_tasks;
+    r.rows_per_task = rows_per_task_for(r.rows, threads);
+    r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
     vp_status status = VP_OK;
     r.pool = vp_pool_create(threads, err);
     float *acts = malloc(activation_floats(m, r.rows) * sizeof(float));
-    r.stats = malloc(r.rows * N_STATS * sizeof(double));
+    r.stats = malloc(groups_of(r.rows) * N_STATS * sizeof(double));
     r.matmul_ws = calloc(threads, sizeof *r.matmul_ws);
     r.att_scratch = calloc(threads, sizeof *r.att_scratch);
     if (!r.pool)

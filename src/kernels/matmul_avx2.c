@@ -27,10 +27,6 @@
 #define MATMUL_LDA (MATMUL_KC + 16)
 #define MATMUL_NR (8 * MATMUL_NV)
 
-static const matmul_blocking blocking = {
-    .mr = MATMUL_MR, .nr = MATMUL_NR, .kc = MATMUL_KC, .lda = MATMUL_LDA, .mc = MATMUL_MC,
-    .rows = 4096 / MATMUL_MR * MATMUL_MR,
-};
 
 /* Lanes of vector v (8 columns) that lie inside the tile's nr_valid
  * columns, as maskload and maskstore take them: all bits set where in. */
@@ -41,7 +37,7 @@ static inline __m256i column_mask(size_t nr_valid, int v)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-static void kernel(size_t kc, const float *restrict a, const float *restrict b,
+static void kernel(size_t kc, const float *restrict a, size_t lda, const float *restrict b,
                    float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,
                    size_t nr_valid, matmul_next_tile next)
 {
@@ -50,8 +46,13 @@ static void kernel(size_t kc, const float *restrict a, const float *restrict b,
         for (size_t r = 0; r < next.mr_valid; r++)
             for (size_t j = 0; j < next.nr_valid; j += 16)
                 _mm_prefetch((const char *)(next.c + r * ldc + j), _MM_HINT_T0);
-    /* the sums start from init (the bias or 0) or from what c holds; rows
-       past mr_valid start from 0 and are never stored */
+    /* rows past mr_valid read row 0 again (x may end there) and are never
+       stored */
+    const float *row[MATMUL_MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MATMUL_MR; r++)
+        row[r] = a + ((size_t)r < mr_valid ? (size_t)r : 0) * lda;
+    /* the sums start from init (the bias or 0) or from what c holds */
     __m256 acc[MATMUL_MR][MATMUL_NV];
     if (init != NULL) {
 #pragma GCC unroll 16
@@ -79,12 +80,11 @@ static void kernel(size_t kc, const float *restrict a, const float *restrict b,
             w[v] = _mm256_loadu_ps(b + 8 * v);
 #pragma GCC unroll 16
         for (int r = 0; r < MATMUL_MR; r++) {
-            __m256 xr = _mm256_set1_ps(a[r * MATMUL_LDA]);
+            __m256 xr = _mm256_set1_ps(row[r][p]);
 #pragma GCC unroll 16
             for (int v = 0; v < MATMUL_NV; v++)
                 acc[r][v] = _mm256_fmadd_ps(xr, w[v], acc[r][v]);
         }
-        a++;
         b += MATMUL_NR;
     }
     /* the masks are recomputed here rather than held across the loop: the
@@ -96,6 +96,11 @@ static void kernel(size_t kc, const float *restrict a, const float *restrict b,
             for (int v = 0; v < MATMUL_NV; v++)
                 _mm256_maskstore_ps(c + r * ldc + 8 * v, column_mask(nr_valid, v), acc[r][v]);
 }
+
+static const matmul_blocking blocking = {
+    .mr = MATMUL_MR, .nr = MATMUL_NR, .kc = MATMUL_KC, .lda = MATMUL_LDA, .mc = MATMUL_MC,
+    .rows = 4096 / MATMUL_MR * MATMUL_MR, .kernel = kernel,
+};
 
 size_t vp_matmul_packed_floats_avx2(size_t k, size_t m)
 {
@@ -117,7 +122,7 @@ void vp_matmul_avx2(float *out, size_t ldo, const float *x, size_t ldx, const fl
                       const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
-    matmul_blocked(&blocking, kernel, out, ldo, x, ldx, packed, bias, n, k, m, workspace);
+    matmul_blocked(&blocking, out, ldo, x, ldx, packed, bias, n, k, m, workspace);
 }
 
 #else

@@ -11,11 +11,15 @@
  *
  * Packed x (in the workspace, per call): for a block of rows and KC values
  * of k, panels of MR rows, each row's kc values copied as they are (a
- * memcpy, the cheapest packing there is) at a fixed row stride LDA = KC +
- * 16, so that the micro-kernel finds x[r][p] at a + r * LDA + p with a
- * constant offset, and the MR rows fall in different L1 sets (a stride of
- * a power of two such as 4 KiB would put them all in one). Rows past n are
- * zero.
+ * memcpy, the cheapest packing there is) at a row stride LDA = KC + 16, so
+ * that the MR rows fall in different L1 sets (a stride of a power of two
+ * such as 4 KiB would put them all in one). Rows past n are zero. When k
+ * fits in one block (k <= KC) x is read where it is, at its own row stride:
+ * its rows are few or short, and a copy would cost more than it saves.
+ *
+ * Tiles: a variant may offer several MR x NR micro-kernels; the one for a
+ * matmul is chosen by m alone (matmul_tile_for), the one that pads m the
+ * least, so that packing W and every call agree on it.
  *
  * Order of the sums: out[i][j] starts from bias[j] (or 0) and takes one
  * multiply-add x[i][p] * w[j][p] per p, p = 0, 1, .., k - 1, in that order:
@@ -36,8 +40,9 @@
 /* The micro-kernel: c[r][j] for r < mr_valid <= MR, j < nr_valid <= NR
  * (row stride ldc) gets start[r][j] + sum_p a[r][p] * b[p][j], summed in p
  * order with one rounding per multiply-add, where start is init[j] for
- * every row if init is not NULL and c's own values otherwise. a is a packed
- * x panel (MR x kc, row stride LDA), b a packed W panel (kc x NR). Nothing
+ * every row if init is not NULL and c's own values otherwise. a is x's
+ * panel (rows of stride lda; only the first mr_valid are read), b a packed
+ * W panel (kc x NR). Nothing
  * outside the mr_valid x nr_valid corner of c or init is read or written:
  * the edges of out are masked, not copied. next is the tile the driver
  * calls the kernel on after this one, for the kernel to prefetch (its sums
@@ -48,7 +53,7 @@ typedef struct {
     size_t nr_valid;
 } matmul_next_tile;
 
-typedef void (*matmul_kernel_fn)(size_t kc, const float *a, const float *b, float *c,
+typedef void (*matmul_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c,
                                  size_t ldc, const float *init, size_t mr_valid,
                                  size_t nr_valid, matmul_next_tile next);
 
@@ -59,7 +64,20 @@ typedef struct {
     size_t lda;  /* row stride of packed x: kc + 16 */
     size_t mc;   /* columns of out per block: kc x mc of packed W stays in L2 */
     size_t rows; /* rows of x packed at once (a multiple of mr): bounds the workspace */
+    matmul_kernel_fn kernel; /* the MR x NR micro-kernel */
 } matmul_blocking;
+
+/* Of n_tiles tiles, the one whose NR pads m the least (the first of equals). */
+static inline const matmul_blocking *matmul_tile_for(const matmul_blocking *tiles,
+                                                     size_t n_tiles, size_t m)
+{
+    const matmul_blocking *best = &tiles[0];
+    for (size_t t = 1; t < n_tiles; t++)
+        if ((m + tiles[t].nr - 1) / tiles[t].nr * tiles[t].nr <
+            (m + best->nr - 1) / best->nr * best->nr)
+            best = &tiles[t];
+    return best;
+}
 
 static inline size_t matmul_round_up(size_t a, size_t b)
 {
@@ -78,7 +96,8 @@ static inline size_t matmul_packed_floats(const matmul_blocking *bk, size_t k, s
 
 static inline size_t matmul_workspace_floats(const matmul_blocking *bk, size_t n, size_t k)
 {
-    (void)k;
+    if (k <= bk->kc)
+        return 0; /* x is read in place */
     return bk->lda * matmul_round_up(matmul_min(n, bk->rows), bk->mr) + MATMUL_ALIGN_FLOATS;
 }
 
@@ -124,7 +143,7 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
  * its A and B swapped because out is row-major): blocks of rows, blocks of
  * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
  * L1), NR-column panels. */
-static inline void matmul_blocked(const matmul_blocking *bk, matmul_kernel_fn kernel, float *out,
+static inline void matmul_blocked(const matmul_blocking *bk, float *out,
                                   size_t ldo, const float *x, size_t ldx, const float *packed,
                                   const float *bias, size_t n, size_t k, size_t m,
                                   float *workspace)
@@ -133,18 +152,25 @@ static inline void matmul_blocked(const matmul_blocking *bk, matmul_kernel_fn ke
     size_t misalign = ((size_t)workspace / sizeof(float)) % MATMUL_ALIGN_FLOATS;
     float *apack = workspace + (misalign ? MATMUL_ALIGN_FLOATS - misalign : 0);
     size_t mr = bk->mr, nr = bk->nr, mpad = matmul_round_up(m, nr);
+    const int in_place = k <= bk->kc;
 
     for (size_t i0 = 0; i0 < n; i0 += bk->rows) {
         size_t rows = matmul_min(bk->rows, n - i0);
         for (size_t pc = 0; pc < k; pc += bk->kc) {
             size_t kc = matmul_min(bk->kc, k - pc);
-            matmul_pack_x(apack, x + i0 * ldx + pc, ldx, rows, kc, mr, bk->lda);
+            const float *xblock = x + i0 * ldx + pc;
+            size_t lda = ldx;
+            if (!in_place) {
+                matmul_pack_x(apack, xblock, ldx, rows, kc, mr, bk->lda);
+                xblock = apack;
+                lda = bk->lda;
+            }
             const float *wblock = packed + pc * mpad;
             for (size_t jc = 0; jc < m; jc += bk->mc) {
                 size_t jend = matmul_min(jc + bk->mc, m);
                 for (size_t ir = 0; ir < rows; ir += mr) {
                     size_t mr_valid = matmul_min(mr, rows - ir);
-                    const float *a = apack + ir * bk->lda;
+                    const float *a = xblock + ir * lda;
                     for (size_t jr = jc; jr < jend; jr += nr) {
                         size_t nr_valid = matmul_min(nr, m - jr);
                         const float *b = wblock + jr * kc;
@@ -160,7 +186,7 @@ static inline void matmul_blocked(const matmul_blocking *bk, matmul_kernel_fn ke
                             next.mr_valid = matmul_min(mr, rows - ir - mr);
                             next.nr_valid = matmul_min(nr, m - jc);
                         }
-                        kernel(kc, a, b, c, ldo, init, mr_valid, nr_valid, next);
+                        bk->kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next);
                     }
                 }
             }

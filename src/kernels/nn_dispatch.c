@@ -5,7 +5,7 @@
     {                                                                                             \
         vp_matmul_packed_floats_##ISA, vp_matmul_pack_##ISA, vp_matmul_workspace_floats_##ISA,   \
             vp_matmul_##ISA, vp_layernorm_##ISA, vp_rmsnorm_##ISA, vp_gelu_##ISA,                 \
-            vp_softmax_##ISA, vp_attention_##ISA,                                                 \
+            vp_softmax_##ISA, vp_attention_##ISA, vp_residual_##ISA,                              \
     }
 
 static const vp_nn_kernels scalar_kernels = VP_NN_TABLE(scalar);

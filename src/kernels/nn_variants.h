@@ -1,6 +1,7 @@
 /* Each instruction set's kernel functions, by name: matmul_ISA.c defines the
- * matmul ones, nn_ISA.c the others; nn_dispatch.c gathers them into tables.
- * The contracts are those of vp_nn_kernels (nn_kernels.h). */
+ * matmul ones, residual_ISA.c the residual one, nn_ISA.c the others;
+ * nn_dispatch.c gathers them into tables. The contracts are those of
+ * vp_nn_kernels (nn_kernels.h). */
 #ifndef VARPROF_NN_VARIANTS_H
 #define VARPROF_NN_VARIANTS_H
 
@@ -20,7 +21,9 @@
     void vp_softmax_##ISA(float *x, size_t n);                                                   \
     void vp_attention_##ISA(float *out, size_t ldo, const float *q, const float *k,              \
                             const float *v, size_t ld, size_t T, size_t H, size_t hd,             \
-                            float *scratch);
+                            float *scratch);                                              \
+    void vp_residual_##ISA(float *x, const float *o, const float *h, const float *f, size_t n,  \
+                           int add, double *sums);
 
 VP_NN_DECLARE(scalar)
 #if defined(__x86_64__)

@@ -239,8 +239,11 @@ static void test_scalar_against_double(void **state)
 static const size_t block_shapes[][3] = {
     {13, 1100, 70},  /* k over two blocks of 512 */
     {7, 530, 300},   /* k just past a block, columns past 256 */
-    {4100, 5, 3},    /* rows past one packed block of x */
+    {4100, 5, 3},    /* rows past one block of x, read in place (k <= 512) */
+    {4100, 520, 3},  /* the same, x packed (k > 512) */
     {33, 513, 65},
+    {13, 1100, 480}, /* AVX-512's 8 x 48 tile: k over two blocks, columns past 240 */
+    {9, 40, 96},     /* 8 x 48 and x read in place, a row past a panel */
 };
 
 static void test_simd_against_scalar(void **state)
