@@ -1,9 +1,9 @@
 /* The residual update and the sums the forward pass measures, included once
  * per instruction set with RESIDUAL_NAME set to the function's name.
  *
- * Each sum keeps eight partial sums in a vector of eight doubles (GCC's
- * vector extension: one AVX-512 register, two AVX2 ones, four SSE2 ones),
- * element i in lane i mod 8 (the tail's elements in lanes 0, 1, ..), added
+ * Each sum keeps eight partial sums in eight lanes of double (GCC's vector
+ * extension: one AVX-512 register, two AVX2 ones, four SSE2 ones), element
+ * i in lane i mod 8 (the tail's elements in lanes 0, 1, ..), added
  * in one fixed order at the end. Every term is a product of two floats,
  * exact in double, so a fused multiply-add rounds as a multiply then an add
  * does: every build gives the scalar build's bits. The stream's new value is
@@ -17,7 +17,9 @@
 
 #define LANES 8
 typedef double v8d __attribute__((vector_size(LANES * sizeof(double))));
+typedef double v4d __attribute__((vector_size(4 * sizeof(double))));
 typedef float v8f __attribute__((vector_size(LANES * sizeof(float))));
+typedef float v4f __attribute__((vector_size(4 * sizeof(float))));
 
 static inline v8f load8(const float *p)
 {
@@ -26,21 +28,56 @@ static inline v8f load8(const float *p)
     return v;
 }
 
-/* float to double, lane by lane: one instruction where there is one (GCC
-   splits the generic conversion into halves) */
-static inline v8d widen(v8f v)
-{
+/* Eight lanes of double: one AVX-512 register, or two vectors of four
+   (lanes 0-3 and 4-7; an AVX register each, two SSE2 ones), because
+   without AVX-512 GCC takes a generic vector of eight doubles through
+   memory. */
 #if defined(__AVX512F__)
-    return (v8d)_mm512_cvtps_pd((__m256)v);
-#else
-    return __builtin_convertvector(v, v8d);
-#endif
+typedef struct {
+    v8d v;
+} lanes;
+
+static inline lanes widen(v8f v)
+{
+    return (lanes){(v8d)_mm512_cvtps_pd((__m256)v)};
 }
 
-static inline double total8(v8d acc, const double tail[LANES])
+static inline lanes add_product(lanes acc, lanes a, lanes b)
+{
+    return (lanes){acc.v + a.v * b.v};
+}
+
+static inline void lanes_store(double *out, lanes a)
+{
+    memcpy(out, &a.v, sizeof a.v);
+}
+#else
+typedef struct {
+    v4d lo, hi;
+} lanes;
+
+static inline lanes widen(v8f v)
+{
+    return (lanes){__builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), v4d),
+                   __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d)};
+}
+
+static inline lanes add_product(lanes acc, lanes a, lanes b)
+{
+    return (lanes){acc.lo + a.lo * b.lo, acc.hi + a.hi * b.hi};
+}
+
+static inline void lanes_store(double *out, lanes a)
+{
+    memcpy(out, &a.lo, sizeof a.lo);
+    memcpy(out + 4, &a.hi, sizeof a.hi);
+}
+#endif
+
+static inline double total8(lanes acc, const double tail[LANES])
 {
     double a[LANES];
-    memcpy(a, &acc, sizeof a);
+    lanes_store(a, acc);
     for (int l = 0; l < LANES; l++)
         a[l] += tail[l];
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
@@ -49,22 +86,23 @@ static inline double total8(v8d acc, const double tail[LANES])
 static void residual_sums(float *x, const float *o, const float *h, const float *f, size_t n,
                           int add, double *s)
 {
-    v8d xx = {0}, oo = {0}, xo = {0}, hh = {0}, ff = {0}, yy = {0};
+    const lanes zero = widen((v8f){0});
+    lanes xx = zero, oo = zero, xo = zero, hh = zero, ff = zero, yy = zero;
     size_t i = 0;
     for (; i + LANES <= n; i += LANES) {
         const v8f xf = load8(x + i), of = load8(o + i);
-        const v8d xv = widen(xf), ov = widen(of);
-        const v8d hv = widen(load8(h + i)), fv = widen(load8(f + i));
-        xx += xv * xv;
-        oo += ov * ov;
-        xo += xv * ov;
-        hh += hv * hv;
-        ff += fv * fv;
+        const lanes xv = widen(xf), ov = widen(of);
+        const lanes hv = widen(load8(h + i)), fv = widen(load8(f + i));
+        xx = add_product(xx, xv, xv);
+        oo = add_product(oo, ov, ov);
+        xo = add_product(xo, xv, ov);
+        hh = add_product(hh, hv, hv);
+        ff = add_product(ff, fv, fv);
         if (add) {
             const v8f y = xf + of;
             memcpy(x + i, &y, sizeof y);
-            const v8d yv = widen(y);
-            yy += yv * yv;
+            const lanes yv = widen(y);
+            yy = add_product(yy, yv, yv);
         }
     }
     double txx[LANES] = {0}, too[LANES] = {0}, txo[LANES] = {0}, thh[LANES] = {0},
