@@ -86,18 +86,26 @@ static inline double total8(lanes acc, const double tail[LANES])
 static void residual_sums(float *x, const float *o, const float *h, const float *f, size_t n,
                           int add, double *s)
 {
+    /* h = x and f = o (the branch reads the stream; nothing normalises its
+       output) share x's and o's sums: the same terms in the same order */
+    const int own_h = h != x, own_f = f != o;
     const lanes zero = widen((v8f){0});
     lanes xx = zero, oo = zero, xo = zero, hh = zero, ff = zero, yy = zero;
     size_t i = 0;
     for (; i + LANES <= n; i += LANES) {
         const v8f xf = load8(x + i), of = load8(o + i);
         const lanes xv = widen(xf), ov = widen(of);
-        const lanes hv = widen(load8(h + i)), fv = widen(load8(f + i));
         xx = add_product(xx, xv, xv);
         oo = add_product(oo, ov, ov);
         xo = add_product(xo, xv, ov);
-        hh = add_product(hh, hv, hv);
-        ff = add_product(ff, fv, fv);
+        if (own_h) {
+            const lanes hv = widen(load8(h + i));
+            hh = add_product(hh, hv, hv);
+        }
+        if (own_f) {
+            const lanes fv = widen(load8(f + i));
+            ff = add_product(ff, fv, fv);
+        }
         if (add) {
             const v8f y = xf + of;
             memcpy(x + i, &y, sizeof y);
@@ -122,8 +130,8 @@ static void residual_sums(float *x, const float *o, const float *h, const float 
     s[VP_RESIDUAL_XX_BEFORE] = total8(xx, txx);
     s[VP_RESIDUAL_OO] = total8(oo, too);
     s[VP_RESIDUAL_XO] = total8(xo, txo);
-    s[VP_RESIDUAL_HH] = total8(hh, thh);
-    s[VP_RESIDUAL_FF] = total8(ff, tff);
+    s[VP_RESIDUAL_HH] = own_h ? total8(hh, thh) : s[VP_RESIDUAL_XX_BEFORE];
+    s[VP_RESIDUAL_FF] = own_f ? total8(ff, tff) : s[VP_RESIDUAL_OO];
     if (add)
         s[VP_RESIDUAL_XX] = total8(yy, tyy);
 }
