@@ -1,3 +1,0 @@
-build-tsan/src/kernels/gauss_avx2.o: src/kernels/gauss_avx2.c \
- src/kernels/gauss_internal.h
-src/kernels/gauss_internal.h:

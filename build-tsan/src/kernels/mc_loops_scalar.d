@@ -1,7 +1,0 @@
-build-tsan/src/kernels/mc_loops_scalar.o: src/kernels/mc_loops_scalar.c \
- src/kernels/mc_loops_body.h src/kernels/mc_loops.h include/varprof/isa.h \
- include/varprof/status.h
-src/kernels/mc_loops_body.h:
-src/kernels/mc_loops.h:
-include/varprof/isa.h:
-include/varprof/status.h:

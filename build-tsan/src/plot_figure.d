@@ -1,8 +1,0 @@
-build-tsan/src/plot_figure.o: src/plot_figure.c include/varprof/plot.h \
- include/varprof/placement.h include/varprof/status.h \
- include/varprof/profile.h include/varprof/config.h
-include/varprof/plot.h:
-include/varprof/placement.h:
-include/varprof/status.h:
-include/varprof/profile.h:
-include/varprof/config.h:

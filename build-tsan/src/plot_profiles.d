@@ -1,9 +1,0 @@
-build-tsan/src/plot_profiles.o: src/plot_profiles.c \
- include/varprof/plot.h include/varprof/placement.h \
- include/varprof/status.h include/varprof/profile.h \
- include/varprof/config.h
-include/varprof/plot.h:
-include/varprof/placement.h:
-include/varprof/status.h:
-include/varprof/profile.h:
-include/varprof/config.h:

@@ -1,2 +1,0 @@
-build-tsan/src/quantile.o: src/quantile.c src/quantile.h
-src/quantile.h:

@@ -1,2 +1,0 @@
-build-tsan/src/scaled.o: src/scaled.c src/scaled.h
-src/scaled.h:
