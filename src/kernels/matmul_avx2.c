@@ -27,7 +27,6 @@
 #define MATMUL_LDA (MATMUL_KC + 16)
 #define MATMUL_NR (8 * MATMUL_NV)
 
-
 /* Lanes of vector v (8 columns) that lie inside the tile's nr_valid
  * columns, as maskload and maskstore take them: all bits set where in. */
 static inline __m256i column_mask(size_t nr_valid, int v)

@@ -13,7 +13,7 @@
  * of k, panels of MR rows, each row's kc values copied as they are (a
  * memcpy, the cheapest packing there is) at a row stride LDA = KC + 16, so
  * that the MR rows fall in different L1 sets (a stride of a power of two
- * such as 4 KiB would put them all in one). Rows past n are zero. When k
+ * such as 4 KiB would put them all in one). When k
  * fits in one block (k <= KC) x is read where it is, at its own row stride:
  * its rows are few or short, and a copy would cost more than it saves.
  *
@@ -67,18 +67,6 @@ typedef struct {
     matmul_kernel_fn kernel; /* the MR x NR micro-kernel */
 } matmul_blocking;
 
-/* Of n_tiles tiles, the one whose NR pads m the least (the first of equals). */
-static inline const matmul_blocking *matmul_tile_for(const matmul_blocking *tiles,
-                                                     size_t n_tiles, size_t m)
-{
-    const matmul_blocking *best = &tiles[0];
-    for (size_t t = 1; t < n_tiles; t++)
-        if ((m + tiles[t].nr - 1) / tiles[t].nr * tiles[t].nr <
-            (m + best->nr - 1) / best->nr * best->nr)
-            best = &tiles[t];
-    return best;
-}
-
 static inline size_t matmul_round_up(size_t a, size_t b)
 {
     return (a + b - 1) / b * b;
@@ -87,6 +75,17 @@ static inline size_t matmul_round_up(size_t a, size_t b)
 static inline size_t matmul_min(size_t a, size_t b)
 {
     return a < b ? a : b;
+}
+
+/* Of n_tiles tiles, the one whose NR pads m the least (the first of equals). */
+static inline const matmul_blocking *matmul_tile_for(const matmul_blocking *tiles,
+                                                     size_t n_tiles, size_t m)
+{
+    const matmul_blocking *best = &tiles[0];
+    for (size_t t = 1; t < n_tiles; t++)
+        if (matmul_round_up(m, tiles[t].nr) < matmul_round_up(m, best->nr))
+            best = &tiles[t];
+    return best;
 }
 
 static inline size_t matmul_packed_floats(const matmul_blocking *bk, size_t k, size_t m)
@@ -98,7 +97,7 @@ static inline size_t matmul_workspace_floats(const matmul_blocking *bk, size_t n
 {
     if (k <= bk->kc)
         return 0; /* x is read in place */
-    return bk->lda * matmul_round_up(matmul_min(n, bk->rows), bk->mr) + MATMUL_ALIGN_FLOATS;
+    return bk->lda * matmul_min(n, bk->rows) + MATMUL_ALIGN_FLOATS;
 }
 
 /* w [m][k] row-major into the packed layout above. */
@@ -125,26 +124,20 @@ static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const
     }
 }
 
-/* rows x kc of x (row stride ldx) into rows of stride lda, whole panels
- * of mr rows (the rows past `rows` zero). */
+/* rows x kc of x (row stride ldx) into rows of stride lda. */
 static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_t rows,
-                                 size_t kc, size_t mr, size_t lda)
+                                 size_t kc, size_t lda)
 {
-    size_t padded = matmul_round_up(rows, mr);
-    for (size_t r = 0; r < padded; r++) {
-        if (r < rows)
-            memcpy(apack + r * lda, x + r * ldx, kc * sizeof *apack);
-        else
-            memset(apack + r * lda, 0, kc * sizeof *apack);
-    }
+    for (size_t r = 0; r < rows; r++)
+        memcpy(apack + r * lda, x + r * ldx, kc * sizeof *apack);
 }
 
 /* The five loops around the micro-kernel (BLIS's order, with the roles of
  * its A and B swapped because out is row-major): blocks of rows, blocks of
  * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
  * L1), NR-column panels. */
-static inline void matmul_blocked(const matmul_blocking *bk, float *out,
-                                  size_t ldo, const float *x, size_t ldx, const float *packed,
+static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo,
+                                  const float *x, size_t ldx, const float *packed,
                                   const float *bias, size_t n, size_t k, size_t m,
                                   float *workspace)
 {
@@ -161,7 +154,7 @@ static inline void matmul_blocked(const matmul_blocking *bk, float *out,
             const float *xblock = x + i0 * ldx + pc;
             size_t lda = ldx;
             if (!in_place) {
-                matmul_pack_x(apack, xblock, ldx, rows, kc, mr, bk->lda);
+                matmul_pack_x(apack, xblock, ldx, rows, kc, bk->lda);
                 xblock = apack;
                 lda = bk->lda;
             }
