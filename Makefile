@@ -16,7 +16,7 @@ TEST_LIBS := -lcmocka -lgsl -lgslcblas
 
 VERSION := $(shell sed -n 's/^#define VP_VERSION "\(.*\)"/\1/p' include/varprof/version.h)
 
-LIB_SRC := $(wildcard src/*.c) $(wildcard src/kernels/*.c)
+LIB_SRC := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_COMMON := tests/support/run_program.c tests/support/reference.c
@@ -49,7 +49,7 @@ $(BUILD)/src/kernels/residual_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
 $(BUILD)/src/kernels/residual_avx512.o: KERNEL_FLAGS += -mavx512f -mfma -mprefer-vector-width=512
 endif
 # vector-extension helpers, static in the file: no ABI crosses it
-$(BUILD)/src/forward_run.o: KERNEL_FLAGS += -Wno-psabi
+$(BUILD)/src/forward/network_run.o: KERNEL_FLAGS += -Wno-psabi
 # the loops' explicit lanes are there to be vectorised
 $(BUILD)/src/kernels/mc_loops_%.o: KERNEL_FLAGS += -O3 -Wno-psabi
 # every product in the residual sums is of two floats, exact in double, so a
@@ -120,7 +120,7 @@ $(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/bench/fma_peak.o $(B
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 # The forward pass against PyTorch and the FMA peak (tests/bench/bench_forward.c);
-# it uses the library's internal headers (src/forward_model.h), as the tests do.
+# it uses the library's internal headers (src/forward/network.h), as the tests do.
 # PyTorch is optional: without it the comparison is skipped, saying so.
 $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 	@mkdir -p $(dir $@)

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "scaled.h"
+#include "core/scaled.h"
 
 /* One step: from v = v_{k-1} and E = E_{k-1} (the squared embedding
  * component, kept scaled because Post-LN shrinks it geometrically) to

@@ -1,4 +1,4 @@
-#include "scaled.h"
+#include "core/scaled.h"
 
 #include <float.h>
 

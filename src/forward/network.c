@@ -1,5 +1,5 @@
 /* Making the network: its weights laid out in one arena, then drawn. */
-#include "forward_model.h"
+#include "forward/network.h"
 
 #include <Random123/philox.h>
 #include <gsl/gsl_cdf.h>

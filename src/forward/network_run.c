@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "forward_model.h"
-#include "thread_pool.h"
+#include "forward/network.h"
+#include "sys/thread_pool.h"
 #include "varprof/isa.h"
 
 #define TOKEN_WORD 0x544f4b4eu /* "TOKN": the token ids' Philox stream */

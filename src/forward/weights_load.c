@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "forward_model.h"
+#include "forward/network.h"
 #include "varprof/safetensors.h"
 
 typedef struct {

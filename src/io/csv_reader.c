@@ -1,4 +1,4 @@
-#include "csv_reader.h"
+#include "io/csv_reader.h"
 
 #include <csv.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv_reader.h"
+#include "io/csv_reader.h"
 #include "varprof/parse.h"
 
 typedef struct {

@@ -2,7 +2,7 @@
 
 #include <stdlib.h>
 
-#include "csv_reader.h"
+#include "io/csv_reader.h"
 #include "varprof/parse.h"
 
 typedef struct {

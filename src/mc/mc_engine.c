@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mc_internal.h"
+#include "mc/mc_internal.h"
 #include "varprof/isa.h"
 
 const char *const vp_mc_generator = "philox4x32-10";

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "mc_internal.h"
+#include "mc/mc_internal.h"
 #include "varprof/gauss.h"
 
 typedef struct {

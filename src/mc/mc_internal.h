@@ -3,7 +3,7 @@
 #define VARPROF_MC_INTERNAL_H
 
 #include "kernels/mc_loops.h"
-#include "mc_step.h"
+#include "mc/mc_step.h"
 #include "varprof/mc.h"
 
 /* Per-token results, per coordinate, token t's sub-block k at

@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "mc_internal.h"
+#include "mc/mc_internal.h"
 #include "varprof/gauss.h"
 
 /* A gsl_rng drawing from the Philox stream of a (token, sub-block) counter. */

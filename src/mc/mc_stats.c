@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mc_internal.h"
-#include "quantile.h"
+#include "mc/mc_internal.h"
+#include "mc/quantile.h"
 
 typedef struct {
     double estimate, se;

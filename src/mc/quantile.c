@@ -1,4 +1,4 @@
-#include "quantile.h"
+#include "mc/quantile.h"
 
 #include <gsl/gsl_sort.h>
 

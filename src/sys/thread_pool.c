@@ -1,4 +1,4 @@
-#include "thread_pool.h"
+#include "sys/thread_pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -35,7 +35,7 @@
 #endif
 
 #include "fma_peak.h"
-#include "forward_model.h"
+#include "forward/network.h"
 #include "varprof/config.h"
 #include "varprof/forward.h"
 #include "varprof/isa.h"

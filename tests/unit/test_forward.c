@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "csv_reader.h"
+#include "io/csv_reader.h"
 #include "run_program.h"
 #include "varprof/varprof.h"
 #include "varprof/forward.h"

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "csv_reader.h"
+#include "io/csv_reader.h"
 #include "run_program.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"

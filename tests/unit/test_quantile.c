@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "quantile.h"
+#include "mc/quantile.h"
 
 static uint64_t next(uint64_t *s)
 {
