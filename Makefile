@@ -267,17 +267,20 @@ lint:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
 	  $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/varprof
+	  $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/varprof
 	install -m 755 $(BUILD)/varprof $(DESTDIR)$(PREFIX)/bin/varprof
 	install -m 644 $(BUILD)/libvarprof.a $(DESTDIR)$(PREFIX)/lib/libvarprof.a
 	install -m 644 include/varprof/*.h $(DESTDIR)$(PREFIX)/include/varprof/
 	install -m 644 data/models.csv $(DESTDIR)$(PREFIX)/share/varprof/models.csv
 	sed 's/@VERSION@/$(VERSION)/g' man/varprof.1 > $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
 	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
+	sed 's/@VERSION@/$(VERSION)/g' man/varprof-maths.7 > $(DESTDIR)$(PREFIX)/share/man/man7/varprof-maths.7
+	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man7/varprof-maths.7
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/varprof $(DESTDIR)$(PREFIX)/lib/libvarprof.a \
-	  $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
+	  $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man7/varprof-maths.7
 	rm -rf $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/varprof
 
 clean:
