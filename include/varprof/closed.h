@@ -1,4 +1,4 @@
-/* The closed form: the idealised variance argument of maths.md section 3.
+/* The closed form: the idealised variance argument of varprof-maths(7), PLACEMENTS.
  *
  * Every branch output is taken to be independent of the stream, zero mean,
  * with variance g_k^2 times its input's (gamma^2 where the output is

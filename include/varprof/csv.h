@@ -1,4 +1,4 @@
-/* Writing profiles as CSV: the stable machine interface of design.md.
+/* Writing profiles as CSV: the stable machine interface of varprof(1), OUTPUT.
  *
  * One header row, then one row per engine, placement and sub-block, sub-block
  * 0 included. Numbers are written with %.17g so that they read back to the

@@ -1,4 +1,4 @@
-/* The real forward pass (maths.md section 5): a small transformer stack with
+/* The real forward pass (varprof-maths(7), FORWARD PASS): a small transformer stack with
  * random weights, run on random tokens, measured after every sub-block.
  *
  * Token embedding (vocab V), then L layers of the configuration's placement:

@@ -1,5 +1,5 @@
-/* Monte Carlo: the idealised argument sampled at finite width (maths.md
- * section 4).
+/* Monte Carlo: the idealised argument sampled at finite width
+ * (varprof-maths(7), MONTE CARLO).
  *
  * Per token, x_0 ~ N(0, v_0 I_d); each sub-block draws its branch output
  * o_k = g_k rms(h_k) xi, xi ~ N(0, I_d) fresh, applies the placement's norms

@@ -1,4 +1,4 @@
-/* varprof table: the maths table of maths.md section 3, each formula beside
+/* varprof table: the maths table of varprof-maths(7), CONSTANT GAIN, each formula beside
  * its value with the numbers substituted, so that a reader can check every
  * entry by hand; --explain walks the recursion itself. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The recursion of maths.md section 3, one sub-block at a time. */
+/* The recursion of varprof-maths(7), PLACEMENTS, one sub-block at a time. */
 #include "varprof/closed.h"
 
 #include <math.h>

@@ -11,7 +11,7 @@ const char *const vp_csv_columns[VP_CSV_COLUMN_COUNT] = {
     "stream_var_lo",   "stream_var_hi",   "update_ratio_lo",
     "update_ratio_hi", "embedding_share_lo", "embedding_share_hi",
     "measured_gain",   "update_cosine",   "stream_norm",
-    /* added after design.md's 21, at the end as it allows: the Monte Carlo's spread */
+    /* after the first 21, at the end as varprof(1), OUTPUT allows: the Monte Carlo's spread */
     "stream_size_p05", "stream_size_p50", "stream_size_p95",
 };
 

@@ -3,8 +3,8 @@
 
 What it computes
 ----------------
-The idealised variance recursion of the project's maths document (maths.md,
-section 3, in the shared docs), written from that document and not from the C code, so that the two are independent routes to the
+The idealised variance recursion of the project's maths document
+(varprof-maths(7), PLACEMENTS), written from that document and not from the C code, so that the two are independent routes to the
 same numbers. For sub-block k = 1..K with gain g_k, v = v_{k-1} and
 E = E_{k-1} (the squared embedding component, E_0 = v_0):
 
@@ -107,7 +107,7 @@ def deepnet_beta(layers):
 
 
 def step(placement, v, big_e, g, gamma, alpha, beta):
-    """One sub-block of maths.md section 3: returns (v_k, u_k, E_k)."""
+    """One sub-block of varprof-maths(7), PLACEMENTS: returns (v_k, u_k, E_k)."""
     one = Decimal(1)
     if placement == "post-ln":
         return one, g, big_e / (v * (one + g * g))

@@ -1,4 +1,4 @@
-/* The closed form against the figures maths.md says it must reproduce, and
+/* The closed form against the figures varprof-maths(7) says it must reproduce, and
  * against the properties its recursions must have. */
 #include <math.h>
 #include <setjmp.h>

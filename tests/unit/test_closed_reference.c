@@ -1,7 +1,7 @@
 /* The closed-form engine held against an independent reference.
  *
  * tests/data/closed_reference.csv is computed by gen_closed_reference.py from
- * the formulas of maths.md section 3 (shared docs) in 50-digit decimal arithmetic,
+ * the formulas of varprof-maths(7), PLACEMENTS, in 50-digit decimal arithmetic,
  * starting from the very doubles this test parses back. Every case is run
  * through vp_closed_profile and every figure of every sub-block compared.
  * A case is a run of rows with k = 0..K and one name; the file is checked to
@@ -334,7 +334,7 @@ static void test_deepnet_defaults_match_reference(void **state)
     assert_int_equal(wrong, 0);
 }
 
-/* The reference itself against the figures maths.md quotes (32 layers): if
+/* The reference itself against the figures varprof-maths(7) quotes (32 layers): if
  * the generator were wrong, these would say so before the engine is blamed.
  * The reference is correctly rounded, so only the double formulas' own
  * rounding (a few ulp) separates them. */
@@ -375,7 +375,7 @@ static void test_reference_reproduces_maths_figures(void **state)
         double got = reference_figure(&ref, figures[i].case_name, 64, figures[i].what);
         if (rel_diff(got, figures[i].expected) > 4 * DBL_EPSILON) {
             wrong++;
-            print_error("reference %s k 64 %s: %.17g, maths.md says %.17g\n",
+            print_error("reference %s k 64 %s: %.17g, varprof-maths(7) says %.17g\n",
                         figures[i].case_name, figures[i].what, got, figures[i].expected);
         }
     }
