@@ -24,13 +24,24 @@ enum {
     VP_HAS_PERCENTILES = 1u << 3, /* stream_size_p05, _p50, _p95 */
 };
 
+/* How a sampled profile's stream was drawn: the Monte Carlo's method, or the
+ * forward pass's weights. */
+typedef enum {
+    VP_SAMPLING_NONE,        /* nothing sampled: the closed form */
+    VP_SAMPLING_REDUCED,     /* Monte Carlo, the few components the recursion uses */
+    VP_SAMPLING_FULL,        /* Monte Carlo, all d coordinates */
+    VP_SAMPLING_GAIN_INIT,   /* forward pass, weights drawn to the configured gains */
+    VP_SAMPLING_TORCH_INIT,  /* forward pass, PyTorch's default init */
+    VP_SAMPLING_LOADED,      /* forward pass, weights read from a file */
+} vp_sampling_method;
+
 /* How a sampled profile was sampled, for its outputs' headers. */
 typedef struct {
     size_t width;          /* d */
     size_t trials;         /* tokens */
     unsigned long long seed;
     const char *generator; /* e.g. "philox4x32-10" */
-    const char *method;    /* "full" or "reduced"; for the forward pass, its init */
+    vp_sampling_method method;
     double eps;            /* the norms' eps */
     /* the forward pass's network; zero for the Monte Carlo */
     size_t heads, ffn_mult, vocab, batch, tokens;
@@ -101,5 +112,9 @@ int vp_profile_shows_row(const vp_profile *profile, size_t k, size_t every);
 /* "closed", "mc", "forward"; "layernorm", "rmsnorm", or "" for VP_NORM_ANY. */
 const char *vp_engine_name(vp_engine engine);
 const char *vp_norm_name(vp_norm norm);
+
+/* "reduced", "full", "gain", "torch", "loaded weights", or "" for
+ * VP_SAMPLING_NONE: the words the outputs have always written. */
+const char *vp_sampling_method_name(vp_sampling_method method);
 
 #endif

@@ -71,3 +71,16 @@ const char *vp_norm_name(vp_norm norm)
     }
     return "";
 }
+
+const char *vp_sampling_method_name(vp_sampling_method method)
+{
+    switch (method) {
+    case VP_SAMPLING_REDUCED: return "reduced";
+    case VP_SAMPLING_FULL: return "full";
+    case VP_SAMPLING_GAIN_INIT: return "gain";
+    case VP_SAMPLING_TORCH_INIT: return "torch";
+    case VP_SAMPLING_LOADED: return "loaded weights";
+    case VP_SAMPLING_NONE: break;
+    }
+    return "";
+}

@@ -467,9 +467,14 @@ void vp_forward_options_init(vp_forward_options *o)
     };
 }
 
+static vp_sampling_method init_method(vp_init init)
+{
+    return init == VP_INIT_TORCH ? VP_SAMPLING_TORCH_INIT : VP_SAMPLING_GAIN_INIT;
+}
+
 const char *vp_init_name(vp_init init)
 {
-    return init == VP_INIT_TORCH ? "torch" : "gain";
+    return vp_sampling_method_name(init_method(init));
 }
 
 vp_status vp_forward_memory_needed(const vp_config *cfg, const vp_forward_options *o,
@@ -584,7 +589,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
         profile->sampling = (vp_sampling){
             .width = o->width, .trials = o->batch * o->tokens, .seed = o->seed,
             .generator = "philox4x32-10",
-            .method = o->weights ? "loaded weights" : vp_init_name(o->init), .eps = o->eps,
+            .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init), .eps = o->eps,
             .heads = cfg->mlp_only ? 0 : o->heads, .ffn_mult = o->ffn_mult, .vocab = o->vocab,
             .batch = o->batch, .tokens = o->tokens, .qk_norm = o->qk_norm};
         status = fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, profile, err);

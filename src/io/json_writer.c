@@ -89,7 +89,7 @@ static cJSON *profile_object(const vp_profile *profile)
         const vp_sampling *sm = &profile->sampling;
         cJSON *sampling = cJSON_AddObjectToObject(o, "sampling");
         if (sampling) {
-            add_text(sampling, "method", sm->method);
+            add_text(sampling, "method", vp_sampling_method_name(sm->method));
             add_number(sampling, "width", (double)sm->width, 1);
             add_number(sampling, "trials", (double)sm->trials, 1);
             char seed[32];

@@ -1,7 +1,6 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "varprof/compare.h"
 #include "varprof/format.h"
@@ -23,10 +22,10 @@ static void write_network(FILE *out, const vp_profile *p)
 {
     const vp_sampling *s = &p->sampling;
     char init[48];
-    if (strcmp(s->method, "loaded weights") == 0)
+    if (s->method == VP_SAMPLING_LOADED)
         snprintf(init, sizeof init, "weights from file");
     else
-        snprintf(init, sizeof init, "%s init", s->method);
+        snprintf(init, sizeof init, "%s init", vp_sampling_method_name(s->method));
     if (s->heads)
         fprintf(out, "network: width %zu, %zu heads%s, MLP %zu x wide, vocab %zu, batch %zu x %zu "
                      "tokens, %s, eps %.3g, seed %llu\n",
@@ -60,8 +59,8 @@ static void write_heading(FILE *out, const vp_profile *p)
         write_network(out, p);
     else if (p->sampling.generator)
         fprintf(out, "%s method, width %zu, %zu tokens, eps %.3g, generator %s, seed %llu\n",
-                p->sampling.method, p->sampling.width, p->sampling.trials, p->sampling.eps,
-                p->sampling.generator, p->sampling.seed);
+                vp_sampling_method_name(p->sampling.method), p->sampling.width,
+                p->sampling.trials, p->sampling.eps, p->sampling.generator, p->sampling.seed);
     fputc('\n', out);
 }
 
@@ -220,8 +219,8 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
     fprintf(out, "%s: closed form against %s (%s method, width %zu, %zu tokens, seed %llu); "
                  "(SE): the difference in standard errors\n",
             vp_placement_name(placement), engine_title(sampled->engine),
-            sampled->sampling.method, sampled->sampling.width, sampled->sampling.trials,
-            sampled->sampling.seed);
+            vp_sampling_method_name(sampled->sampling.method), sampled->sampling.width,
+            sampled->sampling.trials, sampled->sampling.seed);
     fprintf(out, "%9s  %-9s  %11s %11s %6s  %11s %11s %6s  %11s %11s %6s\n", "sub-block", "part",
             "var closed", "sampled", "(SE)", "upd closed", "sampled", "(SE)", "emb closed",
             "sampled", "(SE)");

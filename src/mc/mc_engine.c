@@ -28,9 +28,14 @@ void vp_mc_options_init(vp_mc_options *options)
     };
 }
 
+static vp_sampling_method sampling_method(vp_mc_method method)
+{
+    return method == VP_MC_FULL ? VP_SAMPLING_FULL : VP_SAMPLING_REDUCED;
+}
+
 const char *vp_mc_method_name(vp_mc_method method)
 {
-    return method == VP_MC_FULL ? "full" : "reduced";
+    return vp_sampling_method_name(sampling_method(method));
 }
 
 /* a * b + c, or 0 with *overflow set */
@@ -220,7 +225,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
                                           .trials = options->trials,
                                           .seed = options->seed,
                                           .generator = vp_mc_generator,
-                                          .method = vp_mc_method_name(options->method),
+                                          .method = sampling_method(options->method),
                                           .eps = options->eps};
         if (mc_fill_rows(&job, profile) != VP_OK)
             status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");
