@@ -48,6 +48,15 @@ typedef struct {
     int qk_norm;
 } vp_sampling;
 
+/* The figure that went out of range first, when a profile stops early. */
+typedef enum {
+    VP_OVERFLOW_NONE,
+    VP_OVERFLOW_STREAM_VAR,      /* beyond double */
+    VP_OVERFLOW_UPDATE_RATIO,    /* beyond double */
+    VP_OVERFLOW_EMBEDDING_SHARE, /* beyond double (its estimate or standard error) */
+    VP_OVERFLOW_FLOAT_STREAM,    /* the forward pass's float activations */
+} vp_overflow;
+
 typedef struct {
     double gain;            /* g_k as configured; unused for k = 0 */
     double stream_var;      /* v_k */
@@ -73,7 +82,7 @@ typedef struct {
     vp_sampling sampling;  /* for sampled engines; zero otherwise */
     size_t overflow_at;    /* 0, or the first sub-block where a figure
                               overflowed double: rows stop before it */
-    const char *overflowed; /* which figure overflowed ("stream variance"), or NULL */
+    vp_overflow overflowed; /* which figure overflowed, or VP_OVERFLOW_NONE */
     size_t n_rows;         /* K + 1, or overflow_at when it overflowed */
     vp_row rows[];         /* rows[k] for sub-block k */
 } vp_profile;
@@ -100,7 +109,7 @@ typedef struct {
     double embedding_share;
     double log2_share;
     size_t overflow_at;     /* as in vp_profile */
-    const char *overflowed;
+    vp_overflow overflowed;
 } vp_profile_top;
 
 vp_profile_top vp_profile_get_top(const vp_profile *profile);
@@ -116,5 +125,10 @@ const char *vp_norm_name(vp_norm norm);
 /* "reduced", "full", "gain", "torch", "loaded weights", or "" for
  * VP_SAMPLING_NONE: the words the outputs have always written. */
 const char *vp_sampling_method_name(vp_sampling_method method);
+
+/* What overflowed, as the outputs name it: "stream variance", "update
+ * ratio", "embedding share", "stream (float activations out of range)", or
+ * "" for VP_OVERFLOW_NONE. */
+const char *vp_overflow_name(vp_overflow what);
 
 #endif

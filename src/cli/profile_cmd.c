@@ -250,8 +250,8 @@ static void warn_overflow(const vp_profile *p)
 {
     fprintf(stderr, "varprof: warning: %s: the %s overflows double at sub-block %zu; rows stop "
                     "at sub-block %zu\n",
-            vp_placement_name(p->config.placement), p->overflowed, p->overflow_at,
-            p->overflow_at - 1);
+            vp_placement_name(p->config.placement), vp_overflow_name(p->overflowed),
+            p->overflow_at, p->overflow_at - 1);
 }
 
 /* Every placement must have as many sub-blocks as the file has gains; said

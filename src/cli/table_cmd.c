@@ -223,7 +223,8 @@ static int explain(const vp_config *cfg)
         explain_step(p, k);
     }
     if (p->overflow_at)
-        printf("  sub-block %zu: the %s overflows double\n", p->overflow_at, p->overflowed);
+        printf("  sub-block %zu: the %s overflows double\n", p->overflow_at,
+               vp_overflow_name(p->overflowed));
     vp_profile_free(p);
     return EXIT_OK;
 }

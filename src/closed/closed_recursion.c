@@ -80,10 +80,10 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
         row->gain = vp_config_gain(cfg, k);
         row->update_ratio = step(cfg, row->gain, &s);
         row->stream_var = s.v;
-        const char *overflowed = !isfinite(s.v) ? "stream variance"
-                                 : !isfinite(row->update_ratio) ? "update ratio"
-                                                                : NULL;
-        if (overflowed) {
+        const vp_overflow overflowed = !isfinite(s.v) ? VP_OVERFLOW_STREAM_VAR
+                                       : !isfinite(row->update_ratio) ? VP_OVERFLOW_UPDATE_RATIO
+                                                                      : VP_OVERFLOW_NONE;
+        if (overflowed != VP_OVERFLOW_NONE) {
             profile->overflow_at = k;
             profile->overflowed = overflowed;
             profile->n_rows = k;

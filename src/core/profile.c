@@ -84,3 +84,15 @@ const char *vp_sampling_method_name(vp_sampling_method method)
     }
     return "";
 }
+
+const char *vp_overflow_name(vp_overflow what)
+{
+    switch (what) {
+    case VP_OVERFLOW_STREAM_VAR: return "stream variance";
+    case VP_OVERFLOW_UPDATE_RATIO: return "update ratio";
+    case VP_OVERFLOW_EMBEDDING_SHARE: return "embedding share";
+    case VP_OVERFLOW_FLOAT_STREAM: return "stream (float activations out of range)";
+    case VP_OVERFLOW_NONE: break;
+    }
+    return "";
+}

@@ -429,8 +429,8 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
             if (!fill_row(&r, profile, k, alpha)) {
                 profile->overflow_at = k;
                 profile->overflowed = isinf(profile->rows[k].stream_var)
-                                          ? "stream variance"
-                                          : "stream (float activations out of range)";
+                                          ? VP_OVERFLOW_STREAM_VAR
+                                          : VP_OVERFLOW_FLOAT_STREAM;
                 profile->n_rows = k;
                 break;
             }

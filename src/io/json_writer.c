@@ -84,7 +84,7 @@ static cJSON *profile_object(const vp_profile *profile)
     add_number(o, "beta", cfg->beta, 1);
     add_number(o, "embedding_var", cfg->embedding_var, 1);
     add_number(o, "overflow_at", (double)profile->overflow_at, profile->overflow_at != 0);
-    add_text(o, "overflowed", profile->overflowed);
+    add_text(o, "overflowed", vp_overflow_name(profile->overflowed));
     if (profile->sampling.generator) {
         const vp_sampling *sm = &profile->sampling;
         cJSON *sampling = cJSON_AddObjectToObject(o, "sampling");

@@ -126,7 +126,8 @@ static void write_overflow(FILE *out, const vp_profile *p)
     fprintf(out,
             "\nThe %s goes out of range at sub-block %zu (layer %zu, %s): beyond %.3g, the "
             "largest %s, so the rows stop at sub-block %zu.\n",
-            p->overflowed, p->overflow_at, vp_config_layer_of(&p->config, p->overflow_at),
+            vp_overflow_name(p->overflowed), p->overflow_at,
+            vp_config_layer_of(&p->config, p->overflow_at),
             vp_part_name(vp_config_part_of(&p->config, p->overflow_at)),
             forward ? (double)FLT_MAX : DBL_MAX, forward ? "float" : "double", p->n_rows - 1);
 }
@@ -198,7 +199,8 @@ vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t
         fprintf(out, "%-12s  %-8s  %10zu  %11.4g  %12s  %18s", vp_placement_name(t->placement),
                 vp_engine_name(t->engine), t->sub_blocks, t->stream_size, update, share);
         if (t->overflow_at)
-            fprintf(out, "  (%s overflows at sub-block %zu)", t->overflowed, t->overflow_at);
+            fprintf(out, "  (%s overflows at sub-block %zu)", vp_overflow_name(t->overflowed),
+                    t->overflow_at);
         fputc('\n', out);
     }
     return ferror(out) ? VP_EIO : VP_OK;

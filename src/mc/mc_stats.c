@@ -95,9 +95,10 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
         if (!finite3(v.estimate, u.estimate, e.estimate) || !finite3(v.se, u.se, e.se)) {
             profile->overflow_at = k;
             profile->overflowed = !isfinite(v.estimate) || !isfinite(v.se)
-                                      ? "stream variance"
-                                      : !isfinite(u.estimate) || !isfinite(u.se) ? "update ratio"
-                                                                                : "embedding share";
+                                      ? VP_OVERFLOW_STREAM_VAR
+                                  : !isfinite(u.estimate) || !isfinite(u.se)
+                                      ? VP_OVERFLOW_UPDATE_RATIO
+                                      : VP_OVERFLOW_EMBEDDING_SHARE;
             profile->n_rows = k;
             break;
         }
