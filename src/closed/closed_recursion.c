@@ -67,11 +67,7 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
     vp_profile *profile = vp_profile_alloc(k_total);
     if (!profile)
         return vp_fail(err, VP_ENOMEM, "no memory for %zu sub-blocks", k_total);
-    profile->engine = VP_ENGINE_CLOSED;
-    profile->norm = VP_NORM_ANY;
-    profile->config = *cfg;
-    profile->config.gains = NULL;
-    profile->gains_from_file = cfg->gains != NULL;
+    vp_profile_set_header(profile, VP_ENGINE_CLOSED, VP_NORM_ANY, cfg, 0, NULL);
 
     stream_state s = {cfg->embedding_var, vp_scaled_from(cfg->embedding_var)};
     profile->rows[0] = (vp_row){.stream_var = s.v, .embedding_share = 1.0, .log2_share = 0.0};

@@ -21,6 +21,18 @@ void vp_profile_free(vp_profile *profile)
     free(profile);
 }
 
+void vp_profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm,
+                           const vp_config *cfg, unsigned fields, const vp_sampling *sampling)
+{
+    profile->engine = engine;
+    profile->norm = norm;
+    profile->config = *cfg;
+    profile->config.gains = NULL; /* the caller's array: it may not outlive the profile */
+    profile->gains_from_file = cfg->gains != NULL;
+    profile->fields = fields;
+    profile->sampling = sampling ? *sampling : (vp_sampling){0};
+}
+
 double vp_profile_stream_size(const vp_profile *profile, size_t k)
 {
     /* two roots, not one of the ratio: v_k / v_0 may overflow where both are finite */

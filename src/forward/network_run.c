@@ -580,18 +580,14 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
             memcpy(ids, o->token_ids, o->batch * o->tokens * sizeof *ids);
         else
             draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
-        profile->engine = VP_ENGINE_FORWARD;
-        profile->norm = o->norm;
-        profile->config = *cfg;
-        profile->config.gains = NULL;
-        profile->gains_from_file = cfg->gains != NULL;
-        profile->fields = VP_HAS_MEASURED | VP_HAS_STREAM_NORM;
-        profile->sampling = (vp_sampling){
+        const vp_sampling sampling = {
             .width = o->width, .trials = o->batch * o->tokens, .seed = o->seed,
             .generator = "philox4x32-10",
             .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init), .eps = o->eps,
             .heads = cfg->mlp_only ? 0 : o->heads, .ffn_mult = o->ffn_mult, .vocab = o->vocab,
             .batch = o->batch, .tokens = o->tokens, .qk_norm = o->qk_norm};
+        vp_profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
+                              VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
         status = fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, profile, err);
     }
     fw_model_free(m);

@@ -215,18 +215,14 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
         status = run_threads(&job, err);
     }
     if (status == VP_OK) {
-        profile->engine = VP_ENGINE_MC;
-        profile->norm = options->norm;
-        profile->config = *cfg;
-        profile->config.gains = NULL;
-        profile->gains_from_file = cfg->gains != NULL;
-        profile->fields = VP_HAS_BOUNDS | VP_HAS_PERCENTILES;
-        profile->sampling = (vp_sampling){.width = options->width,
-                                          .trials = options->trials,
-                                          .seed = options->seed,
-                                          .generator = vp_mc_generator,
-                                          .method = sampling_method(options->method),
-                                          .eps = options->eps};
+        const vp_sampling sampling = {.width = options->width,
+                                      .trials = options->trials,
+                                      .seed = options->seed,
+                                      .generator = vp_mc_generator,
+                                      .method = sampling_method(options->method),
+                                      .eps = options->eps};
+        vp_profile_set_header(profile, VP_ENGINE_MC, options->norm, cfg,
+                              VP_HAS_BOUNDS | VP_HAS_PERCENTILES, &sampling);
         if (mc_fill_rows(&job, profile) != VP_OK)
             status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");
     }
