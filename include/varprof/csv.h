@@ -11,9 +11,10 @@
 
 #include "varprof/profile.h"
 
-/* The columns, in order; VP_CSV_COLUMN_COUNT of them. */
-#define VP_CSV_COLUMN_COUNT 24
-extern const char *const vp_csv_columns[VP_CSV_COLUMN_COUNT];
+/* How many columns the rows have, and the name of column c (from 0), in
+ * order; NULL for c past the last. */
+size_t vp_csv_column_count(void);
+const char *vp_csv_column_name(size_t column);
 
 /* Writes the header row. VP_EIO when the stream reports an error. */
 vp_status vp_csv_write_header(FILE *out);

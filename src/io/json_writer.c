@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/row_fields.h"
 #include "varprof/json.h"
 #include "varprof/version.h"
 
@@ -30,38 +31,23 @@ static void add_text(cJSON *object, const char *key, const char *text)
 
 static cJSON *row_object(const vp_profile *profile, size_t k)
 {
-    const vp_row *row = &profile->rows[k];
-    const int branch = k > 0;
-    const int bounds = (profile->fields & VP_HAS_BOUNDS) != 0;
-    const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    add_number(o, "sub_block", (double)k, 1);
-    add_number(o, "layer", (double)vp_config_layer_of(&profile->config, k), branch);
-    add_text(o, "part", vp_part_name(vp_config_part_of(&profile->config, k)));
-    add_number(o, "gain", row->gain, branch);
-    add_number(o, "stream_var", row->stream_var, 1);
-    add_number(o, "stream_size", vp_profile_stream_size(profile, k), 1);
-    add_number(o, "update_ratio", row->update_ratio, branch);
-    add_number(o, "embedding_share", row->embedding_share, 1);
-    add_number(o, "log2_embedding_share", row->log2_share, 1);
-    add_number(o, "stream_var_lo", row->stream_var_lo, bounds);
-    add_number(o, "stream_var_hi", row->stream_var_hi, bounds);
-    add_number(o, "update_ratio_lo", row->update_ratio_lo, bounds && branch);
-    add_number(o, "update_ratio_hi", row->update_ratio_hi, bounds && branch);
-    add_number(o, "embedding_share_lo", row->embedding_share_lo, bounds);
-    add_number(o, "embedding_share_hi", row->embedding_share_hi, bounds);
-    add_number(o, "measured_gain", row->measured_gain, measured && branch);
-    add_number(o, "update_cosine", row->update_cosine, measured && branch);
-    add_number(o, "stream_norm", row->stream_norm, (profile->fields & VP_HAS_STREAM_NORM) != 0);
-    const int spread = (profile->fields & VP_HAS_PERCENTILES) != 0;
-    add_number(o, "stream_size_p05", row->stream_size_p05, spread);
-    add_number(o, "stream_size_p50", row->stream_size_p50, spread);
-    add_number(o, "stream_size_p95", row->stream_size_p95, spread);
-    add_number(o, "stream_var_se", row->stream_var_se, bounds);
-    add_number(o, "update_ratio_se", row->update_ratio_se, bounds && branch);
-    add_number(o, "embedding_share_se", row->embedding_share_se, bounds);
+    for (size_t f = 0; f < row_field_table_size; f++) {
+        const row_field *field = &row_field_table[f];
+        if (!(field->appears & ROW_FIELD_JSON))
+            continue;
+        const int present = row_field_present(field, profile, k);
+        if (field->kind == ROW_FIELD_TEXT)
+            add_text(o, field->name, present ? row_field_text(field, profile, k) : NULL);
+        else if (field->kind == ROW_FIELD_SIZE)
+            add_number(o, field->name,
+                       present ? (double)row_field_size(field, profile, k) : 0.0, present);
+        else
+            add_number(o, field->name, present ? row_field_double(field, profile, k) : 0.0,
+                       present);
+    }
     return o;
 }
 
