@@ -9,6 +9,10 @@ typedef enum { VP_Q_STREAM_VAR, VP_Q_UPDATE_RATIO, VP_Q_EMBEDDING_SHARE, VP_Q_CO
 /* "stream variance", "update ratio", "embedding share". */
 const char *vp_quantity_name(vp_quantity q);
 
+/* Whether q is a figure of sub-block k: the update ratio is not one of
+ * sub-block 0, the embedding, which no branch updates. */
+int vp_quantity_applies(vp_quantity q, size_t k);
+
 /* The closed and sampled values of q at row k, and the sampled one's
  * standard error. */
 void vp_quantity_values(const vp_profile *closed, const vp_profile *sampled, size_t k,

@@ -3,38 +3,33 @@
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 
+#include "core/row_fields.h"
+
+/* vp_quantity q is the table's q-th compared field: the comparison reads
+ * the rows through the same entries the writers do. */
+static const row_field *quantity_field(vp_quantity q)
+{
+    return row_field_compared((size_t)q);
+}
+
 const char *vp_quantity_name(vp_quantity q)
 {
-    switch (q) {
-    case VP_Q_STREAM_VAR: return "stream variance";
-    case VP_Q_UPDATE_RATIO: return "update ratio";
-    case VP_Q_EMBEDDING_SHARE: return "embedding share";
-    case VP_Q_COUNT: break;
-    }
-    return "";
+    const row_field *field = (unsigned)q < VP_Q_COUNT ? quantity_field(q) : NULL;
+    return field ? field->compared_as : "";
+}
+
+int vp_quantity_applies(vp_quantity q, size_t k)
+{
+    return row_field_applies(quantity_field(q), k);
 }
 
 void vp_quantity_values(const vp_profile *closed, const vp_profile *sampled, size_t k,
                         vp_quantity q, double *closed_value, double *sampled_value, double *se)
 {
-    const vp_row *c = &closed->rows[k], *s = &sampled->rows[k];
-    switch (q) {
-    case VP_Q_STREAM_VAR:
-        *closed_value = c->stream_var;
-        *sampled_value = s->stream_var;
-        *se = s->stream_var_se;
-        return;
-    case VP_Q_UPDATE_RATIO:
-        *closed_value = c->update_ratio;
-        *sampled_value = s->update_ratio;
-        *se = s->update_ratio_se;
-        return;
-    default:
-        *closed_value = c->embedding_share;
-        *sampled_value = s->embedding_share;
-        *se = s->embedding_share_se;
-        return;
-    }
+    const row_field *field = quantity_field(q);
+    *closed_value = row_field_double(field, closed, k);
+    *sampled_value = row_field_double(field, sampled, k);
+    *se = row_field_se(field, sampled, k);
 }
 
 double vp_se_units(double closed_value, double sampled_value, double se)
@@ -55,12 +50,15 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
         return VP_EINVAL;
     *out = (vp_comparison){.n_se = n_se, .rel_floor = rel_floor};
     const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
-    const size_t figures = rows > 0 ? 3 * rows - 1 : 1;
+    /* each quantity at every row, but a branch's not at sub-block 0; 1 for no rows */
+    size_t figures = 0;
+    for (int q = 0; rows > 0 && q < VP_Q_COUNT; q++)
+        figures += rows - !vp_quantity_applies((vp_quantity)q, 0);
     out->rows = rows;
-    out->family_se = fmax(n_se, gsl_cdf_ugaussian_Qinv(0.025 / (double)figures));
+    out->family_se = fmax(n_se, gsl_cdf_ugaussian_Qinv(0.025 / (double)(figures ? figures : 1)));
     for (size_t k = 0; k < rows; k++) {
         for (int q = 0; q < VP_Q_COUNT; q++) {
-            if (k == 0 && q == VP_Q_UPDATE_RATIO)
+            if (!vp_quantity_applies((vp_quantity)q, k))
                 continue;
             double c, s, se;
             vp_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);

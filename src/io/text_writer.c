@@ -232,7 +232,7 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
             continue;
         fprintf(out, "%9zu  %-9s", k, vp_part_name(vp_config_part_of(&closed->config, k)));
         for (int q = 0; q < VP_Q_COUNT; q++) {
-            if (k == 0 && q == VP_Q_UPDATE_RATIO) {
+            if (!vp_quantity_applies((vp_quantity)q, k)) {
                 fprintf(out, "  %11s %11s %6s", "-", "-", "");
                 continue;
             }

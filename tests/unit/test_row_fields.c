@@ -1,6 +1,6 @@
 /* The row-field table against the contracts it must keep: design.md's CSV
- * columns in their order, names used once, and a value source matching
- * each field's kind. */
+ * columns in their order, names used once, a value source matching each
+ * field's kind, and the comparison's quantities in vp_quantity's order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "core/row_fields.h"
+#include "varprof/compare.h"
 #include "varprof/csv.h"
 
 /* Written out here, not read from the table: the CSV is the stable machine
@@ -62,6 +63,21 @@ static void every_field_is_named_once_and_has_a_value(void **state)
     }
 }
 
+static void compared_fields_are_the_quantities(void **state)
+{
+    (void)state;
+    assert_string_equal(row_field_compared(VP_Q_STREAM_VAR)->name, "stream_var");
+    assert_string_equal(row_field_compared(VP_Q_UPDATE_RATIO)->name, "update_ratio");
+    assert_string_equal(row_field_compared(VP_Q_EMBEDDING_SHARE)->name, "embedding_share");
+    assert_null(row_field_compared(VP_Q_COUNT));
+    assert_string_equal(vp_quantity_name(VP_Q_STREAM_VAR), "stream variance");
+    assert_string_equal(vp_quantity_name(VP_Q_UPDATE_RATIO), "update ratio");
+    assert_string_equal(vp_quantity_name(VP_Q_EMBEDDING_SHARE), "embedding share");
+    assert_false(vp_quantity_applies(VP_Q_UPDATE_RATIO, 0));
+    assert_true(vp_quantity_applies(VP_Q_UPDATE_RATIO, 1));
+    assert_true(vp_quantity_applies(VP_Q_STREAM_VAR, 0));
+}
+
 static void presence_follows_the_profile_and_the_sub_block(void **state)
 {
     (void)state;
@@ -87,6 +103,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(csv_columns_keep_their_order),
         cmocka_unit_test(every_field_is_named_once_and_has_a_value),
+        cmocka_unit_test(compared_fields_are_the_quantities),
         cmocka_unit_test(presence_follows_the_profile_and_the_sub_block),
     };
     return cmocka_run_group_tests_name("row fields", tests, NULL, NULL);
