@@ -53,7 +53,7 @@ static double field_stream_size(const vp_profile *profile, size_t k)
 #define SE_OF(m) .se_offset = offsetof(vp_row, m)
 
 const row_field row_field_table[] = {
-    /* design.md's 21 columns, in its order; JSON writes engine, placement, norm
+    /* the 21 columns varprof(1), OUTPUT, lists, in its order; JSON writes engine, placement, norm
        and layers once per profile, not per row */
     {"engine", ROW_FIELD_TEXT, .text = field_engine, .appears = ROW_FIELD_CSV},
     {"placement", ROW_FIELD_TEXT, .text = field_placement, .appears = ROW_FIELD_CSV},
@@ -85,7 +85,7 @@ const row_field row_field_table[] = {
     {"update_cosine", MEMBER(update_cosine), .needs = VP_HAS_MEASURED, .branch_only = 1,
      .appears = BOTH},
     {"stream_norm", MEMBER(stream_norm), .needs = VP_HAS_STREAM_NORM, .appears = BOTH},
-    /* added since, at the end as design.md allows: the Monte Carlo's spread */
+    /* added since, at the end as varprof(1), OUTPUT, allows: the Monte Carlo's spread */
     {"stream_size_p05", MEMBER(stream_size_p05), .needs = VP_HAS_PERCENTILES, .appears = BOTH},
     {"stream_size_p50", MEMBER(stream_size_p50), .needs = VP_HAS_PERCENTILES, .appears = BOTH},
     {"stream_size_p95", MEMBER(stream_size_p95), .needs = VP_HAS_PERCENTILES, .appears = BOTH},

@@ -5,7 +5,7 @@
  * column is one entry in row_fields.c.
  *
  * The table's order is the CSV's and the JSON's both: a field only one of
- * them writes sits where that one has always written it. design.md fixes the
+ * them writes sits where that one has always written it. varprof(1), OUTPUT, fixes the
  * CSV's order and allows new columns only at the end.
  */
 #ifndef VARPROF_CORE_ROW_FIELDS_H

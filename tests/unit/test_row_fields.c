@@ -1,4 +1,4 @@
-/* The row-field table against the contracts it must keep: design.md's CSV
+/* The row-field table against the contracts it must keep: varprof(1)'s CSV
  * columns in their order, names used once, a value source matching each
  * field's kind, and the comparison's quantities in vp_quantity's order. */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 /* Written out here, not read from the table: the CSV is the stable machine
  * interface, and a column may only be appended. */
 static const char *const csv_contract[] = {
-    /* design.md */
+    /* varprof(1), OUTPUT */
     "engine", "placement", "norm", "layers", "sub_block", "layer", "part", "gain", "stream_var",
     "stream_size", "update_ratio", "embedding_share", "stream_var_lo", "stream_var_hi",
     "update_ratio_lo", "update_ratio_hi", "embedding_share_lo", "embedding_share_hi",
