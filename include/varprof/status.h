@@ -15,6 +15,7 @@ typedef enum {
     VP_EFORMAT,   /* a file's contents are malformed */
     VP_EOVERFLOW, /* a result does not fit in a double */
     VP_ETHREAD,   /* a worker thread could not be started */
+    VP_EEXIST,    /* a file to be written exists and replacing it was not asked for */
 } vp_status;
 
 /* One sentence saying what went wrong, without a trailing newline or period. */

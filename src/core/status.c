@@ -13,6 +13,7 @@ const char *vp_strerror(vp_status status)
     case VP_EFORMAT: return "malformed file";
     case VP_EOVERFLOW: return "result does not fit in a double";
     case VP_ETHREAD: return "cannot start a thread";
+    case VP_EEXIST: return "file exists";
     }
     return "unknown status";
 }
