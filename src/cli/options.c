@@ -140,6 +140,28 @@ int cli_runtime_error(const char *format, ...)
     return EXIT_RUNTIME;
 }
 
+/* What the user can do about a library failure: one row per status that an
+ * option fixes, "add --force to replace it". */
+static const struct {
+    vp_status status;
+    const char *verb;
+    option_id option;
+    const char *effect;
+} fixes[] = {
+    {VP_EEXIST, "add", OPT_FORCE, "to replace it"},
+};
+
+int cli_library_error(const char *context, vp_status status, const vp_error *err)
+{
+    const char *message = err && err->message[0] ? err->message : vp_strerror(status);
+    for (size_t i = 0; i < sizeof fixes / sizeof *fixes; i++)
+        if (fixes[i].status == status)
+            return cli_runtime_error("%s%s%s; %s %s %s", context ? context : "",
+                                     context ? ": " : "", message, fixes[i].verb,
+                                     cli_option_name(fixes[i].option), fixes[i].effect);
+    return cli_runtime_error("%s%s%s", context ? context : "", context ? ": " : "", message);
+}
+
 /* The option of that name for the command, else any of that name (so that
  * the error can say it does not apply), else -1. Two commands may each have
  * an option of the same name, such as --format. */

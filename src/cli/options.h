@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "varprof/status.h"
+
 /* Exit codes of the program. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -74,6 +76,12 @@ int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)
 
 /* Prints "varprof: MESSAGE" to standard error; returns EXIT_RUNTIME. */
 int cli_runtime_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints a library failure, "varprof: [CONTEXT: ]MESSAGE" (context may be
+ * NULL), and where an option fixes it, which: for VP_EEXIST, "; add --force
+ * to replace it". The library states the fact; the program names the option.
+ * Returns EXIT_RUNTIME. */
+int cli_library_error(const char *context, vp_status status, const vp_error *err);
 
 /* Strict conversions of an option's value: on failure each prints a usage
  * error naming the option, its value and what is allowed, and returns

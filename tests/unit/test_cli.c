@@ -493,6 +493,17 @@ static void output_file_and_force(void **state)
     char *replaced = read_file(path);
     assert_contains(replaced, ",4,8,3,mlp,");
     assert_true(no_temp_files_in(test_scratch()));
+    /* the mode any program's new file gets, as `>` gives */
+    const mode_t mask = umask(022);
+    umask(mask);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0666 & ~mask);
+    /* a device is written in place, without --force */
+    run = RUN("--layers", "2", "--output", "/dev/null");
+    assert_int_equal(run.status, 0);
+    assert_int_equal(run.out_length, 0);
+    program_run_free(&run);
     free(first);
     free(unchanged);
     free(replaced);
