@@ -27,8 +27,9 @@ const vp_figure_info *vp_figures_list(size_t *n);
  * through gnuplot (vp_plot_run). outdir is created if missing (its parent must
  * exist). An existing figure is replaced only when force is set; the figures
  * are generated files, so callers regenerating them pass 1. Stops at the first
- * failure: VP_EINVAL for an unknown extension or a bad outdir name, VP_EIO
- * when outdir cannot be made or gnuplot fails (see vp_plot_run), VP_ENOMEM. */
+ * failure: VP_EINVAL for an unknown extension or a bad outdir name, VP_EEXIST
+ * for an existing figure without force, VP_EIO when outdir cannot be made or
+ * gnuplot fails (see vp_plot_run), VP_ENOMEM. */
 vp_status vp_figures_write(const char *outdir, const char *extension, int force, vp_error *err);
 
 /* Writes a Markdown list of the figures for a README, one image a line:

@@ -167,7 +167,7 @@ typedef enum {
 /* Where a figure goes. */
 typedef struct {
     const char *path;   /* a file ending in .png, .svg or .pdf; or "-": the dumb terminal */
-    int force;          /* replace an existing file (vp_plot_run) */
+    int force;          /* replace an existing file (vp_plot_run); else VP_EEXIST */
     FILE *terminal_out; /* "-": where vp_plot_run copies the text plot; NULL: stdout */
 } vp_plot_target;
 
@@ -214,17 +214,23 @@ const char *vp_plot_gnuplot_program(void);
 
 /* Draws the figure with gnuplot. The script goes to gnuplot through a pipe
  * (popen; no script file); gnuplot writes to a temporary file beside the
- * target (".<name>.tmp.XXXXXX", same folder), which is renamed into place only
- * when gnuplot exited 0 and the file is not empty; on any failure it is
- * removed, so no partial figure is left. For "-" the text plot is copied to
+ * target (".<name>.tmp.XXXXXX", same folder, mode 0666 less the umask), which
+ * is put in place only when gnuplot exited 0 and the file is not empty, never
+ * replacing an existing file unless force is set; on any failure it is
+ * removed, so no partial figure is left. A target that is a character device
+ * or a FIFO is drawn on in place. For "-" the text plot is copied to
  * target->terminal_out (stdout when NULL) and no file remains.
  * Fails with:
  *   VP_EINVAL  as vp_plot_write_script;
- *   VP_EIO     the target exists and force is 0 ("exists; add --force");
- *              gnuplot is not found ("gnuplot is not installed", naming the
- *              Debian package gnuplot-nox); a temporary file cannot be made;
- *              gnuplot failed (its exit status and the last lines of what it
- *              printed are in err) or wrote nothing; the rename failed.
+ *   VP_EEXIST  the target exists and force is 0, checked before gnuplot runs
+ *              and again, without replacing, as the figure is put in place
+ *              ("'x.svg' already exists");
+ *   VP_EIO     the target is a directory or another kind of file that is
+ *              not written; gnuplot is not found ("gnuplot is not
+ *              installed", naming the Debian package gnuplot-nox); a
+ *              temporary file cannot be made; gnuplot failed (its exit
+ *              status and the last lines of what it printed are in err) or
+ *              wrote nothing; the file could not be synced or put in place.
  * SIGPIPE, should gnuplot quit before reading the whole script, is blocked
  * while writing and discarded, never delivered. */
 vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_error *err);

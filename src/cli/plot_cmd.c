@@ -1,9 +1,9 @@
 /* --plot, --plot-script and --quantity: the profile drawn through gnuplot. */
 #include <string.h>
-#include <unistd.h>
 
 #include "commands.h"
 #include "output_file.h"
+#include "sys/atomic_file.h"
 #include "varprof/plot.h"
 
 int check_plot_options(const cli_args *args)
@@ -25,16 +25,16 @@ int check_plot_options(const cli_args *args)
             return cli_usage_error("--plot: %s", err.message);
         if (vp_plot_check_text(args->value[OPT_PLOT], "the --plot file name", &err) != VP_OK)
             return cli_usage_error("--plot: %s", err.message);
-        /* said before the work, as for --output */
-        if (strcmp(args->value[OPT_PLOT], "-") != 0 && !args->given[OPT_FORCE] &&
-            access(args->value[OPT_PLOT], F_OK) == 0)
-            return cli_runtime_error("%s already exists; add --force to replace it",
-                                     args->value[OPT_PLOT]);
     }
-    if (args->given[OPT_PLOT_SCRIPT] && !args->given[OPT_FORCE] &&
-        access(args->value[OPT_PLOT_SCRIPT], F_OK) == 0)
-        return cli_runtime_error("%s already exists; add --force to replace it",
-                                 args->value[OPT_PLOT_SCRIPT]);
+    /* said before the work, as for --output, by the rule that writes them */
+    static const option_id files[] = {OPT_PLOT, OPT_PLOT_SCRIPT};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        const char *path = args->value[files[i]];
+        vp_status status;
+        if (args->given[files[i]] && strcmp(path, "-") != 0 &&
+            (status = atomic_file_check(path, args->given[OPT_FORCE], NULL, &err)) != VP_OK)
+            return cli_library_error(NULL, status, &err);
+    }
     return EXIT_OK;
 }
 
@@ -67,8 +67,9 @@ int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_
     int rc = EXIT_OK;
     if (args->given[OPT_PLOT_SCRIPT])
         rc = write_script(args, figure, &target);
-    if (rc == EXIT_OK && vp_plot_run(figure, &target, &err) != VP_OK)
-        rc = cli_runtime_error("--plot: %s", err.message);
+    vp_status status;
+    if (rc == EXIT_OK && (status = vp_plot_run(figure, &target, &err)) != VP_OK)
+        rc = cli_library_error("--plot", status, &err);
     vp_figure_free(figure);
     return rc;
 }

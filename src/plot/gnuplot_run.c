@@ -1,5 +1,6 @@
-/* gnuplot run on a figure: the script through a pipe, the figure into a
- * temporary file beside the target, renamed into place only when it is whole. */
+/* gnuplot run on a figure: the script through a pipe, the figure into an
+ * atomic file (sys/atomic_file.h) that is put in place only when it is whole. */
+#include "sys/atomic_file.h"
 #include "varprof/cleanup.h"
 #include "varprof/plot.h"
 
@@ -70,27 +71,6 @@ static int append_shell_quoted(char *buf, size_t size, const char *text)
     buf[n++] = '\'';
     buf[n] = '\0';
     return 1;
-}
-
-/* The folder and the name of a path: "a/b.svg" -> "a", "b.svg"; "b.svg" -> ".". */
-static void split_path(const char *path, char *dir, size_t size, const char **base)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        snprintf(dir, size, ".");
-        *base = path;
-    } else {
-        snprintf(dir, size, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-        *base = slash + 1;
-    }
-}
-
-static mode_t file_mode(void)
-{
-    // umask can only be read by setting it: set it back at once
-    mode_t mask = umask(0);
-    umask(mask);
-    return 0666 & ~mask;
 }
 
 /* The last lines of what gnuplot printed, joined: "line 0: unknown option". */
@@ -185,22 +165,29 @@ static vp_status copy_out(const char *path, FILE *to, vp_error *err)
     return failed ? vp_fail(err, VP_EIO, "cannot write the text plot") : VP_OK;
 }
 
-/* Moves the finished figure into place: without force, link() so that a
- * file that appeared meanwhile is never replaced. */
-static vp_status put_in_place(const char *temp, const char *path, int force, vp_error *err)
+/* A scratch file in tmpdir ("tmpdir/varprof-NAME-XXXXXX", mode 0600: it is
+ * read back, never shared), registered for removal on a signal. Returns its
+ * descriptor, or -1 with err filled. */
+static int make_scratch(char *path, size_t size, const char *tmpdir, const char *name, int *slot,
+                        vp_error *err)
 {
-    if (!force) {
-        if (link(temp, path) == 0) {
-            unlink(temp);
-            return VP_OK;
-        }
-        if (errno == EEXIST)
-            return vp_fail(err, VP_EIO, "'%s' exists; add --force to replace it", path);
-        // a file system without hard links: rename, having checked above
+    if (snprintf(path, size, "%s/varprof-%s-XXXXXX", tmpdir, name) >= (int)size) {
+        vp_fail(err, VP_EIO, "TMPDIR is too long");
+        return -1;
     }
-    if (rename(temp, path) != 0)
-        return vp_fail(err, VP_EIO, "cannot move the figure to '%s': %s", path, strerror(errno));
-    return VP_OK;
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        vp_fail(err, VP_EIO, "cannot make a temporary file in '%s': %s", tmpdir, strerror(errno));
+        return -1;
+    }
+    *slot = vp_cleanup_register(path);
+    return fd;
+}
+
+static void remove_scratch(const char *path, int slot)
+{
+    unlink(path);
+    vp_cleanup_unregister(slot);
 }
 
 vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_error *err)
@@ -213,8 +200,9 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     const char *path = target->path;
     if ((status = vp_figure_check(figure, dumb ? NULL : path, err)) != VP_OK)
         return status;
-    if (!dumb && !target->force && access(path, F_OK) == 0)
-        return vp_fail(err, VP_EIO, "'%s' exists; add --force to replace it", path);
+    // refused before gnuplot is looked for: the one failure the caller can fix at once
+    if (!dumb && (status = atomic_file_check(path, target->force, NULL, err)) != VP_OK)
+        return status;
 
     const char *program = vp_plot_gnuplot_program();
     char found[PATH_CAP];
@@ -227,41 +215,29 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || !*tmpdir)
         tmpdir = "/tmp";
-    char temp[PATH_CAP], messages[PATH_CAP];
+    /* gnuplot draws into the figure's atomic file, or for "-" into a scratch
+       file whose text is then copied out */
+    atomic_file figure_file = {0};
+    char text_plot[PATH_CAP];
+    int text_slot = -1;
     if (dumb) {
-        if (snprintf(temp, sizeof temp, "%s/varprof-plot-XXXXXX", tmpdir) >= (int)sizeof temp)
-            return vp_fail(err, VP_EIO, "TMPDIR is too long");
-    } else {
-        char dir[PATH_CAP];
-        const char *base;
-        split_path(path, dir, sizeof dir, &base);
-        if (!*base)
-            return vp_fail(err, VP_EINVAL, "plot file '%s' names a folder, not a file", path);
-        if (snprintf(temp, sizeof temp, "%s/.%s.tmp.XXXXXX", dir, base) >= (int)sizeof temp)
-            return vp_fail(err, VP_EINVAL, "plot file name '%s' is too long", path);
+        int fd = make_scratch(text_plot, sizeof text_plot, tmpdir, "plot", &text_slot, err);
+        if (fd < 0)
+            return VP_EIO;
+        close(fd);
+    } else if ((status = atomic_file_reserve(&figure_file, path, target->force, err)) != VP_OK) {
+        return status;
     }
-    if (snprintf(messages, sizeof messages, "%s/varprof-gnuplot-XXXXXX", tmpdir) >=
-        (int)sizeof messages)
-        return vp_fail(err, VP_EIO, "TMPDIR is too long");
-
-    int out_fd = mkstemp(temp);
-    if (out_fd < 0)
-        return vp_fail(err, VP_EIO, "cannot make a temporary file '%s': %s", temp,
-                       strerror(errno));
-    /* an interrupted run must not leave these behind */
-    const int temp_slot = vp_cleanup_register(temp);
-    if (!dumb)
-        fchmod(out_fd, file_mode()); // a figure, not a secret
-    close(out_fd);
-    int msg_fd = mkstemp(messages);
+    const char *output = dumb ? text_plot : figure_file.write_path;
+    char messages[PATH_CAP];
+    int messages_slot = -1;
+    int msg_fd = make_scratch(messages, sizeof messages, tmpdir, "gnuplot", &messages_slot, err);
     if (msg_fd < 0) {
-        int e = errno;
-        unlink(temp);
-        vp_cleanup_unregister(temp_slot);
-        return vp_fail(err, VP_EIO, "cannot make a temporary file in '%s': %s", tmpdir,
-                       strerror(e));
+        if (dumb)
+            remove_scratch(text_plot, text_slot);
+        atomic_file_abort(&figure_file);
+        return VP_EIO;
     }
-    const int messages_slot = vp_cleanup_register(messages);
 
     // exec 'gnuplot' >'messages' 2>&1: gnuplot's words kept for the error
     char command[3 * PATH_CAP] = "exec ";
@@ -279,16 +255,16 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     vp_status script_status = VP_OK;
     int wait_status = -1;
     if (fits)
-        wait_status = pipe_script(command, figure, format, temp, &script_status, err);
+        wait_status = pipe_script(command, figure, format, output, &script_status, err);
 
     char said[400];
     read_message(msg_fd, said, sizeof said);
     close(msg_fd);
-    unlink(messages);
-    vp_cleanup_unregister(messages_slot);
+    remove_scratch(messages, messages_slot);
 
+    // a device or a FIFO, written in place, has no size to show it was drawn on
     struct stat st;
-    const int written = stat(temp, &st) == 0 && st.st_size > 0;
+    const int written = figure_file.direct || (stat(output, &st) == 0 && st.st_size > 0);
     if (!fits)
         status = vp_fail(err, VP_EIO, "the gnuplot command line is too long");
     else if (wait_status == -1)
@@ -308,12 +284,12 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     else if (!written)
         status = vp_fail(err, VP_EIO, "gnuplot wrote nothing%s%s", said[0] ? ": " : "", said);
     else if (dumb)
-        status = copy_out(temp, target->terminal_out ? target->terminal_out : stdout, err);
+        status = copy_out(text_plot, target->terminal_out ? target->terminal_out : stdout, err);
     else
-        status = put_in_place(temp, path, target->force, err);
+        status = atomic_file_commit(&figure_file, err);
 
-    if (dumb || status != VP_OK)
-        unlink(temp);
-    vp_cleanup_unregister(temp_slot);
+    if (dumb)
+        remove_scratch(text_plot, text_slot);
+    atomic_file_abort(&figure_file); // after a commit, nothing is left to remove
     return status;
 }
