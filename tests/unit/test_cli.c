@@ -172,6 +172,7 @@ static void bad_files_are_runtime_errors(void **state)
         {{"--gains", test_scratch()}, 1, {"directory"}},
         {{"--output", in_scratch("no/such/dir/out.csv")}, 1, {"out.csv", "No such file"}},
         {{"--output", existing}, 1, {"already exists", "--force"}},
+        {{"--output", test_scratch(), "--force"}, 1, {"is a directory"}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_bad_input(&cases[i]);
