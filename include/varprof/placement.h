@@ -25,6 +25,35 @@ typedef enum {
 
 typedef enum { VP_PART_EMBEDDING, VP_PART_ATTN, VP_PART_MLP, VP_PART_BLOCK } vp_part;
 
+/* A placement's structure, one row per placement in src/core/placement.c.
+ * Every engine and writer reads these facts instead of testing for named
+ * placements, so a new placement is a new row plus the engines' arithmetic.
+ *
+ * A sub-block is x <- N_stream(alpha x + sum of its branches' outputs), each
+ * output gamma N_out(f(N_in(x))), every part present only where its flag
+ * says so (alpha is 1 without residual_alpha).
+ *
+ * A measured gain (the forward pass's |f| / |h| per sub-block) maps to the
+ * closed form's per-branch gain g by dividing by beta^2 where branch_beta is
+ * set, and by sqrt(branches_per_sub_block) where the branches are summed
+ * (not in MLP-only layers, which have one branch per sub-block). */
+typedef struct {
+    const char *name;     /* canonical, "pre-norm" */
+    const char *formula;  /* one sub-block, "x <- x + f(N(x))" */
+    int norm_in;          /* a norm on each branch's input: f(N(x)) */
+    int norm_out;         /* a norm on each branch's output, its weight gamma: gamma N(f) */
+    int norm_stream;      /* a norm on the stream after the residual add: N(x + f) */
+    int residual_alpha;   /* the stream is scaled by alpha before the add (DeepNorm) */
+    int branch_beta;      /* DeepNet's init scales both of a branch's matrices by beta,
+                             so a branch's gain is beta^2 g */
+    size_t branches_per_sub_block; /* 2 for parallel: attention and MLP summed */
+    size_t sub_blocks_per_layer;   /* 1 for parallel, 2 (attention, MLP) otherwise */
+} vp_placement_traits;
+
+/* The row of the placement table for placement; a pointer to static storage,
+ * never to be freed. NULL for a value out of range. */
+const vp_placement_traits *vp_placement_traits_of(vp_placement placement);
+
 /* The most layers any engine accepts, and the default. */
 #define VP_MAX_LAYERS 1000000u
 #define VP_DEFAULT_LAYERS 32u
@@ -41,7 +70,8 @@ const char *vp_placement_formula(vp_placement placement);
  * post-ln in some sources and output-norm in others. */
 vp_status vp_placement_parse(const char *name, vp_placement *out, vp_error *err);
 
-/* Sub-blocks per layer: 1 for parallel, 2 otherwise. */
+/* Sub-blocks per layer: 1 for parallel, 2 otherwise (2 too for a value out of
+ * range, so that no caller divides by zero). */
 size_t vp_sub_blocks_per_layer(vp_placement placement);
 
 /* K for a stack of the given layers (layers <= VP_MAX_LAYERS, so no overflow). */

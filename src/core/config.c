@@ -62,7 +62,8 @@ vp_status vp_config_check(const vp_config *cfg, vp_error *err)
     if (cfg->layers < 1 || cfg->layers > VP_MAX_LAYERS)
         return vp_fail(err, VP_EINVAL, "layers is %zu; it must be from 1 to %u", cfg->layers,
                        VP_MAX_LAYERS);
-    if (cfg->mlp_only && cfg->placement == VP_PARALLEL)
+    /* MLP-only layers have one branch: nothing is left to sum in a sub-block */
+    if (cfg->mlp_only && vp_placement_traits_of(cfg->placement)->branches_per_sub_block > 1)
         return vp_fail(err, VP_EINVAL, "a parallel layer of an MLP alone is a pre-norm layer: "
                        "use pre-norm with MLP-only blocks");
     if (!is_nonnegative(cfg->gain))

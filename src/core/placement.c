@@ -2,17 +2,28 @@
 
 #include <string.h>
 
-static const struct {
-    const char *name;
-    const char *formula;
-} placements[VP_PLACEMENT_COUNT] = {
-    [VP_POST_LN] = {"post-ln", "x <- N(x + f(x))"},
-    [VP_PRE_NORM] = {"pre-norm", "x <- x + f(N(x))"},
-    [VP_SANDWICH] = {"sandwich", "x <- x + gamma * N2(f(N1(x)))"},
-    [VP_OUTPUT_NORM] = {"output-norm", "x <- x + gamma * N(f(x))"},
-    [VP_DEEPNORM] = {"deepnorm", "x <- N(alpha * x + f(x))"},
-    [VP_PARALLEL] = {"parallel", "x <- x + f_attn(N(x)) + f_mlp(N(x))"},
-    [VP_NO_NORM] = {"none", "x <- x + f(x)"},
+/* One row per placement: every fact about it, read by every engine and writer. */
+static const vp_placement_traits placements[VP_PLACEMENT_COUNT] = {
+    [VP_POST_LN] = {.name = "post-ln", .formula = "x <- N(x + f(x))",
+                    .norm_stream = 1,
+                    .branches_per_sub_block = 1, .sub_blocks_per_layer = 2},
+    [VP_PRE_NORM] = {.name = "pre-norm", .formula = "x <- x + f(N(x))",
+                     .norm_in = 1,
+                     .branches_per_sub_block = 1, .sub_blocks_per_layer = 2},
+    [VP_SANDWICH] = {.name = "sandwich", .formula = "x <- x + gamma * N2(f(N1(x)))",
+                     .norm_in = 1, .norm_out = 1,
+                     .branches_per_sub_block = 1, .sub_blocks_per_layer = 2},
+    [VP_OUTPUT_NORM] = {.name = "output-norm", .formula = "x <- x + gamma * N(f(x))",
+                        .norm_out = 1,
+                        .branches_per_sub_block = 1, .sub_blocks_per_layer = 2},
+    [VP_DEEPNORM] = {.name = "deepnorm", .formula = "x <- N(alpha * x + f(x))",
+                     .norm_stream = 1, .residual_alpha = 1, .branch_beta = 1,
+                     .branches_per_sub_block = 1, .sub_blocks_per_layer = 2},
+    [VP_PARALLEL] = {.name = "parallel", .formula = "x <- x + f_attn(N(x)) + f_mlp(N(x))",
+                     .norm_in = 1,
+                     .branches_per_sub_block = 2, .sub_blocks_per_layer = 1},
+    [VP_NO_NORM] = {.name = "none", .formula = "x <- x + f(x)",
+                    .branches_per_sub_block = 1, .sub_blocks_per_layer = 2},
 };
 
 static const struct {
@@ -22,6 +33,11 @@ static const struct {
     {"pre-ln", VP_PRE_NORM},
     {"peri-norm", VP_SANDWICH},
 };
+
+const vp_placement_traits *vp_placement_traits_of(vp_placement placement)
+{
+    return (unsigned)placement < VP_PLACEMENT_COUNT ? &placements[placement] : NULL;
+}
 
 const char *vp_placement_name(vp_placement placement)
 {
@@ -62,7 +78,8 @@ vp_status vp_placement_parse(const char *name, vp_placement *out, vp_error *err)
 
 size_t vp_sub_blocks_per_layer(vp_placement placement)
 {
-    return placement == VP_PARALLEL ? 1 : 2;
+    return (unsigned)placement < VP_PLACEMENT_COUNT ? placements[placement].sub_blocks_per_layer
+                                                    : 2;
 }
 
 size_t vp_sub_block_count(vp_placement placement, size_t layers)
@@ -79,7 +96,9 @@ vp_part vp_sub_block_part(vp_placement placement, size_t k)
 {
     if (k == 0)
         return VP_PART_EMBEDDING;
-    if (placement == VP_PARALLEL)
+    /* branches summed in one sub-block make a block, neither attn nor mlp */
+    const vp_placement_traits *traits = vp_placement_traits_of(placement);
+    if (traits && traits->branches_per_sub_block > 1)
         return VP_PART_BLOCK;
     return (k % 2 == 1) ? VP_PART_ATTN : VP_PART_MLP;
 }
