@@ -34,6 +34,11 @@ double vp_deepnet_beta(size_t layers);
  * two (attention, MLP) otherwise. */
 size_t vp_config_sub_blocks(const vp_config *cfg);
 
+/* The branches summed in each sub-block: the placement's (2 for parallel),
+ * or 1 in MLP-only layers, which have nothing to sum. cfg->placement must be
+ * in range, as vp_config_check makes sure. */
+size_t vp_config_branches(const vp_config *cfg);
+
 /* The layer (from 0) of sub-block k >= 1, and what sub-block k is
  * (VP_PART_EMBEDDING for k = 0). */
 size_t vp_config_layer_of(const vp_config *cfg, size_t k);

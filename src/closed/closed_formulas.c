@@ -33,36 +33,23 @@ vp_status vp_closed_form_top(const vp_config *cfg, vp_closed_top *out, vp_error 
     const size_t k_total = vp_config_sub_blocks(cfg);
     const double n = (double)k_total;
     vp_closed_top top = {.sub_blocks = k_total};
-    switch (cfg->placement) {
-    case VP_POST_LN:
-        top.stream_var = 1.0;
-        top.update_ratio = g;
-        shrinking_share(&top, g, n);
-        break;
-    case VP_PRE_NORM:
-        growing_stream(&top, g * g, n);
-        break;
-    case VP_SANDWICH:
-    case VP_OUTPUT_NORM:
-        growing_stream(&top, cfg->gamma * cfg->gamma, n);
-        break;
-    case VP_DEEPNORM: {
-        double ratio = cfg->beta * cfg->beta * g / cfg->alpha;
+    /* which formula is where the table puts the norms, as in the recursion */
+    const vp_placement_traits *t = vp_placement_traits_of(cfg->placement);
+    if (t->norm_stream) {
+        double ratio = t->branch_beta ? cfg->beta * cfg->beta * g : g;
+        if (t->residual_alpha)
+            ratio /= cfg->alpha;
         top.stream_var = 1.0;
         top.update_ratio = ratio;
         shrinking_share(&top, ratio, n);
-        break;
-    }
-    case VP_PARALLEL:
-        growing_stream(&top, 2.0 * g * g, n);
-        break;
-    case VP_NO_NORM:
+    } else if (t->norm_out) {
+        growing_stream(&top, cfg->gamma * cfg->gamma, n);
+    } else if (t->norm_in) {
+        growing_stream(&top, (double)vp_config_branches(cfg) * g * g, n);
+    } else {
         top.stream_var = pow(1.0 + g * g, n);
         top.update_ratio = g;
         shrinking_share(&top, g, n);
-        break;
-    case VP_PLACEMENT_COUNT:
-        break;
     }
     *out = top;
     return VP_OK;

@@ -13,41 +13,44 @@ typedef struct {
     vp_scaled embedding;
 } stream_state;
 
+/* The branch output against the stream it joins, where a norm follows the
+ * add: b_k / alpha, with DeepNet's beta on both of the branch's matrices. */
+static double branch_to_stream(const vp_config *cfg, const vp_placement_traits *t, double g)
+{
+    double ratio = t->branch_beta ? cfg->beta * (cfg->beta * g) : g;
+    if (t->residual_alpha)
+        ratio /= cfg->alpha;
+    return ratio;
+}
+
+/* The arithmetic follows where the table puts the norms: a norm after the
+ * add first (it decides v_k whatever the branch), then a norm on the branch
+ * output (it decides the branch's size), then one on its input. */
 static double step(const vp_config *cfg, double g, stream_state *s)
 {
+    const vp_placement_traits *t = vp_placement_traits_of(cfg->placement);
     const double v = s->v;
-    switch (cfg->placement) {
-    case VP_POST_LN:
-        s->v = 1.0;
-        s->embedding = vp_scaled_div(s->embedding,
-                                     vp_scaled_mul(vp_scaled_from(v), vp_scaled_one_plus_square(g)));
-        return g;
-    case VP_PRE_NORM:
-        s->v = v + g * g;
-        return g / sqrt(v);
-    case VP_SANDWICH:
-    case VP_OUTPUT_NORM:
-        s->v = v + cfg->gamma * cfg->gamma;
-        return cfg->gamma / sqrt(v);
-    case VP_DEEPNORM: {
-        /* DeepNet multiplies both weight matrices of a branch by beta */
-        double ratio = cfg->beta * (cfg->beta * g) / cfg->alpha; /* b_k / alpha */
+    if (t->norm_stream) {
+        const double ratio = branch_to_stream(cfg, t, g);
         s->v = 1.0;
         /* alpha^2 E / (v (alpha^2 + b^2)) = E / (v (1 + (b/alpha)^2)) */
         s->embedding = vp_scaled_div(
             s->embedding, vp_scaled_mul(vp_scaled_from(v), vp_scaled_one_plus_square(ratio)));
         return ratio;
     }
-    case VP_PARALLEL:
-        s->v = v + 2.0 * g * g;
-        return sqrt(2.0) * g / sqrt(v);
-    case VP_NO_NORM:
-        s->v = v * (1.0 + g * g);
-        return g;
-    case VP_PLACEMENT_COUNT:
-        break;
+    if (t->norm_out) {
+        s->v = v + cfg->gamma * cfg->gamma;
+        return cfg->gamma / sqrt(v);
     }
-    return NAN;
+    if (t->norm_in) {
+        /* n branches of unit input, each adding g^2 */
+        const double n = (double)vp_config_branches(cfg);
+        s->v = v + n * g * g;
+        return sqrt(n) * g / sqrt(v);
+    }
+    /* no norm: the branch reads the stream itself */
+    s->v = v * (1.0 + g * g);
+    return g;
 }
 
 static void set_share(vp_row *row, vp_scaled embedding, double v)

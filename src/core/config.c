@@ -30,6 +30,11 @@ size_t vp_config_sub_blocks(const vp_config *cfg)
     return cfg->mlp_only ? cfg->layers : vp_sub_block_count(cfg->placement, cfg->layers);
 }
 
+size_t vp_config_branches(const vp_config *cfg)
+{
+    return cfg->mlp_only ? 1 : vp_placement_traits_of(cfg->placement)->branches_per_sub_block;
+}
+
 size_t vp_config_layer_of(const vp_config *cfg, size_t k)
 {
     if (cfg->mlp_only)
