@@ -178,6 +178,19 @@ static vp_status run_threads(const mc_job *job, vp_error *err)
     return status;
 }
 
+/* The branch noise's scale beyond g rms(h). DeepNet multiplies both of a
+ * branch's weight matrices by beta; the reduced method draws a block's n
+ * summed branches as one noise of n times the variance, where the full
+ * method draws each. */
+static double branch_scale(const vp_config *cfg, const vp_mc_options *options)
+{
+    const double beta2 = vp_placement_traits_of(cfg->placement)->branch_beta
+                             ? cfg->beta * cfg->beta
+                             : 1.0;
+    const double branches = (double)vp_config_branches(cfg);
+    return beta2 * (options->method == VP_MC_REDUCED ? sqrt(branches) : 1.0);
+}
+
 vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_profile **out,
                         vp_error *err)
 {
@@ -186,6 +199,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
     if (status != VP_OK)
         return status;
     gsl_set_error_handler_off(); /* GSL reports through return values, never aborts */
+    const vp_placement_traits *traits = vp_placement_traits_of(cfg->placement);
     const size_t k_total = vp_config_sub_blocks(cfg);
     const size_t cells = (k_total + 1) * options->trials;
     mc_job job = {
@@ -193,15 +207,13 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
         .options = options,
         .params =
             {
-                .placement = cfg->placement,
+                .traits = traits,
                 .norm = options->norm,
                 .d = (double)options->width,
                 .eps = options->eps,
                 .gamma = cfg->gamma,
-                .alpha = cfg->alpha,
-                .beta = cfg->beta,
-                /* the reduced method draws a parallel block's two noises as one */
-                .parallel_factor = options->method == VP_MC_REDUCED ? sqrt(2.0) : 1.0,
+                .alpha = traits->residual_alpha ? cfg->alpha : 1.0,
+                .branch_scale = branch_scale(cfg, options),
             },
         .sub_blocks = k_total,
         .loops = vp_mc_loops_for(vp_isa_current()),

@@ -36,12 +36,12 @@ static workspace carve(void *memory, size_t d)
 }
 
 /* Whether the plan reads the noise's sums: the output norms read its mean
- * and size, the stream norms the size of what they divide. Pre-norm, none and
- * parallel add g r xi whatever it is, and their |o|^2 is summed as it is added. */
-static int plan_reads_noise(vp_placement placement)
+ * and size, the stream norms the size of what they divide. Without either
+ * (pre-norm, none, parallel) g r xi is added whatever it is, and its |o|^2 is
+ * summed as it is added. */
+static int plan_reads_noise(const vp_placement_traits *traits)
 {
-    return placement == VP_SANDWICH || placement == VP_OUTPUT_NORM || placement == VP_POST_LN ||
-           placement == VP_DEEPNORM;
+    return traits->norm_out || traits->norm_stream;
 }
 
 static void start(const mc_job *job, size_t token, workspace *w, mc_state *s)
@@ -65,20 +65,21 @@ void mc_full_token(const mc_job *job, size_t token, void *memory)
     const mc_params *p = &job->params;
     const size_t d = job->options->width;
     const unsigned long long seed = job->options->seed;
+    const size_t branches = vp_config_branches(job->cfg);
     workspace w = carve(memory, d);
     mc_state s;
     start(job, token, &w, &s);
     mc_store(job, 0, token, &s, 0.0);
     for (size_t k = 1; k <= job->sub_blocks; k++) {
         vp_gauss_fill(w.xi, d, seed, (uint32_t)token, (uint32_t)k, 0);
-        if (p->placement == VP_PARALLEL) {
-            /* the two branches' noises, literally: draws d .. 2d-1 are the second */
-            vp_gauss_fill(w.xi2, d, seed, (uint32_t)token, (uint32_t)k, d);
+        for (size_t branch = 1; branch < branches; branch++) {
+            /* a block's branches' noises, literally: draws d .. 2d-1 are the second */
+            vp_gauss_fill(w.xi2, d, seed, (uint32_t)token, (uint32_t)k, branch * d);
             for (size_t i = 0; i < d; i++)
                 w.xi[i] += w.xi2[i];
         }
         mc_noise n = {0, 0, 0};
-        if (plan_reads_noise(p->placement)) {
+        if (plan_reads_noise(p->traits)) {
             double sums[3];
             job->loops->noise_sums(w.x, w.xi, d, sums);
             n = (mc_noise){sums[0], sums[1], sums[2]};

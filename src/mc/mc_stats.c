@@ -70,8 +70,8 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
     const size_t n = job->options->trials;
     const double z = gsl_cdf_ugaussian_Pinv(0.975);
     const double v0 = job->cfg->embedding_var;
+    /* the update against the scaled stream it joins; alpha is 1 without a residual scale */
     const double alpha2 = job->params.alpha * job->params.alpha;
-    const int deepnorm = job->cfg->placement == VP_DEEPNORM;
     double *scratch = malloc(5 * n * sizeof *scratch);
     if (!scratch)
         return VP_ENOMEM;
@@ -91,7 +91,7 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
         estimate e = root_of_ratio(cc, xx, 1.0, n);
         estimate u = {0.0, 0.0};
         if (k > 0)
-            u = root_of_ratio(oo, xx_before, deepnorm ? alpha2 : 1.0, n);
+            u = root_of_ratio(oo, xx_before, alpha2, n);
         if (!finite3(v.estimate, u.estimate, e.estimate) || !finite3(v.se, u.se, e.se)) {
             profile->overflow_at = k;
             profile->overflowed = !isfinite(v.estimate) || !isfinite(v.se)

@@ -36,23 +36,19 @@ typedef struct {
 } mc_plan;
 
 typedef struct {
-    vp_placement placement;
+    const vp_placement_traits *traits; /* where the norms sit */
     vp_norm norm;
-    double d, eps, gamma, alpha, beta;
-    /* the branch noise's scale beyond g rms(h): sqrt(2) for a parallel
-       block's two branches drawn as one, else 1 */
-    double parallel_factor;
+    double d, eps, gamma;
+    double alpha; /* the residual scale: the config's where the table says, else 1 */
+    /* the branch noise's scale beyond g rms(h): DeepNet's beta^2 where the
+       table says, times sqrt(n) where a block's n branches are drawn as one */
+    double branch_scale;
 } mc_params;
 
 /* max(x, 0) without a call: fmax is a library call where NaNs must be kept */
 static inline double mc_max0(double x)
 {
     return x > 0.0 ? x : 0.0;
-}
-
-static inline int mc_normalises_branch_input(vp_placement placement)
-{
-    return placement == VP_PRE_NORM || placement == VP_SANDWICH || placement == VP_PARALLEL;
 }
 
 /* The mean square of N(v) for a vector with these sums: var/(var+eps) for
@@ -70,7 +66,7 @@ static inline double mc_normalised_mean_square(const mc_params *p, double vv, do
 
 static inline double mc_input_rms(const mc_params *p, const mc_state *s)
 {
-    if (mc_normalises_branch_input(p->placement))
+    if (p->traits->norm_in)
         return sqrt(mc_normalised_mean_square(p, s->xx, s->x1));
     return sqrt(s->xx / p->d);
 }
@@ -80,15 +76,10 @@ static inline void mc_make_plan(const mc_params *p, double g, const mc_state *s,
 {
     const double d = p->d;
     const double r = mc_input_rms(p, s);
-    *plan = (mc_plan){.alpha = 1.0, .scale = 1.0};
-    switch (p->placement) {
-    case VP_PARALLEL:
-        plan->a = p->parallel_factor * g * r;
-        break;
-    case VP_SANDWICH:
-    case VP_OUTPUT_NORM: {
+    *plan = (mc_plan){.alpha = p->alpha, .scale = 1.0, .normalise = p->traits->norm_stream};
+    if (p->traits->norm_out) {
         /* the branch output f = g r xi, normalised, times gamma */
-        const double f = g * r;
+        const double f = p->branch_scale * g * r;
         if (p->norm == VP_NORM_LAYERNORM) {
             double mean = n->s1 / d;
             double var = f * f * mc_max0(n->ss / d - mean * mean);
@@ -97,21 +88,8 @@ static inline void mc_make_plan(const mc_params *p, double g, const mc_state *s,
         } else {
             plan->a = p->gamma * f / sqrt(f * f * n->ss / d + p->eps);
         }
-        break;
-    }
-    case VP_DEEPNORM:
-        /* DeepNet multiplies both of a branch's weight matrices by beta */
-        plan->alpha = p->alpha;
-        plan->a = p->beta * p->beta * g * r;
-        plan->normalise = 1;
-        break;
-    case VP_POST_LN:
-        plan->a = g * r;
-        plan->normalise = 1;
-        break;
-    default: /* pre-norm and none: o = g r xi */
-        plan->a = g * r;
-        break;
+    } else {
+        plan->a = p->branch_scale * g * r; /* o = g r xi, scaled as the params say */
     }
     const double a = plan->a, b = plan->b, alpha = plan->alpha;
     plan->oo = a * a * n->ss + 2.0 * a * b * n->s1 + b * b * d;
