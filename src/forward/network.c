@@ -41,6 +41,7 @@ static size_t layer_floats(const fw_model *shape, const vp_nn_kernels *kern)
 static void set_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o)
 {
     m->placement = cfg->placement;
+    m->traits = vp_placement_traits_of(cfg->placement);
     m->mlp_only = cfg->mlp_only;
     m->qk_norm = o->qk_norm;
     m->norm = o->norm;
@@ -106,7 +107,7 @@ fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
     memset(m->arena, 0, m->arena_size * sizeof(float));
     m->embed = take(m, m->vocab * m->d);
     const float gamma = (float)cfg->gamma;
-    const int out_norms = m->placement == VP_SANDWICH || m->placement == VP_OUTPUT_NORM;
+    const int out_norms = m->traits->norm_out;
     for (size_t l = 0; l < m->layers; l++) {
         fw_layer *layer = &m->layers_[l];
         make_norm(m, &layer->attn_norm, 1.0f);
@@ -211,11 +212,6 @@ vp_status vp_forward_mlp_scales(size_t d, size_t hidden, double input_ms, double
     return VP_OK;
 }
 
-static int branch_input_normalised(vp_placement p)
-{
-    return p == VP_PRE_NORM || p == VP_SANDWICH || p == VP_PARALLEL;
-}
-
 /* Draws one linear layer's weights into scratch, then packs them. */
 static void draw_linear(fw_model *m, fw_linear *l, const vp_forward_options *o, uint32_t stream,
                         double sd, float *scratch)
@@ -244,7 +240,7 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
     /* the stream's expected mean square before each sub-block, for the gains */
     vp_profile *expected = NULL;
     vp_status status = VP_OK;
-    if (o->init == VP_INIT_GAIN && !branch_input_normalised(cfg->placement)) {
+    if (o->init == VP_INIT_GAIN && !m->traits->norm_in) {
         status = vp_closed_profile(cfg, &expected, err);
         if (status == VP_OK && expected->overflow_at)
             status = vp_fail(err, VP_EOVERFLOW, "the stream overflows at sub-block %zu, so no "
@@ -257,8 +253,8 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
             fill_normal(m->embed, m->vocab * d, o->seed, STREAM_EMBEDDING,
                         sqrt(cfg->embedding_var));
     }
-    const double beta = cfg->placement == VP_DEEPNORM ? cfg->beta : 1.0;
-    const size_t per_layer = cfg->mlp_only || cfg->placement == VP_PARALLEL ? 1 : 2;
+    const double beta = m->traits->branch_beta ? cfg->beta : 1.0;
+    const size_t per_layer = cfg->mlp_only ? 1 : m->traits->sub_blocks_per_layer;
     for (size_t l = 0; l < m->layers && status == VP_OK; l++) {
         fw_layer *layer = &m->layers_[l];
         /* the attention's sub-block, then the MLP's (a parallel layer: both the one) */

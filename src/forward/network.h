@@ -29,6 +29,7 @@ typedef struct {
 
 typedef struct {
     vp_placement placement;
+    const vp_placement_traits *traits; /* where its norms sit, from the placement table */
     int mlp_only, qk_norm;
     vp_norm norm;
     float eps;

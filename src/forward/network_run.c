@@ -240,15 +240,10 @@ static void update_task(void *ctx, size_t task, size_t thread)
 
 /* ---- a sub-block ---- */
 
-static int normalises_branch_input(vp_placement p)
-{
-    return p == VP_PRE_NORM || p == VP_SANDWICH || p == VP_PARALLEL;
-}
-
 static void sub_block(fw_run *r, size_t k)
 {
     const fw_model *m = r->m;
-    const vp_placement p = m->placement;
+    const vp_placement_traits *t = m->traits;
     const size_t l = vp_config_layer_of(r->cfg, k);
     const vp_part part = vp_config_part_of(r->cfg, k);
     const fw_layer *layer = &m->layers_[l];
@@ -256,7 +251,7 @@ static void sub_block(fw_run *r, size_t k)
     const int mlp = part == VP_PART_MLP || part == VP_PART_BLOCK;
     /* the branch's input: the stream, or its norm */
     const float *h = r->x;
-    if (normalises_branch_input(p)) {
+    if (t->norm_in) {
         normalise(r, r->h, r->x, part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm);
         h = r->h;
     }
@@ -269,16 +264,16 @@ static void sub_block(fw_run *r, size_t k)
             r->f[i] += r->f2[i];
     /* what is added: the branch's output, or its norm (gamma its weight) */
     const float *o = r->f;
-    if (p == VP_SANDWICH || p == VP_OUTPUT_NORM) {
+    if (t->norm_out) {
         normalise(r, r->o, r->f, part == VP_PART_MLP ? &layer->mlp_out_norm
                                                       : &layer->attn_out_norm);
         o = r->o;
     }
     update_job j = {r, h, r->f, o, NULL, 1.0};
-    if (p == VP_POST_LN || p == VP_DEEPNORM) {
+    if (t->norm_stream) {
         /* each sub-block its own norm; a parallel layer's one is attn_norm */
         j.stream_norm = part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm;
-        if (p == VP_DEEPNORM)
+        if (t->residual_alpha)
             j.alpha = r->cfg->alpha;
     }
     /* h may be x itself: the stats read it before the update writes x */
@@ -423,7 +418,7 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
         r.hid = p;
         r.token_ids = (uint32_t *)token_ids;
         embed(&r, profile);
-        const double alpha = cfg->placement == VP_DEEPNORM ? cfg->alpha : 1.0;
+        const double alpha = m->traits->residual_alpha ? cfg->alpha : 1.0;
         for (size_t k = 1; k <= profile->sub_blocks; k++) {
             sub_block(&r, k);
             if (!fill_row(&r, profile, k, alpha)) {

@@ -82,18 +82,13 @@ static vp_status load_linear(loader *l, const fw_model *m, const char *prefix, f
     return load_vector(l, name, lin->bias, lin->out);
 }
 
-/* Which norms a placement's layer has: on the branch inputs or the stream
- * (attn_norm, mlp_norm; a parallel layer's one is attn_norm), and on the
- * branch outputs (attn_out_norm, mlp_out_norm). */
-static int has_input_norms(vp_placement p)
+/* Which norms a layer has, as the placement table says: one per sub-block on
+ * the branch inputs or the stream (attn_norm, mlp_norm; a block of summed
+ * branches has one, attn_norm), and one per branch on the outputs
+ * (attn_out_norm, mlp_out_norm). */
+static int has_input_norms(const vp_placement_traits *t)
 {
-    return p == VP_PRE_NORM || p == VP_POST_LN || p == VP_SANDWICH || p == VP_DEEPNORM ||
-           p == VP_PARALLEL;
-}
-
-static int has_output_norms(vp_placement p)
-{
-    return p == VP_SANDWICH || p == VP_OUTPUT_NORM;
+    return t->norm_in || t->norm_stream;
 }
 
 static vp_status load_layer(loader *l, const fw_model *m, size_t i, fw_layer *layer)
@@ -102,13 +97,14 @@ static vp_status load_layer(loader *l, const fw_model *m, size_t i, fw_layer *la
     vp_status status = VP_OK;
 #define PREFIX(...) (snprintf(prefix, sizeof prefix, __VA_ARGS__), prefix)
     const int attention = !m->mlp_only;
-    if (attention && has_input_norms(m->placement))
+    const vp_placement_traits *t = m->traits;
+    if (attention && has_input_norms(t))
         status = load_norm(l, m, PREFIX("layers.%zu.attn_norm", i), &layer->attn_norm);
-    if (status == VP_OK && has_input_norms(m->placement) && m->placement != VP_PARALLEL)
+    if (status == VP_OK && has_input_norms(t) && t->branches_per_sub_block == 1)
         status = load_norm(l, m, PREFIX("layers.%zu.mlp_norm", i), &layer->mlp_norm);
-    if (status == VP_OK && attention && has_output_norms(m->placement))
+    if (status == VP_OK && attention && t->norm_out)
         status = load_norm(l, m, PREFIX("layers.%zu.attn_out_norm", i), &layer->attn_out_norm);
-    if (status == VP_OK && has_output_norms(m->placement))
+    if (status == VP_OK && t->norm_out)
         status = load_norm(l, m, PREFIX("layers.%zu.mlp_out_norm", i), &layer->mlp_out_norm);
     if (attention) {
         if (status == VP_OK)
