@@ -48,10 +48,14 @@ static void write_heading(FILE *out, const vp_profile *p)
         fprintf(out, "gains per sub-block from file");
     else
         fprintf(out, "gain %.6g", c->gain);
-    if (c->placement == VP_SANDWICH || c->placement == VP_OUTPUT_NORM)
+    /* only the scales this placement has */
+    const vp_placement_traits *t = vp_placement_traits_of(c->placement);
+    if (t->norm_out)
         fprintf(out, ", gamma %.6g", c->gamma);
-    if (c->placement == VP_DEEPNORM)
-        fprintf(out, ", alpha %.6g, beta %.6g", c->alpha, c->beta);
+    if (t->residual_alpha)
+        fprintf(out, ", alpha %.6g", c->alpha);
+    if (t->branch_beta)
+        fprintf(out, ", beta %.6g", c->beta);
     if (p->norm != VP_NORM_ANY)
         fprintf(out, ", %s", vp_norm_name(p->norm));
     fprintf(out, ", embedding variance %.6g\n", c->embedding_var);
@@ -271,8 +275,8 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
                 cmp->worst_k,
                 vp_quantity_name(cmp->worst_quantity), cmp->worst_sampled, cmp->worst_closed,
                 100.0 * cmp->worst_relative, units);
-        const vp_placement p = closed->config.placement;
-        if ((p == VP_POST_LN || p == VP_DEEPNORM) &&
+        /* a norm on the stream divides each token by its own statistics */
+        if (vp_placement_traits_of(closed->config.placement)->norm_stream &&
             cmp->worst_quantity == VP_Q_EMBEDDING_SHARE)
             fprintf(out, "  why: the closed form is the infinite-width limit; at width d each "
                          "token's norm divides by its own statistics, which raises the mean share "

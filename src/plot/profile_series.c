@@ -66,11 +66,18 @@ static const struct {
 static void x_label(const vp_profile *const *profiles, size_t n, int minor_is_layer, char *buf,
                     size_t size)
 {
-    size_t parallel = 0;
-    for (size_t i = 0; i < n; i++)
-        parallel += profiles[i]->config.placement == VP_PARALLEL;
-    snprintf(buf, size, "sub-block (%s per layer%s%s)",
-             parallel == n ? "1" : "2", parallel == n || parallel == 0 ? "" : ", parallel 1",
+    /* placements of one sub-block a layer (parallel), named where mixed with others */
+    size_t single = 0;
+    const char *single_name = "";
+    for (size_t i = 0; i < n; i++) {
+        const vp_placement p = profiles[i]->config.placement;
+        if (vp_sub_blocks_per_layer(p) == 1 && single++ == 0)
+            single_name = vp_placement_name(p);
+    }
+    char mixed[64] = "";
+    if (single > 0 && single < n)
+        snprintf(mixed, sizeof mixed, ", %s 1", single_name);
+    snprintf(buf, size, "sub-block (%s per layer%s%s)", single == n ? "1" : "2", mixed,
              minor_is_layer ? "; a minor tic a layer" : "");
 }
 
