@@ -17,6 +17,20 @@
  * profile stops before that sub-block and says so in overflow_at. */
 vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *err);
 
+/* The closed form at a measured profile's own gains and embedding variance:
+ * what the idealisation predicts for the very network that was measured.
+ * Each sub-block's measured_gain is mapped to the closed form's per-branch
+ * gain as the placement table says (divided by beta^2 under DeepNet's init,
+ * by sqrt(n) for n branches summed in one sub-block); v_0 is
+ * rows[0].stream_var; the rest of measured->config (placement, layers,
+ * gamma, alpha, beta, MLP-only) is used as it is. Sub-blocks past the
+ * measured profile's overflow get gain 0. Returns a new profile in *out,
+ * owned by the caller (vp_profile_free), its gains_from_file set. Fails with
+ * VP_EINVAL (and err) when measured or out is NULL, when measured carries no
+ * measured gains (VP_HAS_MEASURED), when it overflowed before sub-block 1, or
+ * when its config fails vp_config_check; VP_ENOMEM when memory runs out. */
+vp_status vp_closed_predict(const vp_profile *measured, vp_profile **out, vp_error *err);
+
 /* The top of the stack from the constant-gain formulas of the maths table
  * (v_0 = 1), evaluated directly rather than by recursion: the two are
  * independent routes to the same numbers. */
