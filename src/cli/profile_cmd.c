@@ -1,6 +1,5 @@
 /* varprof [profile]: compute each placement's profile and write it. */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,35 +296,6 @@ static void free_placement(placement_profiles *pp)
     *pp = (placement_profiles){0};
 }
 
-/* The closed form at the forward pass's own measured gains and embedding
- * variance: what the idealisation predicts for this very network. */
-static vp_status predict(const vp_profile *forward, vp_profile **out, vp_error *err)
-{
-    vp_config cfg = forward->config;
-    const size_t k_total = forward->n_rows - 1;
-    if (k_total == 0)
-        return vp_fail(err, VP_EINVAL, "the forward pass overflowed at once");
-    double *gains = malloc(vp_config_sub_blocks(&cfg) * sizeof *gains);
-    if (!gains)
-        return vp_fail(err, VP_ENOMEM, "no memory for the measured gains");
-    for (size_t k = 1; k <= vp_config_sub_blocks(&cfg); k++) {
-        double g = k <= k_total ? forward->rows[k].measured_gain : 0.0;
-        /* the closed form's gain is per branch before DeepNet's beta^2, and a
-           parallel block's two branches are measured together */
-        if (cfg.placement == VP_DEEPNORM)
-            g /= cfg.beta * cfg.beta;
-        if (cfg.placement == VP_PARALLEL && !cfg.mlp_only)
-            g /= sqrt(2.0);
-        gains[k - 1] = g;
-    }
-    cfg.gains = gains;
-    cfg.n_gains = vp_config_sub_blocks(&cfg);
-    cfg.embedding_var = forward->rows[0].stream_var;
-    vp_status status = vp_closed_profile(&cfg, out, err);
-    free(gains);
-    return status;
-}
-
 static int compute_placement(const profile_request *req, size_t i, placement_profiles *out)
 {
     vp_config cfg = req->base;
@@ -344,8 +314,8 @@ static int compute_placement(const profile_request *req, size_t i, placement_pro
         return cli_runtime_error("Monte Carlo: %s", err.message);
     }
     if (forward && (vp_forward_profile(&cfg, &req->forward, &out->forward, &err) != VP_OK ||
-                    (req->engine == ENGINE_ALL && predict(out->forward, &out->predicted, &err) !=
-                                                      VP_OK))) {
+                    (req->engine == ENGINE_ALL &&
+                     vp_closed_predict(out->forward, &out->predicted, &err) != VP_OK))) {
         free_placement(out);
         return cli_runtime_error("forward pass: %s", err.message);
     }
