@@ -71,6 +71,79 @@ static void print_gain_rows(const char *g, size_t k_total, const char *share,
     print_row("e_K = (1 + g^2)^(-K/2)", k_total, line);
 }
 
+/* How the formulas write a sum of n branches: nothing for one, "2 ", "2 * ",
+ * "sqrt(2) ", "sqrt(2) * " for parallel's two. */
+typedef struct {
+    char n[24], n_times[24], root[32], root_times[32];
+} branch_words;
+
+static branch_words words_for(size_t branches)
+{
+    branch_words w = {"", "", "", ""};
+    if (branches > 1) {
+        snprintf(w.n, sizeof w.n, "%zu ", branches);
+        snprintf(w.n_times, sizeof w.n_times, "%zu * ", branches);
+        snprintf(w.root, sizeof w.root, "sqrt(%zu) ", branches);
+        snprintf(w.root_times, sizeof w.root_times, "sqrt(%zu) * ", branches);
+    }
+    return w;
+}
+
+/* DeepNorm's ratio b / alpha: "beta^2 g / alpha", with the parts the
+ * placement has, as a formula (subscript "" or "_k") and as values. */
+static void scaled_ratio(const vp_config *cfg, const char *subscript, const char *g,
+                         char *formula, size_t formula_size, char *values, size_t values_size)
+{
+    const vp_placement_traits *traits = vp_placement_traits_of(cfg->placement);
+    snprintf(formula, formula_size, "%sg%s%s", traits->branch_beta ? "beta^2 " : "", subscript,
+             traits->residual_alpha ? " / alpha" : "");
+    char beta[64] = "", alpha[64] = "";
+    if (traits->branch_beta)
+        snprintf(beta, sizeof beta, "%s^2 * ", num(cfg->beta));
+    if (traits->residual_alpha)
+        snprintf(alpha, sizeof alpha, " / %s", num(cfg->alpha));
+    snprintf(values, values_size, "%s%s%s", beta, g, alpha);
+}
+
+/* A norm after the add, with DeepNet's scales: u_k = beta^2 g / alpha and
+ * e_K = (1 + u^2)^(-K/2). */
+static void print_scaled_ratio_rows(const vp_config *cfg, const char *g, size_t k_total,
+                                    const char *share, const vp_closed_top *t)
+{
+    char ratio[96], values[256], formula[128], line[512];
+    scaled_ratio(cfg, "", g, ratio, sizeof ratio, values, sizeof values);
+    snprintf(line, sizeof line, "u_K = %s = %s = %s", values, num(t->update_ratio),
+             percent(t->update_ratio));
+    snprintf(formula, sizeof formula, "u_k = %s", ratio);
+    print_row(formula, k_total, line);
+    snprintf(line, sizeof line, "e_K = (1 + %s^2)^(-%zu/2) = %s = %s", num(t->update_ratio),
+             k_total, share, percent(t->embedding_share));
+    snprintf(formula, sizeof formula, "e_K = (1 + (%s)^2)^(-K/2)", ratio);
+    print_row(formula, k_total, line);
+}
+
+/* A stream that grows by a constant c^2 a branch (c: g behind an input norm,
+ * gamma behind an output norm), n branches a sub-block. */
+static void print_growing_rows(const char *name, const char *c, size_t branches, size_t k_total,
+                               const char *share, const vp_closed_top *t)
+{
+    const branch_words w = words_for(branches);
+    char formula[128], line[512];
+    snprintf(formula, sizeof formula, "v_k = 1 + %sk %s^2", w.n, name);
+    snprintf(line, sizeof line, "v_K = 1 + %s%zu * %s^2 = %s", w.n_times, k_total, c,
+             num(t->stream_var));
+    print_row(formula, k_total, line);
+    snprintf(formula, sizeof formula, "u_k = %s%s / sqrt(1 + %s(k-1) %s^2)", w.root, name, w.n,
+             name);
+    snprintf(line, sizeof line, "u_K = %s%s / sqrt(1 + %s%zu * %s^2) = %s = %s", w.root_times, c,
+             w.n_times, k_total - 1, c, num(t->update_ratio), percent(t->update_ratio));
+    print_row(formula, k_total, line);
+    snprintf(formula, sizeof formula, "e_K = (1 + %sK %s^2)^(-1/2)", w.n, name);
+    snprintf(line, sizeof line, "e_K = (1 + %s%zu * %s^2)^(-1/2) = %s = %s", w.n_times, k_total,
+             c, share, percent(t->embedding_share));
+    print_row(formula, k_total, line);
+}
+
 static void print_placement(const vp_config *cfg, const vp_closed_top *t)
 {
     char line[512];
@@ -84,59 +157,22 @@ static void print_placement(const vp_config *cfg, const vp_closed_top *t)
                  t->embedding_share);
     printf("\n%s    %s    (K = %zu)\n", vp_placement_name(cfg->placement),
            vp_placement_formula(cfg->placement), k_total);
-    switch (cfg->placement) {
-    case VP_POST_LN:
+    /* the formulas follow where the table puts the norms, as the recursion does */
+    const vp_placement_traits *traits = vp_placement_traits_of(cfg->placement);
+    if (traits->norm_stream) {
         print_row("v_k = 1", k_total, "v_K = 1");
-        print_gain_rows(g, k_total, share, t);
-        break;
-    case VP_PRE_NORM:
-    case VP_SANDWICH:
-    case VP_OUTPUT_NORM: {
-        const int pre = cfg->placement == VP_PRE_NORM;
-        const char *c = pre ? g : gm, *name = pre ? "g" : "gamma";
-        char formula[128];
-        snprintf(formula, sizeof formula, "v_k = 1 + k %s^2", name);
-        snprintf(line, sizeof line, "v_K = 1 + %zu * %s^2 = %s", k_total, c, num(t->stream_var));
-        print_row(formula, k_total, line);
-        snprintf(formula, sizeof formula, "u_k = %s / sqrt(1 + (k-1) %s^2)", name, name);
-        snprintf(line, sizeof line, "u_K = %s / sqrt(1 + %zu * %s^2) = %s = %s", c, k_total - 1,
-                 c, num(t->update_ratio), percent(t->update_ratio));
-        print_row(formula, k_total, line);
-        snprintf(formula, sizeof formula, "e_K = (1 + K %s^2)^(-1/2)", name);
-        snprintf(line, sizeof line, "e_K = (1 + %zu * %s^2)^(-1/2) = %s = %s", k_total, c, share,
-                 percent(t->embedding_share));
-        print_row(formula, k_total, line);
-        break;
-    }
-    case VP_DEEPNORM: {
-        const char *a = num(cfg->alpha), *b = num(cfg->beta);
-        print_row("v_k = 1", k_total, "v_K = 1");
-        snprintf(line, sizeof line, "u_K = %s^2 * %s / %s = %s = %s", b, g, a,
-                 num(t->update_ratio), percent(t->update_ratio));
-        print_row("u_k = beta^2 g / alpha", k_total, line);
-        snprintf(line, sizeof line, "e_K = (1 + %s^2)^(-%zu/2) = %s = %s", num(t->update_ratio),
-                 k_total, share, percent(t->embedding_share));
-        print_row("e_K = (1 + (beta^2 g / alpha)^2)^(-K/2)", k_total, line);
-        break;
-    }
-    case VP_PARALLEL:
-        snprintf(line, sizeof line, "v_K = 1 + 2 * %zu * %s^2 = %s", k_total, g,
-                 num(t->stream_var));
-        print_row("v_k = 1 + 2 k g^2", k_total, line);
-        snprintf(line, sizeof line, "u_K = sqrt(2) * %s / sqrt(1 + 2 * %zu * %s^2) = %s = %s", g,
-                 k_total - 1, g, num(t->update_ratio), percent(t->update_ratio));
-        print_row("u_k = sqrt(2) g / sqrt(1 + 2 (k-1) g^2)", k_total, line);
-        snprintf(line, sizeof line, "e_K = (1 + 2 * %zu * %s^2)^(-1/2) = %s = %s", k_total, g,
-                 share, percent(t->embedding_share));
-        print_row("e_K = (1 + 2 K g^2)^(-1/2)", k_total, line);
-        break;
-    case VP_NO_NORM:
+        if (traits->branch_beta || traits->residual_alpha)
+            print_scaled_ratio_rows(cfg, g, k_total, share, t);
+        else
+            print_gain_rows(g, k_total, share, t);
+    } else if (traits->norm_out) {
+        print_growing_rows("gamma", gm, 1, k_total, share, t);
+    } else if (traits->norm_in) {
+        print_growing_rows("g", g, vp_config_branches(cfg), k_total, share, t);
+    } else {
         snprintf(line, sizeof line, "v_K = (1 + %s^2)^%zu = %s", g, k_total, num(t->stream_var));
         print_row("v_k = (1 + g^2)^k", k_total, line);
         print_gain_rows(g, k_total, share, t);
-        break;
-    case VP_PLACEMENT_COUNT:
-        break;
     }
     if (isfinite(t->stream_var))
         snprintf(line, sizeof line, "sqrt(v_%zu) = %.3g x the embedding's", k_total,
@@ -158,47 +194,39 @@ static void explain_step(const vp_profile *p, size_t k)
     const size_t j = k - 1;
     printf("  k = %zu (layer %zu, %s):\n", k, vp_config_layer_of(c, k),
            vp_part_name(vp_config_part_of(c, k)));
-    switch (c->placement) {
-    case VP_POST_LN:
+    const vp_placement_traits *traits = vp_placement_traits_of(c->placement);
+    if (traits->norm_stream && (traits->branch_beta || traits->residual_alpha)) {
+        char subscript[32], ratio[96], values[256];
+        snprintf(subscript, sizeof subscript, "_%zu", k);
+        scaled_ratio(c, subscript, num(g), ratio, sizeof ratio, values, sizeof values);
+        printf("    v_%zu = 1 (the norm resets the stream)\n", k);
+        printf("    u_%zu = %s = %s = %s = %s\n", k, ratio, values, num(row->update_ratio),
+               percent(row->update_ratio));
+        printf("    E_%zu = E_%zu / (v_%zu (1 + u_%zu^2)) = %s / (%s * (1 + %s^2)) = %s\n", k, j, j,
+               k, e0, num(v0), num(row->update_ratio), e1);
+    } else if (traits->norm_stream) {
         printf("    v_%zu = 1 (the norm resets the stream)\n", k);
         printf("    u_%zu = g_%zu = %s = %s\n", k, k, num(g), percent(row->update_ratio));
         printf("    E_%zu = E_%zu / (v_%zu (1 + g_%zu^2)) = %s / (%s * (1 + %s^2)) = %s\n", k, j, j,
                k, e0, num(v0), num(g), e1);
-        break;
-    case VP_PRE_NORM:
-    case VP_PARALLEL: {
-        const int two = c->placement == VP_PARALLEL;
-        printf("    v_%zu = v_%zu + %sg_%zu^2 = %s + %s%s^2 = %s\n", k, j, two ? "2 " : "", k,
-               num(v0), two ? "2 * " : "", num(g), num(v1));
-        printf("    u_%zu = %sg_%zu / sqrt(v_%zu) = %s%s / sqrt(%s) = %s = %s\n", k,
-               two ? "sqrt(2) " : "", k, j, two ? "sqrt(2) * " : "", num(g), num(v0),
-               num(row->update_ratio), percent(row->update_ratio));
-        printf("    E_%zu = E_%zu = %s\n", k, j, e1);
-        break;
-    }
-    case VP_SANDWICH:
-    case VP_OUTPUT_NORM:
+    } else if (traits->norm_out) {
         printf("    v_%zu = v_%zu + gamma^2 = %s + %s^2 = %s\n", k, j, num(v0), num(c->gamma),
                num(v1));
         printf("    u_%zu = gamma / sqrt(v_%zu) = %s / sqrt(%s) = %s = %s\n", k, j, num(c->gamma),
                num(v0), num(row->update_ratio), percent(row->update_ratio));
         printf("    E_%zu = E_%zu = %s\n", k, j, e1);
-        break;
-    case VP_DEEPNORM:
-        printf("    v_%zu = 1 (the norm resets the stream)\n", k);
-        printf("    u_%zu = beta^2 g_%zu / alpha = %s^2 * %s / %s = %s = %s\n", k, k, num(c->beta),
-               num(g), num(c->alpha), num(row->update_ratio), percent(row->update_ratio));
-        printf("    E_%zu = E_%zu / (v_%zu (1 + u_%zu^2)) = %s / (%s * (1 + %s^2)) = %s\n", k, j, j,
-               k, e0, num(v0), num(row->update_ratio), e1);
-        break;
-    case VP_NO_NORM:
+    } else if (traits->norm_in) {
+        const branch_words w = words_for(vp_config_branches(c));
+        printf("    v_%zu = v_%zu + %sg_%zu^2 = %s + %s%s^2 = %s\n", k, j, w.n, k, num(v0),
+               w.n_times, num(g), num(v1));
+        printf("    u_%zu = %sg_%zu / sqrt(v_%zu) = %s%s / sqrt(%s) = %s = %s\n", k, w.root, k, j,
+               w.root_times, num(g), num(v0), num(row->update_ratio), percent(row->update_ratio));
+        printf("    E_%zu = E_%zu = %s\n", k, j, e1);
+    } else {
         printf("    v_%zu = v_%zu (1 + g_%zu^2) = %s * (1 + %s^2) = %s\n", k, j, k, num(v0), num(g),
                num(v1));
         printf("    u_%zu = g_%zu = %s = %s\n", k, k, num(g), percent(row->update_ratio));
         printf("    E_%zu = E_%zu = %s\n", k, j, e1);
-        break;
-    case VP_PLACEMENT_COUNT:
-        break;
     }
     printf("    e_%zu = sqrt(E_%zu / v_%zu) = sqrt(%s / %s) = %s = %s\n", k, k, k, e1, num(v1),
            by_log2(row->embedding_share, row->log2_share), percent(row->embedding_share));
