@@ -10,7 +10,7 @@
  * v_k, u_k and E_k. */
 typedef struct {
     double v;
-    vp_scaled embedding;
+    scaled_double embedding;
 } stream_state;
 
 /* The branch output against the stream it joins, where a norm follows the
@@ -34,8 +34,8 @@ static double step(const vp_config *cfg, double g, stream_state *s)
         const double ratio = branch_to_stream(cfg, t, g);
         s->v = 1.0;
         /* alpha^2 E / (v (alpha^2 + b^2)) = E / (v (1 + (b/alpha)^2)) */
-        s->embedding = vp_scaled_div(
-            s->embedding, vp_scaled_mul(vp_scaled_from(v), vp_scaled_one_plus_square(ratio)));
+        s->embedding = scaled_div(
+            s->embedding, scaled_mul(scaled_from(v), scaled_one_plus_square(ratio)));
         return ratio;
     }
     if (t->norm_out) {
@@ -53,11 +53,11 @@ static double step(const vp_config *cfg, double g, stream_state *s)
     return g;
 }
 
-static void set_share(vp_row *row, vp_scaled embedding, double v)
+static void set_share(vp_row *row, scaled_double embedding, double v)
 {
-    vp_scaled share = vp_scaled_sqrt(vp_scaled_div(embedding, vp_scaled_from(v)));
-    row->embedding_share = vp_scaled_to_double(share);
-    row->log2_share = vp_scaled_log2(share);
+    scaled_double share = scaled_sqrt(scaled_div(embedding, scaled_from(v)));
+    row->embedding_share = scaled_to_double(share);
+    row->log2_share = scaled_log2(share);
 }
 
 vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *err)
@@ -72,7 +72,7 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
         return vp_fail(err, VP_ENOMEM, "no memory for %zu sub-blocks", k_total);
     vp_profile_set_header(profile, VP_ENGINE_CLOSED, VP_NORM_ANY, cfg, 0, NULL);
 
-    stream_state s = {cfg->embedding_var, vp_scaled_from(cfg->embedding_var)};
+    stream_state s = {cfg->embedding_var, scaled_from(cfg->embedding_var)};
     profile->rows[0] = (vp_row){.stream_var = s.v, .embedding_share = 1.0, .log2_share = 0.0};
     for (size_t k = 1; k <= k_total; k++) {
         vp_row *row = &profile->rows[k];

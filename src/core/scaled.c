@@ -5,31 +5,31 @@
 #include <limits.h>
 #include <math.h>
 
-static vp_scaled normalise(double mantissa, long exponent)
+static scaled_double normalise(double mantissa, long exponent)
 {
     int e = 0;
     double m = frexp(mantissa, &e);
     if (m == 0.0)
-        return (vp_scaled){0.0, 0};
-    return (vp_scaled){m, exponent + e};
+        return (scaled_double){0.0, 0};
+    return (scaled_double){m, exponent + e};
 }
 
-vp_scaled vp_scaled_from(double x)
+scaled_double scaled_from(double x)
 {
     return normalise(x, 0);
 }
 
-vp_scaled vp_scaled_mul(vp_scaled a, vp_scaled b)
+scaled_double scaled_mul(scaled_double a, scaled_double b)
 {
     return normalise(a.mantissa * b.mantissa, a.exponent + b.exponent);
 }
 
-vp_scaled vp_scaled_div(vp_scaled a, vp_scaled b)
+scaled_double scaled_div(scaled_double a, scaled_double b)
 {
     return normalise(a.mantissa / b.mantissa, a.exponent - b.exponent);
 }
 
-vp_scaled vp_scaled_sqrt(vp_scaled a)
+scaled_double scaled_sqrt(scaled_double a)
 {
     /* make the exponent even so that it halves exactly */
     double m = a.mantissa;
@@ -41,16 +41,16 @@ vp_scaled vp_scaled_sqrt(vp_scaled a)
     return normalise(sqrt(m), e / 2);
 }
 
-vp_scaled vp_scaled_one_plus_square(double x)
+scaled_double scaled_one_plus_square(double x)
 {
     if (x < 0x1p500)
-        return vp_scaled_from(1.0 + x * x);
+        return scaled_from(1.0 + x * x);
     /* 1 is below half an ulp of x^2 here, so x^2 alone is the rounded sum */
-    vp_scaled s = vp_scaled_from(x);
-    return vp_scaled_mul(s, s);
+    scaled_double s = scaled_from(x);
+    return scaled_mul(s, s);
 }
 
-double vp_scaled_to_double(vp_scaled a)
+double scaled_to_double(scaled_double a)
 {
     if (a.mantissa == 0.0)
         return 0.0;
@@ -61,7 +61,7 @@ double vp_scaled_to_double(vp_scaled a)
     return ldexp(a.mantissa, (int)a.exponent);
 }
 
-double vp_scaled_log2(vp_scaled a)
+double scaled_log2(scaled_double a)
 {
     if (a.mantissa == 0.0)
         return -HUGE_VAL;
