@@ -1,5 +1,6 @@
 #include "varprof/placement.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* One row per placement: every fact about it, read by every engine and writer. */
@@ -49,6 +50,28 @@ const char *vp_placement_formula(vp_placement placement)
     return (unsigned)placement < VP_PLACEMENT_COUNT ? placements[placement].formula : NULL;
 }
 
+/* Appends to buf as snprintf would, never past size. */
+static void append(char *buf, size_t size, const char *a, const char *b)
+{
+    const size_t used = strlen(buf);
+    if (used + 1 < size)
+        snprintf(buf + used, size - used, "%s%s", a, b);
+}
+
+/* "post-ln, pre-norm (or pre-ln), ...": every name in the table, with its aliases. */
+static void list_names(char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (int p = 0; p < VP_PLACEMENT_COUNT; p++) {
+        append(buf, size, p ? ", " : "", placements[p].name);
+        for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+            if (aliases[i].placement == (vp_placement)p) {
+                append(buf, size, " (or ", aliases[i].alias);
+                append(buf, size, ")", "");
+            }
+    }
+}
+
 vp_status vp_placement_parse(const char *name, vp_placement *out, vp_error *err)
 {
     if (!name || !out)
@@ -70,10 +93,9 @@ vp_status vp_placement_parse(const char *name, vp_placement *out, vp_error *err)
                        "'post-norm' is ambiguous: it means Post-LN, x <- N(x + f(x)), in the "
                        "original Transformer and BERT, and OLMo 2's output norm, "
                        "x <- x + N(f(x)), in OLMo 2's papers; say 'post-ln' or 'output-norm'");
-    return vp_fail(err, VP_EINVAL,
-                   "unknown placement '%s'; valid: post-ln, pre-norm (or pre-ln), sandwich (or "
-                   "peri-norm), output-norm, deepnorm, parallel, none, all",
-                   name);
+    char valid[256];
+    list_names(valid, sizeof valid);
+    return vp_fail(err, VP_EINVAL, "unknown placement '%s'; valid: %s, all", name, valid);
 }
 
 size_t vp_sub_blocks_per_layer(vp_placement placement)
