@@ -37,7 +37,7 @@ static size_t groups_of(size_t rows)
 typedef struct {
     const fw_model *m;
     const vp_config *cfg;
-    vp_pool *pool;
+    thread_pool *pool;
     size_t rows, batch, tokens, rows_per_task, n_tasks;
     float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
     float **matmul_ws, **att_scratch; /* per thread */
@@ -71,7 +71,7 @@ static void matmul_task(void *ctx, size_t task, size_t thread)
 static void project(fw_run *r, float *out, const float *in, const fw_linear *linear)
 {
     matmul_job j = {r, out, in, linear->out, linear->in, linear};
-    vp_pool_run(r->pool, r->n_tasks, matmul_task, &j);
+    thread_pool_run(r->pool, r->n_tasks, matmul_task, &j);
 }
 
 typedef struct {
@@ -106,13 +106,13 @@ static void normalise(fw_run *r, float *out, const float *in, const fw_norm *nor
 {
     rowwise_job j = {r, out, in, norm->weight, norm->bias, r->m->d, r->rows_per_task, r->rows,
                      r->m->norm == VP_NORM_RMSNORM, 0};
-    vp_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+    thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
 static void gelu(fw_run *r, float *inout)
 {
     rowwise_job j = {r, inout, inout, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1};
-    vp_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+    thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
 /* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * H][hd]. */
@@ -121,7 +121,7 @@ static void head_norm(fw_run *r, float *qk, const float *weight)
     const size_t heads = r->m->heads;
     rowwise_job j = {r, qk, qk, weight, NULL, r->m->head_dim, r->rows_per_task * heads,
                      r->rows * heads, 1, 0};
-    vp_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+    thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
 static void attention_task(void *ctx, size_t b, size_t thread)
@@ -144,7 +144,7 @@ static void attention_branch(fw_run *r, const fw_layer *layer, const float *h, f
         head_norm(r, r->q, layer->q_norm);
         head_norm(r, r->k, layer->k_norm);
     }
-    vp_pool_run(r->pool, r->batch, attention_task, r);
+    thread_pool_run(r->pool, r->batch, attention_task, r);
     project(r, out, r->att, &layer->o);
 }
 
@@ -277,7 +277,7 @@ static void sub_block(fw_run *r, size_t k)
             j.alpha = r->cfg->alpha;
     }
     /* h may be x itself: the stats read it before the update writes x */
-    vp_pool_run(r->pool, r->n_tasks, update_task, &j);
+    thread_pool_run(r->pool, r->n_tasks, update_task, &j);
 }
 
 /* ---- the measurements ---- */
@@ -387,7 +387,7 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
     r.rows_per_task = rows_per_task_for(r.rows, threads);
     r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
     vp_status status = VP_OK;
-    r.pool = vp_pool_create(threads, err);
+    r.pool = thread_pool_create(threads, err);
     float *acts = malloc(activation_floats(m, r.rows) * sizeof(float));
     r.stats = malloc(groups_of(r.rows) * N_STATS * sizeof(double));
     r.matmul_ws = calloc(threads, sizeof *r.matmul_ws);
@@ -439,7 +439,7 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
     free(r.att_scratch);
     free(r.stats);
     free(acts);
-    vp_pool_free(r.pool);
+    thread_pool_free(r.pool);
     return status;
 }
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 typedef struct {
-    vp_csv_row_fn on_row;
+    csv_row_fn on_row;
     void *ctx;
     size_t line;
     size_t n_cells, cells_capacity;
@@ -141,7 +141,7 @@ static vp_status read_stream(FILE *in, reader *r)
     return r->status;
 }
 
-vp_status vp_csv_read_file(const char *path, vp_csv_row_fn on_row, void *ctx, vp_error *err)
+vp_status csv_read_file(const char *path, csv_row_fn on_row, void *ctx, vp_error *err)
 {
     static reader r_init; /* zero */
     reader *r = malloc(sizeof *r);

@@ -16,14 +16,14 @@
 
 /* Called once per non-empty row: cells are NUL-terminated and valid only
  * during the call; line counts from 1 and is the line the row ends on. A
- * non-VP_OK return stops the read and is returned by vp_csv_read_file. */
-typedef vp_status (*vp_csv_row_fn)(void *ctx, size_t line, size_t n_cells, char *const *cells,
+ * non-VP_OK return stops the read and is returned by csv_read_file. */
+typedef vp_status (*csv_row_fn)(void *ctx, size_t line, size_t n_cells, char *const *cells,
                                    vp_error *err);
 
 /* Reads path (or standard input for "-") and calls on_row for each row.
  * Fails with VP_EIO when it cannot be opened or read, VP_EFORMAT for a file,
  * row or cell over the limits above, a NUL byte, or a quote left open; each
  * message starts with the path. */
-vp_status vp_csv_read_file(const char *path, vp_csv_row_fn on_row, void *ctx, vp_error *err);
+vp_status csv_read_file(const char *path, csv_row_fn on_row, void *ctx, vp_error *err);
 
 #endif

@@ -65,7 +65,7 @@ vp_status vp_gains_read(const char *path, double **gains, size_t *count, vp_erro
     gains_reader g = {0};
     *gains = NULL;
     *count = 0;
-    vp_status status = vp_csv_read_file(path, on_row, &g, err);
+    vp_status status = csv_read_file(path, on_row, &g, err);
     if (status == VP_OK && g.count == 0)
         status = vp_fail(err, VP_EFORMAT, "%s holds no gains", path);
     if (status != VP_OK) {

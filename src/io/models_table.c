@@ -104,7 +104,7 @@ vp_status vp_models_read(const char *path, vp_model_table *table, vp_error *err)
 {
     *table = (vp_model_table){0};
     models_reader r = {.table = table};
-    vp_status status = vp_csv_read_file(path, on_row, &r, err);
+    vp_status status = csv_read_file(path, on_row, &r, err);
     if (status == VP_OK && !r.seen_header)
         status = vp_fail(err, VP_EFORMAT, "%s is empty: it needs the header row", path);
     if (status != VP_OK)

@@ -49,7 +49,7 @@ vp_status vp_token_ids_read(const char *path, size_t vocab, unsigned **ids, size
     ids_reader r = {.vocab = vocab};
     *ids = NULL;
     vp_status status = vocab == 0 ? vp_fail(err, VP_EINVAL, "a vocab of 0 has no token ids")
-                                  : vp_csv_read_file(path, on_row, &r, err);
+                                  : csv_read_file(path, on_row, &r, err);
     if (status == VP_OK && (r.rows == 0 || r.width == 0))
         status = vp_fail(err, VP_EFORMAT, "%s holds no token ids", path);
     if (status != VP_OK) {

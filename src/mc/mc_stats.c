@@ -119,8 +119,8 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
         static const double percentiles[3] = {0.05, 0.50, 0.95};
         size_t lhs[3];
         double delta[3], spread[3];
-        vp_quantile_indices(n, percentiles, 3, lhs, delta);
-        vp_select_order_statistics(sizes, n, lhs, delta, 3);
+        quantile_indices(n, percentiles, 3, lhs, delta);
+        select_order_statistics(sizes, n, lhs, delta, 3);
         for (int q = 0; q < 3; q++) {
             double low = sqrt(sizes[lhs[q]] / v0);
             spread[q] = delta[q] > 0.0 ? (1.0 - delta[q]) * low +

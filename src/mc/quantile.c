@@ -69,7 +69,7 @@ static double select_kth(double *a, size_t n, size_t k)
 /* The p-quantile as GSL's gsl_stats_quantile_from_sorted_data defines it
  * (interpolating between the order statistics around p (n - 1)), found by
  * selection instead of a sort: O(n) where sorting is O(n log n). */
-double vp_quantile_select(double *a, size_t n, double p)
+double quantile_select(double *a, size_t n, double p)
 {
     const double index = p * (double)(n - 1);
     const size_t lhs = (size_t)index;
@@ -97,7 +97,7 @@ static void select_indices(double *a, size_t lo, size_t hi, const size_t *idx, s
         select_indices(a, k + 1, hi, idx + mid + 1, m - mid - 1);
 }
 
-void vp_quantile_indices(size_t n, const double *p, size_t count, size_t *lhs, double *delta)
+void quantile_indices(size_t n, const double *p, size_t count, size_t *lhs, double *delta)
 {
     for (size_t j = 0; j < count; j++) {
         const double index = p[j] * (double)(n - 1);
@@ -106,7 +106,7 @@ void vp_quantile_indices(size_t n, const double *p, size_t count, size_t *lhs, d
     }
 }
 
-void vp_select_order_statistics(double *a, size_t n, const size_t *lhs, const double *delta,
+void select_order_statistics(double *a, size_t n, const size_t *lhs, const double *delta,
                                 size_t count)
 {
     size_t idx[16] = {0}, m = 0;
@@ -129,17 +129,17 @@ void vp_select_order_statistics(double *a, size_t n, const size_t *lhs, const do
     select_indices(a, 0, n - 1, idx, distinct);
 }
 
-void vp_quantiles_select(double *a, size_t n, const double *p, size_t count, double *out)
+void quantiles_select(double *a, size_t n, const double *p, size_t count, double *out)
 {
     if (count > 8) { /* beyond the contract's few: one at a time */
         for (size_t j = 0; j < count; j++)
-            out[j] = vp_quantile_select(a, n, p[j]);
+            out[j] = quantile_select(a, n, p[j]);
         return;
     }
     size_t lhs[8] = {0};
     double delta[8] = {0};
-    vp_quantile_indices(n, p, count, lhs, delta);
-    vp_select_order_statistics(a, n, lhs, delta, count);
+    quantile_indices(n, p, count, lhs, delta);
+    select_order_statistics(a, n, lhs, delta, count);
     for (size_t j = 0; j < count; j++)
         out[j] = delta[j] > 0.0 ? (1.0 - delta[j]) * a[lhs[j]] + delta[j] * a[lhs[j] + 1]
                                 : a[lhs[j]];

@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-struct vp_pool {
+struct thread_pool {
     size_t threads;
     pthread_t *ids;
     pthread_mutex_t lock;
@@ -12,7 +12,7 @@ struct vp_pool {
     unsigned long generation; /* bumped for each run */
     int stopping;
     /* the run in progress */
-    vp_pool_task task;
+    thread_pool_task task;
     void *ctx;
     size_t n_tasks;
     atomic_size_t next;
@@ -20,11 +20,11 @@ struct vp_pool {
 };
 
 typedef struct {
-    vp_pool *pool;
+    thread_pool *pool;
     size_t thread;
 } worker_arg;
 
-static void drain(vp_pool *pool, size_t thread)
+static void drain(thread_pool *pool, size_t thread)
 {
     for (;;) {
         size_t index = atomic_fetch_add(&pool->next, 1);
@@ -37,7 +37,7 @@ static void drain(vp_pool *pool, size_t thread)
 static void *worker_main(void *arg)
 {
     worker_arg *w = arg;
-    vp_pool *pool = w->pool;
+    thread_pool *pool = w->pool;
     const size_t thread = w->thread;
     free(w);
     unsigned long seen = 0;
@@ -58,9 +58,9 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-vp_pool *vp_pool_create(size_t threads, vp_error *err)
+thread_pool *thread_pool_create(size_t threads, vp_error *err)
 {
-    vp_pool *pool = calloc(1, sizeof *pool);
+    thread_pool *pool = calloc(1, sizeof *pool);
     if (!pool) {
         vp_fail(err, VP_ENOMEM, "no memory for a thread pool");
         return NULL;
@@ -71,7 +71,7 @@ vp_pool *vp_pool_create(size_t threads, vp_error *err)
     pthread_cond_init(&pool->done, NULL);
     pool->ids = calloc(pool->threads, sizeof *pool->ids);
     if (!pool->ids) {
-        vp_pool_free(pool);
+        thread_pool_free(pool);
         vp_fail(err, VP_ENOMEM, "no memory for a thread pool");
         return NULL;
     }
@@ -82,7 +82,7 @@ vp_pool *vp_pool_create(size_t threads, vp_error *err)
         if (!arg || pthread_create(&pool->ids[t], NULL, worker_main, arg) != 0) {
             free(arg);
             pool->threads = t; /* join only those started */
-            vp_pool_free(pool);
+            thread_pool_free(pool);
             vp_fail(err, VP_ETHREAD, "cannot start thread %zu", t + 1);
             return NULL;
         }
@@ -90,7 +90,7 @@ vp_pool *vp_pool_create(size_t threads, vp_error *err)
     return pool;
 }
 
-void vp_pool_run(vp_pool *pool, size_t n_tasks, vp_pool_task task, void *ctx)
+void thread_pool_run(thread_pool *pool, size_t n_tasks, thread_pool_task task, void *ctx)
 {
     if (pool->threads == 1 || n_tasks <= 1) {
         for (size_t i = 0; i < n_tasks; i++)
@@ -113,12 +113,12 @@ void vp_pool_run(vp_pool *pool, size_t n_tasks, vp_pool_task task, void *ctx)
     pthread_mutex_unlock(&pool->lock);
 }
 
-size_t vp_pool_threads(const vp_pool *pool)
+size_t thread_pool_threads(const thread_pool *pool)
 {
     return pool->threads;
 }
 
-void vp_pool_free(vp_pool *pool)
+void thread_pool_free(thread_pool *pool)
 {
     if (!pool)
         return;

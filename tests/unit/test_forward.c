@@ -208,7 +208,7 @@ static void torch_init_falls_in_pytorchs_band(void **state)
     band torch;
     memset(&torch, 0, sizeof torch);
     vp_error err;
-    assert_int_equal(vp_csv_read_file(test_data_path("torch_seed_stack_band.csv"), on_band_row,
+    assert_int_equal(csv_read_file(test_data_path("torch_seed_stack_band.csv"), on_band_row,
                                       &torch, &err),
                      VP_OK);
     double ours[3][20];

@@ -43,7 +43,7 @@ static reference load_reference(const char *file, const char *which)
 {
     reference r = {which, {0}, 0};
     vp_error err;
-    if (vp_csv_read_file(test_data_path(file), on_norm_row, &r, &err) != VP_OK) {
+    if (csv_read_file(test_data_path(file), on_norm_row, &r, &err) != VP_OK) {
         print_error("%s\n", err.message);
         fail();
     }

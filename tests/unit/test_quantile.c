@@ -40,7 +40,7 @@ static void equals_gsl_on_random_data(void **state)
         double *copy = malloc(n * sizeof *copy);
         assert_non_null(copy);
         memcpy(copy, a, n * sizeof *a);
-        vp_quantiles_select(copy, n, ps, 6, many);
+        quantiles_select(copy, n, ps, 6, many);
         free(copy);
         for (size_t q = 0; q < sizeof ps / sizeof *ps; q++) {
             double want = gsl_stats_quantile_from_sorted_data(sorted, 1, n, ps[q]);
@@ -51,7 +51,7 @@ static void equals_gsl_on_random_data(void **state)
         }
         for (size_t q = 0; q < sizeof ps / sizeof *ps; q++) {
             double want = gsl_stats_quantile_from_sorted_data(sorted, 1, n, ps[q]);
-            double got = vp_quantile_select(a, n, ps[q]);
+            double got = quantile_select(a, n, ps[q]);
             if (got != want) {
                 print_error("n %zu, p %g: %.17g, GSL %.17g\n", n, ps[q], got, want);
                 fail();
@@ -80,7 +80,7 @@ static void awkward_shapes(void **state)
         gsl_sort(sorted, 1, n);
         const double ps[3] = {0.05, 0.5, 0.95};
         double got[3];
-        vp_quantiles_select(a, n, ps, 3, got);
+        quantiles_select(a, n, ps, 3, got);
         for (int q = 0; q < 3; q++)
             assert_true(got[q] == gsl_stats_quantile_from_sorted_data(sorted, 1, n, ps[q]));
     }
