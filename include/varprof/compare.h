@@ -13,11 +13,6 @@ const char *vp_quantity_name(vp_quantity q);
  * sub-block 0, the embedding, which no branch updates. */
 int vp_quantity_applies(vp_quantity q, size_t k);
 
-/* The closed and sampled values of q at row k, and the sampled one's
- * standard error. */
-void vp_quantity_values(const vp_profile *closed, const vp_profile *sampled, size_t k,
-                        vp_quantity q, double *closed_value, double *sampled_value, double *se);
-
 typedef struct {
     double n_se;      /* agreement: within this many standard errors ... */
     double rel_floor; /* ... or this relative difference (the norms' eps moves the
@@ -43,8 +38,5 @@ typedef struct {
  * beyond family_se. */
 vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double n_se,
                      double rel_floor, vp_comparison *out);
-
-/* (sampled - closed) / se, +-HUGE_VAL where se is 0 and they differ, 0 where equal. */
-double vp_se_units(double closed_value, double sampled_value, double se);
 
 #endif

@@ -48,10 +48,6 @@ typedef enum { VP_SERIES_LINE, VP_SERIES_BAND } vp_series_style;
 /* "#rrggbb" for a colour key 0..VP_PLOT_COLOURS-1; NULL for a key out of range. */
 const char *vp_plot_colour(int colour);
 
-/* gnuplot's point type for a colour key: a marker of its own per placement,
- * so that curves which coincide stay told apart; 1 for a key out of range. */
-int vp_plot_point_type(int colour);
-
 typedef struct {
     char *label;            /* legend text; owned */
     int colour;             /* 0..VP_PLOT_COLOURS-1, usually the placement */
@@ -181,17 +177,6 @@ vp_status vp_plot_format_for_path(const char *path, vp_plot_format *out, vp_erro
  * DEL) or a backquote. NULL is allowed (it means ""). */
 vp_status vp_plot_check_text(const char *text, const char *what, vp_error *err);
 
-/* Writes text as a single-quoted gnuplot string ('it''s'), after
- * vp_plot_check_text. VP_EIO when the stream reports an error. */
-vp_status vp_plot_write_quoted(FILE *out, const char *text, const char *what, vp_error *err);
-
-/* Checks a figure before it is drawn: 1..VP_PLOT_MAX_PANELS panels, and every
- * text, output (may be NULL) included, passing vp_plot_check_text. VP_EINVAL
- * with the first problem in err. A panel with no point that can be drawn
- * (none finite, or none >= 1e-300 on a log axis) is allowed: it is drawn
- * empty, with a note saying so. */
-vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error *err);
-
 /* Writes a complete, self-contained gnuplot script for the figure: the
  * terminal for target->path's format, `set output` naming target->path (none
  * for "-", so a rerun draws on standard output), the data inline as
@@ -202,15 +187,6 @@ vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error 
  * writing anything; VP_EIO when the stream reports an error. */
 vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot_target *target,
                                vp_error *err);
-
-/* As vp_plot_write_script, with the format and the path gnuplot writes to
- * given separately (output NULL: no `set output`); vp_plot_run uses it to
- * point gnuplot at its temporary file. */
-vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
-                                  const char *output, vp_error *err);
-
-/* The gnuplot program: $VARPROF_GNUPLOT if set and not empty, else "gnuplot". */
-const char *vp_plot_gnuplot_program(void);
 
 /* Draws the figure with gnuplot. The script goes to gnuplot through a pipe
  * (popen; no script file); gnuplot writes to a temporary file beside the

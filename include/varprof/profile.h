@@ -96,14 +96,6 @@ vp_profile *vp_profile_alloc(size_t sub_blocks);
 /* Frees a profile; NULL is allowed. */
 void vp_profile_free(vp_profile *profile);
 
-/* Fills what every engine says before its rows: which engine ran with which
- * norm, a copy of cfg (its gains pointer cleared, as each row keeps its gain,
- * and gains_from_file set when it had one), the VP_HAS_* fields the rows
- * carry, and how they were sampled (NULL: not sampled, all zero). sub_blocks
- * and n_rows stay as vp_profile_alloc set them for cfg's sub-blocks. */
-void vp_profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm,
-                           const vp_config *cfg, unsigned fields, const vp_sampling *sampling);
-
 /* sqrt(v_k / v_0): the stream's RMS in units of the embedding's. */
 double vp_profile_stream_size(const vp_profile *profile, size_t k);
 

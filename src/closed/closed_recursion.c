@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "core/scaled.h"
+#include "core/profile_header.h"
 
 /* One step: from v = v_{k-1} and E = E_{k-1} (the squared embedding
  * component, kept scaled because Post-LN shrinks it geometrically) to
@@ -70,7 +71,7 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
     vp_profile *profile = vp_profile_alloc(k_total);
     if (!profile)
         return vp_fail(err, VP_ENOMEM, "no memory for %zu sub-blocks", k_total);
-    vp_profile_set_header(profile, VP_ENGINE_CLOSED, VP_NORM_ANY, cfg, 0, NULL);
+    profile_set_header(profile, VP_ENGINE_CLOSED, VP_NORM_ANY, cfg, 0, NULL);
 
     stream_state s = {cfg->embedding_var, scaled_from(cfg->embedding_var)};
     profile->rows[0] = (vp_row){.stream_var = s.v, .embedding_share = 1.0, .log2_share = 0.0};

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "core/row_fields.h"
+#include "core/compare_internal.h"
 
 /* vp_quantity q is the table's q-th compared field: the comparison reads
  * the rows through the same entries the writers do. */
@@ -23,7 +24,7 @@ int vp_quantity_applies(vp_quantity q, size_t k)
     return row_field_applies(quantity_field(q), k);
 }
 
-void vp_quantity_values(const vp_profile *closed, const vp_profile *sampled, size_t k,
+void compare_quantity_values(const vp_profile *closed, const vp_profile *sampled, size_t k,
                         vp_quantity q, double *closed_value, double *sampled_value, double *se)
 {
     const row_field *field = quantity_field(q);
@@ -32,7 +33,7 @@ void vp_quantity_values(const vp_profile *closed, const vp_profile *sampled, siz
     *se = row_field_se(field, sampled, k);
 }
 
-double vp_se_units(double closed_value, double sampled_value, double se)
+double compare_se_units(double closed_value, double sampled_value, double se)
 {
     const double diff = sampled_value - closed_value;
     if (diff == 0.0)
@@ -61,8 +62,8 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
             if (!vp_quantity_applies((vp_quantity)q, k))
                 continue;
             double c, s, se;
-            vp_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);
-            const double units = vp_se_units(c, s, se);
+            compare_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);
+            const double units = compare_se_units(c, s, se);
             const double relative = c != 0.0 ? (s - c) / fabs(c) : (s == 0.0 ? 0.0 : HUGE_VAL);
             out->checked++;
             if (fabs(units) <= n_se || fabs(relative) <= rel_floor)

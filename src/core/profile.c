@@ -1,4 +1,5 @@
 #include "varprof/profile.h"
+#include "core/profile_header.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -21,7 +22,7 @@ void vp_profile_free(vp_profile *profile)
     free(profile);
 }
 
-void vp_profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm,
+void profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm,
                            const vp_config *cfg, unsigned fields, const vp_sampling *sampling)
 {
     profile->engine = engine;

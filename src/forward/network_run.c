@@ -8,6 +8,7 @@
 #include "forward/network.h"
 #include "sys/thread_pool.h"
 #include "varprof/isa.h"
+#include "core/profile_header.h"
 
 #define TOKEN_WORD 0x544f4b4eu /* "TOKN": the token ids' Philox stream */
 
@@ -581,7 +582,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
             .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init), .eps = o->eps,
             .heads = cfg->mlp_only ? 0 : o->heads, .ffn_mult = o->ffn_mult, .vocab = o->vocab,
             .batch = o->batch, .tokens = o->tokens, .qk_norm = o->qk_norm};
-        vp_profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
+        profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
                               VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
         status = fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, profile, err);
     }

@@ -6,6 +6,7 @@
 #include "varprof/format.h"
 #include "varprof/text.h"
 #include "varprof/version.h"
+#include "core/compare_internal.h"
 
 static const char *engine_title(vp_engine engine)
 {
@@ -242,8 +243,8 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
             }
             double c, s, se;
             char units[16];
-            vp_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);
-            se_text(units, sizeof units, vp_se_units(c, s, se));
+            compare_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);
+            se_text(units, sizeof units, compare_se_units(c, s, se));
             fprintf(out, "  %11.5g %11.5g %6s", c, s, units);
         }
         fputc('\n', out);

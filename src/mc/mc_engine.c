@@ -12,6 +12,7 @@
 
 #include "mc/mc_internal.h"
 #include "varprof/isa.h"
+#include "core/profile_header.h"
 
 const char *const vp_mc_generator = "philox4x32-10";
 
@@ -233,7 +234,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
                                       .generator = vp_mc_generator,
                                       .method = sampling_method(options->method),
                                       .eps = options->eps};
-        vp_profile_set_header(profile, VP_ENGINE_MC, options->norm, cfg,
+        profile_set_header(profile, VP_ENGINE_MC, options->norm, cfg,
                               VP_HAS_BOUNDS | VP_HAS_PERCENTILES, &sampling);
         if (mc_fill_rows(&job, profile) != VP_OK)
             status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");

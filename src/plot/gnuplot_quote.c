@@ -1,6 +1,7 @@
 /* Text bound for gnuplot, made inert: refused when it holds a character that
  * could end a command, else written as a single-quoted string. */
 #include "varprof/plot.h"
+#include "plot/plot_internal.h"
 
 static const char *control_name(unsigned char c)
 {
@@ -35,7 +36,7 @@ vp_status vp_plot_check_text(const char *text, const char *what, vp_error *err)
     return VP_OK;
 }
 
-vp_status vp_plot_write_quoted(FILE *out, const char *text, const char *what, vp_error *err)
+vp_status plot_write_quoted(FILE *out, const char *text, const char *what, vp_error *err)
 {
     vp_status status = vp_plot_check_text(text, what, err);
     if (status != VP_OK)

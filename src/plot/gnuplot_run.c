@@ -3,6 +3,7 @@
 #include "sys/atomic_file.h"
 #include "varprof/cleanup.h"
 #include "varprof/plot.h"
+#include "plot/plot_internal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -15,7 +16,7 @@
 
 #define PATH_CAP 4096
 
-const char *vp_plot_gnuplot_program(void)
+const char *plot_gnuplot_program(void)
 {
     const char *program = getenv("VARPROF_GNUPLOT");
     return program && *program ? program : "gnuplot";
@@ -137,7 +138,7 @@ static int pipe_script(const char *command, const vp_figure *figure, vp_plot_for
     // NOLINTNEXTLINE(cert-env33-c) a shell for the redirections; every path in it is shell-quoted
     FILE *pipe = popen(command, "w");
     if (pipe) {
-        *script_status = vp_plot_write_script_as(pipe, figure, format, output, err);
+        *script_status = plot_write_script_as(pipe, figure, format, output, err);
         wait_status = pclose(pipe);
     }
 
@@ -198,13 +199,13 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
         return status;
     const int dumb = format == VP_PLOT_DUMB;
     const char *path = target->path;
-    if ((status = vp_figure_check(figure, dumb ? NULL : path, err)) != VP_OK)
+    if ((status = plot_figure_check(figure, dumb ? NULL : path, err)) != VP_OK)
         return status;
     // refused before gnuplot is looked for: the one failure the caller can fix at once
     if (!dumb && (status = atomic_file_check(path, target->force, NULL, err)) != VP_OK)
         return status;
 
-    const char *program = vp_plot_gnuplot_program();
+    const char *program = plot_gnuplot_program();
     char found[PATH_CAP];
     if (!find_program(program, found, sizeof found))
         return vp_fail(err, VP_EIO,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "varprof/version.h"
+#include "plot/plot_internal.h"
 
 /* Sizes fit for a web page: 900 px wide, 300 px a panel (400 for one alone). */
 #define WIDTH_PX 900
@@ -52,7 +53,7 @@ static size_t drawable_points(const vp_panel *panel, const vp_series *s)
 }
 
 /* Every check before a byte is written, so a refused figure writes nothing. */
-vp_status vp_figure_check(const vp_figure *figure, const char *output, vp_error *err)
+vp_status plot_figure_check(const vp_figure *figure, const char *output, vp_error *err)
 {
     if (figure->n_panels == 0 || figure->n_panels > VP_PLOT_MAX_PANELS)
         return vp_fail(err, VP_EINVAL, "a figure needs 1 to %d panels, not %zu",
@@ -118,7 +119,7 @@ static vp_status write_output(FILE *out, const char *output, vp_error *err)
         fputs("'\n", out);
         return VP_OK;
     }
-    vp_status status = vp_plot_write_quoted(out, output, "the plot file name", err);
+    vp_status status = plot_write_quoted(out, output, "the plot file name", err);
     putc('\n', out);
     return status;
 }
@@ -154,19 +155,19 @@ static vp_status write_labels(FILE *out, const vp_panel *panel, vp_plot_format f
     const int dumb = format == VP_PLOT_DUMB;
     vp_status status;
     fputs("set title ", out);
-    if ((status = vp_plot_write_quoted(out, panel->title, "a panel's title", err)) != VP_OK)
+    if ((status = plot_write_quoted(out, panel->title, "a panel's title", err)) != VP_OK)
         return status;
     if (dumb && panel->y_label[0]) {
         fputs(".' [y: '.", out);
-        if ((status = vp_plot_write_quoted(out, panel->y_label, "a y axis label", err)) != VP_OK)
+        if ((status = plot_write_quoted(out, panel->y_label, "a y axis label", err)) != VP_OK)
             return status;
         fputs(".']'", out);
     }
     fputs("\nset xlabel ", out);
-    if ((status = vp_plot_write_quoted(out, panel->x_label, "an x axis label", err)) != VP_OK)
+    if ((status = plot_write_quoted(out, panel->x_label, "an x axis label", err)) != VP_OK)
         return status;
     fputs("\nset ylabel ", out);
-    if ((status = vp_plot_write_quoted(out, dumb ? "" : panel->y_label, "a y axis label", err)) !=
+    if ((status = plot_write_quoted(out, dumb ? "" : panel->y_label, "a y axis label", err)) !=
         VP_OK)
         return status;
     putc('\n', out);
@@ -206,7 +207,7 @@ static vp_status write_markers(FILE *out, const vp_panel *panel, vp_error *err)
         fprintf(out, "set arrow from graph 0, first %.17g to graph 1, first %.17g nohead "
                      "dt 2 lw 1.5 lc rgb '#555555' front\n", m->y, m->y);
         fputs("set label ", out);
-        vp_status status = vp_plot_write_quoted(out, m->label, "a marker's label", err);
+        vp_status status = plot_write_quoted(out, m->label, "a marker's label", err);
         if (status != VP_OK)
             return status;
         fprintf(out, " at graph 0.02, first %.17g offset 0,0.8 textcolor rgb '#555555' front\n",
@@ -257,12 +258,12 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
          * so that coinciding curves show their markers side by side. */
         const size_t every = n >= 16 ? n / 8 : 1;
         const size_t first = every * (size_t)s->colour / VP_PLOT_COLOURS;
-        const int point = vp_plot_point_type(s->colour);
+        const int point = plot_point_type(s->colour);
         if (format == VP_PLOT_DUMB) {
             /* text has no colours: the curve's own characters and marker make its legend */
             fprintf(out, "%s$d%zu_%zu using 1:2 with linespoints pt %d pi %zu title ", sep,
                     p + 1, i + 1, point, every);
-            vp_status status = vp_plot_write_quoted(out, s->label, "a legend label", err);
+            vp_status status = plot_write_quoted(out, s->label, "a legend label", err);
             if (status != VP_OK)
                 return status;
             sep = ", \\\n     ";
@@ -276,7 +277,7 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
                 vp_plot_colour(s->colour));
         fprintf(out, "%skeyentry with linespoints lw 2 dt %d pt %d ps 0.9 lc rgb '%s' title ",
                 sep, s->dash, point, vp_plot_colour(s->colour));
-        vp_status status = vp_plot_write_quoted(out, s->label, "a legend label", err);
+        vp_status status = plot_write_quoted(out, s->label, "a legend label", err);
         if (status != VP_OK)
             return status;
     }
@@ -284,10 +285,10 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
     return VP_OK;
 }
 
-vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
+vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
                                   const char *output, vp_error *err)
 {
-    vp_status status = vp_figure_check(figure, output, err);
+    vp_status status = plot_figure_check(figure, output, err);
     if (status != VP_OK)
         return status;
     fprintf(out, "# A varprof figure (libvarprof %s), complete with its data.\n"
@@ -312,7 +313,7 @@ vp_status vp_plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_fo
     fprintf(out, "set multiplot layout %zu,1", figure->n_panels);
     if (figure->title[0]) {
         fputs(" title ", out);
-        if ((status = vp_plot_write_quoted(out, figure->title, "the figure's title", err)) != VP_OK)
+        if ((status = plot_write_quoted(out, figure->title, "the figure's title", err)) != VP_OK)
             return status;
     }
     putc('\n', out);
@@ -339,6 +340,6 @@ vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot
     vp_status status = vp_plot_format_for_path(target->path, &format, err);
     if (status != VP_OK)
         return status;
-    return vp_plot_write_script_as(out, figure, format,
+    return plot_write_script_as(out, figure, format,
                                    format == VP_PLOT_DUMB ? NULL : target->path, err);
 }

@@ -1,6 +1,7 @@
 /* The house style every figure shares: the colour of each placement, the
  * terminal and size for each format. */
 #include "varprof/plot.h"
+#include "plot/plot_internal.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -61,7 +62,7 @@ vp_status vp_plot_format_for_path(const char *path, vp_plot_format *out, vp_erro
                    dot);
 }
 
-int vp_plot_point_type(int colour)
+int plot_point_type(int colour)
 {
     /* filled circle, square, triangle, inverted triangle, diamond; open
      * square, open circle: told apart in colour, in grey and in dumb text */

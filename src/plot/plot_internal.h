@@ -1,0 +1,36 @@
+/* What the plotting module's files share and nothing outside it calls: the
+ * markers, the quoting of text for gnuplot, the check of a figure before it
+ * is drawn, the script written for gnuplot's temporary file, and where
+ * gnuplot is found. The public half is include/varprof/plot.h. */
+#ifndef VARPROF_PLOT_INTERNAL_H
+#define VARPROF_PLOT_INTERNAL_H
+
+#include <stdio.h>
+
+#include "varprof/plot.h"
+
+/* gnuplot's point type for a colour key: a marker of its own per placement,
+ * so that curves which coincide stay told apart; 1 for a key out of range. */
+int plot_point_type(int colour);
+
+/* Writes text as a single-quoted gnuplot string ('it''s'), after
+ * vp_plot_check_text. VP_EIO when the stream reports an error. */
+vp_status plot_write_quoted(FILE *out, const char *text, const char *what, vp_error *err);
+
+/* Checks a figure before it is drawn: 1..VP_PLOT_MAX_PANELS panels, and every
+ * text, output (may be NULL) included, passing vp_plot_check_text. VP_EINVAL
+ * with the first problem in err. A panel with no point that can be drawn
+ * (none finite, or none >= 1e-300 on a log axis) is allowed: it is drawn
+ * empty, with a note saying so. */
+vp_status plot_figure_check(const vp_figure *figure, const char *output, vp_error *err);
+
+/* As vp_plot_write_script, with the format and the path gnuplot writes to
+ * given separately (output NULL: no `set output`); vp_plot_run uses it to
+ * point gnuplot at its temporary file. */
+vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
+                                  const char *output, vp_error *err);
+
+/* The gnuplot program: $VARPROF_GNUPLOT if set and not empty, else "gnuplot". */
+const char *plot_gnuplot_program(void);
+
+#endif
