@@ -20,13 +20,13 @@
 #define GROUP_ROWS 8
 
 enum {
-    S_XX_BEFORE = VP_RESIDUAL_XX_BEFORE,
-    S_OO = VP_RESIDUAL_OO,
-    S_XO = VP_RESIDUAL_XO,
-    S_HH = VP_RESIDUAL_HH,
-    S_FF = VP_RESIDUAL_FF,
-    S_XX = VP_RESIDUAL_XX,
-    S_CC = VP_RESIDUAL_SUMS,
+    S_XX_BEFORE = KERN_RESIDUAL_XX_BEFORE,
+    S_OO = KERN_RESIDUAL_OO,
+    S_XO = KERN_RESIDUAL_XO,
+    S_HH = KERN_RESIDUAL_HH,
+    S_FF = KERN_RESIDUAL_FF,
+    S_XX = KERN_RESIDUAL_XX,
+    S_CC = KERN_RESIDUAL_SUMS,
     N_STATS
 };
 
@@ -355,7 +355,7 @@ static size_t activation_floats(const fw_model *m, size_t rows)
 
 static size_t matmul_ws_floats(const fw_model *m, size_t rows)
 {
-    const vp_nn_kernels *kn = m->kernels;
+    const kern_nn_table *kn = m->kernels;
     size_t a = kn->matmul_workspace_floats(rows, m->d, m->d);
     size_t b = kn->matmul_workspace_floats(rows, m->d, m->hidden);
     size_t c = kn->matmul_workspace_floats(rows, m->hidden, m->d);
@@ -477,7 +477,7 @@ vp_status vp_forward_memory_needed(const vp_config *cfg, const vp_forward_option
                                    size_t *bytes, vp_error *err)
 {
     /* every size was range-checked, so these products stay far below 2^64 */
-    const vp_nn_kernels *kern = vp_nn_kernels_for(vp_isa_current());
+    const kern_nn_table *kern = kern_nn_for(vp_isa_current());
     fw_model shape = {.d = o->width, .hidden = o->ffn_mult * o->width, .heads = o->heads,
                       .head_dim = o->width / o->heads, .kernels = kern};
     const double weights = (double)fw_model_floats(cfg, o, kern) * sizeof(float);
@@ -563,7 +563,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
     vp_status status = vp_forward_check(cfg, o, err);
     if (status != VP_OK)
         return status;
-    const vp_nn_kernels *kern = vp_nn_kernels_for(vp_isa_current());
+    const kern_nn_table *kern = kern_nn_for(vp_isa_current());
     fw_model *m = fw_model_alloc(cfg, o, kern);
     uint32_t *ids = malloc(o->batch * o->tokens * sizeof *ids);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));

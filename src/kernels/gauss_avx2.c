@@ -133,7 +133,7 @@ static void gauss_pass8(float *dst, const philox8_setup *setup, uint64_t block)
     _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(b2, b3, 0x31));
 }
 
-void vp_gauss_fill_avx2(float *out, size_t n, uint64_t seed, uint32_t token,
+void kern_gauss_fill_avx2(float *out, size_t n, uint64_t seed, uint32_t token,
                         uint32_t sub_block, uint64_t first)
 {
     // out: (n,), draws first .. first+n-1
@@ -171,5 +171,5 @@ void vp_gauss_fill_avx2(float *out, size_t n, uint64_t seed, uint32_t token,
 
 #else
 /* Not x86-64: nothing to compile, but ISO C wants a declaration. */
-typedef int vp_gauss_avx2_unavailable;
+typedef int kern_gauss_avx2_unavailable;
 #endif

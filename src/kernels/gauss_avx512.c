@@ -196,7 +196,7 @@ static void gauss_pass16x2(float *dst, const philox16_setup *setup, uint64_t blo
     gauss_normals16(dst + DRAWS, b);
 }
 
-void vp_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
+void kern_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
                           uint32_t sub_block, uint64_t first)
 {
     // out: (n,), draws first .. first+n-1
@@ -240,5 +240,5 @@ void vp_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
 
 #else
 /* Not x86-64: nothing to compile, but ISO C wants a declaration. */
-typedef int vp_gauss_avx512_unavailable;
+typedef int kern_gauss_avx512_unavailable;
 #endif

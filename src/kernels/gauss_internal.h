@@ -55,11 +55,11 @@
 
 /* The variants, same contract as vp_gauss_fill. The SIMD ones exist only on
  * x86-64 and must only be called when vp_isa_supported() says so. */
-void vp_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
+void kern_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
                           uint32_t sub_block, uint64_t first);
-void vp_gauss_fill_avx2(float *out, size_t n, uint64_t seed, uint32_t token,
+void kern_gauss_fill_avx2(float *out, size_t n, uint64_t seed, uint32_t token,
                         uint32_t sub_block, uint64_t first);
-void vp_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
+void kern_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
                           uint32_t sub_block, uint64_t first);
 
 #endif

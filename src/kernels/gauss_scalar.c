@@ -97,7 +97,7 @@ static void gauss_block(float out4[4], uint64_t seed, uint32_t token, uint32_t s
     gauss_box_muller(r.v[2], r.v[3], &out4[2], &out4[3]);
 }
 
-void vp_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
+void kern_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
                           uint32_t sub_block, uint64_t first)
 {
     // out: (n,), draws first .. first+n-1

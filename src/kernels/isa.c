@@ -24,10 +24,10 @@ typedef void (*gauss_fill_fn)(float *out, size_t n, uint64_t seed, uint32_t toke
 
 /* The dispatch table: one entry per ISA; NULL where the variant is not built. */
 static const gauss_fill_fn gauss_fill_table[VP_ISA_COUNT] = {
-    vp_gauss_fill_scalar,
+    kern_gauss_fill_scalar,
 #if defined(__x86_64__)
-    vp_gauss_fill_avx2,
-    vp_gauss_fill_avx512,
+    kern_gauss_fill_avx2,
+    kern_gauss_fill_avx512,
 #else
     NULL,
     NULL,

@@ -101,23 +101,23 @@ static const matmul_blocking blocking = {
     .rows = 4096 / MATMUL_MR * MATMUL_MR, .kernel = kernel,
 };
 
-size_t vp_matmul_packed_floats_avx2(size_t k, size_t m)
+size_t kern_matmul_packed_floats_avx2(size_t k, size_t m)
 {
     return matmul_packed_floats(&blocking, k, m);
 }
 
-void vp_matmul_pack_avx2(float *packed, const float *w, size_t k, size_t m)
+void kern_matmul_pack_avx2(float *packed, const float *w, size_t k, size_t m)
 {
     matmul_pack_w(&blocking, packed, w, k, m);
 }
 
-size_t vp_matmul_workspace_floats_avx2(size_t n, size_t k, size_t m)
+size_t kern_matmul_workspace_floats_avx2(size_t n, size_t k, size_t m)
 {
     (void)m;
     return matmul_workspace_floats(&blocking, n, k);
 }
 
-void vp_matmul_avx2(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+void kern_matmul_avx2(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                       const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)

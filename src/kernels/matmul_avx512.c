@@ -125,22 +125,22 @@ static const matmul_blocking *tile_for(size_t m)
     return matmul_tile_for(tiles, sizeof tiles / sizeof *tiles, m);
 }
 
-size_t vp_matmul_packed_floats_avx512(size_t k, size_t m)
+size_t kern_matmul_packed_floats_avx512(size_t k, size_t m)
 {
     return matmul_packed_floats(tile_for(m), k, m);
 }
 
-void vp_matmul_pack_avx512(float *packed, const float *w, size_t k, size_t m)
+void kern_matmul_pack_avx512(float *packed, const float *w, size_t k, size_t m)
 {
     matmul_pack_w(tile_for(m), packed, w, k, m);
 }
 
-size_t vp_matmul_workspace_floats_avx512(size_t n, size_t k, size_t m)
+size_t kern_matmul_workspace_floats_avx512(size_t n, size_t k, size_t m)
 {
     return matmul_workspace_floats(tile_for(m), n, k);
 }
 
-void vp_matmul_avx512(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+void kern_matmul_avx512(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                       const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)

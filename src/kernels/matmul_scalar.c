@@ -8,23 +8,23 @@
 #include "kernels/nn_variants.h"
 
 /* "Packed" is W itself: the dot products below read its rows as they are. */
-size_t vp_matmul_packed_floats_scalar(size_t k, size_t m)
+size_t kern_matmul_packed_floats_scalar(size_t k, size_t m)
 {
     return k * m;
 }
 
-void vp_matmul_pack_scalar(float *packed, const float *w, size_t k, size_t m)
+void kern_matmul_pack_scalar(float *packed, const float *w, size_t k, size_t m)
 {
     memcpy(packed, w, k * m * sizeof *packed);
 }
 
-size_t vp_matmul_workspace_floats_scalar(size_t n, size_t k, size_t m)
+size_t kern_matmul_workspace_floats_scalar(size_t n, size_t k, size_t m)
 {
     (void)n, (void)k, (void)m;
     return 0;
 }
 
-void vp_matmul_scalar(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+void kern_matmul_scalar(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                       const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x: (n, k) row stride ldx; packed = w: (m, k); out: (n, m) row stride ldo

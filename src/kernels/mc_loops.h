@@ -20,15 +20,15 @@ typedef struct {
     double (*add_and_normalise)(double *x, double *c, const float *xi, size_t d, double alpha,
                                 double a, double b, double shift, double scale, double c_shift,
                                 double out[4]);
-} vp_mc_loops;
+} kern_mc_loops;
 
 /* The loops for an instruction set (the scalar ones where it has none). */
-const vp_mc_loops *vp_mc_loops_for(vp_isa isa);
+const kern_mc_loops *kern_mc_loops_for(vp_isa isa);
 
-extern const vp_mc_loops vp_mc_loops_scalar;
+extern const kern_mc_loops kern_mc_loops_scalar;
 #if defined(__x86_64__)
-extern const vp_mc_loops vp_mc_loops_avx2;
-extern const vp_mc_loops vp_mc_loops_avx512;
+extern const kern_mc_loops kern_mc_loops_avx2;
+extern const kern_mc_loops kern_mc_loops_avx512;
 #endif
 
 #endif

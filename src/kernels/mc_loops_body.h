@@ -128,4 +128,4 @@ static double add_and_normalise(double *restrict x, double *restrict c, const fl
     return mc_total(oo, to);
 }
 
-const vp_mc_loops MC_LOOPS_NAME = {noise_sums, add_branch, add_and_normalise};
+const kern_mc_loops MC_LOOPS_NAME = {noise_sums, add_branch, add_and_normalise};

@@ -129,19 +129,19 @@ static inline __m256 erf_ps(__m256 x)
     return _mm256_or_ps(r, _mm256_and_ps(sign_bit, x));
 }
 
-void vp_nn_exp_avx2(float *out, const float *x, size_t n)
+void kern_exp_avx2(float *out, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i += W)
         store_first(out + i, exp_ps(load_first(x + i, n - i)), n - i);
 }
 
-void vp_nn_erf_avx2(float *out, const float *x, size_t n)
+void kern_erf_avx2(float *out, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i += W)
         store_first(out + i, erf_ps(load_first(x + i, n - i)), n - i);
 }
 
-void vp_layernorm_avx2(float *out, const float *x, const float *weight, const float *bias,
+void kern_layernorm_avx2(float *out, const float *x, const float *weight, const float *bias,
                        size_t n, size_t d, float eps)
 {
     // x, out: (n, d); weight, bias: (d)
@@ -191,7 +191,7 @@ void vp_layernorm_avx2(float *out, const float *x, const float *weight, const fl
     }
 }
 
-void vp_rmsnorm_avx2(float *out, const float *x, const float *weight, size_t n, size_t d,
+void kern_rmsnorm_avx2(float *out, const float *x, const float *weight, size_t n, size_t d,
                      float eps)
 {
     // x, out: (n, d); weight: (d)
@@ -223,7 +223,7 @@ void vp_rmsnorm_avx2(float *out, const float *x, const float *weight, size_t n, 
     }
 }
 
-void vp_gelu_avx2(float *out, const float *x, size_t n)
+void kern_gelu_avx2(float *out, const float *x, size_t n)
 {
     // x, out: (n)
     /* erf, not tanh: PyTorch's default GELU; x halved first, as the scalar */
@@ -236,7 +236,7 @@ void vp_gelu_avx2(float *out, const float *x, size_t n)
     }
 }
 
-void vp_softmax_avx2(float *x, size_t n)
+void kern_softmax_avx2(float *x, size_t n)
 {
     // x: (n), in place
     if (n == 0)
@@ -318,7 +318,7 @@ static inline void weighted_rows(float *out, const float *p, const float *v, siz
         store_first(out + u * W, acc[u], cols - u * W);
 }
 
-void vp_attention_avx2(float *out, size_t ldo, const float *q, const float *k, const float *v,
+void kern_attention_avx2(float *out, size_t ldo, const float *q, const float *k, const float *v,
                        size_t ld, size_t T, size_t H, size_t hd, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
@@ -329,7 +329,7 @@ void vp_attention_avx2(float *out, size_t ldo, const float *q, const float *k, c
             const float *qt = q + t * ld + h * hd;
             for (size_t s = 0; s <= t; s++)
                 scratch[s] = dot(qt, k + s * ld + h * hd, hd) * scale;
-            vp_softmax_avx2(scratch, t + 1);
+            kern_softmax_avx2(scratch, t + 1);
             float *ot = out + t * ldo + h * hd;
             /* 4 vectors of columns a pass over the rows of v: 4 FMA chains */
             for (size_t j = 0; j < hd; j += 4 * W) {
@@ -342,5 +342,5 @@ void vp_attention_avx2(float *out, size_t ldo, const float *q, const float *k, c
 
 #else
 /* Not x86-64: nothing to compile, but ISO C wants a declaration. */
-typedef int vp_nn_avx2_unavailable;
+typedef int kern_nn_avx2_unavailable;
 #endif

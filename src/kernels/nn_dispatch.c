@@ -1,20 +1,20 @@
 /* The forward pass's kernel tables, one per instruction set. */
 #include "nn_variants.h"
 
-#define VP_NN_TABLE(ISA)                                                                          \
+#define KERN_NN_TABLE(ISA)                                                                          \
     {                                                                                             \
-        vp_matmul_packed_floats_##ISA, vp_matmul_pack_##ISA, vp_matmul_workspace_floats_##ISA,   \
-            vp_matmul_##ISA, vp_layernorm_##ISA, vp_rmsnorm_##ISA, vp_gelu_##ISA,                 \
-            vp_softmax_##ISA, vp_attention_##ISA, vp_residual_##ISA,                              \
+        kern_matmul_packed_floats_##ISA, kern_matmul_pack_##ISA, kern_matmul_workspace_floats_##ISA,   \
+            kern_matmul_##ISA, kern_layernorm_##ISA, kern_rmsnorm_##ISA, kern_gelu_##ISA,                 \
+            kern_softmax_##ISA, kern_attention_##ISA, kern_residual_##ISA,                              \
     }
 
-static const vp_nn_kernels scalar_kernels = VP_NN_TABLE(scalar);
+static const kern_nn_table scalar_kernels = KERN_NN_TABLE(scalar);
 #if defined(__x86_64__)
-static const vp_nn_kernels avx2_kernels = VP_NN_TABLE(avx2);
-static const vp_nn_kernels avx512_kernels = VP_NN_TABLE(avx512);
+static const kern_nn_table avx2_kernels = KERN_NN_TABLE(avx2);
+static const kern_nn_table avx512_kernels = KERN_NN_TABLE(avx512);
 #endif
 
-const vp_nn_kernels *vp_nn_kernels_for(vp_isa isa)
+const kern_nn_table *kern_nn_for(vp_isa isa)
 {
 #if defined(__x86_64__)
     if (isa == VP_ISA_AVX512)

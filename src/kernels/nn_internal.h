@@ -72,9 +72,9 @@
 /* out[i] = exp(x[i]) and erf(x[i]), i < n, with the vector code the kernels
  * use (out may be x). Exist only on x86-64; call only when
  * vp_isa_supported() says so. For the accuracy tests. */
-void vp_nn_exp_avx2(float *out, const float *x, size_t n);
-void vp_nn_erf_avx2(float *out, const float *x, size_t n);
-void vp_nn_exp_avx512(float *out, const float *x, size_t n);
-void vp_nn_erf_avx512(float *out, const float *x, size_t n);
+void kern_exp_avx2(float *out, const float *x, size_t n);
+void kern_erf_avx2(float *out, const float *x, size_t n);
+void kern_exp_avx512(float *out, const float *x, size_t n);
+void kern_erf_avx512(float *out, const float *x, size_t n);
 
 #endif

@@ -21,13 +21,13 @@
 
 /* The sums the residual kernel leaves (sums[...]). */
 enum {
-    VP_RESIDUAL_XX_BEFORE, /* |x|^2, the stream before the update */
-    VP_RESIDUAL_OO,        /* |o|^2, what is added */
-    VP_RESIDUAL_XO,        /* <x, o> */
-    VP_RESIDUAL_HH,        /* |h|^2, the branch's input */
-    VP_RESIDUAL_FF,        /* |f|^2, the branch's output */
-    VP_RESIDUAL_XX,        /* |x + o|^2, the stream after (only when adding) */
-    VP_RESIDUAL_SUMS
+    KERN_RESIDUAL_XX_BEFORE, /* |x|^2, the stream before the update */
+    KERN_RESIDUAL_OO,        /* |o|^2, what is added */
+    KERN_RESIDUAL_XO,        /* <x, o> */
+    KERN_RESIDUAL_HH,        /* |h|^2, the branch's input */
+    KERN_RESIDUAL_FF,        /* |f|^2, the branch's output */
+    KERN_RESIDUAL_XX,        /* |x + o|^2, the stream after (only when adding) */
+    KERN_RESIDUAL_SUMS
 };
 
 typedef struct {
@@ -62,16 +62,16 @@ typedef struct {
     void (*attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
                       size_t ld, size_t T, size_t H, size_t hd, float *scratch);
     /* The residual update of n floats (rows of the stream side by side) and
-       what the forward pass measures of it: the VP_RESIDUAL_* sums up to FF
+       what the forward pass measures of it: the KERN_RESIDUAL_* sums up to FF
        of x, o, h and f as given, then, if add, x = x + o (float, as PyTorch
-       adds) and |x|^2 in sums[VP_RESIDUAL_XX]. h may be x and f may be o.
+       adds) and |x|^2 in sums[KERN_RESIDUAL_XX]. h may be x and f may be o.
        Sums in double, in eight lanes added in a fixed order: every variant
        gives the scalar one's bits. */
     void (*residual)(float *x, const float *o, const float *h, const float *f, size_t n, int add,
                      double *sums);
-} vp_nn_kernels;
+} kern_nn_table;
 
 /* The kernels for an instruction set (the scalar ones where it has none). */
-const vp_nn_kernels *vp_nn_kernels_for(vp_isa isa);
+const kern_nn_table *kern_nn_for(vp_isa isa);
 
 #endif

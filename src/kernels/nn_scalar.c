@@ -10,7 +10,7 @@
 #include "kernels/nn_internal.h"
 #include "kernels/nn_variants.h"
 
-void vp_layernorm_scalar(float *out, const float *x, const float *weight, const float *bias,
+void kern_layernorm_scalar(float *out, const float *x, const float *weight, const float *bias,
                          size_t n, size_t d, float eps)
 {
     // x, out: (n, d); weight, bias: (d)
@@ -38,7 +38,7 @@ void vp_layernorm_scalar(float *out, const float *x, const float *weight, const 
     }
 }
 
-void vp_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t n, size_t d,
+void kern_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t n, size_t d,
                        float eps)
 {
     // x, out: (n, d); weight: (d)
@@ -56,7 +56,7 @@ void vp_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t n
     }
 }
 
-void vp_gelu_scalar(float *out, const float *x, size_t n)
+void kern_gelu_scalar(float *out, const float *x, size_t n)
 {
     // x, out: (n)
     /* erf, not tanh: PyTorch's default GELU. Halving x first (exact) keeps
@@ -65,7 +65,7 @@ void vp_gelu_scalar(float *out, const float *x, size_t n)
         out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * NN_SQRT1_2));
 }
 
-void vp_softmax_scalar(float *x, size_t n)
+void kern_softmax_scalar(float *x, size_t n)
 {
     // x: (n), in place
     if (n == 0)
@@ -83,7 +83,7 @@ void vp_softmax_scalar(float *x, size_t n)
         x[i] = x[i] / total;
 }
 
-void vp_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
+void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
                          size_t ld, size_t T, size_t H, size_t hd, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
@@ -101,7 +101,7 @@ void vp_attention_scalar(float *out, size_t ldo, const float *q, const float *k,
                     dot += qt[j] * ks[j];
                 scratch[s] = dot * scale;
             }
-            vp_softmax_scalar(scratch, t + 1);
+            kern_softmax_scalar(scratch, t + 1);
             float *ot = out + t * ldo + h * hd;
             for (size_t j = 0; j < hd; j++) {
                 float acc = 0.0f;

@@ -3,7 +3,7 @@
 #if defined(__x86_64__)
 #include "kernels/nn_variants.h"
 
-#define RESIDUAL_NAME vp_residual_avx512
+#define RESIDUAL_NAME kern_residual_avx512
 #include "residual_body.h"
 #else
 typedef int residual_avx512_is_x86_only;

@@ -127,19 +127,19 @@ static void residual_sums(float *x, const float *o, const float *h, const float 
             tyy[l] = (double)x[i] * x[i];
         }
     }
-    s[VP_RESIDUAL_XX_BEFORE] = total8(xx, txx);
-    s[VP_RESIDUAL_OO] = total8(oo, too);
-    s[VP_RESIDUAL_XO] = total8(xo, txo);
-    s[VP_RESIDUAL_HH] = own_h ? total8(hh, thh) : s[VP_RESIDUAL_XX_BEFORE];
-    s[VP_RESIDUAL_FF] = own_f ? total8(ff, tff) : s[VP_RESIDUAL_OO];
+    s[KERN_RESIDUAL_XX_BEFORE] = total8(xx, txx);
+    s[KERN_RESIDUAL_OO] = total8(oo, too);
+    s[KERN_RESIDUAL_XO] = total8(xo, txo);
+    s[KERN_RESIDUAL_HH] = own_h ? total8(hh, thh) : s[KERN_RESIDUAL_XX_BEFORE];
+    s[KERN_RESIDUAL_FF] = own_f ? total8(ff, tff) : s[KERN_RESIDUAL_OO];
     if (add)
-        s[VP_RESIDUAL_XX] = total8(yy, tyy);
+        s[KERN_RESIDUAL_XX] = total8(yy, tyy);
 }
 
 void RESIDUAL_NAME(float *x, const float *o, const float *h, const float *f, size_t n, int add,
                    double *sums)
 {
-    // x, o, h, f: (n); sums: (VP_RESIDUAL_SUMS)
+    // x, o, h, f: (n); sums: (KERN_RESIDUAL_SUMS)
     /* two instances, so that the add's test leaves the loop */
     if (add)
         residual_sums(x, o, h, f, n, 1, sums);

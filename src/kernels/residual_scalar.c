@@ -2,5 +2,5 @@
  * equal bit for bit (residual_body.h). */
 #include "kernels/nn_variants.h"
 
-#define RESIDUAL_NAME vp_residual_scalar
+#define RESIDUAL_NAME kern_residual_scalar
 #include "residual_body.h"

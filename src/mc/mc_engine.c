@@ -217,7 +217,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
                 .branch_scale = branch_scale(cfg, options),
             },
         .sub_blocks = k_total,
-        .loops = vp_mc_loops_for(vp_isa_current()),
+        .loops = kern_mc_loops_for(vp_isa_current()),
         .samples = {malloc(cells * sizeof(double)), malloc(cells * sizeof(double)),
                     malloc(cells * sizeof(double))},
     };

@@ -20,7 +20,7 @@ typedef struct {
     const vp_mc_options *options;
     mc_params params;
     size_t sub_blocks; /* K */
-    const vp_mc_loops *loops; /* the full method's loops, for the ISA in use */
+    const kern_mc_loops *loops; /* the full method's loops, for the ISA in use */
     mc_samples samples;
 } mc_job;
 

@@ -45,13 +45,13 @@ typedef struct {
 } matmul_fns;
 
 static const matmul_fns fns[VP_ISA_COUNT] = {
-    {vp_matmul_packed_floats_scalar, vp_matmul_pack_scalar, vp_matmul_workspace_floats_scalar,
-     vp_matmul_scalar},
+    {kern_matmul_packed_floats_scalar, kern_matmul_pack_scalar, kern_matmul_workspace_floats_scalar,
+     kern_matmul_scalar},
 #if defined(__x86_64__)
-    {vp_matmul_packed_floats_avx2, vp_matmul_pack_avx2, vp_matmul_workspace_floats_avx2,
-     vp_matmul_avx2},
-    {vp_matmul_packed_floats_avx512, vp_matmul_pack_avx512, vp_matmul_workspace_floats_avx512,
-     vp_matmul_avx512},
+    {kern_matmul_packed_floats_avx2, kern_matmul_pack_avx2, kern_matmul_workspace_floats_avx2,
+     kern_matmul_avx2},
+    {kern_matmul_packed_floats_avx512, kern_matmul_pack_avx512, kern_matmul_workspace_floats_avx512,
+     kern_matmul_avx512},
 #endif
 };
 

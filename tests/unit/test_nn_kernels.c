@@ -43,13 +43,13 @@ typedef struct {
 } variant;
 
 static const variant VARIANTS[] = {
-    {VP_ISA_SCALAR, "scalar", vp_layernorm_scalar, vp_rmsnorm_scalar, vp_gelu_scalar,
-     vp_softmax_scalar, vp_attention_scalar, NULL, NULL},
+    {VP_ISA_SCALAR, "scalar", kern_layernorm_scalar, kern_rmsnorm_scalar, kern_gelu_scalar,
+     kern_softmax_scalar, kern_attention_scalar, NULL, NULL},
 #if defined(__x86_64__)
-    {VP_ISA_AVX2, "avx2", vp_layernorm_avx2, vp_rmsnorm_avx2, vp_gelu_avx2, vp_softmax_avx2,
-     vp_attention_avx2, vp_nn_exp_avx2, vp_nn_erf_avx2},
-    {VP_ISA_AVX512, "avx512", vp_layernorm_avx512, vp_rmsnorm_avx512, vp_gelu_avx512,
-     vp_softmax_avx512, vp_attention_avx512, vp_nn_exp_avx512, vp_nn_erf_avx512},
+    {VP_ISA_AVX2, "avx2", kern_layernorm_avx2, kern_rmsnorm_avx2, kern_gelu_avx2, kern_softmax_avx2,
+     kern_attention_avx2, kern_exp_avx2, kern_erf_avx2},
+    {VP_ISA_AVX512, "avx512", kern_layernorm_avx512, kern_rmsnorm_avx512, kern_gelu_avx512,
+     kern_softmax_avx512, kern_attention_avx512, kern_exp_avx512, kern_erf_avx512},
 #endif
 };
 #define N_VARIANTS (sizeof VARIANTS / sizeof VARIANTS[0])
@@ -423,7 +423,7 @@ static void scalar_norms_match_double(void **state)
         /* LayerNorm: (float)mean and (float)rstd round once each, then four
            float operations: 8 roundings of the size of the terms covers
            them twice over. */
-        vp_layernorm_scalar(out, x, w, b, rows, d, eps);
+        kern_layernorm_scalar(out, x, w, b, rows, d, eps);
         layernorm_ref(want, scale, x, w, b, rows, d, eps);
         for (size_t i = 0; i < rows * d; i++)
             tol[i] = 8 * U * scale[i];
@@ -432,7 +432,7 @@ static void scalar_norms_match_double(void **state)
 
         /* RMSNorm: (float)rrms and two float products: 6 roundings of the
            result. */
-        vp_rmsnorm_scalar(out, x, w, rows, d, eps);
+        kern_rmsnorm_scalar(out, x, w, rows, d, eps);
         rmsnorm_ref(want, x, w, rows, d, eps);
         for (size_t i = 0; i < rows * d; i++)
             tol[i] = 6 * U * fabs(want[i]) + 0x1p-140;
@@ -453,7 +453,7 @@ static void scalar_gelu_matches_double(void **state)
     double *want = new_doubles(n), *tol = new_doubles(n);
     for (size_t i = 0; i < n; i++)
         x[i] = -10.0f + 20.0f * (float)i / (float)(n - 1);
-    vp_gelu_scalar(out, x, n);
+    kern_gelu_scalar(out, x, n);
     /* x / sqrt 2 rounds twice (the constant, the product), moving erf by
        up to 0.5 2^-24 |x|... erf' <= 1.13: under 2^-23; erff is within an
        ulp, 1 + erf rounds once more: about 3 2^-24 absolute in 1 + erf,
@@ -492,7 +492,7 @@ static void scalar_softmax_matches_double(void **state)
                may be a little worse. */
             for (size_t i = 0; i < n; i++)
                 tol[i] = 2 * U * (fabs((double)x[i] - max) + 4) * want[i] + 0x1p-149;
-            vp_softmax_scalar(x, n);
+            kern_softmax_scalar(x, n);
             char what[64];
             snprintf(what, sizeof what, "softmax scalar n=%zu spread=%g", n, (double)spread);
             assert_int_equal(compare(what, x, want, tol, n), 0);
@@ -538,7 +538,7 @@ static void scalar_attention_matches_double(void **state)
                 for (size_t i = 0; i < T * ldo; i++)
                     want[i] = 7.0, tol[i] = 0.0;
                 attention_ref(want, tol, ldo, q, k, v, ld, T, H, hd);
-                vp_attention_scalar(out, ldo, q, k, v, ld, T, H, hd, scratch);
+                kern_attention_scalar(out, ldo, q, k, v, ld, T, H, hd, scratch);
                 char what[96];
                 snprintf(what, sizeof what, "attention scalar T=%zu H=%zu hd=%zu", T, H, hd);
                 /* tolerance: attention_ref */
@@ -575,7 +575,7 @@ static void simd_norms_match_scalar(void **state)
                so (float)mean and (float)rstd may each land one float away;
                the elementwise steps are the scalar ones: 8 roundings of the
                size of the terms (as against double). */
-            vp_layernorm_scalar(want, x, w, b, rows, d, eps);
+            kern_layernorm_scalar(want, x, w, b, rows, d, eps);
             var->layernorm(got, x, w, b, rows, d, eps);
             layernorm_ref(want_d, scale, x, w, b, rows, d, eps);
             float_to_double(want_d, want, n);
@@ -590,7 +590,7 @@ static void simd_norms_match_scalar(void **state)
 
             /* RMSNorm: (float)rrms may land one float away, then the
                scalar's two products: 6 roundings of the result. */
-            vp_rmsnorm_scalar(want, x, w, rows, d, eps);
+            kern_rmsnorm_scalar(want, x, w, rows, d, eps);
             var->rmsnorm(got, x, w, rows, d, eps);
             float_to_double(want_d, want, n);
             for (size_t i = 0; i < n; i++)
@@ -634,7 +634,7 @@ static void simd_gelu_matches_scalar(void **state)
             float *x = new_floats(n), *want = new_floats(n), *got = new_floats(n);
             double *want_d = new_doubles(n), *tol = new_doubles(n);
             fill_normal(x, n, 3.0f, 0.0f);
-            vp_gelu_scalar(want, x, n);
+            kern_gelu_scalar(want, x, n);
             var->gelu(got, x, n);
             float_to_double(want_d, want, n);
             /* Both erfs within 2 ulps of erf, so 1 + erf may differ by 2
@@ -659,7 +659,7 @@ static void simd_gelu_matches_scalar(void **state)
             x[i] = -12.0f + 24.0f * (float)i / (float)(SWEEP - 1);
         float extremes[] = {1e30f, -1e30f, FLT_MAX, -FLT_MAX, 1e5f, -1e5f, -9.0f, 1e-40f, -0.0f};
         memcpy(x, extremes, sizeof extremes);
-        vp_gelu_scalar(want, x, SWEEP);
+        kern_gelu_scalar(want, x, SWEEP);
         var->gelu(got, x, SWEEP);
         float_to_double(want_d, want, SWEEP);
         for (size_t i = 0; i < SWEEP; i++)
@@ -699,7 +699,7 @@ static void simd_softmax_matches_scalar(void **state)
                                (kind == 2 ? 1e30f : FLT_MAX) * (float)uniform();
                 memcpy(want, x, n * sizeof *x);
                 memcpy(got, x, n * sizeof *x);
-                vp_softmax_scalar(want, n);
+                kern_softmax_scalar(want, n);
                 var->softmax(got, n);
                 float_to_double(want_d, want, n);
                 /* Both exps within 2 ulps, the float totals may differ by
@@ -747,7 +747,7 @@ static void simd_attention_matches_scalar_and_double(void **state)
             for (size_t i = 0; i < T * ldo; i++)
                 want[i] = got[i] = 7.0f, want_d[i] = 7.0, tol[i] = 0.0;
             attention_ref(want_d, tol, ldo, q, k, v, ld, T, H, hd);
-            vp_attention_scalar(want, ldo, q, k, v, ld, T, H, hd, scratch);
+            kern_attention_scalar(want, ldo, q, k, v, ld, T, H, hd, scratch);
             var->attention(got, ldo, q, k, v, ld, T, H, hd, scratch);
             char what[96];
             snprintf(what, sizeof what, "attention %s T=%zu H=%zu hd=%zu vs double", var->name,

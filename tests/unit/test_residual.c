@@ -29,10 +29,10 @@ typedef struct {
 } variant;
 
 static const variant VARIANTS[] = {
-    {VP_ISA_SCALAR, "scalar", vp_residual_scalar},
+    {VP_ISA_SCALAR, "scalar", kern_residual_scalar},
 #if defined(__x86_64__)
-    {VP_ISA_AVX2, "avx2", vp_residual_avx2},
-    {VP_ISA_AVX512, "avx512", vp_residual_avx512},
+    {VP_ISA_AVX2, "avx2", kern_residual_avx2},
+    {VP_ISA_AVX512, "avx512", kern_residual_avx512},
 #endif
 };
 #define N_VARIANTS (sizeof VARIANTS / sizeof VARIANTS[0])
@@ -133,19 +133,19 @@ static void scalar_matches_long_double(void **state)
                 const size_t n = LENGTHS[li];
                 operands op = make_operands(rng, n);
                 call c = prepare(&op, aliasing);
-                double sums[VP_RESIDUAL_SUMS];
+                double sums[KERN_RESIDUAL_SUMS];
                 const double untouched = -1.5; /* no sum of squares is negative */
-                for (int s = 0; s < VP_RESIDUAL_SUMS; s++)
+                for (int s = 0; s < KERN_RESIDUAL_SUMS; s++)
                     sums[s] = untouched;
-                vp_residual_scalar(c.x, op.o, c.h, c.f, n, add, sums);
+                kern_residual_scalar(c.x, op.o, c.h, c.f, n, add, sums);
                 /* the sums are of the operands as they were before the add */
                 const float *h0 = aliasing == H_IS_X || aliasing == BOTH ? op.x : op.h;
                 const float *f0 = aliasing == F_IS_O || aliasing == BOTH ? op.o : op.f;
-                check_sum("|x|^2", sums[VP_RESIDUAL_XX_BEFORE], op.x, op.x, n);
-                check_sum("|o|^2", sums[VP_RESIDUAL_OO], op.o, op.o, n);
-                check_sum("<x, o>", sums[VP_RESIDUAL_XO], op.x, op.o, n);
-                check_sum("|h|^2", sums[VP_RESIDUAL_HH], h0, h0, n);
-                check_sum("|f|^2", sums[VP_RESIDUAL_FF], f0, f0, n);
+                check_sum("|x|^2", sums[KERN_RESIDUAL_XX_BEFORE], op.x, op.x, n);
+                check_sum("|o|^2", sums[KERN_RESIDUAL_OO], op.o, op.o, n);
+                check_sum("<x, o>", sums[KERN_RESIDUAL_XO], op.x, op.o, n);
+                check_sum("|h|^2", sums[KERN_RESIDUAL_HH], h0, h0, n);
+                check_sum("|f|^2", sums[KERN_RESIDUAL_FF], f0, f0, n);
                 for (size_t i = 0; i < n; i++) {
                     /* one float addition, as PyTorch's x + o */
                     volatile float y = op.x[i] + op.o[i];
@@ -154,9 +154,9 @@ static void scalar_matches_long_double(void **state)
                                  add ? (double)y : (double)op.x[i]);
                 }
                 if (add)
-                    check_sum("|x + o|^2", sums[VP_RESIDUAL_XX], c.x, c.x, n);
+                    check_sum("|x + o|^2", sums[KERN_RESIDUAL_XX], c.x, c.x, n);
                 else
-                    assert_true(sums[VP_RESIDUAL_XX] == untouched);
+                    assert_true(sums[KERN_RESIDUAL_XX] == untouched);
                 free(c.x);
                 free_operands(&op);
             }
@@ -180,8 +180,8 @@ static void simd_gives_the_scalar_bits(void **state)
                     const size_t n = LENGTHS[li];
                     operands op = make_operands(rng, n);
                     call want = prepare(&op, aliasing), got = prepare(&op, aliasing);
-                    double want_sums[VP_RESIDUAL_SUMS] = {0}, got_sums[VP_RESIDUAL_SUMS] = {0};
-                    vp_residual_scalar(want.x, op.o, want.h, want.f, n, add, want_sums);
+                    double want_sums[KERN_RESIDUAL_SUMS] = {0}, got_sums[KERN_RESIDUAL_SUMS] = {0};
+                    kern_residual_scalar(want.x, op.o, want.h, want.f, n, add, want_sums);
                     VARIANTS[v].residual(got.x, op.o, got.h, got.f, n, add, got_sums);
                     if (memcmp(want_sums, got_sums, sizeof want_sums) != 0 ||
                         (n > 0 && memcmp(want.x, got.x, n * sizeof(float)) != 0))
