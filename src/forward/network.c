@@ -23,12 +23,12 @@ static size_t aligned(size_t floats)
     return (floats + 15) & ~(size_t)15; /* 64 bytes */
 }
 
-static size_t linear_floats(const kern_nn_table *kern, size_t in, size_t out)
+static size_t linear_floats(const kern_table *kern, size_t in, size_t out)
 {
     return aligned(kern->matmul_packed_floats(in, out)) + aligned(out);
 }
 
-static size_t layer_floats(const fw_model *shape, const kern_nn_table *kern)
+static size_t layer_floats(const fw_model *shape, const kern_table *kern)
 {
     const size_t d = shape->d;
     size_t n = 4 * 2 * aligned(d); /* four norms, weight and bias */
@@ -55,7 +55,7 @@ static void set_shape(fw_model *m, const vp_config *cfg, const vp_forward_option
 }
 
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,
-                       const kern_nn_table *kernels)
+                       const kern_table *kernels)
 {
     fw_model shape;
     set_shape(&shape, cfg, o);
@@ -90,7 +90,7 @@ static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out)
 }
 
 fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
-                         const kern_nn_table *kernels)
+                         const kern_table *kernels)
 {
     fw_model *m = calloc(1, sizeof *m);
     if (!m)

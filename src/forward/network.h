@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "kernels/nn_kernels.h"
+#include "kernels/kern_table.h"
 #include "varprof/forward.h"
 #include "varprof/safetensors.h"
 
@@ -36,19 +36,19 @@ typedef struct {
     size_t d, heads, head_dim, hidden, vocab, layers;
     float *embed; /* [V][d] */
     fw_layer *layers_;
-    const kern_nn_table *kernels;
+    const kern_table *kernels;
     float *arena; /* every weight, one allocation */
     size_t arena_used, arena_size;
 } fw_model;
 
 /* Floats of weights the model holds (packed sizes included). */
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,
-                       const kern_nn_table *kernels);
+                       const kern_table *kernels);
 
 /* Allocates a model of cfg's and o's shapes, weights zero and norms 1/0.
  * NULL when memory runs out. */
 fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
-                         const kern_nn_table *kernels);
+                         const kern_table *kernels);
 void fw_model_free(fw_model *model);
 
 /* Packs W [out][in] into a linear layer; copies bias [out] (NULL: zero). */

@@ -7,7 +7,6 @@
 
 #include "forward/network.h"
 #include "sys/thread_pool.h"
-#include "varprof/isa.h"
 #include "core/profile_header.h"
 
 #define TOKEN_WORD 0x544f4b4eu /* "TOKN": the token ids' Philox stream */
@@ -355,7 +354,7 @@ static size_t activation_floats(const fw_model *m, size_t rows)
 
 static size_t matmul_ws_floats(const fw_model *m, size_t rows)
 {
-    const kern_nn_table *kn = m->kernels;
+    const kern_table *kn = m->kernels;
     size_t a = kn->matmul_workspace_floats(rows, m->d, m->d);
     size_t b = kn->matmul_workspace_floats(rows, m->d, m->hidden);
     size_t c = kn->matmul_workspace_floats(rows, m->hidden, m->d);
@@ -477,7 +476,7 @@ vp_status vp_forward_memory_needed(const vp_config *cfg, const vp_forward_option
                                    size_t *bytes, vp_error *err)
 {
     /* every size was range-checked, so these products stay far below 2^64 */
-    const kern_nn_table *kern = kern_nn_for(vp_isa_current());
+    const kern_table *kern = kern_current();
     fw_model shape = {.d = o->width, .hidden = o->ffn_mult * o->width, .heads = o->heads,
                       .head_dim = o->width / o->heads, .kernels = kern};
     const double weights = (double)fw_model_floats(cfg, o, kern) * sizeof(float);
@@ -563,7 +562,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
     vp_status status = vp_forward_check(cfg, o, err);
     if (status != VP_OK)
         return status;
-    const kern_nn_table *kern = kern_nn_for(vp_isa_current());
+    const kern_table *kern = kern_current();
     fw_model *m = fw_model_alloc(cfg, o, kern);
     uint32_t *ids = malloc(o->batch * o->tokens * sizeof *ids);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));

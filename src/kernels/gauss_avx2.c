@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/gauss_internal.h"
+#include "kernels/kern_variants.h"
 
 #define BLOCKS 8             /* Philox blocks per vector pass, one per lane */
 #define DRAWS (4 * BLOCKS)   /* normals per vector pass */
@@ -134,7 +135,7 @@ static void gauss_pass8(float *dst, const philox8_setup *setup, uint64_t block)
 }
 
 void kern_gauss_fill_avx2(float *out, size_t n, uint64_t seed, uint32_t token,
-                        uint32_t sub_block, uint64_t first)
+                          uint32_t sub_block, uint64_t first)
 {
     // out: (n,), draws first .. first+n-1
     philox8_setup setup;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kernels/gauss_internal.h"
+#include "kernels/kern_variants.h"
 
 #define BLOCKS 16            /* Philox blocks per vector pass, one per lane */
 #define DRAWS (4 * BLOCKS)   /* normals per set of counters */
@@ -197,7 +198,7 @@ static void gauss_pass16x2(float *dst, const philox16_setup *setup, uint64_t blo
 }
 
 void kern_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
-                          uint32_t sub_block, uint64_t first)
+                            uint32_t sub_block, uint64_t first)
 {
     // out: (n,), draws first .. first+n-1
     philox16_setup setup;

@@ -1,5 +1,6 @@
 /* What the Gaussian generator's variants share: the constants of the float
- * log and sin/cos they all evaluate the same way, and their entry points.
+ * log and sin/cos they all evaluate the same way (the entry points,
+ * kern_gauss_fill_ISA, are declared in kern_variants.h).
  * gauss_scalar.c spells out the algorithm; the SIMD files repeat it on vectors,
  * operation for operation, so that every variant rounds identically. */
 #ifndef VARPROF_GAUSS_INTERNAL_H
@@ -52,14 +53,5 @@
 
 /* Angle residual x = (int32)(r << 2) * 2^-31 in [-1, 1]. */
 #define GAUSS_ANGLE_SCALE 0x1p-31f
-
-/* The variants, same contract as vp_gauss_fill. The SIMD ones exist only on
- * x86-64 and must only be called when vp_isa_supported() says so. */
-void kern_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
-                          uint32_t sub_block, uint64_t first);
-void kern_gauss_fill_avx2(float *out, size_t n, uint64_t seed, uint32_t token,
-                        uint32_t sub_block, uint64_t first);
-void kern_gauss_fill_avx512(float *out, size_t n, uint64_t seed, uint32_t token,
-                          uint32_t sub_block, uint64_t first);
 
 #endif

@@ -11,6 +11,7 @@
 #include <Random123/philox.h>
 
 #include "kernels/gauss_internal.h"
+#include "kernels/kern_variants.h"
 
 static uint32_t float_bits(float x)
 {
@@ -98,7 +99,7 @@ static void gauss_block(float out4[4], uint64_t seed, uint32_t token, uint32_t s
 }
 
 void kern_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
-                          uint32_t sub_block, uint64_t first)
+                            uint32_t sub_block, uint64_t first)
 {
     // out: (n,), draws first .. first+n-1
     size_t done = 0;

@@ -1,5 +1,5 @@
-/* Which instruction sets this CPU and its operating system support, the one
- * chosen for the process, and the table that sends each kernel there.
+/* Which instruction sets this CPU and its operating system support, and the
+ * one chosen for the process (kern_table.c maps it to its kernels).
  *
  * Detection reads CPUID for the instructions and XGETBV for the register
  * state the operating system saves (a CPU with AVX-512 under an OS that does
@@ -9,8 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/gauss_internal.h"
-#include "varprof/gauss.h"
+#include "kernels/kern_table.h"
 #include "varprof/isa.h"
 
 #if defined(__x86_64__)
@@ -18,21 +17,6 @@
 #endif
 
 static const char *const isa_names[VP_ISA_COUNT] = {"scalar", "avx2", "avx512"};
-
-typedef void (*gauss_fill_fn)(float *out, size_t n, uint64_t seed, uint32_t token,
-                              uint32_t sub_block, uint64_t first);
-
-/* The dispatch table: one entry per ISA; NULL where the variant is not built. */
-static const gauss_fill_fn gauss_fill_table[VP_ISA_COUNT] = {
-    kern_gauss_fill_scalar,
-#if defined(__x86_64__)
-    kern_gauss_fill_avx2,
-    kern_gauss_fill_avx512,
-#else
-    NULL,
-    NULL,
-#endif
-};
 
 const char *vp_isa_name(vp_isa isa)
 {
@@ -89,7 +73,7 @@ int vp_isa_supported(vp_isa isa)
     if ((unsigned)isa >= VP_ISA_COUNT)
         return 0;
     pthread_once(&detect_once, detect);
-    return isa_ok[isa] && gauss_fill_table[isa] != NULL;
+    return isa_ok[isa] && kern_built(isa);
 }
 
 vp_isa vp_isa_best(void)
@@ -169,20 +153,4 @@ vp_isa vp_isa_current(void)
 {
     pthread_once(&select_once, select_isa);
     return selected;
-}
-
-/* ---- dispatch ---- */
-
-void vp_gauss_fill_with(vp_isa isa, float *out, size_t n, uint64_t seed, uint32_t token,
-                        uint32_t sub_block, uint64_t first)
-{
-    if (!vp_isa_supported(isa))
-        isa = VP_ISA_SCALAR;
-    gauss_fill_table[isa](out, n, seed, token, sub_block, first);
-}
-
-void vp_gauss_fill(float *out, size_t n, uint64_t seed, uint32_t token, uint32_t sub_block,
-                   uint64_t first)
-{
-    gauss_fill_table[vp_isa_current()](out, n, seed, token, sub_block, first);
 }

@@ -7,7 +7,7 @@
 #include <immintrin.h>
 
 #include "kernels/matmul_internal.h"
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 
 /* 6 x 16: 12 accumulators of the 16 registers, two loads of W and 6
  * broadcasts of x per 12 FMAs. KC: a packed x panel (6 x 512 floats,

@@ -7,7 +7,7 @@
 #include <immintrin.h>
 
 #include "kernels/matmul_internal.h"
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 
 /* Two tiles, of 24 accumulators each (of the 32 registers): enough
  * independent sums to keep both FMA pipes busy through the FMA latency (2
@@ -141,7 +141,7 @@ size_t kern_matmul_workspace_floats_avx512(size_t n, size_t k, size_t m)
 }
 
 void kern_matmul_avx512(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
-                      const float *bias, size_t n, size_t k, size_t m, float *workspace)
+                        const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
     matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, bias, n, k, m, workspace);

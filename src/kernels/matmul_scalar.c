@@ -5,7 +5,7 @@
  * (they differ from this only by the product's rounding). */
 #include <string.h>
 
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 
 /* "Packed" is W itself: the dot products below read its rows as they are. */
 size_t kern_matmul_packed_floats_scalar(size_t k, size_t m)
@@ -25,7 +25,7 @@ size_t kern_matmul_workspace_floats_scalar(size_t n, size_t k, size_t m)
 }
 
 void kern_matmul_scalar(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
-                      const float *bias, size_t n, size_t k, size_t m, float *workspace)
+                        const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x: (n, k) row stride ldx; packed = w: (m, k); out: (n, m) row stride ldo
     (void)workspace;

@@ -1,6 +1,6 @@
 /* The Monte Carlo's loops compiled for AVX2 (this file's flags only). */
 #if defined(__x86_64__)
-#define MC_LOOPS_NAME kern_mc_loops_avx2
+#define KERN_ISA avx2
 #include "mc_loops_body.h"
 #else
 typedef int mc_loops_avx2_is_x86_only;

@@ -1,11 +1,12 @@
 /* The body of the Monte Carlo's loops, included once per instruction set with
- * MC_LOOPS_NAME set to the table's name. Each reduction keeps eight partial
- * sums in a vector of eight doubles (GCC's vector extension: one AVX-512
- * register, two AVX2 ones, four SSE2 ones) and adds them in one fixed order,
- * and no multiply-add is fused: every build gives the scalar build's bits. */
+ * KERN_ISA set to its suffix (kern_variants.h); contracts in kern_table.h.
+ * Each reduction keeps eight partial sums in a vector of eight doubles (GCC's
+ * vector extension: one AVX-512 register, two AVX2 ones, four SSE2 ones) and
+ * adds them in one fixed order, and no multiply-add is fused: every build
+ * gives the scalar build's bits. */
 #include <string.h>
 
-#include "mc_loops.h"
+#include "kernels/kern_variants.h"
 
 #define LANES 8
 typedef double v8d __attribute__((vector_size(LANES * sizeof(double))));
@@ -40,8 +41,8 @@ static inline double mc_total(v8d acc, const double tail[LANES])
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
-static void noise_sums(const double *restrict x, const float *restrict xi, size_t d,
-                       double out[3])
+void KERN_FN(kern_mc_noise_sums)(double *out, const double *restrict x,
+                                 const float *restrict xi, size_t d)
 {
     v8d s1 = {0}, sx = {0}, ss = {0};
     size_t i = 0;
@@ -63,8 +64,8 @@ static void noise_sums(const double *restrict x, const float *restrict xi, size_
     out[2] = mc_total(ss, ts);
 }
 
-static double add_branch(double *restrict x, const float *restrict xi, size_t d, double alpha,
-                         double a, double b, double out[2])
+double KERN_FN(kern_mc_add_branch)(double *restrict x, double *out, const float *restrict xi,
+                                   size_t d, double alpha, double a, double b)
 {
     v8d oo = {0}, xx = {0}, x1 = {0};
     size_t i = 0;
@@ -90,9 +91,10 @@ static double add_branch(double *restrict x, const float *restrict xi, size_t d,
     return mc_total(oo, to);
 }
 
-static double add_and_normalise(double *restrict x, double *restrict c, const float *restrict xi,
-                                size_t d, double alpha, double a, double b, double shift,
-                                double scale, double c_shift, double out[4])
+double KERN_FN(kern_mc_add_and_normalise)(double *restrict x, double *restrict c, double *out,
+                                          const float *restrict xi, size_t d, double alpha,
+                                          double a, double b, double shift, double scale,
+                                          double c_shift)
 {
     v8d oo = {0}, xx = {0}, x1 = {0}, cc = {0}, c1 = {0};
     size_t i = 0;
@@ -127,5 +129,3 @@ static double add_and_normalise(double *restrict x, double *restrict c, const fl
     out[3] = mc_total(c1, te);
     return mc_total(oo, to);
 }
-
-const kern_mc_loops MC_LOOPS_NAME = {noise_sums, add_branch, add_and_normalise};

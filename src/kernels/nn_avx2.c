@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "kernels/nn_internal.h"
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 
 #define W 8 /* floats per vector */
 

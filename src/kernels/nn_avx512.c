@@ -10,7 +10,7 @@
 #include <math.h>
 
 #include "kernels/nn_internal.h"
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 
 #define W 16 /* floats per vector */
 

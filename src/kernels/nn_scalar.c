@@ -1,6 +1,6 @@
 /* The forward pass's kernels other than matmul, as plain loops: the
  * specification the SIMD files (nn_avx2.c, nn_avx512.c) are tested against,
- * and the fallback on any CPU. Contracts in nn_kernels.h.
+ * and the fallback on any CPU. Contracts in kern_table.h.
  *
  * Float arithmetic throughout, as PyTorch's float32, except the reductions
  * the project keeps in double: the norms' mean, variance and mean square and
@@ -8,10 +8,10 @@
 #include <math.h>
 
 #include "kernels/nn_internal.h"
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 
 void kern_layernorm_scalar(float *out, const float *x, const float *weight, const float *bias,
-                         size_t n, size_t d, float eps)
+                           size_t n, size_t d, float eps)
 {
     // x, out: (n, d); weight, bias: (d)
     if (d == 0)
@@ -39,7 +39,7 @@ void kern_layernorm_scalar(float *out, const float *x, const float *weight, cons
 }
 
 void kern_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t n, size_t d,
-                       float eps)
+                         float eps)
 {
     // x, out: (n, d); weight: (d)
     if (d == 0)
@@ -83,8 +83,9 @@ void kern_softmax_scalar(float *x, size_t n)
         x[i] = x[i] / total;
 }
 
-void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
-                         size_t ld, size_t T, size_t H, size_t hd, float *scratch)
+void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k,
+                           const float *v, size_t ld, size_t T, size_t H, size_t hd,
+                           float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)

@@ -1,9 +1,7 @@
 /* The residual update's sums compiled for AVX512 (this file's flags only);
  * the same bits as residual_scalar.c (residual_body.h). */
 #if defined(__x86_64__)
-#include "kernels/nn_variants.h"
-
-#define RESIDUAL_NAME kern_residual_avx512
+#define KERN_ISA avx512
 #include "residual_body.h"
 #else
 typedef int residual_avx512_is_x86_only;

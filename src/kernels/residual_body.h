@@ -1,5 +1,5 @@
 /* The residual update and the sums the forward pass measures, included once
- * per instruction set with RESIDUAL_NAME set to the function's name.
+ * per instruction set with KERN_ISA set to its suffix (kern_variants.h).
  *
  * Each sum keeps eight partial sums in eight lanes of double (GCC's vector
  * extension: one AVX-512 register, two AVX2 ones, four SSE2 ones), element
@@ -7,13 +7,13 @@
  * in one fixed order at the end. Every term is a product of two floats,
  * exact in double, so a fused multiply-add rounds as a multiply then an add
  * does: every build gives the scalar build's bits. The stream's new value is
- * the float sum x + o, as PyTorch adds. Contract in nn_kernels.h. */
+ * the float sum x + o, as PyTorch adds. Contract in kern_table.h. */
 #include <string.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #endif
 
-#include "kernels/nn_kernels.h"
+#include "kernels/kern_variants.h"
 
 #define LANES 8
 typedef double v8d __attribute__((vector_size(LANES * sizeof(double))));
@@ -136,8 +136,8 @@ static void residual_sums(float *x, const float *o, const float *h, const float 
         s[KERN_RESIDUAL_XX] = total8(yy, tyy);
 }
 
-void RESIDUAL_NAME(float *x, const float *o, const float *h, const float *f, size_t n, int add,
-                   double *sums)
+void KERN_FN(kern_residual)(float *x, const float *o, const float *h, const float *f, size_t n,
+                            int add, double *sums)
 {
     // x, o, h, f: (n); sums: (KERN_RESIDUAL_SUMS)
     /* two instances, so that the add's test leaves the loop */

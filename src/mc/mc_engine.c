@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "mc/mc_internal.h"
-#include "varprof/isa.h"
 #include "core/profile_header.h"
 
 const char *const vp_mc_generator = "philox4x32-10";
@@ -217,7 +216,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
                 .branch_scale = branch_scale(cfg, options),
             },
         .sub_blocks = k_total,
-        .loops = kern_mc_loops_for(vp_isa_current()),
+        .kern = kern_current(),
         .samples = {malloc(cells * sizeof(double)), malloc(cells * sizeof(double)),
                     malloc(cells * sizeof(double))},
     };

@@ -53,7 +53,7 @@ static void start(const mc_job *job, size_t token, workspace *w, mc_state *s)
         w->x[i] = w->c[i] = 0.0;
     double sums[2];
     /* x = 0 + scale xi: the branch loop with alpha 0 */
-    job->loops->add_branch(w->x, w->xi, d, 0.0, scale, 0.0, sums);
+    job->kern->mc_add_branch(w->x, sums, w->xi, d, 0.0, scale, 0.0);
     for (size_t i = 0; i < d; i++)
         w->c[i] = w->x[i];
     s->xx = s->cc = sums[0];
@@ -81,7 +81,7 @@ void mc_full_token(const mc_job *job, size_t token, void *memory)
         mc_noise n = {0, 0, 0};
         if (plan_reads_noise(p->traits)) {
             double sums[3];
-            job->loops->noise_sums(w.x, w.xi, d, sums);
+            job->kern->mc_noise_sums(sums, w.x, w.xi, d);
             n = (mc_noise){sums[0], sums[1], sums[2]};
         }
         mc_plan plan;
@@ -89,12 +89,12 @@ void mc_full_token(const mc_job *job, size_t token, void *memory)
         double oo;
         if (plan.normalise) {
             double sums[4];
-            oo = job->loops->add_and_normalise(w.x, w.c, w.xi, d, plan.alpha, plan.a, plan.b,
-                                               plan.shift, plan.scale, plan.c_shift, sums);
+            oo = job->kern->mc_add_and_normalise(w.x, w.c, sums, w.xi, d, plan.alpha, plan.a,
+                                                 plan.b, plan.shift, plan.scale, plan.c_shift);
             s = (mc_state){sums[0], sums[1], sums[2], sums[3]};
         } else {
             double sums[2];
-            oo = job->loops->add_branch(w.x, w.xi, d, plan.alpha, plan.a, plan.b, sums);
+            oo = job->kern->mc_add_branch(w.x, sums, w.xi, d, plan.alpha, plan.a, plan.b);
             s.xx = sums[0];
             s.x1 = sums[1];
         }

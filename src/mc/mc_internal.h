@@ -2,7 +2,7 @@
 #ifndef VARPROF_MC_INTERNAL_H
 #define VARPROF_MC_INTERNAL_H
 
-#include "kernels/mc_loops.h"
+#include "kernels/kern_table.h"
 #include "mc/mc_step.h"
 #include "varprof/mc.h"
 
@@ -20,7 +20,7 @@ typedef struct {
     const vp_mc_options *options;
     mc_params params;
     size_t sub_blocks; /* K */
-    const kern_mc_loops *loops; /* the full method's loops, for the ISA in use */
+    const kern_table *kern; /* the full method's loops, for the ISA in use */
     mc_samples samples;
 } mc_job;
 

@@ -127,7 +127,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
         fprintf(stderr, "bench_forward: %s: %s\n", s->name, err.message);
         return -1;
     }
-    const kern_nn_table *kern = kern_nn_for(vp_isa_current());
+    const kern_table *kern = kern_current();
     fw_model *m = fw_model_alloc(&cfg, &o, kern);
     uint32_t *ids = malloc(s->batch * s->tokens * sizeof *ids);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(&cfg));

@@ -11,7 +11,7 @@
  * instruction is one 512-bit operation on some cores and two 256-bit halves
  * on others (Zen 4), and the clock under load is what it is.
  *
- * The kernels are called by name (nn_variants.h), not through the table.
+ * The kernels are called by name (kern_variants.h), not through the table.
  * Prints PASS/MISS for the target and exits 0 either way; exits 1 only when
  * something fails (memory, a result that is wrong). */
 #include <math.h>
@@ -25,7 +25,7 @@
 #include <immintrin.h>
 #endif
 
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 #include "fma_peak.h"
 #include "varprof/isa.h"
 

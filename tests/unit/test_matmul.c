@@ -6,7 +6,7 @@
  * bitwise, however the rows are split between calls; nothing written
  * outside out's n x m corner; any alignment of the workspace.
  *
- * The kernels are called by name (nn_variants.h), not through the table,
+ * The kernels are called by name (kern_variants.h), not through the table,
  * and the SIMD ones only where vp_isa_supported says so. */
 #include <math.h>
 #include <setjmp.h>
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 #include "varprof/isa.h"
 
 /* Tolerance against exact sums: a float sum of k + 1 terms (the bias and

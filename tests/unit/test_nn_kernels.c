@@ -4,7 +4,7 @@
  * against exp() and erf() in double, and every SIMD variant this CPU
  * supports against the scalar one, on shapes that are and are not multiples
  * of the vector width, extreme inputs and out == x. Each kernel is called by
- * name (nn_variants.h), never through the dispatch table. */
+ * name (kern_variants.h), never through the dispatch table. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "kernels/nn_internal.h"
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 #include "varprof/isa.h"
 
 /* One float rounding, relative. */

@@ -1,6 +1,6 @@
 /* The residual kernel (residual_body.h): the scalar build against sums in
  * long double written here, and every SIMD build this CPU supports against
- * the scalar one bit for bit, as its contract promises (nn_kernels.h), on
+ * the scalar one bit for bit, as its contract promises (kern_table.h), on
  * lengths that are and are not multiples of the eight lanes, with h = x
  * and f = o as the forward pass passes them. */
 #include <math.h>
@@ -16,7 +16,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "kernels/nn_variants.h"
+#include "kernels/kern_variants.h"
 #include "varprof/isa.h"
 
 typedef void (*residual_fn)(float *, const float *, const float *, const float *, size_t, int,

@@ -1,0 +1,63 @@
+/* The kernel tables, one per instruction set, and the choice of one for the
+ * process. Which sets the CPU supports and which one is in use is isa.c's
+ * business; this file only maps a set to its functions. */
+#include <pthread.h>
+
+#include "kernels/kern_variants.h"
+
+#define KERN_TABLE(ISA)                                                                           \
+    {                                                                                             \
+        .matmul_packed_floats = kern_matmul_packed_floats_##ISA,                                  \
+        .matmul_pack = kern_matmul_pack_##ISA,                                                    \
+        .matmul_workspace_floats = kern_matmul_workspace_floats_##ISA,                            \
+        .matmul = kern_matmul_##ISA,                                                              \
+        .layernorm = kern_layernorm_##ISA,                                                        \
+        .rmsnorm = kern_rmsnorm_##ISA,                                                            \
+        .gelu = kern_gelu_##ISA,                                                                  \
+        .softmax = kern_softmax_##ISA,                                                            \
+        .attention = kern_attention_##ISA,                                                        \
+        .residual = kern_residual_##ISA,                                                          \
+        .gauss_fill = kern_gauss_fill_##ISA,                                                      \
+        .mc_noise_sums = kern_mc_noise_sums_##ISA,                                                \
+        .mc_add_branch = kern_mc_add_branch_##ISA,                                                \
+        .mc_add_and_normalise = kern_mc_add_and_normalise_##ISA,                                  \
+    }
+
+static const kern_table scalar_table = KERN_TABLE(scalar);
+#if defined(__x86_64__)
+static const kern_table avx2_table = KERN_TABLE(avx2);
+static const kern_table avx512_table = KERN_TABLE(avx512);
+#endif
+
+/* NULL where this build has no variant. */
+static const kern_table *const tables[VP_ISA_COUNT] = {
+    [VP_ISA_SCALAR] = &scalar_table,
+#if defined(__x86_64__)
+    [VP_ISA_AVX2] = &avx2_table,
+    [VP_ISA_AVX512] = &avx512_table,
+#endif
+};
+
+int kern_built(vp_isa isa)
+{
+    return (unsigned)isa < VP_ISA_COUNT && tables[isa] != NULL;
+}
+
+const kern_table *kern_for(vp_isa isa)
+{
+    return vp_isa_supported(isa) ? tables[isa] : &scalar_table;
+}
+
+static pthread_once_t current_once = PTHREAD_ONCE_INIT;
+static const kern_table *current;
+
+static void choose_current(void)
+{
+    current = kern_for(vp_isa_current());
+}
+
+const kern_table *kern_current(void)
+{
+    pthread_once(&current_once, choose_current);
+    return current;
+}

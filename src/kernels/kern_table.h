@@ -1,0 +1,117 @@
+/* The kernels: one table per instruction set of everything vectorised (the
+ * matmul, the forward pass's other kernels, the residual sums, the Gaussian
+ * generator and the Monte Carlo's loops), one of them chosen for the process
+ * (kern_current). Private to the library: the public entry points are those
+ * of include/varprof/isa.h and gauss.h, which go through these tables.
+ *
+ * Layouts are PyTorch's: activations row-major [rows][width] with a row
+ * stride, projections' weights [out][in] (nn.Linear), so y = x W^T + b.
+ * Every forward kernel computes each output row from its input row alone, in
+ * an order that does not depend on how many rows a call is given: a caller
+ * may split rows across threads and get the same bits (the matmul included:
+ * its blocking over k and m is fixed, only n is split).
+ *
+ * Floats throughout, as PyTorch's float32; the norms' mean and variance are
+ * summed in double. The SIMD variants of the forward kernels equal the
+ * scalar one within the tolerances their tests state (sums in another
+ * order); the residual sums, the Gaussian draws and the Monte Carlo's loops
+ * equal it bit for bit. No kernel allocates; the matmul takes a workspace
+ * from its caller. */
+#ifndef VARPROF_KERN_TABLE_H
+#define VARPROF_KERN_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "varprof/isa.h"
+
+/* The sums the residual kernel leaves (sums[...]). */
+enum {
+    KERN_RESIDUAL_XX_BEFORE, /* |x|^2, the stream before the update */
+    KERN_RESIDUAL_OO,        /* |o|^2, what is added */
+    KERN_RESIDUAL_XO,        /* <x, o> */
+    KERN_RESIDUAL_HH,        /* |h|^2, the branch's input */
+    KERN_RESIDUAL_FF,        /* |f|^2, the branch's output */
+    KERN_RESIDUAL_XX,        /* |x + o|^2, the stream after (only when adding) */
+    KERN_RESIDUAL_SUMS
+};
+
+typedef struct {
+    /* ---- the matmul (matmul_ISA.c) ---- */
+    /* Packed weights: w [m][k] (PyTorch's [out][in]) laid out as the
+       micro-kernel reads it, once, when the network is made. */
+    size_t (*matmul_packed_floats)(size_t k, size_t m);
+    void (*matmul_pack)(float *packed, const float *w, size_t k, size_t m);
+    /* Floats of workspace one matmul call of n rows needs (e.g. packed x). */
+    size_t (*matmul_workspace_floats)(size_t n, size_t k, size_t m);
+    /* out[i][j] = sum_p x[i][p] w[j][p] + bias[j] (bias may be NULL), for
+       i < n, j < m; x with row stride ldx >= k, out with ldo >= m. */
+    void (*matmul)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+                   const float *bias, size_t n, size_t k, size_t m, float *workspace);
+
+    /* ---- the forward pass's other kernels (nn_ISA.c) ---- */
+    /* out[i] = (x[i] - mean) / sqrt(var + eps) * weight + bias, per row of
+       d (biased variance, as PyTorch; mean and variance summed in double);
+       out may be x. */
+    void (*layernorm)(float *out, const float *x, const float *weight, const float *bias,
+                      size_t n, size_t d, float eps);
+    /* out[i] = x[i] / sqrt(mean(x^2) + eps) * weight, per row of d. */
+    void (*rmsnorm)(float *out, const float *x, const float *weight, size_t n, size_t d,
+                    float eps);
+    /* out = x * (1 + erf(x / sqrt 2)) / 2: PyTorch's default GELU, not the
+       tanh one; out may be x. */
+    void (*gelu)(float *out, const float *x, size_t n);
+    /* In place over one row of n: exp(x - max) / sum. */
+    void (*softmax)(float *x, size_t n);
+    /* Causal self-attention of one sequence of T tokens and H heads of hd:
+       head h owns columns h*hd .. h*hd+hd-1 of q, k, v (PyTorch's
+       view(B, T, H, hd)); out[t] over head h = softmax_s<=t(q_t . k_s /
+       sqrt(hd)) . v_s. q, k, v rows of stride ld, out of stride ldo;
+       scratch holds T floats. */
+    void (*attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
+                      size_t ld, size_t T, size_t H, size_t hd, float *scratch);
+
+    /* ---- the forward pass's measurements (residual_ISA.c) ---- */
+    /* The residual update of n floats (rows of the stream side by side) and
+       what the forward pass measures of it: the KERN_RESIDUAL_* sums up to
+       FF of x, o, h and f as given, then, if add, x = x + o (float, as
+       PyTorch adds) and |x|^2 in sums[KERN_RESIDUAL_XX]. h may be x and f
+       may be o. Sums in double, in eight lanes added in a fixed order:
+       every variant gives the scalar one's bits. */
+    void (*residual)(float *x, const float *o, const float *h, const float *f, size_t n, int add,
+                     double *sums);
+
+    /* ---- the Gaussian generator (gauss_ISA.c) ---- */
+    /* vp_gauss_fill's contract (include/varprof/gauss.h); every variant
+       gives the scalar one's bits. */
+    void (*gauss_fill)(float *out, size_t n, uint64_t seed, uint32_t token, uint32_t sub_block,
+                       uint64_t first);
+
+    /* ---- the full Monte Carlo's loops over a token's d coordinates
+       (mc_loops_ISA.c): explicit lanes and no fused multiply-add, so every
+       variant gives the scalar one's bits ---- */
+    /* out: <1, xi>, <x, xi>, |xi|^2 */
+    void (*mc_noise_sums)(double *out, const double *x, const float *xi, size_t d);
+    /* x <- alpha x + a xi + b; out: |x|^2, <1, x>; returns |a xi + b|^2 */
+    double (*mc_add_branch)(double *x, double *out, const float *xi, size_t d, double alpha,
+                            double a, double b);
+    /* x <- (alpha x + a xi + b - shift) scale, c <- (alpha c - c_shift) scale;
+       out: |x|^2, <1, x>, |c|^2, <1, c>; returns |a xi + b|^2 */
+    double (*mc_add_and_normalise)(double *x, double *c, double *out, const float *xi, size_t d,
+                                   double alpha, double a, double b, double shift, double scale,
+                                   double c_shift);
+} kern_table;
+
+/* The table of the instruction set in use (vp_isa_current(): CPUID, XGETBV
+   and $VARPROF_ISA), chosen once per process, thread-safely. Never NULL. */
+const kern_table *kern_current(void);
+
+/* The table of an instruction set, for tests and benchmarks: the scalar one
+   where this CPU or this build has none (vp_isa_supported() == 0), so that a
+   call never faults on an illegal instruction. Never NULL. */
+const kern_table *kern_for(vp_isa isa);
+
+/* 1 if this build holds isa's variants (x86-64 builds hold all three). */
+int kern_built(vp_isa isa);
+
+#endif
