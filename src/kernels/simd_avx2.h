@@ -1,0 +1,152 @@
+/* The vector operations the kernel bodies (nn_body.h, gauss_body.h) are
+ * written in, for AVX2 + FMA: 8 floats a vector (vf), 4 doubles (vd), 8
+ * 32-bit integers (vi), and a lane mask (vm) as a compare leaves it. In the
+ * manner of ggml's simd-mappings.h: each operation is one instruction or a
+ * fixed sequence of them, so that a body rounds as the hand-written code it
+ * replaced did. Include only in a file compiled with -mavx2 -mfma, called
+ * only when vp_isa_supported(VP_ISA_AVX2). */
+#ifndef VARPROF_SIMD_AVX2_H
+#define VARPROF_SIMD_AVX2_H
+
+#include <immintrin.h>
+#include <math.h>
+#include <stddef.h>
+
+#define SIMD_W 8 /* floats per vector */
+
+typedef __m256 vf;
+typedef __m256d vd;
+typedef __m256i vi;
+typedef __m256 vm; /* all bits set in the lanes selected */
+
+/* ---- floats: loads, stores, arithmetic ---- */
+
+static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
+static inline vf vf_set1(float x) { return _mm256_set1_ps(x); }
+static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
+static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
+static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+/* a b + c and c - a b, each rounded once */
+static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+/* a b - c, rounded once */
+static inline vf vf_fmsub(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
+static inline vf vf_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
+
+/* to the nearest integer, ties to even */
+static inline vf vf_round(vf a)
+{
+    return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+
+/* |a| (a's sign clear) with the sign of s */
+static inline vf vf_or_sign(vf a, vf s)
+{
+    return _mm256_or_ps(a, _mm256_and_ps(_mm256_set1_ps(-0.0f), s));
+}
+
+/* p 2^n for integral n in [-150, 128], as 2^n1 2^n2 with both factors
+   normal: exact while the result is normal, one rounding into the
+   subnormals (AVX2 has no scalef). */
+static inline vf vf_scale2(vf p, vf n)
+{
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/* ---- lane masks ---- */
+
+static inline vm vf_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline int vm_all(vm m) { return _mm256_movemask_ps(m) == 0xff; }
+/* a where m is set, b elsewhere */
+static inline vf vf_select(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
+
+/* ---- the first r floats (a row's tail): nothing beyond them is read or
+   written ---- */
+
+/* Lanes below r (1 <= r <= 8) set, for maskload and maskstore. */
+static inline __m256i simd_lanes_below(size_t r)
+{
+    const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), index);
+}
+
+/* The first min(r, 8) floats at p, zeros after them. */
+static inline vf vf_load_first(const float *p, size_t r)
+{
+    return r >= SIMD_W ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, simd_lanes_below(r));
+}
+
+static inline void vf_store_first(float *p, vf v, size_t r)
+{
+    if (r >= SIMD_W)
+        _mm256_storeu_ps(p, v);
+    else
+        _mm256_maskstore_ps(p, simd_lanes_below(r), v);
+}
+
+/* acc, with lane l < r (r < 8) the max of it and p[l]: the lanes beyond
+   meet -inf. */
+static inline vf vf_max_first(vf acc, const float *p, size_t r)
+{
+    __m256i lanes = simd_lanes_below(r);
+    __m256 v = _mm256_maskload_ps(p, lanes);
+    return _mm256_max_ps(acc, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
+                                               _mm256_castsi256_ps(lanes)));
+}
+
+/* v with the lanes from r (r < 8) on zero */
+static inline vf vf_keep_first(vf v, size_t r)
+{
+    return _mm256_and_ps(v, _mm256_castsi256_ps(simd_lanes_below(r)));
+}
+
+/* ---- reductions ---- */
+
+static inline float vf_hsum(vf v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline float vf_hmax(vf v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+/* ---- doubles: a vf widens into two vd, its low and its high half ---- */
+
+static inline vd vd_zero(void) { return _mm256_setzero_pd(); }
+static inline vd vd_set1(double x) { return _mm256_set1_pd(x); }
+static inline vd vd_add(vd a, vd b) { return _mm256_add_pd(a, b); }
+static inline vd vd_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
+static inline vd vd_fmadd(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
+static inline vd vf_widen_lo(vf v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
+static inline vd vf_widen_hi(vf v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
+
+static inline double vd_hsum(vd v)
+{
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+    return _mm_cvtsd_f64(s);
+}
+
+#endif

@@ -1,0 +1,120 @@
+/* The vector operations the kernel bodies (nn_body.h, gauss_body.h) are
+ * written in, for AVX-512: 16 floats a vector (vf), 8 doubles (vd), 16
+ * 32-bit integers (vi), and a lane mask (vm) as a compare leaves it. In the
+ * manner of ggml's simd-mappings.h: each operation is one instruction or a
+ * fixed sequence of them, so that a body rounds as the hand-written code it
+ * replaced did. Include only in a file compiled with -mavx512f -mavx512dq
+ * -mavx512vl -mavx512bw -mfma, called only when
+ * vp_isa_supported(VP_ISA_AVX512). */
+#ifndef VARPROF_SIMD_AVX512_H
+#define VARPROF_SIMD_AVX512_H
+
+#include <immintrin.h>
+#include <math.h>
+#include <stddef.h>
+
+#define SIMD_W 16 /* floats per vector */
+
+typedef __m512 vf;
+typedef __m512d vd;
+typedef __m512i vi;
+typedef __mmask16 vm; /* a bit per lane, set in the lanes selected */
+
+/* ---- floats: loads, stores, arithmetic ---- */
+
+static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
+static inline vf vf_set1(float x) { return _mm512_set1_ps(x); }
+static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
+static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
+static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+/* a b + c and c - a b, each rounded once */
+static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+/* a b - c, rounded once */
+static inline vf vf_fmsub(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
+static inline vf vf_xor(vf a, vf b) { return _mm512_xor_ps(a, b); }
+
+/* to the nearest integer, ties to even */
+static inline vf vf_round(vf a)
+{
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
+
+/* |a| (a's sign clear) with the sign of s */
+static inline vf vf_or_sign(vf a, vf s)
+{
+    return _mm512_or_ps(a, _mm512_and_ps(_mm512_set1_ps(-0.0f), s));
+}
+
+/* p 2^n for integral n, in one rounding, overflow and subnormals included */
+static inline vf vf_scale2(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+
+/* ---- lane masks ---- */
+
+static inline vm vf_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline int vm_all(vm m) { return m == 0xffff; }
+/* a where m is set, b elsewhere */
+static inline vf vf_select(vm m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
+
+/* ---- the first r floats (a row's tail): nothing beyond them is read or
+   written (masked lanes do not fault) ---- */
+
+/* Lanes below min(r, 16) set. */
+static inline __mmask16 simd_lanes_below(size_t r)
+{
+    return r >= SIMD_W ? (__mmask16)0xFFFF : (__mmask16)((1u << r) - 1u);
+}
+
+/* The first min(r, 16) floats at p, zeros after them. */
+static inline vf vf_load_first(const float *p, size_t r)
+{
+    return r >= SIMD_W ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(simd_lanes_below(r), p);
+}
+
+static inline void vf_store_first(float *p, vf v, size_t r)
+{
+    if (r >= SIMD_W)
+        _mm512_storeu_ps(p, v);
+    else
+        _mm512_mask_storeu_ps(p, simd_lanes_below(r), v);
+}
+
+/* acc, with lane l < r (r < 16) the max of it and p[l]: the lanes beyond
+   keep acc. */
+static inline vf vf_max_first(vf acc, const float *p, size_t r)
+{
+    __mmask16 lanes = simd_lanes_below(r);
+    return _mm512_mask_max_ps(acc, lanes, acc, _mm512_maskz_loadu_ps(lanes, p));
+}
+
+/* v with the lanes from r (r < 16) on zero */
+static inline vf vf_keep_first(vf v, size_t r)
+{
+    return _mm512_maskz_mov_ps(simd_lanes_below(r), v);
+}
+
+/* ---- reductions ---- */
+
+static inline float vf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
+static inline float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }
+
+/* ---- doubles: a vf widens into two vd, its low and its high half ---- */
+
+static inline vd vd_zero(void) { return _mm512_setzero_pd(); }
+static inline vd vd_set1(double x) { return _mm512_set1_pd(x); }
+static inline vd vd_add(vd a, vd b) { return _mm512_add_pd(a, b); }
+static inline vd vd_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
+static inline vd vd_fmadd(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
+static inline vd vf_widen_lo(vf v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
+static inline vd vf_widen_hi(vf v) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)); }
+static inline double vd_hsum(vd v) { return _mm512_reduce_add_pd(v); }
+
+#endif
