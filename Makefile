@@ -48,8 +48,6 @@ $(BUILD)/src/kernels/mc_loops_avx512.o: KERNEL_FLAGS += -mavx512f -mprefer-vecto
 $(BUILD)/src/kernels/residual_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
 $(BUILD)/src/kernels/residual_avx512.o: KERNEL_FLAGS += -mavx512f -mfma -mprefer-vector-width=512
 endif
-# vector-extension helpers, static in the file: no ABI crosses it
-$(BUILD)/src/forward/network_run.o: KERNEL_FLAGS += -Wno-psabi
 # the loops' explicit lanes are there to be vectorised
 $(BUILD)/src/kernels/mc_loops_%.o: KERNEL_FLAGS += -O3 -Wno-psabi
 # every product in the residual sums is of two floats, exact in double, so a

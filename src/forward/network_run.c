@@ -164,25 +164,6 @@ typedef struct {
     double alpha;
 } update_job;
 
-/* |v|^2 in four partial sums (GCC's vector extension), added in one order. */
-typedef double v4d __attribute__((vector_size(4 * sizeof(double))));
-typedef float v4f __attribute__((vector_size(4 * sizeof(float))));
-
-static double square_sum(const float *v, size_t d)
-{
-    v4d acc = {0};
-    size_t i = 0;
-    for (; i + 4 <= d; i += 4) {
-        v4f a;
-        memcpy(&a, v + i, sizeof a);
-        const v4d ad = __builtin_convertvector(a, v4d);
-        acc += ad * ad;
-    }
-    for (int l = 0; i < d; i++, l++)
-        acc[l] += (double)v[i] * v[i];
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}
-
 /* Post-LN and DeepNorm: x = norm(alpha x + o), and the identity-path part c
    sees the same centring and the same division, at the stream's statistics. */
 static void normalise_row(const update_job *j, size_t row, double *s)
@@ -210,8 +191,8 @@ static void normalise_row(const update_job *j, size_t row, double *s)
         x[i] = (float)((x[i] - mean) * inv * n->weight[i] + (n->bias ? n->bias[i] : 0.0f));
         c[i] = (float)((alpha * c[i] - c_mean) * inv * n->weight[i]);
     }
-    s[S_XX] += square_sum(x, d);
-    s[S_CC] += square_sum(c, d);
+    s[S_XX] += r->m->kernels->square_sum(x, d);
+    s[S_CC] += r->m->kernels->square_sum(c, d);
 }
 
 /* The branch's sums, then x + o (the float sum, as PyTorch adds: c is
@@ -326,7 +307,7 @@ static void embed(fw_run *r, vp_profile *profile)
     for (size_t g = 0; g < groups_of(r->rows); g++)
         r->stats[g * N_STATS + S_CC] = 0.0;
     for (size_t row = 0; row < r->rows; row++)
-        r->stats[row / GROUP_ROWS * N_STATS + S_CC] += square_sum(r->c + row * d, d);
+        r->stats[row / GROUP_ROWS * N_STATS + S_CC] += r->m->kernels->square_sum(r->c + row * d, d);
     vp_row *row0 = &profile->rows[0];
     row0->stream_var = xx / (double)(r->rows * d);
     row0->embedding_share = 1.0;

@@ -17,6 +17,7 @@
         .softmax = kern_softmax_##ISA,                                                            \
         .attention = kern_attention_##ISA,                                                        \
         .residual = kern_residual_##ISA,                                                          \
+        .square_sum = kern_square_sum_##ISA,                                                      \
         .gauss_fill = kern_gauss_fill_##ISA,                                                      \
         .mc_noise_sums = kern_mc_noise_sums_##ISA,                                                \
         .mc_add_branch = kern_mc_add_branch_##ISA,                                                \

@@ -80,6 +80,10 @@ typedef struct {
        every variant gives the scalar one's bits. */
     void (*residual)(float *x, const float *o, const float *h, const float *f, size_t n, int add,
                      double *sums);
+    /* |v|^2 of n floats, in double: four lanes (element i in lane i mod 4)
+       added in one fixed order, so every variant gives the scalar one's
+       bits. */
+    double (*square_sum)(const float *v, size_t n);
 
     /* ---- the Gaussian generator (gauss_ISA.c) ---- */
     /* vp_gauss_fill's contract (include/varprof/gauss.h); every variant

@@ -1,5 +1,6 @@
-/* The residual update and the sums the forward pass measures, included once
- * per instruction set with KERN_ISA set to its suffix (kern_variants.h).
+/* The residual update and the sums the forward pass measures (the residual
+ * kernel and |v|^2), included once per instruction set with KERN_ISA set to
+ * its suffix (kern_variants.h).
  *
  * Each sum keeps eight partial sums in eight lanes of double (GCC's vector
  * extension: one AVX-512 register, two AVX2 ones, four SSE2 ones), element
@@ -145,4 +146,22 @@ void KERN_FN(kern_residual)(float *x, const float *o, const float *h, const floa
         residual_sums(x, o, h, f, n, 1, sums);
     else
         residual_sums(x, o, h, f, n, 0, sums);
+}
+
+double KERN_FN(kern_square_sum)(const float *v, size_t n)
+{
+    // v: (n)
+    /* four lanes, not the residual's eight: the sums the forward pass has
+       always made, element i in lane i mod 4 */
+    v4d acc = {0};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4f a;
+        memcpy(&a, v + i, sizeof a);
+        const v4d ad = __builtin_convertvector(a, v4d);
+        acc += ad * ad;
+    }
+    for (int l = 0; i < n; i++, l++)
+        acc[l] += (double)v[i] * v[i];
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }

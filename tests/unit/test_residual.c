@@ -3,6 +3,7 @@
  * the scalar one bit for bit, as its contract promises (kern_table.h), on
  * lengths that are and are not multiples of the eight lanes, with h = x
  * and f = o as the forward pass passes them. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,13 +27,14 @@ typedef struct {
     vp_isa isa;
     const char *name;
     residual_fn residual;
+    double (*square_sum)(const float *, size_t);
 } variant;
 
 static const variant VARIANTS[] = {
-    {VP_ISA_SCALAR, "scalar", kern_residual_scalar},
+    {VP_ISA_SCALAR, "scalar", kern_residual_scalar, kern_square_sum_scalar},
 #if defined(__x86_64__)
-    {VP_ISA_AVX2, "avx2", kern_residual_avx2},
-    {VP_ISA_AVX512, "avx512", kern_residual_avx512},
+    {VP_ISA_AVX2, "avx2", kern_residual_avx2, kern_square_sum_avx2},
+    {VP_ISA_AVX512, "avx512", kern_residual_avx512, kern_square_sum_avx512},
 #endif
 };
 #define N_VARIANTS (sizeof VARIANTS / sizeof VARIANTS[0])
@@ -197,11 +199,42 @@ static void simd_gives_the_scalar_bits(void **state)
     gsl_rng_free(rng);
 }
 
+/* |v|^2 (the forward pass's |c|^2 and post-norm |x|^2): the scalar build
+   within 4 n ulps of a long double sum, every SIMD build its bits. */
+static void square_sum_gives_the_scalar_bits(void **state)
+{
+    (void)state;
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 11);
+    for (size_t li = 0; li < N_LENGTHS; li++) {
+        const size_t n = LENGTHS[li];
+        float *v = malloc((n + 1) * sizeof(float));
+        fill(rng, v, n);
+        long double exact = 0.0L;
+        for (size_t i = 0; i < n; i++)
+            exact += (long double)v[i] * v[i];
+        const double want = kern_square_sum_scalar(v, n);
+        if (fabsl(want - exact) > 4.0L * (long double)(n + 1) * DBL_EPSILON * exact)
+            fail_msg("square_sum scalar n=%zu: %.17g, long double %.17Lg", n, want, exact);
+        for (size_t k = 1; k < N_VARIANTS; k++) {
+            if (!vp_isa_supported(VARIANTS[k].isa))
+                continue;
+            const double got = VARIANTS[k].square_sum(v, n);
+            if (memcmp(&want, &got, sizeof got) != 0)
+                fail_msg("square_sum %s n=%zu: %.17g, scalar %.17g", VARIANTS[k].name, n, got,
+                         want);
+        }
+        free(v);
+    }
+    gsl_rng_free(rng);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scalar_matches_long_double),
         cmocka_unit_test(simd_gives_the_scalar_bits),
+        cmocka_unit_test(square_sum_gives_the_scalar_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
