@@ -34,19 +34,20 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(KERNEL_FLAGS) -c $< -o $@
 
 # Kernels: the build stays baseline; only each SIMD file gets its instruction
-# set, and runs only after CPUID says so (src/kernels/isa.c). No contraction
-# of a*b+c into an FMA the source did not write: every variant must round as
-# the scalar reference does. Other architectures build the scalar one alone.
+# set, by its name (name_avx2.c, name_avx512.c), and runs only after CPUID
+# says so (src/kernels/isa.c). No contraction of a*b+c into an FMA the source
+# did not write: every variant must round as the scalar reference does.
+# Other architectures build the scalar one alone.
+AVX2_FLAGS := -mavx2 -mfma
+AVX512_FLAGS := -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
 $(BUILD)/src/kernels/%.o: KERNEL_FLAGS += -ffp-contract=off
 ifneq ($(filter x86_64-%,$(shell $(CC) -dumpmachine)),)
-$(BUILD)/src/kernels/gauss_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
-$(BUILD)/src/kernels/gauss_avx512.o: KERNEL_FLAGS += -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
-$(BUILD)/src/kernels/matmul_avx2.o $(BUILD)/src/kernels/nn_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
-$(BUILD)/src/kernels/matmul_avx512.o $(BUILD)/src/kernels/nn_avx512.o: KERNEL_FLAGS += -mavx512f -mavx512dq -mavx512vl -mavx512bw -mfma
-$(BUILD)/src/kernels/mc_loops_avx2.o: KERNEL_FLAGS += -mavx2
-$(BUILD)/src/kernels/mc_loops_avx512.o: KERNEL_FLAGS += -mavx512f -mprefer-vector-width=512
-$(BUILD)/src/kernels/residual_avx2.o: KERNEL_FLAGS += -mavx2 -mfma
-$(BUILD)/src/kernels/residual_avx512.o: KERNEL_FLAGS += -mavx512f -mfma -mprefer-vector-width=512
+$(BUILD)/src/kernels/%_avx2.o: KERNEL_FLAGS += $(AVX2_FLAGS)
+$(BUILD)/src/kernels/%_avx512.o: KERNEL_FLAGS += $(AVX512_FLAGS)
+# deliberate: GCC's generic tuning prefers 256-bit vectors even with AVX-512;
+# the vector-extension bodies' eight lanes of double fill one 512-bit register
+$(BUILD)/src/kernels/mc_loops_avx512.o: KERNEL_FLAGS += -mprefer-vector-width=512
+$(BUILD)/src/kernels/residual_avx512.o: KERNEL_FLAGS += -mprefer-vector-width=512
 endif
 # the loops' explicit lanes are there to be vectorised
 $(BUILD)/src/kernels/mc_loops_%.o: KERNEL_FLAGS += -O3 -Wno-psabi
