@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define SIMD_W 8 /* floats per vector */
 
@@ -147,6 +148,66 @@ static inline double vd_hsum(vd v)
     __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
     s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
     return _mm_cvtsd_f64(s);
+}
+
+/* ---- 32-bit integers ---- */
+
+static inline vi vi_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
+static inline vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
+static inline vi vi_sub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
+static inline vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
+static inline vi vi_srli(vi a, int n) { return _mm256_srli_epi32(a, n); }
+static inline vi vi_slli(vi a, int n) { return _mm256_slli_epi32(a, n); }
+/* a ^ b ^ c */
+static inline vi vi_xor3(vi a, vi b, vi c) { return _mm256_xor_si256(_mm256_xor_si256(a, b), c); }
+/* the value, converted; the bits, reinterpreted */
+static inline vf vi_to_vf(vi a) { return _mm256_cvtepi32_ps(a); }
+static inline vf vi_as_vf(vi a) { return _mm256_castsi256_ps(a); }
+static inline vi vf_as_vi(vf a) { return _mm256_castps_si256(a); }
+/* the lanes whose bit 0 is set */
+static inline vm vi_odd(vi a)
+{
+    const __m256i one = _mm256_set1_epi32(1);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(a, one), one));
+}
+
+/* 32x32 -> 64 products of every lane with m: the high halves returned, the
+ * low halves in *lo. mul_epu32 multiplies the even lanes only; the odd ones
+ * are shifted down for a second multiply. */
+static inline vi vi_mulhilo(vi a, vi m, vi *lo)
+{
+    __m256i even = _mm256_mul_epu32(a, m);
+    __m256i odd = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+    *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+/* block + l (l < 8, 64 bits) in lane l: its low words in *lo, high in *hi */
+static inline void vi_counters(vi *lo, vi *hi, uint64_t block)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    *lo = _mm256_add_epi32(_mm256_set1_epi32((int)(uint32_t)block), iota);
+    /* A lane whose low word wrapped (lo < iota, unsigned) carries into the
+     * high word: the no-carry mask is all ones, so hi - ~mask adds 1. */
+    __m256i no_carry = _mm256_cmpeq_epi32(_mm256_max_epu32(*lo, iota), *lo);
+    __m256i carry = _mm256_xor_si256(no_carry, _mm256_set1_epi32(-1));
+    *hi = _mm256_sub_epi32(_mm256_set1_epi32((int)(uint32_t)(block >> 32)), carry);
+}
+
+/* dst[4 l + j] = lane l of zj, l < 8: four vectors transposed into 32
+   floats, within each 128-bit half, then the halves. */
+static inline void vf_store_transposed4(float *dst, vf z0, vf z1, vf z2, vf z3)
+{
+    __m256 t0 = _mm256_unpacklo_ps(z0, z1), t1 = _mm256_unpackhi_ps(z0, z1);
+    __m256 t2 = _mm256_unpacklo_ps(z2, z3), t3 = _mm256_unpackhi_ps(z2, z3);
+    __m256 b0 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    __m256 b1 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t0), _mm256_castps_pd(t2)));
+    __m256 b2 = _mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+    __m256 b3 = _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(t1), _mm256_castps_pd(t3)));
+    _mm256_storeu_ps(dst + 0, _mm256_permute2f128_ps(b0, b1, 0x20));
+    _mm256_storeu_ps(dst + 8, _mm256_permute2f128_ps(b2, b3, 0x20));
+    _mm256_storeu_ps(dst + 16, _mm256_permute2f128_ps(b0, b1, 0x31));
+    _mm256_storeu_ps(dst + 24, _mm256_permute2f128_ps(b2, b3, 0x31));
 }
 
 #endif

@@ -12,6 +12,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define SIMD_W 16 /* floats per vector */
 
@@ -116,5 +117,69 @@ static inline vd vd_fmadd(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
 static inline vd vf_widen_lo(vf v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
 static inline vd vf_widen_hi(vf v) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)); }
 static inline double vd_hsum(vd v) { return _mm512_reduce_add_pd(v); }
+
+/* ---- 32-bit integers ---- */
+
+static inline vi vi_set1(uint32_t x) { return _mm512_set1_epi32((int)x); }
+static inline vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
+static inline vi vi_sub(vi a, vi b) { return _mm512_sub_epi32(a, b); }
+static inline vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
+static inline vi vi_srli(vi a, int n) { return _mm512_srli_epi32(a, (unsigned)n); }
+static inline vi vi_slli(vi a, int n) { return _mm512_slli_epi32(a, (unsigned)n); }
+/* a ^ b ^ c, one ternary-logic instruction (0x96: its truth table) */
+static inline vi vi_xor3(vi a, vi b, vi c) { return _mm512_ternarylogic_epi32(a, b, c, 0x96); }
+/* the value, converted; the bits, reinterpreted */
+static inline vf vi_to_vf(vi a) { return _mm512_cvtepi32_ps(a); }
+static inline vf vi_as_vf(vi a) { return _mm512_castsi512_ps(a); }
+static inline vi vf_as_vi(vf a) { return _mm512_castps_si512(a); }
+/* the lanes whose bit 0 is set */
+static inline vm vi_odd(vi a) { return _mm512_test_epi32_mask(a, _mm512_set1_epi32(1)); }
+
+/* 32x32 -> 64 products of every lane with m: the high halves returned, the
+ * low halves in *lo. mul_epu32 multiplies the even lanes only; the odd ones
+ * are shifted down for a second multiply. A masked shuffle then moves the
+ * wanted half of each product into its lane, one instruction per result. */
+static inline vi vi_mulhilo(vi a, vi m, vi *lo)
+{
+    __m512i even = _mm512_mul_epu32(a, m);                       /* lanes 0, 2, .. */
+    __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m); /* lanes 1, 3, .. */
+    /* lo: odd lanes take the low word of odd's product (element 0 of each pair) */
+    *lo = _mm512_mask_shuffle_epi32(even, (__mmask16)0xAAAA, odd, _MM_PERM_CCAA);
+    /* hi: even lanes take the high word of even's product (element 1) */
+    return _mm512_mask_shuffle_epi32(odd, (__mmask16)0x5555, even, _MM_PERM_DDBB);
+}
+
+/* block + l (l < 16, 64 bits) in lane l: its low words in *lo, high in *hi */
+static inline void vi_counters(vi *lo, vi *hi, uint64_t block)
+{
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    *lo = _mm512_add_epi32(_mm512_set1_epi32((int)(uint32_t)block), iota);
+    /* A lane whose low word wrapped (lo < iota, unsigned) carries into the
+     * high word. */
+    __mmask16 carry = _mm512_cmplt_epu32_mask(*lo, iota);
+    __m512i h = _mm512_set1_epi32((int)(uint32_t)(block >> 32));
+    *hi = _mm512_mask_add_epi32(h, carry, h, _mm512_set1_epi32(1));
+}
+
+/* dst[4 l + j] = lane l of zj, l < 16: four vectors transposed into 64
+   floats, 4x4 within each 128-bit quarter (quarter L of bj then holds
+   lanes 4L + j), then the quarters. */
+static inline void vf_store_transposed4(float *dst, vf z0, vf z1, vf z2, vf z3)
+{
+    __m512 t0 = _mm512_unpacklo_ps(z0, z1), t1 = _mm512_unpackhi_ps(z0, z1);
+    __m512 t2 = _mm512_unpacklo_ps(z2, z3), t3 = _mm512_unpackhi_ps(z2, z3);
+    __m512 b0 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    __m512 b1 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t0), _mm512_castps_pd(t2)));
+    __m512 b2 = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    __m512 b3 = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t1), _mm512_castps_pd(t3)));
+    __m512 v0 = _mm512_shuffle_f32x4(b0, b1, 0x44); /* b0.q0 b0.q1 b1.q0 b1.q1 */
+    __m512 v1 = _mm512_shuffle_f32x4(b0, b1, 0xEE); /* b0.q2 b0.q3 b1.q2 b1.q3 */
+    __m512 v2 = _mm512_shuffle_f32x4(b2, b3, 0x44);
+    __m512 v3 = _mm512_shuffle_f32x4(b2, b3, 0xEE);
+    _mm512_storeu_ps(dst + 0, _mm512_shuffle_f32x4(v0, v2, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_ps(dst + 16, _mm512_shuffle_f32x4(v0, v2, _MM_SHUFFLE(3, 1, 3, 1)));
+    _mm512_storeu_ps(dst + 32, _mm512_shuffle_f32x4(v1, v3, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_ps(dst + 48, _mm512_shuffle_f32x4(v1, v3, _MM_SHUFFLE(3, 1, 3, 1)));
+}
 
 #endif

@@ -1,0 +1,192 @@
+/* The Gaussian generator on vectors: written once over the operations of a
+ * mapping header (simd_avx2.h, simd_avx512.h: SIMD_W lanes) and included
+ * once per instruction set after it, with KERN_ISA set to the set's suffix
+ * (kern_variants.h) and GAUSS_SETS to the sets of SIMD_W counters a pass
+ * runs through Philox side by side.
+ *
+ * Philox4x32-10 on one counter a lane, then Box-Muller on vectors: the same
+ * operations in the same order as gauss_scalar.c (the specification), so
+ * that every variant gives its bits. Contract in include/varprof/gauss.h. */
+#include <string.h>
+
+#include "kernels/gauss_internal.h"
+#include "kernels/kern_variants.h"
+
+#define BLOCKS SIMD_W             /* Philox blocks per set of counters, one per lane */
+#define DRAWS (4 * BLOCKS)        /* normals per set */
+#define PASS (GAUSS_SETS * DRAWS) /* normals per pass */
+
+typedef struct {
+    vi key0[GAUSS_PHILOX_ROUNDS]; /* the round keys, broadcast */
+    vi key1[GAUSS_PHILOX_ROUNDS];
+    vi token;
+    vi sub_block;
+} philox_setup;
+
+/* The ten rounds on `sets` sets of counters, side by side: one set's
+   multiply latency hides behind the other's. Inlined with sets constant,
+   so that the loops over them unroll and the counters stay in registers. */
+static inline __attribute__((always_inline)) void philox(const int sets, vi c[][4],
+                                                         const philox_setup *setup)
+{
+    const vi m0 = vi_set1(GAUSS_PHILOX_M0), m1 = vi_set1(GAUSS_PHILOX_M1);
+    for (int r = 0; r < GAUSS_PHILOX_ROUNDS; r++) {
+        vi hi0[GAUSS_SETS], lo0[GAUSS_SETS], hi1[GAUSS_SETS], lo1[GAUSS_SETS];
+#pragma GCC unroll 4
+        for (int s = 0; s < sets; s++) {
+            hi0[s] = vi_mulhilo(c[s][0], m0, &lo0[s]);
+            hi1[s] = vi_mulhilo(c[s][2], m1, &lo1[s]);
+        }
+#pragma GCC unroll 4
+        for (int s = 0; s < sets; s++) {
+            c[s][0] = vi_xor3(hi1[s], c[s][1], setup->key0[r]);
+            c[s][1] = lo1[s];
+            c[s][2] = vi_xor3(hi0[s], c[s][3], setup->key1[r]);
+            c[s][3] = lo0[s];
+        }
+    }
+}
+
+/* log(u) for u in [2^-32, 1], about 1 ulp (gauss_scalar.c's gauss_log). */
+static inline vf log_v(vf u)
+{
+    vi ix = vi_add(vf_as_vi(u), vi_set1(GAUSS_ONE_BITS - GAUSS_SQRT_HALF_BITS));
+    vf e = vi_to_vf(vi_sub(vi_srli(ix, 23), vi_set1(127)));
+    vf m = vi_as_vf(vi_add(vi_and(ix, vi_set1(0x007fffff)), vi_set1(GAUSS_SQRT_HALF_BITS)));
+    vf f = vf_sub(m, vf_set1(1.0f));
+    vf s = vf_div(f, vf_add(vf_set1(2.0f), f));
+    vf z = vf_mul(s, s);
+    vf r = vf_fmadd(vf_set1(GAUSS_LOG_C4), z, vf_set1(GAUSS_LOG_C3));
+    r = vf_fmadd(r, z, vf_set1(GAUSS_LOG_C2));
+    r = vf_fmadd(r, z, vf_set1(GAUSS_LOG_C1));
+    r = vf_mul(r, z);
+    vf hfsq = vf_mul(vf_mul(vf_set1(0.5f), f), f);
+    vf lo = vf_fmadd(s, vf_add(hfsq, r), vf_fmsub(e, vf_set1(GAUSS_LN2_LO), hfsq));
+    return vf_fmadd(e, vf_set1(GAUSS_LN2_HI), vf_add(lo, f));
+}
+
+/* sin and cos of 2 pi t / 2^32, about 1 ulp (gauss_scalar.c's
+   gauss_sincos_turn). */
+static inline void sincos_turn_v(vi t, vf *sin_out, vf *cos_out)
+{
+    vi q = vi_srli(vi_add(t, vi_set1(0x20000000)), 30);
+    vf x = vf_mul(vi_to_vf(vi_slli(t, 2)), vf_set1(GAUSS_ANGLE_SCALE));
+    vf x2 = vf_mul(x, x);
+    vf ps = vf_fmadd(vf_set1(GAUSS_SIN_S9), x2, vf_set1(GAUSS_SIN_S7));
+    ps = vf_fmadd(ps, x2, vf_set1(GAUSS_SIN_S5));
+    ps = vf_fmadd(ps, x2, vf_set1(GAUSS_SIN_S3));
+    ps = vf_fmadd(ps, x2, vf_set1(GAUSS_SIN_S1));
+    vf s = vf_mul(ps, x);
+    vf c = vf_fmadd(vf_set1(GAUSS_COS_C10), x2, vf_set1(GAUSS_COS_C8));
+    c = vf_fmadd(c, x2, vf_set1(GAUSS_COS_C6));
+    c = vf_fmadd(c, x2, vf_set1(GAUSS_COS_C4));
+    c = vf_fmadd(c, x2, vf_set1(GAUSS_COS_C2));
+    c = vf_fmadd(c, x2, vf_set1(1.0f));
+    /* q = 0: (c, s); 1: (-s, c); 2: (-c, -s); 3: (s, -c), as (cos, sin) */
+    const vi one = vi_set1(1), two = vi_set1(2);
+    vm swap = vi_odd(q);
+    vf cos_v = vf_select(swap, s, c);
+    vf sin_v = vf_select(swap, c, s);
+    vi cos_sign = vi_slli(vi_and(vi_add(q, one), two), 30);
+    vi sin_sign = vi_slli(vi_and(q, two), 30);
+    *cos_out = vf_xor(cos_v, vi_as_vf(cos_sign));
+    *sin_out = vf_xor(sin_v, vi_as_vf(sin_sign));
+}
+
+/* Two normals a lane from two uniform words: radius from r_radius, angle
+   from r_angle. */
+static inline void box_muller_v(vi r_radius, vi r_angle, vf *z_cos, vf *z_sin)
+{
+    vf u = vf_fmadd(vi_to_vf(vi_srli(r_radius, 1)), vf_set1(GAUSS_U_SCALE),
+                    vf_set1(GAUSS_U_OFFSET));
+    vf radius = vf_sqrt(vf_mul(vf_set1(-2.0f), log_v(u)));
+    vf s, c;
+    sincos_turn_v(r_angle, &s, &c);
+    *z_cos = vf_mul(radius, c);
+    *z_sin = vf_mul(radius, s);
+}
+
+/* The normals of one set of Philox outputs, in draw order into
+   dst[0..DRAWS). */
+static inline void normals(float *dst, const vi c[4])
+{
+    // z0..z3: (BLOCKS,), draw 4*k + j of the set in lane k of zj
+    vf z0, z1, z2, z3;
+    box_muller_v(c[0], c[1], &z0, &z1);
+    box_muller_v(c[2], c[3], &z2, &z3);
+    vf_store_transposed4(dst, z0, z1, z2, z3);
+}
+
+/* Draws 4 block .. 4 block + sets DRAWS - 1 into dst[0..sets DRAWS). */
+static inline __attribute__((always_inline)) void pass(const int sets, float *dst,
+                                                       const philox_setup *setup,
+                                                       uint64_t block)
+{
+    vi c[GAUSS_SETS][4];
+#pragma GCC unroll 4
+    for (int s = 0; s < sets; s++) {
+        vi_counters(&c[s][0], &c[s][1], block + (uint64_t)s * BLOCKS);
+        c[s][2] = setup->token;
+        c[s][3] = setup->sub_block;
+    }
+    philox(sets, c, setup);
+#pragma GCC unroll 4
+    for (int s = 0; s < sets; s++)
+        normals(dst + s * DRAWS, c[s]);
+}
+
+static void pass_one(float *dst, const philox_setup *setup, uint64_t block)
+{
+    pass(1, dst, setup, block);
+}
+
+static void pass_all(float *dst, const philox_setup *setup, uint64_t block)
+{
+    pass(GAUSS_SETS, dst, setup, block);
+}
+
+void KERN_FN(kern_gauss_fill)(float *out, size_t n, uint64_t seed, uint32_t token,
+                              uint32_t sub_block, uint64_t first)
+{
+    // out: (n,), draws first .. first+n-1
+    philox_setup setup;
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < GAUSS_PHILOX_ROUNDS; r++) {
+        setup.key0[r] = vi_set1(k0);
+        setup.key1[r] = vi_set1(k1);
+        k0 += GAUSS_PHILOX_W0;
+        k1 += GAUSS_PHILOX_W1;
+    }
+    setup.token = vi_set1(token);
+    setup.sub_block = vi_set1(sub_block);
+
+    uint64_t block = first / 4;
+    size_t skip = (size_t)(first % 4);
+    size_t done = 0;
+    while (done < n) {
+        if (skip == 0 && n - done >= PASS) {
+            pass_all(out + done, &setup, block);
+            done += PASS;
+            block += PASS / 4;
+        } else {
+            /* A ragged start or end: a pass into a buffer, then the part
+             * wanted, so every draw comes from the same vector code. One set
+             * of counters when that covers the rest: less work. */
+            float buf[PASS];
+            size_t size = n - done <= DRAWS - skip ? DRAWS : PASS;
+            if (size == DRAWS)
+                pass_one(buf, &setup, block);
+            else
+                pass_all(buf, &setup, block);
+            size_t take = size - skip < n - done ? size - skip : n - done;
+            memcpy(out + done, buf + skip, take * sizeof *out);
+            done += take;
+            skip = 0;
+            block += size / 4;
+        }
+    }
+}
+
+#undef BLOCKS
+#undef DRAWS
+#undef PASS
