@@ -1,8 +1,9 @@
 /* What the SIMD matmuls share: the packed layouts and the blocked driver
  * around a micro-kernel, in the manner of BLIS (docs/KernelsHowTo.md), with
- * out = C, x = A and W^T = B. Each matmul_ISA.c includes this header (so the
- * helpers are compiled with that file's flags), supplies its MR x NR
- * micro-kernel and its block sizes, and calls matmul_blocked.
+ * out = C, x = A and W^T = B. matmul_body.h includes this header in each
+ * matmul_ISA.c (so the helpers are compiled with that file's flags), with
+ * the micro-kernel written once over the ISA's vector mapping; the file
+ * gives its tiles' sizes.
  *
  * Packed W (made once, by matmul_pack_w): for each block of KC values of k,
  * for each panel of NR output columns (NR rows of W), kc x NR floats, the

@@ -78,11 +78,23 @@ static inline vf vf_select(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m);
 /* ---- the first r floats (a row's tail): nothing beyond them is read or
    written ---- */
 
-/* Lanes below r (1 <= r <= 8) set, for maskload and maskstore. */
+/* Lanes below min(r, 8) set, for maskload and maskstore. */
 static inline __m256i simd_lanes_below(size_t r)
 {
     const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), index);
+}
+
+/* Lanes below r (0 <= r <= 8) set, as a mask for the loads and stores
+   below: a tile's columns. */
+static inline vm vm_first(size_t r) { return _mm256_castsi256_ps(simd_lanes_below(r)); }
+static inline vf vf_load_mask(const float *p, vm m)
+{
+    return _mm256_maskload_ps(p, _mm256_castps_si256(m));
+}
+static inline void vf_store_mask(float *p, vm m, vf v)
+{
+    _mm256_maskstore_ps(p, _mm256_castps_si256(m), v);
 }
 
 /* The first min(r, 8) floats at p, zeros after them. */

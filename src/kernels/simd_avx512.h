@@ -74,6 +74,12 @@ static inline __mmask16 simd_lanes_below(size_t r)
     return r >= SIMD_W ? (__mmask16)0xFFFF : (__mmask16)((1u << r) - 1u);
 }
 
+/* Lanes below r (0 <= r <= 16) set, as a mask for the loads and stores
+   below: a tile's columns. */
+static inline vm vm_first(size_t r) { return simd_lanes_below(r); }
+static inline vf vf_load_mask(const float *p, vm m) { return _mm512_maskz_loadu_ps(m, p); }
+static inline void vf_store_mask(float *p, vm m, vf v) { _mm512_mask_storeu_ps(p, m, v); }
+
 /* The first min(r, 16) floats at p, zeros after them. */
 static inline vf vf_load_first(const float *p, size_t r)
 {

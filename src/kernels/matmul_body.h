@@ -1,0 +1,120 @@
+/* The matmul on vectors: the MR x NV SIMD_W micro-kernel written once over
+ * the operations of a mapping header (simd_avx2.h, simd_avx512.h), and the
+ * entry points around matmul_internal.h's packing and blocked loops.
+ * Included once per instruction set after its mapping, with KERN_ISA set to
+ * the set's suffix (kern_variants.h); the including file then makes its
+ * tiles' kernels with MATMUL_KERNEL and defines tile_for, the tile for m
+ * (matmul_tile_for over its table). Contract in kern_table.h; the order of
+ * the sums in matmul_internal.h. */
+#include "kernels/kern_variants.h"
+#include "kernels/matmul_internal.h"
+
+#define MATMUL_MAX_MR 8
+#define MATMUL_MAX_NV 4
+
+/* The tile of the including file's table for m. */
+static const matmul_blocking *tile_for(size_t m);
+
+/* The mask of vector v's lanes (SIMD_W columns) inside the tile's nr_valid
+   columns. */
+static inline vm column_mask(size_t nr_valid, int v)
+{
+    size_t first = SIMD_W * (size_t)v;
+    return vm_first(nr_valid <= first ? 0 : nr_valid - first >= SIMD_W ? SIMD_W
+                                                                       : nr_valid - first);
+}
+
+/* The MR x NV SIMD_W micro-kernel (matmul_internal.h's matmul_kernel_fn),
+   inlined into each tile's function with its MR and NV constant, so that
+   every loop over them unrolls and the sums live in registers. */
+static inline __attribute__((always_inline)) void
+kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size_t lda,
+            const float *restrict b, float *restrict c, size_t ldc, const float *restrict init,
+            size_t mr_valid, size_t nr_valid, matmul_next_tile next)
+{
+    /* the next tile's lines of out, one per 64 bytes, while this one computes */
+    if (next.c != NULL)
+        for (size_t r = 0; r < next.mr_valid; r++)
+            for (size_t j = 0; j < next.nr_valid; j += 16)
+                __builtin_prefetch(next.c + r * ldc + j, 0, 3);
+    /* rows past mr_valid read row 0 again (x may end there) and are never
+       stored */
+    const float *row[MATMUL_MAX_MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++)
+        row[r] = a + ((size_t)r < mr_valid ? (size_t)r : 0) * lda;
+    /* the sums start from init (the bias or 0) or from what c holds; the
+       masks are made where they are used, not held across the loop (AVX2's
+       are vectors, and there every vector register carries sums or W) */
+    vf acc[MATMUL_MAX_MR][MATMUL_MAX_NV];
+    if (init != NULL) {
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++) {
+            vf start = vf_load_mask(init + SIMD_W * v, column_mask(nr_valid, v));
+#pragma GCC unroll 16
+            for (int r = 0; r < MR; r++)
+                acc[r][v] = start;
+        }
+    } else {
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++)
+#pragma GCC unroll 16
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = (size_t)r < mr_valid
+                                ? vf_load_mask(c + r * ldc + SIMD_W * v, column_mask(nr_valid, v))
+                                : vf_zero();
+    }
+#pragma GCC unroll 4
+    for (size_t p = 0; p < kc; p++) {
+        vf w[MATMUL_MAX_NV];
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++)
+            w[v] = vf_load(b + SIMD_W * v);
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; r++) {
+            vf xr = vf_set1(row[r][p]);
+#pragma GCC unroll 16
+            for (int v = 0; v < NV; v++)
+                acc[r][v] = vf_fmadd(xr, w[v], acc[r][v]);
+        }
+        b += SIMD_W * NV;
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++)
+        if ((size_t)r < mr_valid)
+#pragma GCC unroll 16
+            for (int v = 0; v < NV; v++)
+                vf_store_mask(c + r * ldc + SIMD_W * v, column_mask(nr_valid, v), acc[r][v]);
+}
+
+/* static void NAME(..): the micro-kernel of MR rows and NV vectors. */
+#define MATMUL_KERNEL(NAME, MR, NV)                                                               \
+    static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,     \
+                     float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,  \
+                     size_t nr_valid, matmul_next_tile next)                                      \
+    {                                                                                             \
+        kernel_body(MR, NV, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next);               \
+    }
+
+size_t KERN_FN(kern_matmul_packed_floats)(size_t k, size_t m)
+{
+    return matmul_packed_floats(tile_for(m), k, m);
+}
+
+void KERN_FN(kern_matmul_pack)(float *packed, const float *w, size_t k, size_t m)
+{
+    matmul_pack_w(tile_for(m), packed, w, k, m);
+}
+
+size_t KERN_FN(kern_matmul_workspace_floats)(size_t n, size_t k, size_t m)
+{
+    return matmul_workspace_floats(tile_for(m), n, k);
+}
+
+void KERN_FN(kern_matmul)(float *out, size_t ldo, const float *x, size_t ldx,
+                          const float *packed, const float *bias, size_t n, size_t k, size_t m,
+                          float *workspace)
+{
+    // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, bias, n, k, m, workspace);
+}
