@@ -43,14 +43,19 @@ kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++)
         row[r] = a + ((size_t)r < mr_valid ? (size_t)r : 0) * lda;
-    /* the sums start from init (the bias or 0) or from what c holds; the
-       masks are made where they are used, not held across the loop (AVX2's
-       are vectors, and there every vector register carries sums or W) */
+    /* the column masks, made here and again after the loop rather than
+       held across it: AVX2's are vectors, and there every vector register
+       carries sums or W */
+    vm mask[MATMUL_MAX_NV];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; v++)
+        mask[v] = column_mask(nr_valid, v);
+    /* the sums start from init (the bias or 0) or from what c holds */
     vf acc[MATMUL_MAX_MR][MATMUL_MAX_NV];
     if (init != NULL) {
 #pragma GCC unroll 16
         for (int v = 0; v < NV; v++) {
-            vf start = vf_load_mask(init + SIMD_W * v, column_mask(nr_valid, v));
+            vf start = vf_load_mask(init + SIMD_W * v, mask[v]);
 #pragma GCC unroll 16
             for (int r = 0; r < MR; r++)
                 acc[r][v] = start;
@@ -60,9 +65,8 @@ kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size
         for (int r = 0; r < MR; r++)
 #pragma GCC unroll 16
             for (int v = 0; v < NV; v++)
-                acc[r][v] = (size_t)r < mr_valid
-                                ? vf_load_mask(c + r * ldc + SIMD_W * v, column_mask(nr_valid, v))
-                                : vf_zero();
+                acc[r][v] = (size_t)r < mr_valid ? vf_load_mask(c + r * ldc + SIMD_W * v, mask[v])
+                                                 : vf_zero();
     }
 #pragma GCC unroll 4
     for (size_t p = 0; p < kc; p++) {
@@ -80,11 +84,14 @@ kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size
         b += SIMD_W * NV;
     }
 #pragma GCC unroll 16
+    for (int v = 0; v < NV; v++)
+        mask[v] = column_mask(nr_valid, v);
+#pragma GCC unroll 16
     for (int r = 0; r < MR; r++)
         if ((size_t)r < mr_valid)
 #pragma GCC unroll 16
             for (int v = 0; v < NV; v++)
-                vf_store_mask(c + r * ldc + SIMD_W * v, column_mask(nr_valid, v), acc[r][v]);
+                vf_store_mask(c + r * ldc + SIMD_W * v, mask[v], acc[r][v]);
 }
 
 /* static void NAME(..): the micro-kernel of MR rows and NV vectors. */
