@@ -81,11 +81,6 @@ vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config 
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
 
-/* Bytes of weights and activations the network would take. VP_EOVERFLOW when
- * that does not fit in size_t. */
-vp_status vp_forward_memory_needed(const vp_config *cfg, const vp_forward_options *options,
-                                   size_t *bytes, vp_error *err);
-
 /* Checks cfg and options: every size in its range, H dividing d, the network
  * within half of the machine's memory. VP_EINVAL or VP_ENOMEM, with a message
  * naming the limit; nothing is allocated. */
@@ -99,14 +94,5 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *optio
  * integration failed). A figure that overflows stops the profile there. */
 vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *options,
                              vp_profile **out, vp_error *err);
-
-/* The gain-init scales of one MLP branch: fc1 ~ N(0, fc1_var), fc2 ~ N(0,
- * fc2_var), so that a Gaussian input of mean square input_ms comes out with
- * RMS gain times its own: fc2_var = gain^2 input_ms / (hidden E[gelu(z)^2]),
- * z ~ N(0, fc1_var d input_ms), the expectation integrated with GSL.
- * VP_EINVAL when the integration fails. */
-vp_status vp_forward_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
-                                double fc1_scale, double *fc1_var, double *fc2_var,
-                                vp_error *err);
 
 #endif

@@ -51,11 +51,6 @@ void vp_mc_options_init(vp_mc_options *options);
 const char *vp_mc_method_name(vp_mc_method method);
 extern const char *const vp_mc_generator;
 
-/* The bytes a run would allocate at the most: VP_EOVERFLOW (and err) when
- * that does not fit in size_t. */
-vp_status vp_mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, size_t *bytes,
-                              vp_error *err);
-
 /* Checks cfg (vp_config_check) and options against their ranges, and the
  * memory the run needs against the machine's: VP_EINVAL naming the field,
  * its value and what is allowed, or VP_ENOMEM saying what the run needs and

@@ -190,7 +190,7 @@ static double gelu_moment_integrand(double t, void *params)
     return t * t * p * p * exp(-0.5 * t * t) / 2.5066282746310002; /* sqrt(2 pi) */
 }
 
-vp_status vp_forward_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
+vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
                                 double fc1_scale, double *fc1_var, double *fc2_var,
                                 vp_error *err)
 {
@@ -275,7 +275,7 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
         if (o->init == VP_INIT_GAIN)
-            status = vp_forward_mlp_scales(d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var,
+            status = fw_mlp_scales(d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var,
                                            err);
         if (status == VP_OK) {
             draw_linear(m, &layer->fc1, o, stream_of(l, 4), sqrt(fc1_var), scratch);

@@ -453,7 +453,7 @@ const char *vp_init_name(vp_init init)
     return vp_sampling_method_name(init_method(init));
 }
 
-vp_status vp_forward_memory_needed(const vp_config *cfg, const vp_forward_options *o,
+vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o,
                                    size_t *bytes, vp_error *err)
 {
     /* every size was range-checked, so these products stay far below 2^64 */
@@ -525,7 +525,7 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                            "pass's float weights hold; it must be 0 or from 1e-15 to 1e15", g, k);
     }
     size_t bytes;
-    if ((status = vp_forward_memory_needed(cfg, o, &bytes, err)) != VP_OK)
+    if ((status = fw_memory_needed(cfg, o, &bytes, err)) != VP_OK)
         return status;
     const size_t have = physical_memory();
     if (bytes > have / 2)

@@ -48,7 +48,7 @@ static size_t mul_add(size_t a, size_t b, size_t c, int *overflow)
     return a * b + c;
 }
 
-vp_status vp_mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, size_t *bytes,
+vp_status mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, size_t *bytes,
                               vp_error *err)
 {
     int overflow = 0;
@@ -97,7 +97,7 @@ vp_status vp_mc_check(const vp_config *cfg, const vp_mc_options *o, vp_error *er
     if (vp_config_sub_blocks(cfg) > UINT32_MAX)
         return vp_fail(err, VP_EINVAL, "too many sub-blocks for the generator's counter");
     size_t bytes;
-    if ((status = vp_mc_memory_needed(cfg, o, &bytes, err)) != VP_OK)
+    if ((status = mc_memory_needed(cfg, o, &bytes, err)) != VP_OK)
         return status;
     const size_t have = physical_memory();
     if (bytes > have / 2)

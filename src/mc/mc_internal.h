@@ -49,4 +49,9 @@ void mc_full_token(const mc_job *job, size_t token, void *memory);
  * finite. VP_ENOMEM when the percentiles' scratch cannot be allocated. */
 vp_status mc_fill_rows(const mc_job *job, vp_profile *profile);
 
+/* The bytes a run would allocate at the most: VP_EOVERFLOW (and err) when
+ * that does not fit in size_t. */
+vp_status mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, size_t *bytes,
+                              vp_error *err);
+
 #endif
