@@ -257,11 +257,14 @@ $(BUILD)/fuzz-replay/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/re
 LINT_BUILD := $(BUILD)/lint
 LINT_CC ?= gcc
 .PHONY: lint
-lint:
+# Then the header contract (scripts/check-exports): the vp_ symbols the
+# library exports are exactly those include/varprof/ declares.
+lint: $(BUILD)/libvarprof.a
 	@mkdir -p $(LINT_BUILD)
 	@$(MAKE) -nB --no-print-directory BUILD=$(LINT_BUILD) CC=$(LINT_CC) \
 	  $(patsubst %.c,$(LINT_BUILD)/%.o,$(LIB_SRC) $(CLI_SRC)) > $(LINT_BUILD)/commands
 	scripts/lint $(LINT_BUILD)
+	CC=$(CC) scripts/check-exports $(BUILD)/libvarprof.a
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
