@@ -14,17 +14,17 @@ const char *vp_quantity_name(vp_quantity q);
 int vp_quantity_applies(vp_quantity q, size_t k);
 
 typedef struct {
-    double n_se;      /* agreement: within this many standard errors ... */
-    double rel_floor; /* ... or this relative difference (the norms' eps moves the
+    double n_se;                /* agreement: within this many standard errors ... */
+    double rel_floor;           /* ... or this relative difference (the norms' eps moves the
                          sampled values by about eps, below any standard error) */
-    double family_se; /* the bound chance allows the largest of `checked` figures:
+    double family_se;           /* the bound chance allows the largest of `checked` figures:
                          two-sided 5 % with Bonferroni's correction, and >= n_se */
-    size_t checked;   /* figures compared: 3 per sub-block (2 for sub-block 0) */
-    size_t beyond;    /* figures beyond n_se (and rel_floor) */
-    size_t disagree;  /* figures beyond family_se (and rel_floor): a real difference */
-    size_t rows;      /* rows compared (sub-block 0 included) */
-    size_t first_k;   /* the first sub-block with a figure beyond n_se */
-    size_t first_disagree; /* the first with one beyond family_se */
+    size_t checked;             /* figures compared: 3 per sub-block (2 for sub-block 0) */
+    size_t beyond;              /* figures beyond n_se (and rel_floor) */
+    size_t disagree;            /* figures beyond family_se (and rel_floor): a real difference */
+    size_t rows;                /* rows compared (sub-block 0 included) */
+    size_t first_k;             /* the first sub-block with a figure beyond n_se */
+    size_t first_disagree;      /* the first with one beyond family_se */
     vp_quantity worst_quantity; /* the largest disagreement, in standard errors */
     size_t worst_k;
     double worst_closed, worst_sampled, worst_se_units, worst_relative;

@@ -84,8 +84,7 @@ const char *vp_init_name(vp_init init);
 /* Checks cfg and options: every size in its range, H dividing d, the network
  * within half of the machine's memory. VP_EINVAL or VP_ENOMEM, with a message
  * naming the limit; nothing is allocated. */
-vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options,
-                           vp_error *err);
+vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options, vp_error *err);
 
 /* Builds the network, runs it and returns the measured profile in *out
  * (vp_profile_free), with VP_HAS_MEASURED and VP_HAS_STREAM_NORM. Fails as

@@ -13,9 +13,9 @@
 #include "varprof/status.h"
 
 typedef enum {
-    VP_ISA_SCALAR,  /* portable C, the reference */
-    VP_ISA_AVX2,    /* AVX2 + FMA */
-    VP_ISA_AVX512,  /* AVX-512 F, DQ, BW, VL + FMA */
+    VP_ISA_SCALAR, /* portable C, the reference */
+    VP_ISA_AVX2,   /* AVX2 + FMA */
+    VP_ISA_AVX512, /* AVX-512 F, DQ, BW, VL + FMA */
     VP_ISA_COUNT
 } vp_isa;
 

@@ -34,12 +34,12 @@ typedef enum {
 } vp_mc_method;
 
 typedef struct {
-    size_t width;          /* d: 1 .. VP_MC_MAX_WIDTH (2 .. with LayerNorm) */
-    size_t trials;         /* tokens: 2 .. VP_MC_MAX_TRIALS */
+    size_t width;  /* d: 1 .. VP_MC_MAX_WIDTH (2 .. with LayerNorm) */
+    size_t trials; /* tokens: 2 .. VP_MC_MAX_TRIALS */
     unsigned long long seed;
-    size_t threads;        /* 1 .. VP_MC_MAX_THREADS */
-    vp_norm norm;          /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
-    double eps;            /* > 0, finite */
+    size_t threads; /* 1 .. VP_MC_MAX_THREADS */
+    vp_norm norm;   /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
+    double eps;     /* > 0, finite */
     vp_mc_method method;
 } vp_mc_options;
 

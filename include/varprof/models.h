@@ -10,17 +10,17 @@
 #include "varprof/status.h"
 
 typedef struct {
-    char name[64];       /* a slug: lowercase letters, digits, '.' and '-' */
+    char name[64]; /* a slug: lowercase letters, digits, '.' and '-' */
     int year;
-    size_t layers;       /* 1 .. VP_MAX_LAYERS */
+    size_t layers; /* 1 .. VP_MAX_LAYERS */
     vp_placement placement;
-    vp_norm norm;        /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
-    int qk_norm;         /* 0 or 1 */
-    char source[1024];   /* a paper or a configuration file */
+    vp_norm norm;      /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
+    int qk_norm;       /* 0 or 1 */
+    char source[1024]; /* a paper or a configuration file */
 } vp_model;
 
 typedef struct {
-    vp_model *models;    /* in file order */
+    vp_model *models; /* in file order */
     size_t count;
 } vp_model_table;
 

@@ -13,13 +13,13 @@
 #include "varprof/status.h"
 
 typedef enum {
-    VP_POST_LN,      /* x <- N(x + f(x)) */
-    VP_PRE_NORM,     /* x <- x + f(N(x)) */
-    VP_SANDWICH,     /* x <- x + gamma N2(f(N1(x))) */
-    VP_OUTPUT_NORM,  /* x <- x + gamma N(f(x)) */
-    VP_DEEPNORM,     /* x <- N(alpha x + f(x)) */
-    VP_PARALLEL,     /* x <- x + f_attn(N(x)) + f_mlp(N(x)) */
-    VP_NO_NORM,      /* x <- x + f(x) */
+    VP_POST_LN,     /* x <- N(x + f(x)) */
+    VP_PRE_NORM,    /* x <- x + f(N(x)) */
+    VP_SANDWICH,    /* x <- x + gamma N2(f(N1(x))) */
+    VP_OUTPUT_NORM, /* x <- x + gamma N(f(x)) */
+    VP_DEEPNORM,    /* x <- N(alpha x + f(x)) */
+    VP_PARALLEL,    /* x <- x + f_attn(N(x)) + f_mlp(N(x)) */
+    VP_NO_NORM,     /* x <- x + f(x) */
     VP_PLACEMENT_COUNT
 } vp_placement;
 
@@ -38,13 +38,13 @@ typedef enum { VP_PART_EMBEDDING, VP_PART_ATTN, VP_PART_MLP, VP_PART_BLOCK } vp_
  * set, and by sqrt(branches_per_sub_block) where the branches are summed
  * (not in MLP-only layers, which have one branch per sub-block). */
 typedef struct {
-    const char *name;     /* canonical, "pre-norm" */
-    const char *formula;  /* one sub-block, "x <- x + f(N(x))" */
-    int norm_in;          /* a norm on each branch's input: f(N(x)) */
-    int norm_out;         /* a norm on each branch's output, its weight gamma: gamma N(f) */
-    int norm_stream;      /* a norm on the stream after the residual add: N(x + f) */
-    int residual_alpha;   /* the stream is scaled by alpha before the add (DeepNorm) */
-    int branch_beta;      /* DeepNet's init scales both of a branch's matrices by beta,
+    const char *name;    /* canonical, "pre-norm" */
+    const char *formula; /* one sub-block, "x <- x + f(N(x))" */
+    int norm_in;         /* a norm on each branch's input: f(N(x)) */
+    int norm_out;        /* a norm on each branch's output, its weight gamma: gamma N(f) */
+    int norm_stream;     /* a norm on the stream after the residual add: N(x + f) */
+    int residual_alpha;  /* the stream is scaled by alpha before the add (DeepNorm) */
+    int branch_beta;     /* DeepNet's init scales both of a branch's matrices by beta,
                              so a branch's gain is beta^2 g */
     size_t branches_per_sub_block; /* 2 for parallel: attention and MLP summed */
     size_t sub_blocks_per_layer;   /* 1 for parallel, 2 (attention, MLP) otherwise */

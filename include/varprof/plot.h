@@ -49,18 +49,18 @@ typedef enum { VP_SERIES_LINE, VP_SERIES_BAND } vp_series_style;
 const char *vp_plot_colour(int colour);
 
 typedef struct {
-    char *label;            /* legend text; owned */
-    int colour;             /* 0..VP_PLOT_COLOURS-1, usually the placement */
-    int dash;               /* gnuplot dash type, 1 = solid; one per engine */
+    char *label; /* legend text; owned */
+    int colour;  /* 0..VP_PLOT_COLOURS-1, usually the placement */
+    int dash;    /* gnuplot dash type, 1 = solid; one per engine */
     vp_series_style style;
-    size_t n, capacity;     /* points held, points allocated */
-    double *x, *y;          /* capacity points each; owned */
-    double *lo, *hi;        /* VP_SERIES_BAND only, else NULL; owned */
+    size_t n, capacity; /* points held, points allocated */
+    double *x, *y;      /* capacity points each; owned */
+    double *lo, *hi;    /* VP_SERIES_BAND only, else NULL; owned */
 } vp_series;
 
 typedef struct {
-    double y;               /* where the horizontal line is drawn (> 0 on a log axis) */
-    char *label;            /* owned */
+    double y;    /* where the horizontal line is drawn (> 0 on a log axis) */
+    char *label; /* owned */
 } vp_marker;
 
 /* Panel flags. */
@@ -74,19 +74,19 @@ typedef struct {
     unsigned flags;                  /* VP_AXIS_* */
     double x_tic_step;               /* > 0: a major x tic every step (a factor on a log
                                         axis); 0: gnuplot's choice */
-    double x_tic_start;              /* with x_tic_step: where the tics start; 0: gnuplot's choice */
-    int x_minor_tics;                /* intervals between major x tics (e.g. one per layer); 0: none */
-    double y_max;                    /* > 0: the top of the y axis, clipping what lies above;
+    double x_tic_start; /* with x_tic_step: where the tics start; 0: gnuplot's choice */
+    int x_minor_tics;   /* intervals between major x tics (e.g. one per layer); 0: none */
+    double y_max;       /* > 0: the top of the y axis, clipping what lies above;
                                         0: gnuplot's choice */
-    int show_key;                    /* draw the legend beside this panel (1 when added) */
+    int show_key;       /* draw the legend beside this panel (1 when added) */
     size_t n_series;
-    vp_series *series;               /* owned */
+    vp_series *series; /* owned */
     size_t n_markers;
-    vp_marker *markers;              /* owned */
+    vp_marker *markers; /* owned */
 } vp_panel;
 
 typedef struct {
-    char *title;                     /* owned; "" for none */
+    char *title; /* owned; "" for none */
     size_t n_panels;
     vp_panel panels[VP_PLOT_MAX_PANELS];
 } vp_figure;
@@ -103,8 +103,7 @@ void vp_figure_free(vp_figure *figure);
  * VP_EINVAL when the figure already has VP_PLOT_MAX_PANELS panels,
  * VP_ENOMEM when a copy fails. */
 vp_status vp_figure_add_panel(vp_figure *figure, const char *title, const char *x_label,
-                              const char *y_label, unsigned flags, vp_panel **out,
-                              vp_error *err);
+                              const char *y_label, unsigned flags, vp_panel **out, vp_error *err);
 
 /* Appends an empty series with room for capacity points (x, y, and lo, hi
  * when style is VP_SERIES_BAND) and returns it in *out, owned by the panel;

@@ -29,22 +29,22 @@ enum {
 /* How a sampled profile's stream was drawn: the Monte Carlo's method, or the
  * forward pass's weights. */
 typedef enum {
-    VP_SAMPLING_NONE,        /* nothing sampled: the closed form */
-    VP_SAMPLING_REDUCED,     /* Monte Carlo, the few components the recursion uses */
-    VP_SAMPLING_FULL,        /* Monte Carlo, all d coordinates */
-    VP_SAMPLING_GAIN_INIT,   /* forward pass, weights drawn to the configured gains */
-    VP_SAMPLING_TORCH_INIT,  /* forward pass, PyTorch's default init */
-    VP_SAMPLING_LOADED,      /* forward pass, weights read from a file */
+    VP_SAMPLING_NONE,       /* nothing sampled: the closed form */
+    VP_SAMPLING_REDUCED,    /* Monte Carlo, the few components the recursion uses */
+    VP_SAMPLING_FULL,       /* Monte Carlo, all d coordinates */
+    VP_SAMPLING_GAIN_INIT,  /* forward pass, weights drawn to the configured gains */
+    VP_SAMPLING_TORCH_INIT, /* forward pass, PyTorch's default init */
+    VP_SAMPLING_LOADED,     /* forward pass, weights read from a file */
 } vp_sampling_method;
 
 /* How a sampled profile was sampled, for its outputs' headers. */
 typedef struct {
-    size_t width;          /* d */
-    size_t trials;         /* tokens */
+    size_t width;  /* d */
+    size_t trials; /* tokens */
     unsigned long long seed;
     const char *generator; /* e.g. "philox4x32-10" */
     vp_sampling_method method;
-    double eps;            /* the norms' eps */
+    double eps; /* the norms' eps */
     /* the forward pass's network; zero for the Monte Carlo */
     size_t heads, ffn_mult, vocab, batch, tokens;
     int qk_norm;
@@ -77,16 +77,16 @@ typedef struct {
 typedef struct {
     vp_engine engine;
     vp_norm norm;
-    vp_config config;      /* a copy; config.gains is NULL, each row keeps its gain */
-    int gains_from_file;   /* the gains were given per sub-block */
-    size_t sub_blocks;     /* K */
-    unsigned fields;       /* VP_HAS_* */
-    vp_sampling sampling;  /* for sampled engines; zero otherwise */
-    size_t overflow_at;    /* 0, or the first sub-block where a figure
+    vp_config config;       /* a copy; config.gains is NULL, each row keeps its gain */
+    int gains_from_file;    /* the gains were given per sub-block */
+    size_t sub_blocks;      /* K */
+    unsigned fields;        /* VP_HAS_* */
+    vp_sampling sampling;   /* for sampled engines; zero otherwise */
+    size_t overflow_at;     /* 0, or the first sub-block where a figure
                               overflowed double: rows stop before it */
     vp_overflow overflowed; /* which figure overflowed, or VP_OVERFLOW_NONE */
-    size_t n_rows;         /* K + 1, or overflow_at when it overflowed */
-    vp_row rows[];         /* rows[k] for sub-block k */
+    size_t n_rows;          /* K + 1, or overflow_at when it overflowed */
+    vp_row rows[];          /* rows[k] for sub-block k */
 } vp_profile;
 
 /* Allocates a zeroed profile with room for sub_blocks + 1 rows. Returns NULL
@@ -103,14 +103,14 @@ double vp_profile_stream_size(const vp_profile *profile, size_t k);
 typedef struct {
     vp_engine engine;
     vp_placement placement;
-    size_t sub_blocks;      /* K */
-    size_t sub_block;       /* the row summarised: K, or the last before an overflow */
-    double stream_size;     /* sqrt(v / v_0) */
+    size_t sub_blocks;  /* K */
+    size_t sub_block;   /* the row summarised: K, or the last before an overflow */
+    double stream_size; /* sqrt(v / v_0) */
     double stream_var;
-    double update_ratio;    /* unused when sub_block is 0 */
+    double update_ratio; /* unused when sub_block is 0 */
     double embedding_share;
     double log2_share;
-    size_t overflow_at;     /* as in vp_profile */
+    size_t overflow_at; /* as in vp_profile */
     vp_overflow overflowed;
 } vp_profile_top;
 

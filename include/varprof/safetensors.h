@@ -20,7 +20,7 @@ typedef struct {
     vp_dtype dtype;
     size_t rank;
     size_t shape[VP_SAFETENSORS_MAX_RANK];
-    size_t elements; /* the shape's product */
+    size_t elements;   /* the shape's product */
     size_t begin, end; /* bytes of the data section */
 } vp_tensor_info;
 

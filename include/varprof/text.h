@@ -20,8 +20,8 @@ vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t
 
 /* Writes a sampled profile beside the closed form, row by row (every >= 1),
  * with each figure's difference in standard errors. VP_EIO on a stream error. */
-vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
-                                     const vp_profile *sampled, size_t every);
+vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const vp_profile *sampled,
+                                     size_t every);
 
 /* Writes the one-line verdict of a comparison (vp_compare). VP_EIO on a
  * stream error. */
@@ -32,8 +32,8 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
  * >= 1), with the measured gain and update-stream cosine. VP_EIO on a stream
  * error. */
 vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
-                                           const vp_profile *predicted,
-                                           const vp_profile *forward, size_t every);
+                                           const vp_profile *predicted, const vp_profile *forward,
+                                           size_t every);
 
 /* One line: where the forward pass parts from its prediction, and by how much. */
 vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,

@@ -26,8 +26,9 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_GAIN] = {"gain", "G", BOTH, "every branch's gain g >= 0; default 1"},
     [OPT_GAINS] = {"gains", "FILE", CMD_PROFILE,
                    "one gain per sub-block: a single column, or a CSV with a 'gain' column"},
-    [OPT_GAMMA] = {"gamma", "G", BOTH, "scale of a normalised branch output (sandwich, "
-                                       "output-norm), >= 0; default 1"},
+    [OPT_GAMMA] = {"gamma", "G", BOTH,
+                   "scale of a normalised branch output (sandwich, "
+                   "output-norm), >= 0; default 1"},
     [OPT_ALPHA] = {"alpha", "A", BOTH, "DeepNorm's residual scale > 0; default (2L)^(1/4)"},
     [OPT_BETA] = {"beta", "B", BOTH, "DeepNorm's init scale >= 0; default (8L)^(-1/4)"},
     [OPT_EMBEDDING_VAR] = {"embedding-var", "V", CMD_PROFILE,
@@ -89,11 +90,13 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_QUANTITY] = {"quantity", "all|stream|update|share", CMD_PROFILE,
                       "what --plot draws; default all (three panels)"},
     [OPT_OUTDIR] = {"outdir", "DIR", CMD_FIGURES, "where the figures go; default plots"},
-    [OPT_FIGURE_FORMAT] = {"format", "svg|png|pdf", CMD_FIGURES, "the figures' format; default svg"},
+    [OPT_FIGURE_FORMAT] = {"format", "svg|png|pdf", CMD_FIGURES,
+                           "the figures' format; default svg"},
     [OPT_EXPLAIN] = {"explain", NULL, CMD_TABLE,
                      "walk the recursion step by step, with the arithmetic written out"},
     [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS | CMD_FIGURES, "print this help and exit"},
-    [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS | CMD_FIGURES, "print the version and exit"},
+    [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
+                     "print the version and exit"},
 };
 
 static const struct {
@@ -296,8 +299,8 @@ int cli_double(const cli_args *args, option_id id, double min, int min_exclusive
                                err.message, min_exclusive ? ">" : ">=", min);
     if (min_exclusive ? !(value > min) : !(value >= min))
         return cli_usage_error("%s: '%s' is out of range; it must be a finite number %s %g",
-                               cli_option_name(id), args->value[id], min_exclusive ? ">" : ">=",
-                               min);
+                               cli_option_name(id), args->value[id],
+                               min_exclusive ? ">" : ">=", min);
     *out = value == 0.0 ? 0.0 : value; /* -0 reads as 0, not "-0" */
     return EXIT_OK;
 }

@@ -38,8 +38,7 @@ int check_plot_options(const cli_args *args)
     return EXIT_OK;
 }
 
-static int write_script(const cli_args *args, const vp_figure *figure,
-                        const vp_plot_target *target)
+static int write_script(const cli_args *args, const vp_figure *figure, const vp_plot_target *target)
 {
     output_file out;
     int rc = output_open(&out, args->value[OPT_PLOT_SCRIPT], args->given[OPT_FORCE]);

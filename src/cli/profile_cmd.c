@@ -50,7 +50,8 @@ static int read_model(const cli_args *args, profile_request *req)
     if (!m) {
         vp_model_table_free(&table);
         return cli_usage_error("--model: '%s' is not in the models table; 'varprof models' "
-                               "lists them", args->value[OPT_MODEL]);
+                               "lists them",
+                               args->value[OPT_MODEL]);
     }
     req->placements[req->n_placements++] = m->placement;
     req->model = *m;
@@ -155,8 +156,7 @@ static int read_request(const cli_args *args, profile_request *req)
         rc = read_model(args, req);
     else if ((rc = read_placements(args, req)) == EXIT_OK)
         rc = read_stack_options(args, VP_DEFAULT_LAYERS, &req->base);
-    if (rc != EXIT_OK ||
-        (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
+    if (rc != EXIT_OK || (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
         (rc = cli_choice(args, OPT_ENGINE, engines, &req->engine)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
         return rc;
@@ -234,10 +234,8 @@ static vp_status write_profile(const profile_request *req, FILE *out, vp_json_wr
                                const vp_profile *profile, int first)
 {
     switch (req->format) {
-    case FORMAT_CSV:
-        return vp_csv_write_profile(out, profile, req->every);
-    case FORMAT_JSON:
-        return vp_json_add_profile(json, profile, req->every);
+    case FORMAT_CSV: return vp_csv_write_profile(out, profile, req->every);
+    case FORMAT_JSON: return vp_json_add_profile(json, profile, req->every);
     default:
         if (!first)
             fputc('\n', out);
@@ -247,10 +245,11 @@ static vp_status write_profile(const profile_request *req, FILE *out, vp_json_wr
 
 static void warn_overflow(const vp_profile *p)
 {
-    fprintf(stderr, "varprof: warning: %s: the %s overflows double at sub-block %zu; rows stop "
-                    "at sub-block %zu\n",
-            vp_placement_name(p->config.placement), vp_overflow_name(p->overflowed),
-            p->overflow_at, p->overflow_at - 1);
+    fprintf(stderr,
+            "varprof: warning: %s: the %s overflows double at sub-block %zu; rows stop "
+            "at sub-block %zu\n",
+            vp_placement_name(p->config.placement), vp_overflow_name(p->overflowed), p->overflow_at,
+            p->overflow_at - 1);
 }
 
 /* Every placement must have as many sub-blocks as the file has gains; said
@@ -335,14 +334,13 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
             fputc('\n', out);
         vp_comparison cmp;
         status = vp_text_write_side_by_side(out, pp->closed, pp->sampled, req->every);
-        if (status == VP_OK &&
-            vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
-                       AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
+        if (status == VP_OK && vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
+                                          AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
             status = vp_text_write_verdict(out, pp->closed, &cmp);
         if (status == VP_OK) {
             fputc('\n', out);
-            status = vp_text_write_forward_comparison(out, pp->closed, pp->predicted,
-                                                      pp->forward, req->every);
+            status = vp_text_write_forward_comparison(out, pp->closed, pp->predicted, pp->forward,
+                                                      req->every);
         }
         if (status == VP_OK)
             status = vp_text_write_forward_verdict(out, pp->predicted, pp->forward);
@@ -362,9 +360,11 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
 static vp_status write_verdicts(const profile_request *req, FILE *out,
                                 const placement_profiles *all)
 {
-    fprintf(out, "\nVerdicts: the Monte Carlo against the closed form, each figure within %g "
-                 "standard errors or %g eps relative, and none beyond what chance allows the "
-                 "largest of them\n", AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
+    fprintf(out,
+            "\nVerdicts: the Monte Carlo against the closed form, each figure within %g "
+            "standard errors or %g eps relative, and none beyond what chance allows the "
+            "largest of them\n",
+            AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
     for (size_t i = 0; i < req->n_placements; i++) {
         vp_comparison cmp;
         if (vp_compare(all[i].closed, all[i].sampled, AGREEMENT_SE,
@@ -476,8 +476,7 @@ static int profile_and_write(const cli_args *args, profile_request *req)
         if (req->model.name[0])
             snprintf(title, sizeof title, "%s: %s, %zu layers", req->model.name,
                      vp_placement_name(req->model.placement), req->base.layers);
-        rc = plot_profiles(args, (const vp_profile *const *)kept, n_kept,
-                           title[0] ? title : NULL);
+        rc = plot_profiles(args, (const vp_profile *const *)kept, n_kept, title[0] ? title : NULL);
     }
     for (size_t i = 0; i < n_kept; i++)
         vp_profile_free(kept[i]);

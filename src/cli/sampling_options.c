@@ -70,6 +70,7 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
     fw->seed = seed;
     if (fw->width % fw->heads != 0)
         return cli_usage_error("--heads: %zu heads do not divide the width %zu; each head "
-                               "takes width / heads coordinates", fw->heads, fw->width);
+                               "takes width / heads coordinates",
+                               fw->heads, fw->width);
     return EXIT_OK;
 }

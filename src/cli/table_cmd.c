@@ -91,8 +91,8 @@ static branch_words words_for(size_t branches)
 
 /* DeepNorm's ratio b / alpha: "beta^2 g / alpha", with the parts the
  * placement has, as a formula (subscript "" or "_k") and as values. */
-static void scaled_ratio(const vp_config *cfg, const char *subscript, const char *g,
-                         char *formula, size_t formula_size, char *values, size_t values_size)
+static void scaled_ratio(const vp_config *cfg, const char *subscript, const char *g, char *formula,
+                         size_t formula_size, char *values, size_t values_size)
 {
     const vp_placement_traits *traits = vp_placement_traits_of(cfg->placement);
     snprintf(formula, formula_size, "%sg%s%s", traits->branch_beta ? "beta^2 " : "", subscript,
@@ -139,8 +139,8 @@ static void print_growing_rows(const char *name, const char *c, size_t branches,
              w.n_times, k_total - 1, c, num(t->update_ratio), percent(t->update_ratio));
     print_row(formula, k_total, line);
     snprintf(formula, sizeof formula, "e_K = (1 + %sK %s^2)^(-1/2)", w.n, name);
-    snprintf(line, sizeof line, "e_K = (1 + %s%zu * %s^2)^(-1/2) = %s = %s", w.n_times, k_total,
-             c, share, percent(t->embedding_share));
+    snprintf(line, sizeof line, "e_K = (1 + %s%zu * %s^2)^(-1/2) = %s = %s", w.n_times, k_total, c,
+             share, percent(t->embedding_share));
     print_row(formula, k_total, line);
 }
 
@@ -189,7 +189,8 @@ static void explain_step(const vp_profile *p, size_t k)
     const vp_row *prev = &p->rows[k - 1], *row = &p->rows[k];
     const double v0 = prev->stream_var, v1 = row->stream_var, g = row->gain;
     /* E_k = e_k^2 v_k, through log2 so that a vanishing share still shows */
-    const double log2_e0 = 2.0 * prev->log2_share + log2(v0), log2_e1 = 2.0 * row->log2_share + log2(v1);
+    const double log2_e0 = 2.0 * prev->log2_share + log2(v0),
+                 log2_e1 = 2.0 * row->log2_share + log2(v1);
     const char *e0 = by_log2(exp2(log2_e0), log2_e0), *e1 = by_log2(exp2(log2_e1), log2_e1);
     const size_t j = k - 1;
     printf("  k = %zu (layer %zu, %s):\n", k, vp_config_layer_of(c, k),

@@ -36,7 +36,8 @@ vp_status vp_closed_predict(const vp_profile *measured, vp_profile **out, vp_err
     if (status != VP_OK)
         return status;
     if (measured->n_rows < 2)
-        return vp_fail(err, VP_EINVAL, "the measured profile overflowed at once: no gain to "
+        return vp_fail(err, VP_EINVAL,
+                       "the measured profile overflowed at once: no gain to "
                        "predict from");
     const size_t k_measured = measured->n_rows - 1, k_total = vp_config_sub_blocks(&cfg);
     double *gains = malloc(k_total * sizeof *gains);
@@ -44,9 +45,8 @@ vp_status vp_closed_predict(const vp_profile *measured, vp_profile **out, vp_err
         return vp_fail(err, VP_ENOMEM, "no memory for %zu measured gains", k_total);
     /* past an overflow nothing was measured: those sub-blocks add nothing */
     for (size_t k = 1; k <= k_total; k++)
-        gains[k - 1] = k <= k_measured
-                           ? closed_gain_of_measured(&cfg, measured->rows[k].measured_gain)
-                           : 0.0;
+        gains[k - 1] =
+            k <= k_measured ? closed_gain_of_measured(&cfg, measured->rows[k].measured_gain) : 0.0;
     cfg.gains = gains;
     cfg.n_gains = k_total;
     cfg.embedding_var = measured->rows[0].stream_var;

@@ -35,8 +35,8 @@ static double step(const vp_config *cfg, double g, stream_state *s)
         const double ratio = branch_to_stream(cfg, t, g);
         s->v = 1.0;
         /* alpha^2 E / (v (alpha^2 + b^2)) = E / (v (1 + (b/alpha)^2)) */
-        s->embedding = scaled_div(
-            s->embedding, scaled_mul(scaled_from(v), scaled_one_plus_square(ratio)));
+        s->embedding =
+            scaled_div(s->embedding, scaled_mul(scaled_from(v), scaled_one_plus_square(ratio)));
         return ratio;
     }
     if (t->norm_out) {
@@ -80,7 +80,7 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
         row->gain = vp_config_gain(cfg, k);
         row->update_ratio = step(cfg, row->gain, &s);
         row->stream_var = s.v;
-        const vp_overflow overflowed = !isfinite(s.v) ? VP_OVERFLOW_STREAM_VAR
+        const vp_overflow overflowed = !isfinite(s.v)                 ? VP_OVERFLOW_STREAM_VAR
                                        : !isfinite(row->update_ratio) ? VP_OVERFLOW_UPDATE_RATIO
                                                                       : VP_OVERFLOW_NONE;
         if (overflowed != VP_OVERFLOW_NONE) {

@@ -25,7 +25,7 @@ int vp_quantity_applies(vp_quantity q, size_t k)
 }
 
 void compare_quantity_values(const vp_profile *closed, const vp_profile *sampled, size_t k,
-                        vp_quantity q, double *closed_value, double *sampled_value, double *se)
+                             vp_quantity q, double *closed_value, double *sampled_value, double *se)
 {
     const row_field *field = quantity_field(q);
     *closed_value = row_field_double(field, closed, k);

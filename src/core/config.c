@@ -69,7 +69,8 @@ vp_status vp_config_check(const vp_config *cfg, vp_error *err)
                        VP_MAX_LAYERS);
     /* MLP-only layers have one branch: nothing is left to sum in a sub-block */
     if (cfg->mlp_only && vp_placement_traits_of(cfg->placement)->branches_per_sub_block > 1)
-        return vp_fail(err, VP_EINVAL, "a parallel layer of an MLP alone is a pre-norm layer: "
+        return vp_fail(err, VP_EINVAL,
+                       "a parallel layer of an MLP alone is a pre-norm layer: "
                        "use pre-norm with MLP-only blocks");
     if (!is_nonnegative(cfg->gain))
         return vp_fail(err, VP_EINVAL, "gain is %g; it must be a finite number >= 0", cfg->gain);
@@ -78,8 +79,7 @@ vp_status vp_config_check(const vp_config *cfg, vp_error *err)
         if (cfg->n_gains != k_total)
             return vp_fail(err, VP_EINVAL,
                            "%zu gains given, but %zu layers of %s have %zu sub-blocks",
-                           cfg->n_gains, cfg->layers, vp_placement_name(cfg->placement),
-                           k_total);
+                           cfg->n_gains, cfg->layers, vp_placement_name(cfg->placement), k_total);
         for (size_t i = 0; i < cfg->n_gains; i++)
             if (!is_nonnegative(cfg->gains[i]))
                 return vp_fail(err, VP_EINVAL,

@@ -67,8 +67,8 @@ vp_status vp_parse_size(const char *text, size_t min, size_t max, size_t *out, v
     int too_big = 0;
     for (const char *p = text; *p; p++) {
         if (!is_digit(*p))
-            return vp_fail(err, VP_EINVAL, "'%s' is not a whole number from %zu to %zu", text,
-                           min, max);
+            return vp_fail(err, VP_EINVAL, "'%s' is not a whole number from %zu to %zu", text, min,
+                           max);
         size_t digit = (size_t)(*p - '0');
         if (digit > max || value > (max - digit) / 10)
             too_big = 1; /* keep scanning: junk later still means "not a number" */

@@ -22,8 +22,8 @@ void vp_profile_free(vp_profile *profile)
     free(profile);
 }
 
-void profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm,
-                           const vp_config *cfg, unsigned fields, const vp_sampling *sampling)
+void profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm, const vp_config *cfg,
+                        unsigned fields, const vp_sampling *sampling)
 {
     profile->engine = engine;
     profile->norm = norm;

@@ -10,7 +10,7 @@
  * and gains_from_file set when it had one), the VP_HAS_* fields the rows
  * carry, and how they were sampled (NULL: not sampled, all zero). sub_blocks
  * and n_rows stay as vp_profile_alloc set them for cfg's sub-blocks. */
-void profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm,
-                           const vp_config *cfg, unsigned fields, const vp_sampling *sampling);
+void profile_set_header(vp_profile *profile, vp_engine engine, vp_norm norm, const vp_config *cfg,
+                        unsigned fields, const vp_sampling *sampling);
 
 #endif

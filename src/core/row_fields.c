@@ -68,8 +68,8 @@ const row_field row_field_table[] = {
     {"stream_size", ROW_FIELD_DOUBLE, .number = field_stream_size, .appears = BOTH},
     {"update_ratio", MEMBER(update_ratio), .branch_only = 1, .appears = BOTH,
      .compared_as = "update ratio", SE_OF(update_ratio_se)},
-    {"embedding_share", MEMBER(embedding_share), .appears = BOTH,
-     .compared_as = "embedding share", SE_OF(embedding_share_se)},
+    {"embedding_share", MEMBER(embedding_share), .appears = BOTH, .compared_as = "embedding share",
+     SE_OF(embedding_share_se)},
     /* JSON only: the share where it underflows double */
     {"log2_embedding_share", MEMBER(log2_share), .appears = ROW_FIELD_JSON},
     {"stream_var_lo", MEMBER(stream_var_lo), .needs = VP_HAS_BOUNDS, .appears = BOTH},

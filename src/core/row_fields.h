@@ -34,9 +34,9 @@ typedef struct {
     double (*number)(const vp_profile *profile, size_t k);
     size_t (*size)(const vp_profile *profile, size_t k);
     const char *(*text)(const vp_profile *profile, size_t k);
-    unsigned needs;    /* VP_HAS_* the profile must carry for a value; 0: always */
-    int branch_only;   /* no value for sub-block 0, the embedding */
-    unsigned appears;  /* ROW_FIELD_CSV | ROW_FIELD_JSON */
+    unsigned needs;   /* VP_HAS_* the profile must carry for a value; 0: always */
+    int branch_only;  /* no value for sub-block 0, the embedding */
+    unsigned appears; /* ROW_FIELD_CSV | ROW_FIELD_JSON */
     /* Held against the closed form by vp_compare: the figure's name in prose
        (vp_quantity_name) and the vp_row member of its standard error. NULL
        for a field that is not compared. */

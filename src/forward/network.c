@@ -54,8 +54,7 @@ static void set_shape(fw_model *m, const vp_config *cfg, const vp_forward_option
     m->layers = cfg->layers;
 }
 
-size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,
-                       const kern_table *kernels)
+size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o, const kern_table *kernels)
 {
     fw_model shape;
     set_shape(&shape, cfg, o);
@@ -149,8 +148,7 @@ void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const f
 
 /* ---- drawing ---- */
 
-static void fill_normal(float *out, size_t n, unsigned long long seed, uint32_t stream,
-                        double sd)
+static void fill_normal(float *out, size_t n, unsigned long long seed, uint32_t stream, double sd)
 {
     vp_gauss_fill(out, n, seed, stream, WEIGHT_NORMALS, 0);
     for (size_t i = 0; i < n; i++)
@@ -163,8 +161,8 @@ static void fill_uniform(float *out, size_t n, unsigned long long seed, uint32_t
 {
     philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
     for (size_t i = 0; i < n; i += 4) {
-        philox4x32_ctr_t ctr = {{stream, WEIGHT_UNIFORMS, (uint32_t)(i / 4),
-                                 (uint32_t)((uint64_t)(i / 4) >> 32)}};
+        philox4x32_ctr_t ctr = {
+            {stream, WEIGHT_UNIFORMS, (uint32_t)(i / 4), (uint32_t)((uint64_t)(i / 4) >> 32)}};
         philox4x32_ctr_t r = philox4x32(ctr, key);
         for (size_t j = 0; j < 4 && i + j < n; j++) {
             double u = ((double)r.v[j] + 0.5) * 0x1p-32;
@@ -190,9 +188,8 @@ static double gelu_moment_integrand(double t, void *params)
     return t * t * p * p * exp(-0.5 * t * t) / 2.5066282746310002; /* sqrt(2 pi) */
 }
 
-vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
-                                double fc1_scale, double *fc1_var, double *fc2_var,
-                                vp_error *err)
+vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain, double fc1_scale,
+                        double *fc1_var, double *fc2_var, vp_error *err)
 {
     *fc1_var = fc1_scale * fc1_scale / (double)d;
     const double s2 = *fc1_var * (double)d * input_ms; /* pre-activation variance */
@@ -205,8 +202,8 @@ vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
     int status = gsl_integration_qagi(&f, 1e-13, 1e-10, 200, w, &result, &abserr);
     gsl_integration_workspace_free(w);
     if (status != GSL_SUCCESS || !(result > 0.0))
-        return vp_fail(err, VP_EINVAL, "GELU's second moment at input mean square %g: %s",
-                       input_ms, gsl_strerror(status));
+        return vp_fail(err, VP_EINVAL, "GELU's second moment at input mean square %g: %s", input_ms,
+                       gsl_strerror(status));
     const double moment = s2 * result; /* E[gelu(z)^2] */
     *fc2_var = gain * gain * input_ms / ((double)hidden * moment);
     return VP_OK;
@@ -243,8 +240,10 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
     if (o->init == VP_INIT_GAIN && !m->traits->norm_in) {
         status = vp_closed_profile(cfg, &expected, err);
         if (status == VP_OK && expected->overflow_at)
-            status = vp_fail(err, VP_EOVERFLOW, "the stream overflows at sub-block %zu, so no "
-                             "weights give the gain there", expected->overflow_at);
+            status = vp_fail(err, VP_EOVERFLOW,
+                             "the stream overflows at sub-block %zu, so no "
+                             "weights give the gain there",
+                             expected->overflow_at);
     }
     if (status == VP_OK) {
         if (o->init == VP_INIT_TORCH)
@@ -275,8 +274,7 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
         if (o->init == VP_INIT_GAIN)
-            status = fw_mlp_scales(d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var,
-                                           err);
+            status = fw_mlp_scales(d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var, err);
         if (status == VP_OK) {
             draw_linear(m, &layer->fc1, o, stream_of(l, 4), sqrt(fc1_var), scratch);
             draw_linear(m, &layer->fc2, o, stream_of(l, 5), sqrt(fc2_var), scratch);

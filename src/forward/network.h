@@ -74,16 +74,15 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
 
 /* Bytes of weights and activations the network would take. VP_EOVERFLOW when
  * that does not fit in size_t. */
-vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *options,
-                                   size_t *bytes, vp_error *err);
+vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *options, size_t *bytes,
+                           vp_error *err);
 
 /* The gain-init scales of one MLP branch: fc1 ~ N(0, fc1_var), fc2 ~ N(0,
  * fc2_var), so that a Gaussian input of mean square input_ms comes out with
  * RMS gain times its own: fc2_var = gain^2 input_ms / (hidden E[gelu(z)^2]),
  * z ~ N(0, fc1_var d input_ms), the expectation integrated with GSL.
  * VP_EINVAL when the integration fails. */
-vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain,
-                                double fc1_scale, double *fc1_var, double *fc2_var,
-                                vp_error *err);
+vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain, double fc1_scale,
+                        double *fc1_var, double *fc2_var, vp_error *err);
 
 #endif

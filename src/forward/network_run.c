@@ -104,8 +104,16 @@ static void rowwise_task(void *ctx, size_t task, size_t thread)
 
 static void normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
 {
-    rowwise_job j = {r, out, in, norm->weight, norm->bias, r->m->d, r->rows_per_task, r->rows,
-                     r->m->norm == VP_NORM_RMSNORM, 0};
+    rowwise_job j = {r,
+                     out,
+                     in,
+                     norm->weight,
+                     norm->bias,
+                     r->m->d,
+                     r->rows_per_task,
+                     r->rows,
+                     r->m->norm == VP_NORM_RMSNORM,
+                     0};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
@@ -119,8 +127,8 @@ static void gelu(fw_run *r, float *inout)
 static void head_norm(fw_run *r, float *qk, const float *weight)
 {
     const size_t heads = r->m->heads;
-    rowwise_job j = {r, qk, qk, weight, NULL, r->m->head_dim, r->rows_per_task * heads,
-                     r->rows * heads, 1, 0};
+    rowwise_job j = {
+        r, qk, qk, weight, NULL, r->m->head_dim, r->rows_per_task * heads, r->rows * heads, 1, 0};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
@@ -204,13 +212,13 @@ static void update_task(void *ctx, size_t task, size_t thread)
     update_job *j = ctx;
     const fw_run *r = j->run;
     const size_t d = r->m->d;
-    const size_t end = (task + 1) * r->rows_per_task < r->rows ? (task + 1) * r->rows_per_task
-                                                              : r->rows;
+    const size_t end =
+        (task + 1) * r->rows_per_task < r->rows ? (task + 1) * r->rows_per_task : r->rows;
     for (size_t first = task * r->rows_per_task; first < end; first += GROUP_ROWS) {
         const size_t n = end - first < GROUP_ROWS ? end - first : GROUP_ROWS, at = first * d;
         double *s = r->stats + first / GROUP_ROWS * N_STATS;
-        r->m->kernels->residual(r->x + at, j->o + at, j->h + at, j->f + at, n * d,
-                                !j->stream_norm, s);
+        r->m->kernels->residual(r->x + at, j->o + at, j->h + at, j->f + at, n * d, !j->stream_norm,
+                                s);
         if (j->stream_norm) {
             s[S_XX] = s[S_CC] = 0.0;
             for (size_t row = first; row < first + n; row++)
@@ -246,8 +254,8 @@ static void sub_block(fw_run *r, size_t k)
     /* what is added: the branch's output, or its norm (gamma its weight) */
     const float *o = r->f;
     if (t->norm_out) {
-        normalise(r, r->o, r->f, part == VP_PART_MLP ? &layer->mlp_out_norm
-                                                      : &layer->attn_out_norm);
+        normalise(r, r->o, r->f,
+                  part == VP_PART_MLP ? &layer->mlp_out_norm : &layer->attn_out_norm);
         o = r->o;
     }
     update_job j = {r, h, r->f, o, NULL, 1.0};
@@ -285,9 +293,8 @@ static int fill_row(const fw_run *r, vp_profile *profile, size_t k, double alpha
     row->log2_share = log2(row->embedding_share);
     /* a branch that adds nothing has gain 0 and no direction: cosine 0 */
     row->measured_gain = s[S_HH] > 0.0 ? sqrt(s[S_FF] / s[S_HH]) : 0.0;
-    row->update_cosine = s[S_XX_BEFORE] > 0.0 && s[S_OO] > 0.0
-                             ? s[S_XO] / sqrt(s[S_XX_BEFORE] * s[S_OO])
-                             : 0.0;
+    row->update_cosine =
+        s[S_XX_BEFORE] > 0.0 && s[S_OO] > 0.0 ? s[S_XO] / sqrt(s[S_XX_BEFORE] * s[S_OO]) : 0.0;
     row->stream_norm = sqrt(s[S_XX]);
     return isfinite(row->stream_var) && isfinite(row->update_ratio) &&
            isfinite(row->embedding_share) && isfinite(row->stream_norm);
@@ -404,9 +411,8 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
             sub_block(&r, k);
             if (!fill_row(&r, profile, k, alpha)) {
                 profile->overflow_at = k;
-                profile->overflowed = isinf(profile->rows[k].stream_var)
-                                          ? VP_OVERFLOW_STREAM_VAR
-                                          : VP_OVERFLOW_FLOAT_STREAM;
+                profile->overflowed = isinf(profile->rows[k].stream_var) ? VP_OVERFLOW_STREAM_VAR
+                                                                         : VP_OVERFLOW_FLOAT_STREAM;
                 profile->n_rows = k;
                 break;
             }
@@ -453,13 +459,16 @@ const char *vp_init_name(vp_init init)
     return vp_sampling_method_name(init_method(init));
 }
 
-vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o,
-                                   size_t *bytes, vp_error *err)
+vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, size_t *bytes,
+                           vp_error *err)
 {
     /* every size was range-checked, so these products stay far below 2^64 */
     const kern_table *kern = kern_current();
-    fw_model shape = {.d = o->width, .hidden = o->ffn_mult * o->width, .heads = o->heads,
-                      .head_dim = o->width / o->heads, .kernels = kern};
+    fw_model shape = {.d = o->width,
+                      .hidden = o->ffn_mult * o->width,
+                      .heads = o->heads,
+                      .head_dim = o->width / o->heads,
+                      .kernels = kern};
     const double weights = (double)fw_model_floats(cfg, o, kern) * sizeof(float);
     const double run = (double)fw_run_bytes(&shape, o->batch * o->tokens, o->threads, o->tokens);
     if (weights + run > 9e18)
@@ -496,11 +505,14 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
             return vp_fail(err, VP_EINVAL, "%s is %zu; it must be from %zu to %zu", sizes[i].name,
                            sizes[i].value, sizes[i].min, sizes[i].max);
     if (o->norm == VP_NORM_LAYERNORM && o->width < 2)
-        return vp_fail(err, VP_EINVAL, "width 1 with LayerNorm: centring leaves every coordinate "
+        return vp_fail(err, VP_EINVAL,
+                       "width 1 with LayerNorm: centring leaves every coordinate "
                        "0; use a width from 2, or RMSNorm");
     if (o->width % o->heads != 0)
-        return vp_fail(err, VP_EINVAL, "%zu heads do not divide the width %zu: each head needs "
-                       "width / heads coordinates", o->heads, o->width);
+        return vp_fail(err, VP_EINVAL,
+                       "%zu heads do not divide the width %zu: each head needs "
+                       "width / heads coordinates",
+                       o->heads, o->width);
     if (o->batch * o->tokens > 16u * 1024 * 1024)
         return vp_fail(err, VP_EINVAL, "batch x tokens is %zu; at most %u tokens in all",
                        o->batch * o->tokens, 16u * 1024 * 1024);
@@ -508,36 +520,42 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
     for (size_t i = 0; o->token_ids && i < o->batch * o->tokens; i++)
         if (o->token_ids[i] >= o->vocab)
-            return vp_fail(err, VP_EINVAL, "token id %u at row %zu, column %zu is not below the "
-                           "vocab size %zu", o->token_ids[i], i / o->tokens + 1,
-                           i % o->tokens + 1, o->vocab);
+            return vp_fail(err, VP_EINVAL,
+                           "token id %u at row %zu, column %zu is not below the "
+                           "vocab size %zu",
+                           o->token_ids[i], i / o->tokens + 1, i % o->tokens + 1, o->vocab);
     if (!(o->eps > 0.0 && o->eps < 1.0))
         return vp_fail(err, VP_EINVAL, "eps is %g; it must be > 0 and < 1", o->eps);
     /* the network runs in float: its scales must be floats' */
     if (!o->weights && !(cfg->embedding_var >= 1e-30 && cfg->embedding_var <= 1e30))
-        return vp_fail(err, VP_EINVAL, "embedding variance %g is beyond what the forward pass's "
-                       "float weights hold; it must be from 1e-30 to 1e30", cfg->embedding_var);
+        return vp_fail(err, VP_EINVAL,
+                       "embedding variance %g is beyond what the forward pass's "
+                       "float weights hold; it must be from 1e-30 to 1e30",
+                       cfg->embedding_var);
     for (size_t k = 1; o->init == VP_INIT_GAIN && !o->weights && k <= vp_config_sub_blocks(cfg);
          k++) {
         const double g = vp_config_gain(cfg, k);
         if (g != 0.0 && !(g >= 1e-15 && g <= 1e15))
-            return vp_fail(err, VP_EINVAL, "gain %g (sub-block %zu) is beyond what the forward "
-                           "pass's float weights hold; it must be 0 or from 1e-15 to 1e15", g, k);
+            return vp_fail(err, VP_EINVAL,
+                           "gain %g (sub-block %zu) is beyond what the forward "
+                           "pass's float weights hold; it must be 0 or from 1e-15 to 1e15",
+                           g, k);
     }
     size_t bytes;
     if ((status = fw_memory_needed(cfg, o, &bytes, err)) != VP_OK)
         return status;
     const size_t have = physical_memory();
     if (bytes > have / 2)
-        return vp_fail(err, VP_ENOMEM, "the network would need %.3g GiB of weights and "
+        return vp_fail(err, VP_ENOMEM,
+                       "the network would need %.3g GiB of weights and "
                        "activations, more than half of this machine's %.3g GiB; make it "
                        "narrower, shallower or the batch smaller",
                        (double)bytes / 1073741824.0, (double)have / 1073741824.0);
     return VP_OK;
 }
 
-vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
-                             vp_profile **out, vp_error *err)
+vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, vp_profile **out,
+                             vp_error *err)
 {
     *out = NULL;
     vp_status status = vp_forward_check(cfg, o, err);
@@ -556,14 +574,21 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o,
             memcpy(ids, o->token_ids, o->batch * o->tokens * sizeof *ids);
         else
             draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
-        const vp_sampling sampling = {
-            .width = o->width, .trials = o->batch * o->tokens, .seed = o->seed,
-            .generator = "philox4x32-10",
-            .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init), .eps = o->eps,
-            .heads = cfg->mlp_only ? 0 : o->heads, .ffn_mult = o->ffn_mult, .vocab = o->vocab,
-            .batch = o->batch, .tokens = o->tokens, .qk_norm = o->qk_norm};
+        const vp_sampling sampling = {.width = o->width,
+                                      .trials = o->batch * o->tokens,
+                                      .seed = o->seed,
+                                      .generator = "philox4x32-10",
+                                      .method =
+                                          o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
+                                      .eps = o->eps,
+                                      .heads = cfg->mlp_only ? 0 : o->heads,
+                                      .ffn_mult = o->ffn_mult,
+                                      .vocab = o->vocab,
+                                      .batch = o->batch,
+                                      .tokens = o->tokens,
+                                      .qk_norm = o->qk_norm};
         profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
-                              VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
+                           VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
         status = fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, profile, err);
     }
     fw_model_free(m);

@@ -40,9 +40,10 @@ static vp_status fetch(loader *l, const char *name, size_t rows, size_t cols, co
     vp_safetensors_to_float(l->file, t, l->scratch);
     for (size_t i = 0; i < t->elements; i++)
         if (!isfinite(l->scratch[i]))
-            return vp_fail(l->err, VP_EFORMAT, "tensor '%s' holds %s at element %zu: a network's "
-                           "weights must be finite", name,
-                           isnan(l->scratch[i]) ? "NaN" : "an infinity", i);
+            return vp_fail(l->err, VP_EFORMAT,
+                           "tensor '%s' holds %s at element %zu: a network's "
+                           "weights must be finite",
+                           name, isnan(l->scratch[i]) ? "NaN" : "an infinity", i);
     *out = l->scratch;
     return VP_OK;
 }
@@ -132,8 +133,7 @@ static vp_status load_layer(loader *l, const fw_model *m, size_t i, fw_layer *la
 
 vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
 {
-    const size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d
-                                                              : m->d * m->hidden;
+    const size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
     loader l = {file, calloc(file->count ? file->count : 1, 1),
                 malloc((biggest + m->hidden) * sizeof(float)), err};
     vp_status status = VP_OK;
@@ -149,9 +149,11 @@ vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
         status = load_layer(&l, m, i, &m->layers_[i]);
     for (size_t t = 0; t < file->count && status == VP_OK; t++)
         if (!l.used[t])
-            status = vp_fail(err, VP_EFORMAT, "tensor '%s' is not one this network has (%s, %zu "
-                             "layers%s)", file->tensors[t].name, vp_placement_name(m->placement),
-                             m->layers, m->mlp_only ? " of MLPs alone" : "");
+            status = vp_fail(err, VP_EFORMAT,
+                             "tensor '%s' is not one this network has (%s, %zu "
+                             "layers%s)",
+                             file->tensors[t].name, vp_placement_name(m->placement), m->layers,
+                             m->mlp_only ? " of MLPs alone" : "");
     free(l.used);
     free(l.scratch);
     return status;
@@ -184,7 +186,8 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
 {
     const vp_tensor_info *embed = vp_safetensors_find(weights, "embed.weight");
     if (!embed || embed->rank != 2 || embed->shape[0] == 0 || embed->shape[1] == 0)
-        return vp_fail(err, VP_EFORMAT, "tensor 'embed.weight' [vocab, width] is missing or "
+        return vp_fail(err, VP_EFORMAT,
+                       "tensor 'embed.weight' [vocab, width] is missing or "
                        "not two-dimensional");
     o->vocab = embed->shape[0];
     o->width = embed->shape[1];
@@ -193,7 +196,8 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
         return vp_fail(err, VP_EFORMAT, "no tensor 'layers.0....': the file has no layers");
     const vp_tensor_info *fc1 = vp_safetensors_find(weights, "layers.0.mlp.fc1.weight");
     if (!fc1 || fc1->rank != 2 || fc1->shape[0] % o->width != 0 || fc1->shape[0] == 0)
-        return vp_fail(err, VP_EFORMAT, "tensor 'layers.0.mlp.fc1.weight' is missing or not "
+        return vp_fail(err, VP_EFORMAT,
+                       "tensor 'layers.0.mlp.fc1.weight' is missing or not "
                        "[m * width, width]");
     o->ffn_mult = fc1->shape[0] / o->width;
     cfg->mlp_only = vp_safetensors_find(weights, "layers.0.attn.q.weight") == NULL;

@@ -12,9 +12,9 @@ typedef struct {
     void *ctx;
     size_t line;
     size_t n_cells, cells_capacity;
-    size_t *starts;   /* each cell's offset in text */
-    char **cells;     /* pointers made at the row's end, text no longer moving */
-    char *text;       /* the row's cells, each NUL-terminated */
+    size_t *starts; /* each cell's offset in text */
+    char **cells;   /* pointers made at the row's end, text no longer moving */
+    char *text;     /* the row's cells, each NUL-terminated */
     size_t used, text_capacity;
     vp_status status; /* the first failure; later callbacks do nothing */
     vp_error err;
@@ -68,8 +68,8 @@ static void on_cell(void *text, size_t length, void *data)
         return;
     }
     if (length && memchr(text, '\0', length)) {
-        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu, column %zu holds a NUL byte",
-                            r->line, r->n_cells + 1);
+        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu, column %zu holds a NUL byte", r->line,
+                            r->n_cells + 1);
         return;
     }
     if (!grow(r, length)) {
@@ -126,8 +126,8 @@ static vp_status read_stream(FILE *in, reader *r)
     while (r->status == VP_OK && (got = fread(chunk, 1, sizeof chunk, in)) > 0) {
         total += (long)got;
         if (total > VP_CSV_MAX_FILE_BYTES) {
-            r->status = vp_fail(&r->err, VP_EFORMAT, "is larger than %ld bytes",
-                                VP_CSV_MAX_FILE_BYTES);
+            r->status =
+                vp_fail(&r->err, VP_EFORMAT, "is larger than %ld bytes", VP_CSV_MAX_FILE_BYTES);
             break;
         }
         feed(&parser, r, chunk, got);
@@ -135,8 +135,8 @@ static vp_status read_stream(FILE *in, reader *r)
     if (r->status == VP_OK && ferror(in))
         r->status = vp_fail(&r->err, VP_EIO, "cannot be read: %s", strerror(errno));
     if (r->status == VP_OK && csv_fini(&parser, on_cell, on_row_end, r) != 0)
-        r->status = vp_fail(&r->err, VP_EFORMAT, "line %zu: a quoted field is never closed",
-                            r->line);
+        r->status =
+            vp_fail(&r->err, VP_EFORMAT, "line %zu: a quoted field is never closed", r->line);
     csv_free(&parser);
     return r->status;
 }

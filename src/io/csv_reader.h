@@ -18,7 +18,7 @@
  * during the call; line counts from 1 and is the line the row ends on. A
  * non-VP_OK return stops the read and is returned by csv_read_file. */
 typedef vp_status (*csv_row_fn)(void *ctx, size_t line, size_t n_cells, char *const *cells,
-                                   vp_error *err);
+                                vp_error *err);
 
 /* Reads path (or standard input for "-") and calls on_row for each row.
  * Fails with VP_EIO when it cannot be opened or read, VP_EFORMAT for a file,

@@ -38,8 +38,8 @@ static void text_field(FILE *out, const char *text, int first)
 }
 
 /* One field of row k; empty where it has no value. */
-static void write_cell(FILE *out, const row_field *field, const vp_profile *profile,
-                       size_t k, int first)
+static void write_cell(FILE *out, const row_field *field, const vp_profile *profile, size_t k,
+                       int first)
 {
     const int present = row_field_present(field, profile, k);
     if (field->kind == ROW_FIELD_TEXT) {

@@ -9,8 +9,8 @@
 typedef struct {
     double *gains;
     size_t count, capacity;
-    size_t column;   /* which cell holds the gain */
-    int seen_first;  /* the first row decides the layout */
+    size_t column;  /* which cell holds the gain */
+    int seen_first; /* the first row decides the layout */
 } gains_reader;
 
 static vp_status push(gains_reader *g, double value, vp_error *err)
@@ -55,8 +55,10 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
         return vp_fail(err, VP_EFORMAT, "line %zu, column %zu: %s", line, g->column + 1,
                        why.message);
     if (value < 0.0)
-        return vp_fail(err, VP_EFORMAT, "line %zu, column %zu: the gain %s is negative; a gain "
-                       "must be >= 0", line, g->column + 1, cells[g->column]);
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, column %zu: the gain %s is negative; a gain "
+                       "must be >= 0",
+                       line, g->column + 1, cells[g->column]);
     return push(g, value, err);
 }
 

@@ -42,8 +42,8 @@ static cJSON *row_object(const vp_profile *profile, size_t k)
         if (field->kind == ROW_FIELD_TEXT)
             add_text(o, field->name, present ? row_field_text(field, profile, k) : NULL);
         else if (field->kind == ROW_FIELD_SIZE)
-            add_number(o, field->name,
-                       present ? (double)row_field_size(field, profile, k) : 0.0, present);
+            add_number(o, field->name, present ? (double)row_field_size(field, profile, k) : 0.0,
+                       present);
         else
             add_number(o, field->name, present ? row_field_double(field, profile, k) : 0.0,
                        present);

@@ -6,8 +6,8 @@
 #include "io/csv_reader.h"
 #include "varprof/parse.h"
 
-static const char *const header[] = {"name", "year", "layers", "placement", "norm", "qk_norm",
-                                     "source"};
+static const char *const header[] = {"name", "year",    "layers", "placement",
+                                     "norm", "qk_norm", "source"};
 enum { N_COLUMNS = sizeof header / sizeof header[0] };
 
 /* A table longer than this is not a models table but a mistake. */
@@ -34,8 +34,10 @@ static vp_status parse_model(size_t line, char *const *cells, vp_model *m, vp_er
     vp_error why;
     size_t number;
     if (!is_slug(cells[0]) || strlen(cells[0]) >= sizeof m->name)
-        return vp_fail(err, VP_EFORMAT, "line %zu: name '%s' must be 1 to %zu characters of "
-                       "a-z, 0-9, '.' and '-'", line, cells[0], sizeof m->name - 1);
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu: name '%s' must be 1 to %zu characters of "
+                       "a-z, 0-9, '.' and '-'",
+                       line, cells[0], sizeof m->name - 1);
     // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) its length is checked above
     strcpy(m->name, cells[0]);
     if (vp_parse_size(cells[1], 1900, 2100, &number, &why) != VP_OK)
@@ -55,11 +57,12 @@ static vp_status parse_model(size_t line, char *const *cells, vp_model *m, vp_er
     if (strcmp(cells[5], "yes") == 0 || strcmp(cells[5], "no") == 0)
         m->qk_norm = cells[5][0] == 'y';
     else
-        return vp_fail(err, VP_EFORMAT, "line %zu, qk_norm: '%s' is not yes or no", line,
-                       cells[5]);
+        return vp_fail(err, VP_EFORMAT, "line %zu, qk_norm: '%s' is not yes or no", line, cells[5]);
     if (!cells[6][0] || strlen(cells[6]) >= sizeof m->source)
-        return vp_fail(err, VP_EFORMAT, "line %zu, source: every fact needs a source of 1 to %zu "
-                       "characters", line, sizeof m->source - 1);
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, source: every fact needs a source of 1 to %zu "
+                       "characters",
+                       line, sizeof m->source - 1);
     // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) its length is checked above
     strcpy(m->source, cells[6]);
     return VP_OK;
@@ -69,14 +72,16 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
 {
     models_reader *r = ctx;
     if (n_cells != N_COLUMNS)
-        return vp_fail(err, VP_EFORMAT, "line %zu has %zu columns; the table has %d: name, year, "
-                       "layers, placement, norm, qk_norm, source", line, n_cells, N_COLUMNS);
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu has %zu columns; the table has %d: name, year, "
+                       "layers, placement, norm, qk_norm, source",
+                       line, n_cells, N_COLUMNS);
     if (!r->seen_header) {
         r->seen_header = 1;
         for (int c = 0; c < N_COLUMNS; c++)
             if (strcmp(cells[c], header[c]) != 0)
-                return vp_fail(err, VP_EFORMAT, "line %zu: column %d is '%s', expected '%s'",
-                               line, c + 1, cells[c], header[c]);
+                return vp_fail(err, VP_EFORMAT, "line %zu: column %d is '%s', expected '%s'", line,
+                               c + 1, cells[c], header[c]);
         return VP_OK;
     }
     vp_model_table *t = r->table;

@@ -39,8 +39,7 @@ static int whole_number(const cJSON *item, size_t *out)
     return 1;
 }
 
-static vp_status parse_tensor(const cJSON *item, vp_tensor_info *t, size_t data_size,
-                              vp_error *err)
+static vp_status parse_tensor(const cJSON *item, vp_tensor_info *t, size_t data_size, vp_error *err)
 {
     const char *name = item->string;
     if (!cJSON_IsObject(item))
@@ -49,8 +48,10 @@ static vp_status parse_tensor(const cJSON *item, vp_tensor_info *t, size_t data_
     const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
     const cJSON *offsets = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
     if (!cJSON_IsString(dtype) || !cJSON_IsArray(shape) || !cJSON_IsArray(offsets))
-        return vp_fail(err, VP_EFORMAT, "tensor '%s': needs a dtype string, a shape array and "
-                       "a data_offsets array", name);
+        return vp_fail(err, VP_EFORMAT,
+                       "tensor '%s': needs a dtype string, a shape array and "
+                       "a data_offsets array",
+                       name);
     if (strcmp(dtype->valuestring, "F32") == 0)
         t->dtype = VP_DTYPE_F32;
     else if (strcmp(dtype->valuestring, "F16") == 0)
@@ -58,8 +59,10 @@ static vp_status parse_tensor(const cJSON *item, vp_tensor_info *t, size_t data_
     else if (strcmp(dtype->valuestring, "BF16") == 0)
         t->dtype = VP_DTYPE_BF16;
     else
-        return vp_fail(err, VP_EFORMAT, "tensor '%s': dtype '%.32s' is not one varprof reads "
-                       "(F32, F16, BF16)", name, dtype->valuestring);
+        return vp_fail(err, VP_EFORMAT,
+                       "tensor '%s': dtype '%.32s' is not one varprof reads "
+                       "(F32, F16, BF16)",
+                       name, dtype->valuestring);
     const int rank = cJSON_GetArraySize(shape);
     if (rank > VP_SAFETENSORS_MAX_RANK)
         return vp_fail(err, VP_EFORMAT, "tensor '%s': rank %d is above %d", name, rank,
@@ -69,8 +72,8 @@ static vp_status parse_tensor(const cJSON *item, vp_tensor_info *t, size_t data_
     for (int i = 0; i < rank; i++) {
         size_t dim;
         if (!whole_number(cJSON_GetArrayItem(shape, i), &dim))
-            return vp_fail(err, VP_EFORMAT, "tensor '%s': dimension %d is not a whole number",
-                           name, i);
+            return vp_fail(err, VP_EFORMAT, "tensor '%s': dimension %d is not a whole number", name,
+                           i);
         t->shape[i] = dim;
         if (dim != 0 && t->elements > SIZE_MAX / element_size(t->dtype) / dim)
             return vp_fail(err, VP_EFORMAT, "tensor '%s': its shape's product overflows", name);
@@ -82,12 +85,16 @@ static vp_status parse_tensor(const cJSON *item, vp_tensor_info *t, size_t data_
         return vp_fail(err, VP_EFORMAT, "tensor '%s': data_offsets must be two whole numbers",
                        name);
     if (t->begin > t->end || t->end > data_size)
-        return vp_fail(err, VP_EFORMAT, "tensor '%s': bytes %zu to %zu lie outside the %zu bytes "
-                       "of data", name, t->begin, t->end, data_size);
+        return vp_fail(err, VP_EFORMAT,
+                       "tensor '%s': bytes %zu to %zu lie outside the %zu bytes "
+                       "of data",
+                       name, t->begin, t->end, data_size);
     if (t->end - t->begin != t->elements * element_size(t->dtype))
-        return vp_fail(err, VP_EFORMAT, "tensor '%s': %zu bytes for %zu elements of %s (%zu "
-                       "bytes needed)", name, t->end - t->begin, t->elements,
-                       vp_dtype_name(t->dtype), t->elements * element_size(t->dtype));
+        return vp_fail(err, VP_EFORMAT,
+                       "tensor '%s': %zu bytes for %zu elements of %s (%zu "
+                       "bytes needed)",
+                       name, t->end - t->begin, t->elements, vp_dtype_name(t->dtype),
+                       t->elements * element_size(t->dtype));
     return VP_OK;
 }
 
@@ -97,8 +104,7 @@ static int by_begin(const void *a, const void *b)
     return (x->begin > y->begin) - (x->begin < y->begin);
 }
 
-static vp_status parse_header(vp_safetensors *f, const char *json, size_t length,
-                              vp_error *err)
+static vp_status parse_header(vp_safetensors *f, const char *json, size_t length, vp_error *err)
 {
     cJSON *root = cJSON_ParseWithLength(json, length);
     if (!root || !cJSON_IsObject(root)) {
@@ -174,8 +180,10 @@ vp_status vp_safetensors_read(const char *path, vp_safetensors *f, vp_error *err
         const uint64_t header = little_endian_u64(head);
         const uint64_t rest = (uint64_t)st.st_size - 8;
         if (header > rest)
-            status = vp_fail(err, VP_EFORMAT, "%s: header length %llu is beyond the file's %llu "
-                             "bytes", path, (unsigned long long)header, (unsigned long long)rest);
+            status = vp_fail(err, VP_EFORMAT,
+                             "%s: header length %llu is beyond the file's %llu "
+                             "bytes",
+                             path, (unsigned long long)header, (unsigned long long)rest);
         else if (header > VP_SAFETENSORS_MAX_HEADER)
             status = vp_fail(err, VP_EFORMAT, "%s: header length %llu is above %u bytes", path,
                              (unsigned long long)header, VP_SAFETENSORS_MAX_HEADER);

@@ -28,13 +28,15 @@ static void write_network(FILE *out, const vp_profile *p)
     else
         snprintf(init, sizeof init, "%s init", vp_sampling_method_name(s->method));
     if (s->heads)
-        fprintf(out, "network: width %zu, %zu heads%s, MLP %zu x wide, vocab %zu, batch %zu x %zu "
-                     "tokens, %s, eps %.3g, seed %llu\n",
+        fprintf(out,
+                "network: width %zu, %zu heads%s, MLP %zu x wide, vocab %zu, batch %zu x %zu "
+                "tokens, %s, eps %.3g, seed %llu\n",
                 s->width, s->heads, s->qk_norm ? " with QK-norm" : "", s->ffn_mult, s->vocab,
                 s->batch, s->tokens, init, s->eps, s->seed);
     else
-        fprintf(out, "network: MLP-only layers, width %zu, MLP %zu x wide, vocab %zu, batch %zu "
-                     "x %zu tokens, %s, eps %.3g, seed %llu\n",
+        fprintf(out,
+                "network: MLP-only layers, width %zu, MLP %zu x wide, vocab %zu, batch %zu "
+                "x %zu tokens, %s, eps %.3g, seed %llu\n",
                 s->width, s->ffn_mult, s->vocab, s->batch, s->tokens, init, s->eps, s->seed);
 }
 
@@ -43,8 +45,8 @@ static void write_heading(FILE *out, const vp_profile *p)
     const vp_config *c = &p->config;
     fprintf(out, "varprof %s: %s, %s (%s), %zu layer%s = %zu sub-block%s\n", VP_VERSION,
             engine_title(p->engine), vp_placement_name(c->placement),
-            vp_placement_formula(c->placement), c->layers, c->layers == 1 ? "" : "s",
-            p->sub_blocks, p->sub_blocks == 1 ? "" : "s");
+            vp_placement_formula(c->placement), c->layers, c->layers == 1 ? "" : "s", p->sub_blocks,
+            p->sub_blocks == 1 ? "" : "s");
     if (p->gains_from_file)
         fprintf(out, "gains per sub-block from file");
     else
@@ -64,8 +66,8 @@ static void write_heading(FILE *out, const vp_profile *p)
         write_network(out, p);
     else if (p->sampling.generator)
         fprintf(out, "%s method, width %zu, %zu tokens, eps %.3g, generator %s, seed %llu\n",
-                vp_sampling_method_name(p->sampling.method), p->sampling.width,
-                p->sampling.trials, p->sampling.eps, p->sampling.generator, p->sampling.seed);
+                vp_sampling_method_name(p->sampling.method), p->sampling.width, p->sampling.trials,
+                p->sampling.eps, p->sampling.generator, p->sampling.seed);
     fputc('\n', out);
 }
 
@@ -170,12 +172,12 @@ vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t eve
         return ferror(out) ? VP_EIO : VP_OK;
     }
     if (sampled)
-        fprintf(out, "%9s  %5s  %-9s  %20s  %11s  %22s  %20s  %20s\n", "sub-block", "layer",
-                "part", "stream var +- 95%", "stream size", "size p5 p50 p95", "update ratio",
+        fprintf(out, "%9s  %5s  %-9s  %20s  %11s  %22s  %20s  %20s\n", "sub-block", "layer", "part",
+                "stream var +- 95%", "stream size", "size p5 p50 p95", "update ratio",
                 "embedding share");
     else
-        fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s\n", "sub-block", "layer",
-                "part", "gain", "stream var", "stream size", "update ratio", "embedding share");
+        fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s\n", "sub-block", "layer", "part",
+                "gain", "stream var", "stream size", "update ratio", "embedding share");
     for (size_t k = 0; k < profile->n_rows; k++)
         if (vp_profile_shows_row(profile, k, every)) {
             if (sampled)
@@ -219,12 +221,13 @@ static void se_text(char *buf, size_t size, double units)
         snprintf(buf, size, "%+.1f", units);
 }
 
-vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed,
-                                     const vp_profile *sampled, size_t every)
+vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const vp_profile *sampled,
+                                     size_t every)
 {
     const vp_placement placement = closed->config.placement;
-    fprintf(out, "%s: closed form against %s (%s method, width %zu, %zu tokens, seed %llu); "
-                 "(SE): the difference in standard errors\n",
+    fprintf(out,
+            "%s: closed form against %s (%s method, width %zu, %zu tokens, seed %llu); "
+            "(SE): the difference in standard errors\n",
             vp_placement_name(placement), engine_title(sampled->engine),
             vp_sampling_method_name(sampled->sampling.method), sampled->sampling.width,
             sampled->sampling.trials, sampled->sampling.seed);
@@ -258,24 +261,25 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
     char units[16];
     se_text(units, sizeof units, cmp->worst_se_units);
     if (cmp->beyond == 0) {
-        fprintf(out, "%s: agrees within %g standard errors (or %.2g relative) at all %zu "
-                     "sub-blocks\n",
+        fprintf(out,
+                "%s: agrees within %g standard errors (or %.2g relative) at all %zu "
+                "sub-blocks\n",
                 name, cmp->n_se, cmp->rel_floor, cmp->rows - 1);
     } else if (cmp->disagree == 0) {
-        fprintf(out, "%s: agrees: %zu of %zu figures lie beyond %g standard errors, the most "
-                     "%s at sub-block %zu (%s), within the %.2f that chance allows the largest "
-                     "of %zu (5 %%, Bonferroni)\n",
-                name, cmp->beyond, cmp->checked, cmp->n_se,
-                vp_quantity_name(cmp->worst_quantity), cmp->worst_k, units, cmp->family_se,
-                cmp->checked);
+        fprintf(out,
+                "%s: agrees: %zu of %zu figures lie beyond %g standard errors, the most "
+                "%s at sub-block %zu (%s), within the %.2f that chance allows the largest "
+                "of %zu (5 %%, Bonferroni)\n",
+                name, cmp->beyond, cmp->checked, cmp->n_se, vp_quantity_name(cmp->worst_quantity),
+                cmp->worst_k, units, cmp->family_se, cmp->checked);
     } else {
-        fprintf(out, "%s: differs at %zu of %zu figures (beyond %.2f standard errors, what "
-                     "chance allows), from sub-block %zu; most at sub-block %zu, %s %.5g "
-                     "against %.5g closed (%+.3g %%, %s standard errors)\n",
+        fprintf(out,
+                "%s: differs at %zu of %zu figures (beyond %.2f standard errors, what "
+                "chance allows), from sub-block %zu; most at sub-block %zu, %s %.5g "
+                "against %.5g closed (%+.3g %%, %s standard errors)\n",
                 name, cmp->disagree, cmp->checked, cmp->family_se, cmp->first_disagree,
-                cmp->worst_k,
-                vp_quantity_name(cmp->worst_quantity), cmp->worst_sampled, cmp->worst_closed,
-                100.0 * cmp->worst_relative, units);
+                cmp->worst_k, vp_quantity_name(cmp->worst_quantity), cmp->worst_sampled,
+                cmp->worst_closed, 100.0 * cmp->worst_relative, units);
         /* a norm on the stream divides each token by its own statistics */
         if (vp_placement_traits_of(closed->config.placement)->norm_stream &&
             cmp->worst_quantity == VP_Q_EMBEDDING_SHARE)
@@ -288,11 +292,12 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
 }
 
 vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
-                                           const vp_profile *predicted,
-                                           const vp_profile *forward, size_t every)
+                                           const vp_profile *predicted, const vp_profile *forward,
+                                           size_t every)
 {
-    fprintf(out, "%s: the forward pass measured, against the closed form at the configured "
-                 "gain and at the measured gains (its prediction)\n",
+    fprintf(out,
+            "%s: the forward pass measured, against the closed form at the configured "
+            "gain and at the measured gains (its prediction)\n",
             vp_placement_name(forward->config.placement));
     write_network(out, forward);
     fprintf(out, "%9s  %-6s %8s %7s  %10s %10s %10s  %8s %8s %8s  %9s %9s %9s\n", "sub-block",
@@ -366,9 +371,10 @@ vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
             snprintf(gaps[q], sizeof gaps[q], "0 %% (exactly)");
         else
             snprintf(gaps[q], sizeof gaps[q], "%+.3g %% (sub-block %zu)", 100.0 * gap[q], at[q]);
-    fprintf(out, "%s: parts from its prediction by at most %s in stream variance, %s in update "
-                 "ratio, %s in embedding share; mean update-stream cosine %+.3f (the idealisation "
-                 "assumes 0)\n",
+    fprintf(out,
+            "%s: parts from its prediction by at most %s in stream variance, %s in update "
+            "ratio, %s in embedding share; mean update-stream cosine %+.3f (the idealisation "
+            "assumes 0)\n",
             vp_placement_name(forward->config.placement), gaps[0], gaps[1], gaps[2], cosine);
     return ferror(out) ? VP_EIO : VP_OK;
 }

@@ -35,8 +35,10 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
         size_t id;
         vp_error why;
         if (vp_parse_size(cells[c], 0, r->vocab - 1, &id, &why) != VP_OK)
-            return vp_fail(err, VP_EFORMAT, "row %zu, column %zu: '%s' is not a token id from 0 "
-                           "to %zu", row, c + 1, cells[c], r->vocab - 1);
+            return vp_fail(err, VP_EFORMAT,
+                           "row %zu, column %zu: '%s' is not a token id from 0 "
+                           "to %zu",
+                           row, c + 1, cells[c], r->vocab - 1);
         r->ids[r->count++] = (unsigned)id;
     }
     r->rows++;

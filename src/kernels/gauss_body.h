@@ -97,8 +97,8 @@ static inline void sincos_turn_v(vi t, vf *sin_out, vf *cos_out)
    from r_angle. */
 static inline void box_muller_v(vi r_radius, vi r_angle, vf *z_cos, vf *z_sin)
 {
-    vf u = vf_fmadd(vi_to_vf(vi_srli(r_radius, 1)), vf_set1(GAUSS_U_SCALE),
-                    vf_set1(GAUSS_U_OFFSET));
+    vf u =
+        vf_fmadd(vi_to_vf(vi_srli(r_radius, 1)), vf_set1(GAUSS_U_SCALE), vf_set1(GAUSS_U_OFFSET));
     vf radius = vf_sqrt(vf_mul(vf_set1(-2.0f), log_v(u)));
     vf s, c;
     sincos_turn_v(r_angle, &s, &c);
@@ -119,8 +119,7 @@ static inline void normals(float *dst, const vi c[4])
 
 /* Draws 4 block .. 4 block + sets DRAWS - 1 into dst[0..sets DRAWS). */
 static inline __attribute__((always_inline)) void pass(const int sets, float *dst,
-                                                       const philox_setup *setup,
-                                                       uint64_t block)
+                                                       const philox_setup *setup, uint64_t block)
 {
     vi c[GAUSS_SETS][4];
 #pragma GCC unroll 4

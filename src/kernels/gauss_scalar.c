@@ -41,7 +41,7 @@ static float gauss_log(float u)
     uint32_t ix = float_bits(u) + (GAUSS_ONE_BITS - GAUSS_SQRT_HALF_BITS);
     float e = (float)((int32_t)(ix >> 23) - 127);
     float m = bits_float((ix & 0x007fffffu) + GAUSS_SQRT_HALF_BITS);
-    float f = m - 1.0f;  /* exact (Sterbenz) */
+    float f = m - 1.0f; /* exact (Sterbenz) */
     float s = f / (2.0f + f);
     float z = s * s;
     float r = fmaf(fmaf(fmaf(GAUSS_LOG_C4, z, GAUSS_LOG_C3), z, GAUSS_LOG_C2), z, GAUSS_LOG_C1);
@@ -58,14 +58,17 @@ static float gauss_log(float u)
  * integers, so the reduction is exact. */
 static void gauss_sincos_turn(uint32_t t, float *sin_out, float *cos_out)
 {
-    uint32_t q = ((t + 0x20000000u) >> 30) & 3u;  /* angle = q*pi/2 + pi/4*x */
+    uint32_t q = ((t + 0x20000000u) >> 30) & 3u; /* angle = q*pi/2 + pi/4*x */
     float x = (float)as_int32(t << 2) * GAUSS_ANGLE_SCALE;
     float x2 = x * x;
-    float ps = fmaf(fmaf(fmaf(fmaf(GAUSS_SIN_S9, x2, GAUSS_SIN_S7), x2, GAUSS_SIN_S5), x2,
-                         GAUSS_SIN_S3), x2, GAUSS_SIN_S1);
+    float ps =
+        fmaf(fmaf(fmaf(fmaf(GAUSS_SIN_S9, x2, GAUSS_SIN_S7), x2, GAUSS_SIN_S5), x2, GAUSS_SIN_S3),
+             x2, GAUSS_SIN_S1);
     float s = ps * x;
-    float c = fmaf(fmaf(fmaf(fmaf(fmaf(GAUSS_COS_C10, x2, GAUSS_COS_C8), x2, GAUSS_COS_C6), x2,
-                             GAUSS_COS_C4), x2, GAUSS_COS_C2), x2, 1.0f);
+    float c = fmaf(
+        fmaf(fmaf(fmaf(fmaf(GAUSS_COS_C10, x2, GAUSS_COS_C8), x2, GAUSS_COS_C6), x2, GAUSS_COS_C4),
+             x2, GAUSS_COS_C2),
+        x2, 1.0f);
     /* q = 0: (c, s); 1: (-s, c); 2: (-c, -s); 3: (s, -c), as (cos, sin). */
     float cos_v = (q & 1u) ? s : c;
     float sin_v = (q & 1u) ? c : s;
@@ -98,8 +101,8 @@ static void gauss_block(float out4[4], uint64_t seed, uint32_t token, uint32_t s
     gauss_box_muller(r.v[2], r.v[3], &out4[2], &out4[3]);
 }
 
-void kern_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
-                            uint32_t sub_block, uint64_t first)
+void kern_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token, uint32_t sub_block,
+                            uint64_t first)
 {
     // out: (n,), draws first .. first+n-1
     size_t done = 0;

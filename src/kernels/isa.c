@@ -44,10 +44,10 @@ static void detect_x86(void)
         return;
     unsigned osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1, fma = (ecx >> 12) & 1;
     if (!osxsave || !avx)
-        return;  /* XGETBV itself needs OSXSAVE */
+        return; /* XGETBV itself needs OSXSAVE */
     uint64_t xcr0 = read_xcr0();
-    int ymm_saved = (xcr0 & 0x6) == 0x6;     /* XMM, YMM */
-    int zmm_saved = (xcr0 & 0xe6) == 0xe6;   /* and opmask, ZMM0-15 upper, ZMM16-31 */
+    int ymm_saved = (xcr0 & 0x6) == 0x6;   /* XMM, YMM */
+    int zmm_saved = (xcr0 & 0xe6) == 0xe6; /* and opmask, ZMM0-15 upper, ZMM16-31 */
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
         return;
     unsigned avx2 = (ebx >> 5) & 1;
@@ -106,13 +106,17 @@ vp_status vp_isa_from_name(const char *name, vp_isa *out, vp_error *err)
         if (strcmp(name, isa_names[isa]) != 0)
             continue;
         if (!vp_isa_supported((vp_isa)isa))
-            return vp_fail(err, VP_EINVAL, "instruction set '%s' is not supported by this CPU; "
-                           "supported: %s", name, supported);
+            return vp_fail(err, VP_EINVAL,
+                           "instruction set '%s' is not supported by this CPU; "
+                           "supported: %s",
+                           name, supported);
         *out = (vp_isa)isa;
         return VP_OK;
     }
-    return vp_fail(err, VP_EINVAL, "unknown instruction set '%s' (scalar, avx2 or avx512); "
-                   "supported: %s", name, supported);
+    return vp_fail(err, VP_EINVAL,
+                   "unknown instruction set '%s' (scalar, avx2 or avx512); "
+                   "supported: %s",
+                   name, supported);
 }
 
 /* ---- the choice, once ---- */

@@ -5,23 +5,17 @@
 
 #include "kernels/kern_variants.h"
 
-#define KERN_TABLE(ISA)                                                                           \
-    {                                                                                             \
-        .matmul_packed_floats = kern_matmul_packed_floats_##ISA,                                  \
-        .matmul_pack = kern_matmul_pack_##ISA,                                                    \
-        .matmul_workspace_floats = kern_matmul_workspace_floats_##ISA,                            \
-        .matmul = kern_matmul_##ISA,                                                              \
-        .layernorm = kern_layernorm_##ISA,                                                        \
-        .rmsnorm = kern_rmsnorm_##ISA,                                                            \
-        .gelu = kern_gelu_##ISA,                                                                  \
-        .softmax = kern_softmax_##ISA,                                                            \
-        .attention = kern_attention_##ISA,                                                        \
-        .residual = kern_residual_##ISA,                                                          \
-        .square_sum = kern_square_sum_##ISA,                                                      \
-        .gauss_fill = kern_gauss_fill_##ISA,                                                      \
-        .mc_noise_sums = kern_mc_noise_sums_##ISA,                                                \
-        .mc_add_branch = kern_mc_add_branch_##ISA,                                                \
-        .mc_add_and_normalise = kern_mc_add_and_normalise_##ISA,                                  \
+#define KERN_TABLE(ISA)                                                                            \
+    {                                                                                              \
+        .matmul_packed_floats = kern_matmul_packed_floats_##ISA,                                   \
+        .matmul_pack = kern_matmul_pack_##ISA,                                                     \
+        .matmul_workspace_floats = kern_matmul_workspace_floats_##ISA,                             \
+        .matmul = kern_matmul_##ISA, .layernorm = kern_layernorm_##ISA,                            \
+        .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \
+        .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
+        .square_sum = kern_square_sum_##ISA, .gauss_fill = kern_gauss_fill_##ISA,                  \
+        .mc_noise_sums = kern_mc_noise_sums_##ISA, .mc_add_branch = kern_mc_add_branch_##ISA,      \
+        .mc_add_and_normalise = kern_mc_add_and_normalise_##ISA,                                   \
     }
 
 static const kern_table scalar_table = KERN_TABLE(scalar);

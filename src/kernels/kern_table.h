@@ -53,11 +53,10 @@ typedef struct {
     /* out[i] = (x[i] - mean) / sqrt(var + eps) * weight + bias, per row of
        d (biased variance, as PyTorch; mean and variance summed in double);
        out may be x. */
-    void (*layernorm)(float *out, const float *x, const float *weight, const float *bias,
-                      size_t n, size_t d, float eps);
+    void (*layernorm)(float *out, const float *x, const float *weight, const float *bias, size_t n,
+                      size_t d, float eps);
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * weight, per row of d. */
-    void (*rmsnorm)(float *out, const float *x, const float *weight, size_t n, size_t d,
-                    float eps);
+    void (*rmsnorm)(float *out, const float *x, const float *weight, size_t n, size_t d, float eps);
     /* out = x * (1 + erf(x / sqrt 2)) / 2: PyTorch's default GELU, not the
        tanh one; out may be x. */
     void (*gelu)(float *out, const float *x, size_t n);

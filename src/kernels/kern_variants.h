@@ -14,32 +14,32 @@
 /* name_ISA, the definition of name for the set KERN_ISA */
 #define KERN_FN(name) KERN_CAT(name, KERN_ISA)
 
-#define KERN_DECLARE(ISA)                                                                         \
-    size_t kern_matmul_packed_floats_##ISA(size_t k, size_t m);                                   \
-    void kern_matmul_pack_##ISA(float *packed, const float *w, size_t k, size_t m);               \
-    size_t kern_matmul_workspace_floats_##ISA(size_t n, size_t k, size_t m);                      \
-    void kern_matmul_##ISA(float *out, size_t ldo, const float *x, size_t ldx,                    \
-                           const float *packed, const float *bias, size_t n, size_t k, size_t m,  \
-                           float *workspace);                                                     \
-    void kern_layernorm_##ISA(float *out, const float *x, const float *weight, const float *bias, \
-                              size_t n, size_t d, float eps);                                     \
-    void kern_rmsnorm_##ISA(float *out, const float *x, const float *weight, size_t n, size_t d,  \
-                            float eps);                                                           \
-    void kern_gelu_##ISA(float *out, const float *x, size_t n);                                   \
-    void kern_softmax_##ISA(float *x, size_t n);                                                  \
-    void kern_attention_##ISA(float *out, size_t ldo, const float *q, const float *k,             \
-                              const float *v, size_t ld, size_t T, size_t H, size_t hd,           \
-                              float *scratch);                                                    \
-    void kern_residual_##ISA(float *x, const float *o, const float *h, const float *f, size_t n,  \
-                             int add, double *sums);                                              \
-    double kern_square_sum_##ISA(const float *v, size_t n);                                       \
-    void kern_gauss_fill_##ISA(float *out, size_t n, uint64_t seed, uint32_t token,               \
-                               uint32_t sub_block, uint64_t first);                               \
-    void kern_mc_noise_sums_##ISA(double *out, const double *x, const float *xi, size_t d);       \
-    double kern_mc_add_branch_##ISA(double *x, double *out, const float *xi, size_t d,            \
-                                    double alpha, double a, double b);                            \
-    double kern_mc_add_and_normalise_##ISA(double *x, double *c, double *out, const float *xi,    \
-                                           size_t d, double alpha, double a, double b,            \
+#define KERN_DECLARE(ISA)                                                                          \
+    size_t kern_matmul_packed_floats_##ISA(size_t k, size_t m);                                    \
+    void kern_matmul_pack_##ISA(float *packed, const float *w, size_t k, size_t m);                \
+    size_t kern_matmul_workspace_floats_##ISA(size_t n, size_t k, size_t m);                       \
+    void kern_matmul_##ISA(float *out, size_t ldo, const float *x, size_t ldx,                     \
+                           const float *packed, const float *bias, size_t n, size_t k, size_t m,   \
+                           float *workspace);                                                      \
+    void kern_layernorm_##ISA(float *out, const float *x, const float *weight, const float *bias,  \
+                              size_t n, size_t d, float eps);                                      \
+    void kern_rmsnorm_##ISA(float *out, const float *x, const float *weight, size_t n, size_t d,   \
+                            float eps);                                                            \
+    void kern_gelu_##ISA(float *out, const float *x, size_t n);                                    \
+    void kern_softmax_##ISA(float *x, size_t n);                                                   \
+    void kern_attention_##ISA(float *out, size_t ldo, const float *q, const float *k,              \
+                              const float *v, size_t ld, size_t T, size_t H, size_t hd,            \
+                              float *scratch);                                                     \
+    void kern_residual_##ISA(float *x, const float *o, const float *h, const float *f, size_t n,   \
+                             int add, double *sums);                                               \
+    double kern_square_sum_##ISA(const float *v, size_t n);                                        \
+    void kern_gauss_fill_##ISA(float *out, size_t n, uint64_t seed, uint32_t token,                \
+                               uint32_t sub_block, uint64_t first);                                \
+    void kern_mc_noise_sums_##ISA(double *out, const double *x, const float *xi, size_t d);        \
+    double kern_mc_add_branch_##ISA(double *x, double *out, const float *xi, size_t d,             \
+                                    double alpha, double a, double b);                             \
+    double kern_mc_add_and_normalise_##ISA(double *x, double *c, double *out, const float *xi,     \
+                                           size_t d, double alpha, double a, double b,             \
                                            double shift, double scale, double c_shift);
 
 KERN_DECLARE(scalar)

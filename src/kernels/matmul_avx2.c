@@ -26,8 +26,13 @@
 MATMUL_KERNEL(kernel, MATMUL_MR, MATMUL_NV)
 
 static const matmul_blocking tiles[] = {
-    {.mr = MATMUL_MR, .nr = 8 * MATMUL_NV, .kc = MATMUL_KC, .lda = MATMUL_KC + 16,
-     .mc = MATMUL_MC, .rows = 4096 / MATMUL_MR * MATMUL_MR, .kernel = kernel},
+    {.mr = MATMUL_MR,
+     .nr = 8 * MATMUL_NV,
+     .kc = MATMUL_KC,
+     .lda = MATMUL_KC + 16,
+     .mc = MATMUL_MC,
+     .rows = 4096 / MATMUL_MR * MATMUL_MR,
+     .kernel = kernel},
 };
 
 static const matmul_blocking *tile_for(size_t m)

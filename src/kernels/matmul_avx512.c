@@ -25,9 +25,19 @@ MATMUL_KERNEL(kernel_6x64, 6, 4)
 MATMUL_KERNEL(kernel_8x48, 8, 3)
 
 static const matmul_blocking tiles[] = {
-    {.mr = 6, .nr = 64, .kc = MATMUL_KC, .lda = MATMUL_LDA, .mc = 256, .rows = 4092,
+    {.mr = 6,
+     .nr = 64,
+     .kc = MATMUL_KC,
+     .lda = MATMUL_LDA,
+     .mc = 256,
+     .rows = 4092,
      .kernel = kernel_6x64},
-    {.mr = 8, .nr = 48, .kc = MATMUL_KC, .lda = MATMUL_LDA, .mc = 240, .rows = 4096,
+    {.mr = 8,
+     .nr = 48,
+     .kc = MATMUL_KC,
+     .lda = MATMUL_LDA,
+     .mc = 240,
+     .rows = 4096,
      .kernel = kernel_8x48},
 };
 

@@ -20,8 +20,7 @@ static const matmul_blocking *tile_for(size_t m);
 static inline vm column_mask(size_t nr_valid, int v)
 {
     size_t first = SIMD_W * (size_t)v;
-    return vm_first(nr_valid <= first ? 0 : nr_valid - first >= SIMD_W ? SIMD_W
-                                                                       : nr_valid - first);
+    return vm_first(nr_valid <= first ? 0 : nr_valid - first >= SIMD_W ? SIMD_W : nr_valid - first);
 }
 
 /* The MR x NV SIMD_W micro-kernel (matmul_internal.h's matmul_kernel_fn),
@@ -95,12 +94,12 @@ kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size
 }
 
 /* static void NAME(..): the micro-kernel of MR rows and NV vectors. */
-#define MATMUL_KERNEL(NAME, MR, NV)                                                               \
-    static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,     \
-                     float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,  \
-                     size_t nr_valid, matmul_next_tile next)                                      \
-    {                                                                                             \
-        kernel_body(MR, NV, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next);               \
+#define MATMUL_KERNEL(NAME, MR, NV)                                                                \
+    static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
+                     float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,   \
+                     size_t nr_valid, matmul_next_tile next)                                       \
+    {                                                                                              \
+        kernel_body(MR, NV, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next);                \
     }
 
 size_t KERN_FN(kern_matmul_packed_floats)(size_t k, size_t m)
@@ -118,9 +117,8 @@ size_t KERN_FN(kern_matmul_workspace_floats)(size_t n, size_t k, size_t m)
     return matmul_workspace_floats(tile_for(m), n, k);
 }
 
-void KERN_FN(kern_matmul)(float *out, size_t ldo, const float *x, size_t ldx,
-                          const float *packed, const float *bias, size_t n, size_t k, size_t m,
-                          float *workspace)
+void KERN_FN(kern_matmul)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+                          const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
     matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, bias, n, k, m, workspace);

@@ -49,22 +49,22 @@
  * calls the kernel on after this one, for the kernel to prefetch (its sums
  * start from out, which is in L3 or memory when out is large). */
 typedef struct {
-    const float *c;     /* first element, NULL when there is no next tile */
-    size_t mr_valid;    /* its rows and columns, so as to touch nothing else */
+    const float *c;  /* first element, NULL when there is no next tile */
+    size_t mr_valid; /* its rows and columns, so as to touch nothing else */
     size_t nr_valid;
 } matmul_next_tile;
 
 typedef void (*matmul_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c,
-                                 size_t ldc, const float *init, size_t mr_valid,
-                                 size_t nr_valid, matmul_next_tile next);
+                                 size_t ldc, const float *init, size_t mr_valid, size_t nr_valid,
+                                 matmul_next_tile next);
 
 typedef struct {
-    size_t mr;   /* rows of out per micro-tile (broadcast from packed x) */
-    size_t nr;   /* columns of out per micro-tile (vectors of packed W) */
-    size_t kc;   /* values of k per block: a packed x panel stays in L1 */
-    size_t lda;  /* row stride of packed x: kc + 16 */
-    size_t mc;   /* columns of out per block: kc x mc of packed W stays in L2 */
-    size_t rows; /* rows of x packed at once (a multiple of mr): bounds the workspace */
+    size_t mr;               /* rows of out per micro-tile (broadcast from packed x) */
+    size_t nr;               /* columns of out per micro-tile (vectors of packed W) */
+    size_t kc;               /* values of k per block: a packed x panel stays in L1 */
+    size_t lda;              /* row stride of packed x: kc + 16 */
+    size_t mc;               /* columns of out per block: kc x mc of packed W stays in L2 */
+    size_t rows;             /* rows of x packed at once (a multiple of mr): bounds the workspace */
     matmul_kernel_fn kernel; /* the MR x NR micro-kernel */
 } matmul_blocking;
 
@@ -79,8 +79,8 @@ static inline size_t matmul_min(size_t a, size_t b)
 }
 
 /* Of n_tiles tiles, the one whose NR pads m the least (the first of equals). */
-static inline const matmul_blocking *matmul_tile_for(const matmul_blocking *tiles,
-                                                     size_t n_tiles, size_t m)
+static inline const matmul_blocking *matmul_tile_for(const matmul_blocking *tiles, size_t n_tiles,
+                                                     size_t m)
 {
     const matmul_blocking *best = &tiles[0];
     for (size_t t = 1; t < n_tiles; t++)
@@ -102,8 +102,8 @@ static inline size_t matmul_workspace_floats(const matmul_blocking *bk, size_t n
 }
 
 /* w [m][k] row-major into the packed layout above. */
-static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const float *w,
-                                 size_t k, size_t m)
+static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const float *w, size_t k,
+                                 size_t m)
 {
     size_t nr = bk->nr, mpad = matmul_round_up(m, nr);
     for (size_t pc = 0; pc < k; pc += bk->kc) {
@@ -126,8 +126,8 @@ static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const
 }
 
 /* rows x kc of x (row stride ldx) into rows of stride lda. */
-static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_t rows,
-                                 size_t kc, size_t lda)
+static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_t rows, size_t kc,
+                                 size_t lda)
 {
     for (size_t r = 0; r < rows; r++)
         memcpy(apack + r * lda, x + r * ldx, kc * sizeof *apack);
@@ -137,10 +137,9 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
  * its A and B swapped because out is row-major): blocks of rows, blocks of
  * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
  * L1), NR-column panels. */
-static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo,
-                                  const float *x, size_t ldx, const float *packed,
-                                  const float *bias, size_t n, size_t k, size_t m,
-                                  float *workspace)
+static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo, const float *x,
+                                  size_t ldx, const float *packed, const float *bias, size_t n,
+                                  size_t k, size_t m, float *workspace)
 {
     static const float zeros[MATMUL_MAX_NR];
     size_t misalign = ((size_t)workspace / sizeof(float)) % MATMUL_ALIGN_FLOATS;

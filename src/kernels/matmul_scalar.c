@@ -35,7 +35,7 @@ void kern_matmul_scalar(float *out, size_t ldo, const float *x, size_t ldx, cons
             const float *wj = packed + j * k;
             float acc = bias != NULL ? bias[j] : 0.0f;
             for (size_t p = 0; p < k; p++)
-                acc += xi[p] * wj[p];  // no FMA: the file is built with -ffp-contract=off
+                acc += xi[p] * wj[p]; // no FMA: the file is built with -ffp-contract=off
             out[i * ldo + j] = acc;
         }
     }

@@ -41,8 +41,8 @@ static inline double mc_total(v8d acc, const double tail[LANES])
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
-void KERN_FN(kern_mc_noise_sums)(double *out, const double *restrict x,
-                                 const float *restrict xi, size_t d)
+void KERN_FN(kern_mc_noise_sums)(double *out, const double *restrict x, const float *restrict xi,
+                                 size_t d)
 {
     v8d s1 = {0}, sx = {0}, ss = {0};
     size_t i = 0;

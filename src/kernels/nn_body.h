@@ -225,8 +225,8 @@ static inline float dot(const float *q, const float *k, size_t hd)
 }
 
 /* out[j] = sum_{s < len} p[s] v[s * ld + j], j < cols <= 4 W, in float. */
-static inline void weighted_rows(float *out, const float *p, const float *v, size_t ld,
-                                 size_t len, size_t cols)
+static inline void weighted_rows(float *out, const float *p, const float *v, size_t ld, size_t len,
+                                 size_t cols)
 {
     if (cols == 4 * W) {
         vf a0 = vf_zero(), a1 = a0, a2 = a0, a3 = a0;
@@ -256,9 +256,8 @@ static inline void weighted_rows(float *out, const float *p, const float *v, siz
         vf_store_first(out + u * W, acc[u], cols - u * W);
 }
 
-void KERN_FN(kern_attention)(float *out, size_t ldo, const float *q, const float *k,
-                             const float *v, size_t ld, size_t T, size_t H, size_t hd,
-                             float *scratch)
+void KERN_FN(kern_attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
+                             size_t ld, size_t T, size_t H, size_t hd, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)

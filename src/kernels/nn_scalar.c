@@ -83,9 +83,8 @@ void kern_softmax_scalar(float *x, size_t n)
         x[i] = x[i] / total;
 }
 
-void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k,
-                           const float *v, size_t ld, size_t T, size_t H, size_t hd,
-                           float *scratch)
+void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
+                           size_t ld, size_t T, size_t H, size_t hd, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)

@@ -114,8 +114,8 @@ static void residual_sums(float *x, const float *o, const float *h, const float 
             yy = add_product(yy, yv, yv);
         }
     }
-    double txx[LANES] = {0}, too[LANES] = {0}, txo[LANES] = {0}, thh[LANES] = {0},
-           tff[LANES] = {0}, tyy[LANES] = {0};
+    double txx[LANES] = {0}, too[LANES] = {0}, txo[LANES] = {0}, thh[LANES] = {0}, tff[LANES] = {0},
+           tyy[LANES] = {0};
     for (int l = 0; i < n; i++, l++) {
         const double xi = x[i], oi = o[i], hi = h[i], fi = f[i];
         txx[l] = xi * xi;

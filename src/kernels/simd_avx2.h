@@ -22,23 +22,68 @@ typedef __m256 vm; /* all bits set in the lanes selected */
 
 /* ---- floats: loads, stores, arithmetic ---- */
 
-static inline vf vf_zero(void) { return _mm256_setzero_ps(); }
-static inline vf vf_set1(float x) { return _mm256_set1_ps(x); }
-static inline vf vf_load(const float *p) { return _mm256_loadu_ps(p); }
-static inline void vf_store(float *p, vf v) { _mm256_storeu_ps(p, v); }
-static inline vf vf_add(vf a, vf b) { return _mm256_add_ps(a, b); }
-static inline vf vf_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
-static inline vf vf_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
-static inline vf vf_div(vf a, vf b) { return _mm256_div_ps(a, b); }
-static inline vf vf_min(vf a, vf b) { return _mm256_min_ps(a, b); }
-static inline vf vf_max(vf a, vf b) { return _mm256_max_ps(a, b); }
-static inline vf vf_sqrt(vf a) { return _mm256_sqrt_ps(a); }
+static inline vf vf_zero(void)
+{
+    return _mm256_setzero_ps();
+}
+static inline vf vf_set1(float x)
+{
+    return _mm256_set1_ps(x);
+}
+static inline vf vf_load(const float *p)
+{
+    return _mm256_loadu_ps(p);
+}
+static inline void vf_store(float *p, vf v)
+{
+    _mm256_storeu_ps(p, v);
+}
+static inline vf vf_add(vf a, vf b)
+{
+    return _mm256_add_ps(a, b);
+}
+static inline vf vf_sub(vf a, vf b)
+{
+    return _mm256_sub_ps(a, b);
+}
+static inline vf vf_mul(vf a, vf b)
+{
+    return _mm256_mul_ps(a, b);
+}
+static inline vf vf_div(vf a, vf b)
+{
+    return _mm256_div_ps(a, b);
+}
+static inline vf vf_min(vf a, vf b)
+{
+    return _mm256_min_ps(a, b);
+}
+static inline vf vf_max(vf a, vf b)
+{
+    return _mm256_max_ps(a, b);
+}
+static inline vf vf_sqrt(vf a)
+{
+    return _mm256_sqrt_ps(a);
+}
 /* a b + c and c - a b, each rounded once */
-static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
-static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm256_fnmadd_ps(a, b, c); }
+static inline vf vf_fmadd(vf a, vf b, vf c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
+static inline vf vf_fnmadd(vf a, vf b, vf c)
+{
+    return _mm256_fnmadd_ps(a, b, c);
+}
 /* a b - c, rounded once */
-static inline vf vf_fmsub(vf a, vf b, vf c) { return _mm256_fmsub_ps(a, b, c); }
-static inline vf vf_xor(vf a, vf b) { return _mm256_xor_ps(a, b); }
+static inline vf vf_fmsub(vf a, vf b, vf c)
+{
+    return _mm256_fmsub_ps(a, b, c);
+}
+static inline vf vf_xor(vf a, vf b)
+{
+    return _mm256_xor_ps(a, b);
+}
 
 /* to the nearest integer, ties to even */
 static inline vf vf_round(vf a)
@@ -46,7 +91,10 @@ static inline vf vf_round(vf a)
     return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-static inline vf vf_abs(vf a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline vf vf_abs(vf a)
+{
+    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a);
+}
 
 /* |a| (a's sign clear) with the sign of s */
 static inline vf vf_or_sign(vf a, vf s)
@@ -70,10 +118,19 @@ static inline vf vf_scale2(vf p, vf n)
 
 /* ---- lane masks ---- */
 
-static inline vm vf_lt(vf a, vf b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
-static inline int vm_all(vm m) { return _mm256_movemask_ps(m) == 0xff; }
+static inline vm vf_lt(vf a, vf b)
+{
+    return _mm256_cmp_ps(a, b, _CMP_LT_OQ);
+}
+static inline int vm_all(vm m)
+{
+    return _mm256_movemask_ps(m) == 0xff;
+}
 /* a where m is set, b elsewhere */
-static inline vf vf_select(vm m, vf a, vf b) { return _mm256_blendv_ps(b, a, m); }
+static inline vf vf_select(vm m, vf a, vf b)
+{
+    return _mm256_blendv_ps(b, a, m);
+}
 
 /* ---- the first r floats (a row's tail): nothing beyond them is read or
    written ---- */
@@ -87,7 +144,10 @@ static inline __m256i simd_lanes_below(size_t r)
 
 /* Lanes below r (0 <= r <= 8) set, as a mask for the loads and stores
    below: a tile's columns. */
-static inline vm vm_first(size_t r) { return _mm256_castsi256_ps(simd_lanes_below(r)); }
+static inline vm vm_first(size_t r)
+{
+    return _mm256_castsi256_ps(simd_lanes_below(r));
+}
 static inline vf vf_load_mask(const float *p, vm m)
 {
     return _mm256_maskload_ps(p, _mm256_castps_si256(m));
@@ -117,8 +177,8 @@ static inline vf vf_max_first(vf acc, const float *p, size_t r)
 {
     __m256i lanes = simd_lanes_below(r);
     __m256 v = _mm256_maskload_ps(p, lanes);
-    return _mm256_max_ps(acc, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v,
-                                               _mm256_castsi256_ps(lanes)));
+    return _mm256_max_ps(
+        acc, _mm256_blendv_ps(_mm256_set1_ps(-INFINITY), v, _mm256_castsi256_ps(lanes)));
 }
 
 /* v with the lanes from r (r < 8) on zero */
@@ -147,13 +207,34 @@ static inline float vf_hmax(vf v)
 
 /* ---- doubles: a vf widens into two vd, its low and its high half ---- */
 
-static inline vd vd_zero(void) { return _mm256_setzero_pd(); }
-static inline vd vd_set1(double x) { return _mm256_set1_pd(x); }
-static inline vd vd_add(vd a, vd b) { return _mm256_add_pd(a, b); }
-static inline vd vd_sub(vd a, vd b) { return _mm256_sub_pd(a, b); }
-static inline vd vd_fmadd(vd a, vd b, vd c) { return _mm256_fmadd_pd(a, b, c); }
-static inline vd vf_widen_lo(vf v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
-static inline vd vf_widen_hi(vf v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
+static inline vd vd_zero(void)
+{
+    return _mm256_setzero_pd();
+}
+static inline vd vd_set1(double x)
+{
+    return _mm256_set1_pd(x);
+}
+static inline vd vd_add(vd a, vd b)
+{
+    return _mm256_add_pd(a, b);
+}
+static inline vd vd_sub(vd a, vd b)
+{
+    return _mm256_sub_pd(a, b);
+}
+static inline vd vd_fmadd(vd a, vd b, vd c)
+{
+    return _mm256_fmadd_pd(a, b, c);
+}
+static inline vd vf_widen_lo(vf v)
+{
+    return _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+}
+static inline vd vf_widen_hi(vf v)
+{
+    return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+}
 
 static inline double vd_hsum(vd v)
 {
@@ -164,18 +245,48 @@ static inline double vd_hsum(vd v)
 
 /* ---- 32-bit integers ---- */
 
-static inline vi vi_set1(uint32_t x) { return _mm256_set1_epi32((int)x); }
-static inline vi vi_add(vi a, vi b) { return _mm256_add_epi32(a, b); }
-static inline vi vi_sub(vi a, vi b) { return _mm256_sub_epi32(a, b); }
-static inline vi vi_and(vi a, vi b) { return _mm256_and_si256(a, b); }
-static inline vi vi_srli(vi a, int n) { return _mm256_srli_epi32(a, n); }
-static inline vi vi_slli(vi a, int n) { return _mm256_slli_epi32(a, n); }
+static inline vi vi_set1(uint32_t x)
+{
+    return _mm256_set1_epi32((int)x);
+}
+static inline vi vi_add(vi a, vi b)
+{
+    return _mm256_add_epi32(a, b);
+}
+static inline vi vi_sub(vi a, vi b)
+{
+    return _mm256_sub_epi32(a, b);
+}
+static inline vi vi_and(vi a, vi b)
+{
+    return _mm256_and_si256(a, b);
+}
+static inline vi vi_srli(vi a, int n)
+{
+    return _mm256_srli_epi32(a, n);
+}
+static inline vi vi_slli(vi a, int n)
+{
+    return _mm256_slli_epi32(a, n);
+}
 /* a ^ b ^ c */
-static inline vi vi_xor3(vi a, vi b, vi c) { return _mm256_xor_si256(_mm256_xor_si256(a, b), c); }
+static inline vi vi_xor3(vi a, vi b, vi c)
+{
+    return _mm256_xor_si256(_mm256_xor_si256(a, b), c);
+}
 /* the value, converted; the bits, reinterpreted */
-static inline vf vi_to_vf(vi a) { return _mm256_cvtepi32_ps(a); }
-static inline vf vi_as_vf(vi a) { return _mm256_castsi256_ps(a); }
-static inline vi vf_as_vi(vf a) { return _mm256_castps_si256(a); }
+static inline vf vi_to_vf(vi a)
+{
+    return _mm256_cvtepi32_ps(a);
+}
+static inline vf vi_as_vf(vi a)
+{
+    return _mm256_castsi256_ps(a);
+}
+static inline vi vf_as_vi(vf a)
+{
+    return _mm256_castps_si256(a);
+}
 /* the lanes whose bit 0 is set */
 static inline vm vi_odd(vi a)
 {

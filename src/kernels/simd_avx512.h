@@ -23,23 +23,68 @@ typedef __mmask16 vm; /* a bit per lane, set in the lanes selected */
 
 /* ---- floats: loads, stores, arithmetic ---- */
 
-static inline vf vf_zero(void) { return _mm512_setzero_ps(); }
-static inline vf vf_set1(float x) { return _mm512_set1_ps(x); }
-static inline vf vf_load(const float *p) { return _mm512_loadu_ps(p); }
-static inline void vf_store(float *p, vf v) { _mm512_storeu_ps(p, v); }
-static inline vf vf_add(vf a, vf b) { return _mm512_add_ps(a, b); }
-static inline vf vf_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
-static inline vf vf_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
-static inline vf vf_div(vf a, vf b) { return _mm512_div_ps(a, b); }
-static inline vf vf_min(vf a, vf b) { return _mm512_min_ps(a, b); }
-static inline vf vf_max(vf a, vf b) { return _mm512_max_ps(a, b); }
-static inline vf vf_sqrt(vf a) { return _mm512_sqrt_ps(a); }
+static inline vf vf_zero(void)
+{
+    return _mm512_setzero_ps();
+}
+static inline vf vf_set1(float x)
+{
+    return _mm512_set1_ps(x);
+}
+static inline vf vf_load(const float *p)
+{
+    return _mm512_loadu_ps(p);
+}
+static inline void vf_store(float *p, vf v)
+{
+    _mm512_storeu_ps(p, v);
+}
+static inline vf vf_add(vf a, vf b)
+{
+    return _mm512_add_ps(a, b);
+}
+static inline vf vf_sub(vf a, vf b)
+{
+    return _mm512_sub_ps(a, b);
+}
+static inline vf vf_mul(vf a, vf b)
+{
+    return _mm512_mul_ps(a, b);
+}
+static inline vf vf_div(vf a, vf b)
+{
+    return _mm512_div_ps(a, b);
+}
+static inline vf vf_min(vf a, vf b)
+{
+    return _mm512_min_ps(a, b);
+}
+static inline vf vf_max(vf a, vf b)
+{
+    return _mm512_max_ps(a, b);
+}
+static inline vf vf_sqrt(vf a)
+{
+    return _mm512_sqrt_ps(a);
+}
 /* a b + c and c - a b, each rounded once */
-static inline vf vf_fmadd(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
-static inline vf vf_fnmadd(vf a, vf b, vf c) { return _mm512_fnmadd_ps(a, b, c); }
+static inline vf vf_fmadd(vf a, vf b, vf c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
+static inline vf vf_fnmadd(vf a, vf b, vf c)
+{
+    return _mm512_fnmadd_ps(a, b, c);
+}
 /* a b - c, rounded once */
-static inline vf vf_fmsub(vf a, vf b, vf c) { return _mm512_fmsub_ps(a, b, c); }
-static inline vf vf_xor(vf a, vf b) { return _mm512_xor_ps(a, b); }
+static inline vf vf_fmsub(vf a, vf b, vf c)
+{
+    return _mm512_fmsub_ps(a, b, c);
+}
+static inline vf vf_xor(vf a, vf b)
+{
+    return _mm512_xor_ps(a, b);
+}
 
 /* to the nearest integer, ties to even */
 static inline vf vf_round(vf a)
@@ -47,7 +92,10 @@ static inline vf vf_round(vf a)
     return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-static inline vf vf_abs(vf a) { return _mm512_abs_ps(a); }
+static inline vf vf_abs(vf a)
+{
+    return _mm512_abs_ps(a);
+}
 
 /* |a| (a's sign clear) with the sign of s */
 static inline vf vf_or_sign(vf a, vf s)
@@ -56,14 +104,26 @@ static inline vf vf_or_sign(vf a, vf s)
 }
 
 /* p 2^n for integral n, in one rounding, overflow and subnormals included */
-static inline vf vf_scale2(vf p, vf n) { return _mm512_scalef_ps(p, n); }
+static inline vf vf_scale2(vf p, vf n)
+{
+    return _mm512_scalef_ps(p, n);
+}
 
 /* ---- lane masks ---- */
 
-static inline vm vf_lt(vf a, vf b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline int vm_all(vm m) { return m == 0xffff; }
+static inline vm vf_lt(vf a, vf b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline int vm_all(vm m)
+{
+    return m == 0xffff;
+}
 /* a where m is set, b elsewhere */
-static inline vf vf_select(vm m, vf a, vf b) { return _mm512_mask_blend_ps(m, b, a); }
+static inline vf vf_select(vm m, vf a, vf b)
+{
+    return _mm512_mask_blend_ps(m, b, a);
+}
 
 /* ---- the first r floats (a row's tail): nothing beyond them is read or
    written (masked lanes do not fault) ---- */
@@ -76,9 +136,18 @@ static inline __mmask16 simd_lanes_below(size_t r)
 
 /* Lanes below r (0 <= r <= 16) set, as a mask for the loads and stores
    below: a tile's columns. */
-static inline vm vm_first(size_t r) { return simd_lanes_below(r); }
-static inline vf vf_load_mask(const float *p, vm m) { return _mm512_maskz_loadu_ps(m, p); }
-static inline void vf_store_mask(float *p, vm m, vf v) { _mm512_mask_storeu_ps(p, m, v); }
+static inline vm vm_first(size_t r)
+{
+    return simd_lanes_below(r);
+}
+static inline vf vf_load_mask(const float *p, vm m)
+{
+    return _mm512_maskz_loadu_ps(m, p);
+}
+static inline void vf_store_mask(float *p, vm m, vf v)
+{
+    _mm512_mask_storeu_ps(p, m, v);
+}
 
 /* The first min(r, 16) floats at p, zeros after them. */
 static inline vf vf_load_first(const float *p, size_t r)
@@ -110,36 +179,99 @@ static inline vf vf_keep_first(vf v, size_t r)
 
 /* ---- reductions ---- */
 
-static inline float vf_hsum(vf v) { return _mm512_reduce_add_ps(v); }
-static inline float vf_hmax(vf v) { return _mm512_reduce_max_ps(v); }
+static inline float vf_hsum(vf v)
+{
+    return _mm512_reduce_add_ps(v);
+}
+static inline float vf_hmax(vf v)
+{
+    return _mm512_reduce_max_ps(v);
+}
 
 /* ---- doubles: a vf widens into two vd, its low and its high half ---- */
 
-static inline vd vd_zero(void) { return _mm512_setzero_pd(); }
-static inline vd vd_set1(double x) { return _mm512_set1_pd(x); }
-static inline vd vd_add(vd a, vd b) { return _mm512_add_pd(a, b); }
-static inline vd vd_sub(vd a, vd b) { return _mm512_sub_pd(a, b); }
-static inline vd vd_fmadd(vd a, vd b, vd c) { return _mm512_fmadd_pd(a, b, c); }
-static inline vd vf_widen_lo(vf v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
-static inline vd vf_widen_hi(vf v) { return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1)); }
-static inline double vd_hsum(vd v) { return _mm512_reduce_add_pd(v); }
+static inline vd vd_zero(void)
+{
+    return _mm512_setzero_pd();
+}
+static inline vd vd_set1(double x)
+{
+    return _mm512_set1_pd(x);
+}
+static inline vd vd_add(vd a, vd b)
+{
+    return _mm512_add_pd(a, b);
+}
+static inline vd vd_sub(vd a, vd b)
+{
+    return _mm512_sub_pd(a, b);
+}
+static inline vd vd_fmadd(vd a, vd b, vd c)
+{
+    return _mm512_fmadd_pd(a, b, c);
+}
+static inline vd vf_widen_lo(vf v)
+{
+    return _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+}
+static inline vd vf_widen_hi(vf v)
+{
+    return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+}
+static inline double vd_hsum(vd v)
+{
+    return _mm512_reduce_add_pd(v);
+}
 
 /* ---- 32-bit integers ---- */
 
-static inline vi vi_set1(uint32_t x) { return _mm512_set1_epi32((int)x); }
-static inline vi vi_add(vi a, vi b) { return _mm512_add_epi32(a, b); }
-static inline vi vi_sub(vi a, vi b) { return _mm512_sub_epi32(a, b); }
-static inline vi vi_and(vi a, vi b) { return _mm512_and_si512(a, b); }
-static inline vi vi_srli(vi a, int n) { return _mm512_srli_epi32(a, (unsigned)n); }
-static inline vi vi_slli(vi a, int n) { return _mm512_slli_epi32(a, (unsigned)n); }
+static inline vi vi_set1(uint32_t x)
+{
+    return _mm512_set1_epi32((int)x);
+}
+static inline vi vi_add(vi a, vi b)
+{
+    return _mm512_add_epi32(a, b);
+}
+static inline vi vi_sub(vi a, vi b)
+{
+    return _mm512_sub_epi32(a, b);
+}
+static inline vi vi_and(vi a, vi b)
+{
+    return _mm512_and_si512(a, b);
+}
+static inline vi vi_srli(vi a, int n)
+{
+    return _mm512_srli_epi32(a, (unsigned)n);
+}
+static inline vi vi_slli(vi a, int n)
+{
+    return _mm512_slli_epi32(a, (unsigned)n);
+}
 /* a ^ b ^ c, one ternary-logic instruction (0x96: its truth table) */
-static inline vi vi_xor3(vi a, vi b, vi c) { return _mm512_ternarylogic_epi32(a, b, c, 0x96); }
+static inline vi vi_xor3(vi a, vi b, vi c)
+{
+    return _mm512_ternarylogic_epi32(a, b, c, 0x96);
+}
 /* the value, converted; the bits, reinterpreted */
-static inline vf vi_to_vf(vi a) { return _mm512_cvtepi32_ps(a); }
-static inline vf vi_as_vf(vi a) { return _mm512_castsi512_ps(a); }
-static inline vi vf_as_vi(vf a) { return _mm512_castps_si512(a); }
+static inline vf vi_to_vf(vi a)
+{
+    return _mm512_cvtepi32_ps(a);
+}
+static inline vf vi_as_vf(vi a)
+{
+    return _mm512_castsi512_ps(a);
+}
+static inline vi vf_as_vi(vf a)
+{
+    return _mm512_castps_si512(a);
+}
 /* the lanes whose bit 0 is set */
-static inline vm vi_odd(vi a) { return _mm512_test_epi32_mask(a, _mm512_set1_epi32(1)); }
+static inline vm vi_odd(vi a)
+{
+    return _mm512_test_epi32_mask(a, _mm512_set1_epi32(1));
+}
 
 /* 32x32 -> 64 products of every lane with m: the high halves returned, the
  * low halves in *lo. mul_epu32 multiplies the even lanes only; the odd ones

@@ -49,14 +49,14 @@ static size_t mul_add(size_t a, size_t b, size_t c, int *overflow)
 }
 
 vp_status mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, size_t *bytes,
-                              vp_error *err)
+                           vp_error *err)
 {
     int overflow = 0;
     const size_t k_total = vp_config_sub_blocks(cfg);
     size_t cells = mul_add(k_total + 1, options->trials, 0, &overflow);
-    size_t total = mul_add(cells, 3 * sizeof(double), 0, &overflow); /* the samples */
+    size_t total = mul_add(cells, 3 * sizeof(double), 0, &overflow);        /* the samples */
     total = mul_add(options->trials, 5 * sizeof(double), total, &overflow); /* statistics */
-    total = mul_add(k_total + 1, sizeof(vp_row), total, &overflow);     /* the profile */
+    total = mul_add(k_total + 1, sizeof(vp_row), total, &overflow);         /* the profile */
     const size_t threads = options->threads < options->trials ? options->threads : options->trials;
     if (options->method == VP_MC_FULL)
         total = mul_add(threads, mc_full_workspace_bytes(options->width) + 64, total, &overflow);
@@ -184,9 +184,8 @@ static vp_status run_threads(const mc_job *job, vp_error *err)
  * method draws each. */
 static double branch_scale(const vp_config *cfg, const vp_mc_options *options)
 {
-    const double beta2 = vp_placement_traits_of(cfg->placement)->branch_beta
-                             ? cfg->beta * cfg->beta
-                             : 1.0;
+    const double beta2 =
+        vp_placement_traits_of(cfg->placement)->branch_beta ? cfg->beta * cfg->beta : 1.0;
     const double branches = (double)vp_config_branches(cfg);
     return beta2 * (options->method == VP_MC_REDUCED ? sqrt(branches) : 1.0);
 }
@@ -234,7 +233,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
                                       .method = sampling_method(options->method),
                                       .eps = options->eps};
         profile_set_header(profile, VP_ENGINE_MC, options->norm, cfg,
-                              VP_HAS_BOUNDS | VP_HAS_PERCENTILES, &sampling);
+                           VP_HAS_BOUNDS | VP_HAS_PERCENTILES, &sampling);
         if (mc_fill_rows(&job, profile) != VP_OK)
             status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");
     }

@@ -19,13 +19,12 @@ typedef struct {
     const vp_config *cfg;
     const vp_mc_options *options;
     mc_params params;
-    size_t sub_blocks; /* K */
+    size_t sub_blocks;      /* K */
     const kern_table *kern; /* the full method's loops, for the ISA in use */
     mc_samples samples;
 } mc_job;
 
-static inline void mc_store(const mc_job *job, size_t k, size_t token, const mc_state *s,
-                            double oo)
+static inline void mc_store(const mc_job *job, size_t k, size_t token, const mc_state *s, double oo)
 {
     const size_t at = token * (job->sub_blocks + 1) + k;
     job->samples.xx[at] = s->xx / job->params.d;
@@ -52,6 +51,6 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile);
 /* The bytes a run would allocate at the most: VP_EOVERFLOW (and err) when
  * that does not fit in size_t. */
 vp_status mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, size_t *bytes,
-                              vp_error *err);
+                           vp_error *err);
 
 #endif

@@ -75,12 +75,12 @@ void mc_reduced_workspace_free(mc_reduced_workspace *w)
 }
 
 static inline const float *normals_for(mc_reduced_workspace *w, const mc_job *job, size_t token,
-                                size_t k)
+                                       size_t k)
 {
     if (token != w->token || k < w->first_k || k >= w->first_k + w->n_k) {
         size_t n_k = job->sub_blocks + 1 - k < CHUNK ? job->sub_blocks + 1 - k : CHUNK;
-        vp_gauss_fill(w->normals, NORMALS_PER_SUB_BLOCK * n_k, job->options->seed,
-                      (uint32_t)token, REDUCED_NORMALS, (uint64_t)NORMALS_PER_SUB_BLOCK * k);
+        vp_gauss_fill(w->normals, NORMALS_PER_SUB_BLOCK * n_k, job->options->seed, (uint32_t)token,
+                      REDUCED_NORMALS, (uint64_t)NORMALS_PER_SUB_BLOCK * k);
         w->token = token;
         w->first_k = k;
         w->n_k = n_k;
@@ -94,7 +94,8 @@ static philox4x32_key_t seed_key(unsigned long long seed)
 }
 
 /* A uniform in (0, 1) for (token, k). */
-static inline double uniform_for(mc_reduced_workspace *w, unsigned long long seed, size_t token, size_t k)
+static inline double uniform_for(mc_reduced_workspace *w, unsigned long long seed, size_t token,
+                                 size_t k)
 {
     const size_t block = k / 4;
     if (!w->have_uniforms || block != w->uniform_block || token != w->uniform_token) {
@@ -123,8 +124,8 @@ static double fallback_chisq(mc_reduced_workspace *w, unsigned long long seed, s
  * ones), or the shape is below 1, an independent exact draw from GSL. Either
  * branch yields the exact distribution: an accepted try is exact, and the
  * other branch is exact and independent of it. */
-static inline double chi_square(mc_reduced_workspace *w, const mc_job *job, size_t token,
-                                size_t k, const chisq_plan *plan, double normal, double u)
+static inline double chi_square(mc_reduced_workspace *w, const mc_job *job, size_t token, size_t k,
+                                const chisq_plan *plan, double normal, double u)
 {
     if (plan->dof <= 0.0)
         return 0.0;
@@ -141,8 +142,8 @@ static inline double chi_square(mc_reduced_workspace *w, const mc_job *job, size
     return fallback_chisq(w, job->options->seed, token, k, plan->dof);
 }
 
-static inline void sample_noise(const mc_job *job, mc_reduced_workspace *w, size_t token,
-                                size_t k, const chisq_plan *rest, const mc_state *s, mc_noise *n)
+static inline void sample_noise(const mc_job *job, mc_reduced_workspace *w, size_t token, size_t k,
+                                const chisq_plan *rest, const mc_state *s, mc_noise *n)
 {
     const mc_params *p = &job->params;
     const double d = p->d, sqrt_d = sqrt(d);

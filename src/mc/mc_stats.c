@@ -53,7 +53,6 @@ static estimate mean_of(const double *x, size_t n)
     return (estimate){mean, sqrt(squares / (double)(n - 1) / (double)n)};
 }
 
-
 static void bounds(estimate e, double z, double *lo, double *hi)
 {
     *lo = fmax(e.estimate - z * e.se, 0.0); /* none of the three can be negative */
@@ -94,8 +93,7 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
             u = root_of_ratio(oo, xx_before, alpha2, n);
         if (!finite3(v.estimate, u.estimate, e.estimate) || !finite3(v.se, u.se, e.se)) {
             profile->overflow_at = k;
-            profile->overflowed = !isfinite(v.estimate) || !isfinite(v.se)
-                                      ? VP_OVERFLOW_STREAM_VAR
+            profile->overflowed = !isfinite(v.estimate) || !isfinite(v.se) ? VP_OVERFLOW_STREAM_VAR
                                   : !isfinite(u.estimate) || !isfinite(u.se)
                                       ? VP_OVERFLOW_UPDATE_RATIO
                                       : VP_OVERFLOW_EMBEDDING_SHARE;
@@ -123,9 +121,9 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
         select_order_statistics(sizes, n, lhs, delta, 3);
         for (int q = 0; q < 3; q++) {
             double low = sqrt(sizes[lhs[q]] / v0);
-            spread[q] = delta[q] > 0.0 ? (1.0 - delta[q]) * low +
-                                             delta[q] * sqrt(sizes[lhs[q] + 1] / v0)
-                                       : low;
+            spread[q] = delta[q] > 0.0
+                            ? (1.0 - delta[q]) * low + delta[q] * sqrt(sizes[lhs[q] + 1] / v0)
+                            : low;
         }
         row->stream_size_p05 = spread[0];
         row->stream_size_p50 = spread[1];

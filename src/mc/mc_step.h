@@ -72,7 +72,7 @@ static inline double mc_input_rms(const mc_params *p, const mc_state *s)
 }
 
 static inline void mc_make_plan(const mc_params *p, double g, const mc_state *s, const mc_noise *n,
-                  mc_plan *plan)
+                                mc_plan *plan)
 {
     const double d = p->d;
     const double r = mc_input_rms(p, s);
@@ -107,7 +107,8 @@ static inline void mc_make_plan(const mc_params *p, double g, const mc_state *s,
     }
 }
 
-static inline void mc_apply_plan(const mc_params *p, const mc_plan *plan, const mc_noise *n, mc_state *s)
+static inline void mc_apply_plan(const mc_params *p, const mc_plan *plan, const mc_noise *n,
+                                 mc_state *s)
 {
     const double d = p->d, a = plan->a, b = plan->b, alpha = plan->alpha;
     const double yy = alpha * alpha * s->xx + 2.0 * alpha * (a * n->sx + b * s->x1) + plan->oo;

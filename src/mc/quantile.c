@@ -107,7 +107,7 @@ void quantile_indices(size_t n, const double *p, size_t count, size_t *lhs, doub
 }
 
 void select_order_statistics(double *a, size_t n, const size_t *lhs, const double *delta,
-                                size_t count)
+                             size_t count)
 {
     size_t idx[16] = {0}, m = 0;
     for (size_t j = 0; j < count && j < 8; j++) {
@@ -141,6 +141,6 @@ void quantiles_select(double *a, size_t n, const double *p, size_t count, double
     quantile_indices(n, p, count, lhs, delta);
     select_order_statistics(a, n, lhs, delta, count);
     for (size_t j = 0; j < count; j++)
-        out[j] = delta[j] > 0.0 ? (1.0 - delta[j]) * a[lhs[j]] + delta[j] * a[lhs[j] + 1]
-                                : a[lhs[j]];
+        out[j] =
+            delta[j] > 0.0 ? (1.0 - delta[j]) * a[lhs[j]] + delta[j] * a[lhs[j] + 1] : a[lhs[j]];
 }

@@ -21,6 +21,6 @@ void quantiles_select(double *a, size_t n, const double *p, size_t count, double
  * puts a[lhs[j]], and a[lhs[j] + 1] where delta[j] > 0, in sorted place. */
 void quantile_indices(size_t n, const double *p, size_t count, size_t *lhs, double *delta);
 void select_order_statistics(double *a, size_t n, const size_t *lhs, const double *delta,
-                                size_t count);
+                             size_t count);
 
 #endif

@@ -84,8 +84,8 @@ static vp_status profile_figure(const char *outdir, const char *extension, int f
         status = vp_closed_profile(&cfg, &profiles[p], err);
     }
     if (status == VP_OK)
-        status = vp_plot_profiles((const vp_profile *const *)profiles, VP_PLACEMENT_COUNT,
-                                  quantity, title, &figure, err);
+        status = vp_plot_profiles((const vp_profile *const *)profiles, VP_PLACEMENT_COUNT, quantity,
+                                  title, &figure, err);
     if (status == VP_OK && quantity == VP_QUANTITY_SHARE)
         status = vp_panel_add_marker(&figure->panels[0], ldexp(1.0, -32),
                                      "2^-32: post-ln at 32 layers", err);
@@ -136,8 +136,7 @@ static vp_status comparison_figure(const char *outdir, const char *extension, in
 /* (h) the three engines side by side on one real network's shape. */
 #define FORWARD_WIDTH 256
 
-static vp_status forward_figure(const char *outdir, const char *extension, int force,
-                                vp_error *err)
+static vp_status forward_figure(const char *outdir, const char *extension, int force, vp_error *err)
 {
     const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN};
     vp_profile *profiles[6] = {NULL};
@@ -184,13 +183,11 @@ typedef struct {
     double x, top_x, top_y;
 } cut_curve;
 
-static vp_status name_the_cut(vp_panel *panel, int gain_sweep, const cut_curve *c,
-                              vp_error *err)
+static vp_status name_the_cut(vp_panel *panel, int gain_sweep, const cut_curve *c, vp_error *err)
 {
     char title[512];
-    snprintf(title, sizeof title, "%s (%s leaves the axis at %s %.2g; %.2g at %.3g)",
-             panel->title, c->placement_name, gain_sweep ? "g =" : "L =", c->x, c->top_y,
-             c->top_x);
+    snprintf(title, sizeof title, "%s (%s leaves the axis at %s %.2g; %.2g at %.3g)", panel->title,
+             c->placement_name, gain_sweep ? "g =" : "L =", c->x, c->top_y, c->top_x);
     char *copy = strdup(title);
     if (!copy)
         return vp_fail(err, VP_ENOMEM, "no memory for a title");
@@ -199,8 +196,8 @@ static vp_status name_the_cut(vp_panel *panel, int gain_sweep, const cut_curve *
     return VP_OK;
 }
 
-static vp_status sweep_figure(const char *outdir, const char *extension, int force,
-                              sweep_kind kind, vp_error *err)
+static vp_status sweep_figure(const char *outdir, const char *extension, int force, sweep_kind kind,
+                              vp_error *err)
 {
     const int gain_sweep = kind == SWEEP_GAIN;
     vp_figure *figure = vp_figure_alloc(NULL);
@@ -210,9 +207,8 @@ static vp_status sweep_figure(const char *outdir, const char *extension, int for
     vp_status status = vp_figure_add_panel(
         figure,
         gain_sweep ? "stream size at the top of 32 layers" : "stream size at the top, gain 1",
-        gain_sweep ? "branch gain g (log)" : "layers L",
-        "sqrt(v_K / v_0) (log)", gain_sweep ? VP_AXIS_LOG_X | VP_AXIS_LOG_Y : VP_AXIS_LOG_Y,
-        &panel, err);
+        gain_sweep ? "branch gain g (log)" : "layers L", "sqrt(v_K / v_0) (log)",
+        gain_sweep ? VP_AXIS_LOG_X | VP_AXIS_LOG_Y : VP_AXIS_LOG_Y, &panel, err);
     if (status == VP_OK && !gain_sweep) {
         panel->x_tic_step = 16;
         panel->x_minor_tics = 2;
@@ -231,10 +227,9 @@ static vp_status sweep_figure(const char *outdir, const char *extension, int for
                                      VP_SERIES_LINE, points, &series, err);
         for (size_t i = 0; i < points && status == VP_OK; i++) {
             // log-spaced gains, both ends exact
-            const double x =
-                gain_sweep ? SWEEP_GAIN_MIN * pow(SWEEP_GAIN_MAX / SWEEP_GAIN_MIN,
-                                                  (double)i / (double)(points - 1))
-                           : (double)(i + 1);
+            const double x = gain_sweep ? SWEEP_GAIN_MIN * pow(SWEEP_GAIN_MAX / SWEEP_GAIN_MIN,
+                                                               (double)i / (double)(points - 1))
+                                        : (double)(i + 1);
             double y;
             status = top_stream_size((vp_placement)p, gain_sweep ? CHAPTER_LAYERS : i + 1,
                                      gain_sweep ? x : 1.0, &y, err);
@@ -254,8 +249,8 @@ static vp_status sweep_figure(const char *outdir, const char *extension, int for
     if (status == VP_OK && leaving.placement_name)
         status = name_the_cut(panel, gain_sweep, &leaving, err);
     if (status == VP_OK)
-        status = draw(figure, outdir, gain_sweep ? "gain-sweep" : "depth-sweep", extension,
-                      force, err);
+        status =
+            draw(figure, outdir, gain_sweep ? "gain-sweep" : "depth-sweep", extension, force, err);
     vp_figure_free(figure);
     return status;
 }
@@ -281,8 +276,7 @@ vp_status vp_figures_write(const char *outdir, const char *extension, int force,
                                 "stream size, 32 layers, gain 2", 2.0, VP_QUANTITY_STREAM, err);
     if (status == VP_OK)
         status = profile_figure(outdir, extension, force, "share",
-                                "embedding share, 32 layers, gain 1", 1.0, VP_QUANTITY_SHARE,
-                                err);
+                                "embedding share, 32 layers, gain 1", 1.0, VP_QUANTITY_SHARE, err);
     if (status == VP_OK)
         status = profile_figure(outdir, extension, force, "update",
                                 "update ratio, 32 layers, gain 1", 1.0, VP_QUANTITY_UPDATE, err);

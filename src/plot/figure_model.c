@@ -103,8 +103,8 @@ vp_status vp_panel_add_series(vp_panel *panel, const char *label, int colour, in
     if (!grown)
         return vp_fail(err, VP_ENOMEM, "no memory for another series");
     panel->series = grown;
-    vp_series series = {.colour = colour, .dash = dash > 0 ? dash : 1, .style = style,
-                        .capacity = capacity};
+    vp_series series = {
+        .colour = colour, .dash = dash > 0 ? dash : 1, .style = style, .capacity = capacity};
     series.label = copy_text(label);
     series.x = alloc_points(capacity);
     series.y = alloc_points(capacity);

@@ -280,8 +280,8 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
             status = vp_fail(err, VP_EIO, "gnuplot failed (exit status %d): %s",
                              WEXITSTATUS(wait_status), said[0] ? said : "it said nothing");
     } else if (script_status != VP_OK)
-        status = vp_fail(err, VP_EIO, "cannot send the script to gnuplot%s%s",
-                         said[0] ? ": " : "", said);
+        status = vp_fail(err, VP_EIO, "cannot send the script to gnuplot%s%s", said[0] ? ": " : "",
+                         said);
     else if (!written)
         status = vp_fail(err, VP_EIO, "gnuplot wrote nothing%s%s", said[0] ? ": " : "", said);
     else if (dumb)

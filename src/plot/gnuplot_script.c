@@ -15,8 +15,14 @@
 #define DUMB_COLUMNS 120
 #define DUMB_PANEL_LINES 30
 
-static int is_log_x(const vp_panel *panel) { return (panel->flags & VP_AXIS_LOG_X) != 0; }
-static int is_log_y(const vp_panel *panel) { return (panel->flags & VP_AXIS_LOG_Y) != 0; }
+static int is_log_x(const vp_panel *panel)
+{
+    return (panel->flags & VP_AXIS_LOG_X) != 0;
+}
+static int is_log_y(const vp_panel *panel)
+{
+    return (panel->flags & VP_AXIS_LOG_Y) != 0;
+}
 
 /* The smallest value a log axis draws: gnuplot fails on a range reaching
  * down into subnormals ("y range must be greater than 0 for log scale"), as a
@@ -56,8 +62,8 @@ static size_t drawable_points(const vp_panel *panel, const vp_series *s)
 vp_status plot_figure_check(const vp_figure *figure, const char *output, vp_error *err)
 {
     if (figure->n_panels == 0 || figure->n_panels > VP_PLOT_MAX_PANELS)
-        return vp_fail(err, VP_EINVAL, "a figure needs 1 to %d panels, not %zu",
-                       VP_PLOT_MAX_PANELS, figure->n_panels);
+        return vp_fail(err, VP_EINVAL, "a figure needs 1 to %d panels, not %zu", VP_PLOT_MAX_PANELS,
+                       figure->n_panels);
     vp_status status = vp_plot_check_text(output, "the plot file name", err);
     if (status == VP_OK)
         status = vp_plot_check_text(figure->title, "the figure's title", err);
@@ -85,12 +91,16 @@ static void write_terminal(FILE *out, vp_plot_format format, size_t n_panels)
     const size_t px = n_panels == 1 ? SINGLE_PANEL_PX : PANEL_PX * n_panels;
     switch (format) {
     case VP_PLOT_PNG:
-        fprintf(out, "set terminal pngcairo size %d,%zu font 'sans,11' noenhanced "
-                     "background '#ffffff'\n", WIDTH_PX, px);
+        fprintf(out,
+                "set terminal pngcairo size %d,%zu font 'sans,11' noenhanced "
+                "background '#ffffff'\n",
+                WIDTH_PX, px);
         break;
     case VP_PLOT_SVG:
-        fprintf(out, "set terminal svg size %d,%zu fixed font 'sans,12' noenhanced "
-                     "background '#ffffff'\n", WIDTH_PX, px);
+        fprintf(out,
+                "set terminal svg size %d,%zu fixed font 'sans,12' noenhanced "
+                "background '#ffffff'\n",
+                WIDTH_PX, px);
         break;
     case VP_PLOT_PDF:
         // 100 px to the inch, as the other formats
@@ -204,8 +214,10 @@ static vp_status write_markers(FILE *out, const vp_panel *panel, vp_error *err)
     fputs("unset arrow\nunset label\n", out);
     for (size_t i = 0; i < panel->n_markers; i++) {
         const vp_marker *m = &panel->markers[i];
-        fprintf(out, "set arrow from graph 0, first %.17g to graph 1, first %.17g nohead "
-                     "dt 2 lw 1.5 lc rgb '#555555' front\n", m->y, m->y);
+        fprintf(out,
+                "set arrow from graph 0, first %.17g to graph 1, first %.17g nohead "
+                "dt 2 lw 1.5 lc rgb '#555555' front\n",
+                m->y, m->y);
         fputs("set label ", out);
         vp_status status = plot_write_quoted(out, m->label, "a marker's label", err);
         if (status != VP_OK)
@@ -261,22 +273,23 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
         const int point = plot_point_type(s->colour);
         if (format == VP_PLOT_DUMB) {
             /* text has no colours: the curve's own characters and marker make its legend */
-            fprintf(out, "%s$d%zu_%zu using 1:2 with linespoints pt %d pi %zu title ", sep,
-                    p + 1, i + 1, point, every);
+            fprintf(out, "%s$d%zu_%zu using 1:2 with linespoints pt %d pi %zu title ", sep, p + 1,
+                    i + 1, point, every);
             vp_status status = plot_write_quoted(out, s->label, "a legend label", err);
             if (status != VP_OK)
                 return status;
             sep = ", \\\n     ";
             continue;
         }
-        fprintf(out, "%s$d%zu_%zu using 1:2 with lines lw 2 dt %d lc rgb '%s' notitle", sep,
-                p + 1, i + 1, s->dash, vp_plot_colour(s->colour));
+        fprintf(out, "%s$d%zu_%zu using 1:2 with lines lw 2 dt %d lc rgb '%s' notitle", sep, p + 1,
+                i + 1, s->dash, vp_plot_colour(s->colour));
         sep = ", \\\n     ";
-        fprintf(out, "%s$d%zu_%zu using 1:2 every %zu::%zu with points pt %d ps 0.9 "
-                     "lc rgb '%s' notitle", sep, p + 1, i + 1, every, first, point,
-                vp_plot_colour(s->colour));
-        fprintf(out, "%skeyentry with linespoints lw 2 dt %d pt %d ps 0.9 lc rgb '%s' title ",
-                sep, s->dash, point, vp_plot_colour(s->colour));
+        fprintf(out,
+                "%s$d%zu_%zu using 1:2 every %zu::%zu with points pt %d ps 0.9 "
+                "lc rgb '%s' notitle",
+                sep, p + 1, i + 1, every, first, point, vp_plot_colour(s->colour));
+        fprintf(out, "%skeyentry with linespoints lw 2 dt %d pt %d ps 0.9 lc rgb '%s' title ", sep,
+                s->dash, point, vp_plot_colour(s->colour));
         vp_status status = plot_write_quoted(out, s->label, "a legend label", err);
         if (status != VP_OK)
             return status;
@@ -286,13 +299,14 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
 }
 
 vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
-                                  const char *output, vp_error *err)
+                               const char *output, vp_error *err)
 {
     vp_status status = plot_figure_check(figure, output, err);
     if (status != VP_OK)
         return status;
-    fprintf(out, "# A varprof figure (libvarprof %s), complete with its data.\n"
-                 "# Redraw it with: gnuplot THIS_FILE\n",
+    fprintf(out,
+            "# A varprof figure (libvarprof %s), complete with its data.\n"
+            "# Redraw it with: gnuplot THIS_FILE\n",
             VP_VERSION);
     fputs("set encoding utf8\n", out);
     write_terminal(out, format, figure->n_panels);
@@ -340,6 +354,6 @@ vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot
     vp_status status = vp_plot_format_for_path(target->path, &format, err);
     if (status != VP_OK)
         return status;
-    return plot_write_script_as(out, figure, format,
-                                   format == VP_PLOT_DUMB ? NULL : target->path, err);
+    return plot_write_script_as(out, figure, format, format == VP_PLOT_DUMB ? NULL : target->path,
+                                err);
 }

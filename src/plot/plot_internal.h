@@ -28,7 +28,7 @@ vp_status plot_figure_check(const vp_figure *figure, const char *output, vp_erro
  * given separately (output NULL: no `set output`); vp_plot_run uses it to
  * point gnuplot at its temporary file. */
 vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
-                                  const char *output, vp_error *err);
+                               const char *output, vp_error *err);
 
 /* The gnuplot program: $VARPROF_GNUPLOT if set and not empty, else "gnuplot". */
 const char *plot_gnuplot_program(void);

@@ -46,8 +46,7 @@ static int get_value(const vp_profile *profile, size_t k, vp_plot_quantity quant
         *v = (value){row->embedding_share, row->embedding_share_lo, row->embedding_share_hi};
         // 0 means it underflowed double: absent, not zero, on a log axis
         return row->embedding_share > 0.0;
-    case VP_QUANTITY_ALL:
-        break;
+    case VP_QUANTITY_ALL: break;
     }
     return 0;
 }
@@ -170,9 +169,9 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
                            vp_error *err)
 {
     vp_panel *panel;
-    vp_status status = vp_figure_add_panel(figure, title ? title : quantities[quantity].title, NULL,
-                                           quantities[quantity].y_label,
-                                           quantities[quantity].flags, &panel, err);
+    vp_status status =
+        vp_figure_add_panel(figure, title ? title : quantities[quantity].title, NULL,
+                            quantities[quantity].y_label, quantities[quantity].flags, &panel, err);
     if (status != VP_OK)
         return status;
     panel->show_key = show_key;
@@ -190,10 +189,9 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
         snprintf(label, sizeof label, "%s, %s", vp_placement_name(profile->config.placement),
                  vp_engine_name(profile->engine));
         vp_series *series;
-        status = vp_panel_add_series(panel, label, (int)profile->config.placement,
-                                     1 + (int)profile->engine,
-                                     band ? VP_SERIES_BAND : VP_SERIES_LINE, profile->n_rows,
-                                     &series, err);
+        status = vp_panel_add_series(
+            panel, label, (int)profile->config.placement, 1 + (int)profile->engine,
+            band ? VP_SERIES_BAND : VP_SERIES_LINE, profile->n_rows, &series, err);
         if (status != VP_OK)
             return status;
         for (size_t k = 0; k < profile->n_rows; k++) {

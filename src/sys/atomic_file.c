@@ -42,7 +42,8 @@ static vp_status classify(const char *path, int force, target_kind *kind, vp_err
     if (!S_ISREG(st.st_mode))
         return vp_fail(err, VP_EIO,
                        "cannot write '%s': it is not a regular file, a character device "
-                       "or a FIFO", path);
+                       "or a FIFO",
+                       path);
     if (!force)
         return vp_fail(err, VP_EEXIST, "'%s' already exists", path);
     *kind = TARGET_REGULAR;

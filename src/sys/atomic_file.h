@@ -32,7 +32,7 @@ typedef struct {
     int fd;                 /* the temporary file, held for fsync by atomic_file_reserve; else -1 */
     int cleanup_slot;       /* temp_path's vp_cleanup slot, or -1 */
     int force;
-    int direct;             /* a device or a FIFO, written in place */
+    int direct; /* a device or a FIFO, written in place */
 } atomic_file;
 
 /* What atomic_file_open would say about path now, creating nothing: for

@@ -46,8 +46,6 @@
 #define MAX_SECONDS 30  /* the timed repeats of one shape in all, about */
 #define REPEATS 5       /* best of */
 
-
-
 /* ---- the shapes ---- */
 
 typedef struct {
@@ -68,13 +66,15 @@ static const shape shapes[] = {
 static void shape_args(const shape *s, char *buf, size_t size)
 {
     if (s->mlp_only)
-        snprintf(buf, size, "--block mlp --vocab %zu --width %zu --ffn-mult %zu --layers %zu "
-                 "--batch %zu --tokens %zu", s->vocab, s->width, s->ffn_mult, s->layers,
-                 s->batch, s->tokens);
+        snprintf(buf, size,
+                 "--block mlp --vocab %zu --width %zu --ffn-mult %zu --layers %zu "
+                 "--batch %zu --tokens %zu",
+                 s->vocab, s->width, s->ffn_mult, s->layers, s->batch, s->tokens);
     else
-        snprintf(buf, size, "--vocab %zu --width %zu --heads %zu --ffn-mult %zu --layers %zu "
-                 "--batch %zu --tokens %zu", s->vocab, s->width, s->heads, s->ffn_mult,
-                 s->layers, s->batch, s->tokens);
+        snprintf(buf, size,
+                 "--vocab %zu --width %zu --heads %zu --ffn-mult %zu --layers %zu "
+                 "--batch %zu --tokens %zu",
+                 s->vocab, s->width, s->heads, s->ffn_mult, s->layers, s->batch, s->tokens);
 }
 
 static double pass_flops(const shape *s)
@@ -84,7 +84,7 @@ static double pass_flops(const shape *s)
     double per_layer = 2.0 * (2.0 * n * d * hidden); /* fc1, fc2 */
     if (!s->mlp_only) {
         const double hd = d / (double)s->heads, T = (double)s->tokens;
-        per_layer += 4.0 * (2.0 * n * d * d);                                /* q k v o */
+        per_layer += 4.0 * (2.0 * n * d * d);                                  /* q k v o */
         per_layer += 2.0 * ((double)s->batch * (double)s->heads * T * T * hd); /* causal halves */
     }
     return (double)s->layers * per_layer;
@@ -182,8 +182,8 @@ done:
 
 /* Runs forward_torch.py on the shape and reads its JSON line. 0, or -1. */
 static int time_torch(const char *python, const char *script, const shape *s, size_t threads,
-                      int repeats, double min_s, const char *linear, timing *out,
-                      char *version, size_t version_size)
+                      int repeats, double min_s, const char *linear, timing *out, char *version,
+                      size_t version_size)
 {
     char args[512], cmd[2048];
     shape_args(s, args, sizeof args);
@@ -207,8 +207,7 @@ static int time_torch(const char *python, const char *script, const shape *s, si
     char *got = fgets(line, sizeof line, p);
     int rc = pclose(p);
     if (!got || rc != 0) {
-        fprintf(stderr, "bench_forward: the PyTorch script failed (exit status %d): %s\n", rc,
-                cmd);
+        fprintf(stderr, "bench_forward: the PyTorch script failed (exit status %d): %s\n", rc, cmd);
         return -1;
     }
     cJSON *json = cJSON_Parse(line);
@@ -244,7 +243,8 @@ static double gflops_of(const timing *t, double flops)
 static void print_timing(const char *who, const timing *t, double flops)
 {
     printf("  %-17s %11.3f ms/pass %9.1f GFLOP/s   final stream rms %.4f   (best of %d x %d "
-           "pass%s)\n", who, t->ms, gflops_of(t, flops), t->final_rms, t->repeats, t->passes,
+           "pass%s)\n",
+           who, t->ms, gflops_of(t, flops), t->final_rms, t->repeats, t->passes,
            t->passes == 1 ? "" : "es");
 }
 
@@ -273,9 +273,11 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--quick") == 0)
             repeats = 1, min_s = 0.02;
         else {
-            fprintf(stderr, "usage: %s [--no-torch] [--no-onednn] [--python PATH] "
-                            "[--script PATH] [--repeats N] [--threads T] [--shape 1..%zu] "
-                            "[--quick]\n", argv[0], N_SHAPES);
+            fprintf(stderr,
+                    "usage: %s [--no-torch] [--no-onednn] [--python PATH] "
+                    "[--script PATH] [--repeats N] [--threads T] [--shape 1..%zu] "
+                    "[--quick]\n",
+                    argv[0], N_SHAPES);
             return 1;
         }
     }
@@ -294,14 +296,16 @@ int main(int argc, char **argv)
     double peak = bench_fma_peak(isa);
     if (peak > 0)
         printf("single-core FMA peak (%s, independent FMAs on registers, best of %d): "
-               "%.1f GFLOP/s\n", vp_isa_name(isa), REPEATS, peak);
+               "%.1f GFLOP/s\n",
+               vp_isa_name(isa), REPEATS, peak);
     else
         printf("single-core FMA peak: not measured for %s\n", vp_isa_name(isa));
     if (torch)
         printf("PyTorch: %s %s, torch.set_num_threads(%zu), float32, eval, no_grad; "
                "\"stock\" = its own nn.Linear (its BLAS),\n"
                "         \"oneDNN\" = nn.Linear through torch.utils.mkldnn.to_mkldnn "
-               "(informative; the targets use stock)\n", python, script, threads);
+               "(informative; the targets use stock)\n",
+               python, script, threads);
     else
         printf("PyTorch: skipped (--no-torch); the ratios are not measured\n");
 
@@ -326,8 +330,8 @@ int main(int argc, char **argv)
             return 1;
         print_timing("PyTorch (stock)", &stock[si], flops);
         if (onednn) {
-            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si],
-                           version, sizeof version) != 0)
+            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], version,
+                           sizeof version) != 0)
                 return 1;
             have_dnn[si] = 1;
             print_timing("PyTorch (oneDNN)", &dnn[si], flops);
@@ -337,13 +341,15 @@ int main(int argc, char **argv)
     const double peak_end = bench_fma_peak(isa);
     if (peak > 0) {
         printf("\nFMA peak measured again at the end: %.1f GFLOP/s (start %.1f)%s\n", peak_end,
-               peak, fabs(peak_end - peak) > 0.05 * (peak > peak_end ? peak : peak_end)
-                         ? "; they differ by more than 5 %: the core was not the bench's "
-                           "alone, the figures are noisy"
-                         : "");
+               peak,
+               fabs(peak_end - peak) > 0.05 * (peak > peak_end ? peak : peak_end)
+                   ? "; they differ by more than 5 %: the core was not the bench's "
+                     "alone, the figures are noisy"
+                   : "");
         peak = peak > peak_end ? peak : peak_end;
         printf("\nShare of the single-core FMA peak (%s, %.1f GFLOP/s, the better of the two):"
-               "\n", vp_isa_name(isa), peak);
+               "\n",
+               vp_isa_name(isa), peak);
         for (size_t si = 0; si < N_SHAPES; si++) {
             if (only >= 0 && (size_t)only != si)
                 continue;
@@ -358,8 +364,8 @@ int main(int argc, char **argv)
         }
     }
 
-    printf("\nTargets (issue 5, item 5; %zu thread%s; ratio = PyTorch ms / varprof ms):\n",
-           threads, threads == 1 ? "" : "s");
+    printf("\nTargets (issue 5, item 5; %zu thread%s; ratio = PyTorch ms / varprof ms):\n", threads,
+           threads == 1 ? "" : "s");
     for (size_t si = 0; si < N_SHAPES; si++) {
         if (only >= 0 && (size_t)only != si)
             continue;
@@ -369,12 +375,13 @@ int main(int argc, char **argv)
             continue;
         }
         const double r = stock[si].ms / vp[si].ms;
-        printf("  [%zu] %-16s vs PyTorch %s (stock): %8.2fx faster  (target >= %gx)  %s\n",
-               si + 1, s->name, version, r, s->target, verdict(r >= s->target));
+        printf("  [%zu] %-16s vs PyTorch %s (stock): %8.2fx faster  (target >= %gx)  %s\n", si + 1,
+               s->name, version, r, s->target, verdict(r >= s->target));
         if (have_dnn[si]) {
             const double rd = dnn[si].ms / vp[si].ms;
             printf("      %-16s vs PyTorch with oneDNN linears: %8.2fx faster  (same bar, "
-                   "informative)  %s\n", "", rd, verdict(rd >= s->target));
+                   "informative)  %s\n",
+                   "", rd, verdict(rd >= s->target));
         }
     }
     return 0;

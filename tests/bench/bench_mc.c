@@ -166,8 +166,10 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1)
             repeats = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--no-numpy] [--python PATH] [--script PATH] "
-                            "[--repeats N]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--no-numpy] [--python PATH] [--script PATH] "
+                    "[--repeats N]\n",
+                    argv[0]);
             return 1;
         }
     }
@@ -226,10 +228,10 @@ int main(int argc, char **argv)
     printf("\nTargets (issue 4, item 5):\n");
     if (numpy) {
         double r_full = np.best_s / full.best_s, r_red = np.best_s / reduced.best_s;
-        printf("  full    vs NumPy, d = %d: %7.2fx faster  (target >= %gx)   %s\n", WIDTH,
-               r_full, TARGET_FULL, verdict(r_full >= TARGET_FULL));
-        printf("  reduced vs NumPy, d = %d: %7.2fx faster  (target >= %gx)  %s\n", WIDTH,
-               r_red, TARGET_REDUCED, verdict(r_red >= TARGET_REDUCED));
+        printf("  full    vs NumPy, d = %d: %7.2fx faster  (target >= %gx)   %s\n", WIDTH, r_full,
+               TARGET_FULL, verdict(r_full >= TARGET_FULL));
+        printf("  reduced vs NumPy, d = %d: %7.2fx faster  (target >= %gx)  %s\n", WIDTH, r_red,
+               TARGET_REDUCED, verdict(r_red >= TARGET_REDUCED));
     } else {
         printf("  full    vs NumPy: not measured (no numpy)\n");
         printf("  reduced vs NumPy: not measured (no numpy)\n");

@@ -23,7 +23,7 @@ double bench_now(void)
 /* FMAs per loop iteration: independent chains, more than latency x pipes
  * (4 x 2 on current x86 cores) so that no chain waits on itself. */
 #define PEAK_CHAINS_512 24
-#define PEAK_CHAINS_256 12  /* AVX2 has 16 registers */
+#define PEAK_CHAINS_256 12 /* AVX2 has 16 registers */
 #define PEAK_ITERS 4000000L
 
 #if defined(__x86_64__)
@@ -89,8 +89,7 @@ double bench_fma_peak(vp_isa isa)
         if (g > best)
             best = g;
     }
-    if (sink == 12345.0)  /* keeps the chains' results alive */
+    if (sink == 12345.0) /* keeps the chains' results alive */
         printf(" ");
     return best;
 }
-

@@ -14,13 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FUZZ_CHECK(cond)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(fuzz_stderr(), "%s:%d: fuzz invariant broken: %s\n", __FILE__,        \
-                    __LINE__, #cond);                                                     \
-            abort();                                                                      \
-        }                                                                                 \
+#define FUZZ_CHECK(cond)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(fuzz_stderr(), "%s:%d: fuzz invariant broken: %s\n", __FILE__, __LINE__,       \
+                    #cond);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* The real standard error, even after fuzz_quiet_stderr. */

@@ -10,9 +10,10 @@
  * vocabularies from real models up to the forward engine's limit. */
 static size_t pick_vocab(uint8_t b)
 {
-    static const size_t big[] = {256, 1000, 32000, 50257, 65535, 65536, 65537, 100000,
-                                 151936, 256000, 262144, 500000, 1000000, 1048575,
-                                 VP_FORWARD_MAX_VOCAB, 1u << 16};
+    static const size_t big[] = {256,     1000,   32000,   50257,   65535,
+                                 65536,   65537,  100000,  151936,  256000,
+                                 262144,  500000, 1000000, 1048575, VP_FORWARD_MAX_VOCAB,
+                                 1u << 16};
     return b < 240 ? b : big[b - 240];
 }
 

@@ -71,7 +71,8 @@ static long run_dir(const char *dir)
         if (e->d_name[0] == '.')
             continue;
         if (n == capacity) {
-            char **grown = realloc(names, (capacity = capacity ? 2 * capacity : 64) * sizeof *names);
+            char **grown =
+                realloc(names, (capacity = capacity ? 2 * capacity : 64) * sizeof *names);
             if (!grown) {
                 ran = -1;
                 break;

@@ -27,8 +27,8 @@ enum {
 };
 
 static const char *const header_names[F_COUNT] = {
-    "case", "placement", "layers", "gain", "gamma", "alpha", "beta", "embedding_var",
-    "gains", "k", "stream_var", "update_ratio", "embedding_share",
+    "case",          "placement", "layers", "gain",       "gamma",        "alpha",           "beta",
+    "embedding_var", "gains",     "k",      "stream_var", "update_ratio", "embedding_share",
 };
 
 /* What the libcsv callbacks share: the table so far and the record being read.
@@ -191,8 +191,8 @@ static int parse_optional(reader *r, int field, int *has, double *out)
     if (!*r->fields[field])
         return 0;
     if (parse_double(r->fields[field], out) != 0) {
-        fail(r, "record %zu: %s is \"%s\", not a finite number", r->record,
-             header_names[field], r->fields[field]);
+        fail(r, "record %zu: %s is \"%s\", not a finite number", r->record, header_names[field],
+             r->fields[field]);
         return -1;
     }
     *has = 1;
@@ -218,8 +218,9 @@ static int parse_row(reader *r, ref_row *row)
         return -1;
     int status = parse_gains(r->fields[F_GAINS], &row->gains, &row->n_gains);
     if (status != 0) {
-        fail(r, status == -2 ? "record %zu: out of memory for the gains"
-                             : "record %zu: gains is not a ';'-separated list of numbers",
+        fail(r,
+             status == -2 ? "record %zu: out of memory for the gains"
+                          : "record %zu: gains is not a ';'-separated list of numbers",
              r->record);
         return -1;
     }
@@ -233,9 +234,8 @@ static int append_row(reader *r, const ref_row *row)
     ref_table *t = r->table;
     if (t->n_rows == r->capacity) {
         size_t capacity = r->capacity ? 2 * r->capacity : 1024;
-        ref_row *rows = capacity <= SIZE_MAX / sizeof *rows
-                            ? realloc(t->rows, capacity * sizeof *rows)
-                            : NULL;
+        ref_row *rows =
+            capacity <= SIZE_MAX / sizeof *rows ? realloc(t->rows, capacity * sizeof *rows) : NULL;
         if (!rows) {
             fail(r, "out of memory after %zu rows", t->n_rows);
             return -1;

@@ -15,25 +15,25 @@
 #include <stddef.h>
 
 typedef struct {
-    char *case_name;        /* malloc'd; unique per case, no commas */
-    char *placement;        /* malloc'd; the canonical name ("pre-norm") */
+    char *case_name; /* malloc'd; unique per case, no commas */
+    char *placement; /* malloc'd; the canonical name ("pre-norm") */
     size_t layers;
-    int has_gain;           /* 0 when the case gives per-sub-block gains */
-    double gain;            /* 0 when !has_gain */
+    int has_gain; /* 0 when the case gives per-sub-block gains */
+    double gain;  /* 0 when !has_gain */
     double gamma, alpha, beta, embedding_var;
-    double *gains;          /* malloc'd, n_gains long; NULL when the field is empty
+    double *gains; /* malloc'd, n_gains long; NULL when the field is empty
                                (every row but a per-sub-block case's k = 0) */
     size_t n_gains;
-    size_t k;               /* sub-block, 0 = the embedding */
+    size_t k; /* sub-block, 0 = the embedding */
     double stream_var;
-    int has_update_ratio;   /* 0 where the field is empty (k = 0) */
-    double update_ratio;    /* 0 when !has_update_ratio */
+    int has_update_ratio; /* 0 where the field is empty (k = 0) */
+    double update_ratio;  /* 0 when !has_update_ratio */
     double embedding_share;
 } ref_row;
 
 typedef struct {
-    ref_row *rows;          /* malloc'd, in file order */
-    size_t n_rows;          /* data rows, without the header */
+    ref_row *rows; /* malloc'd, in file order */
+    size_t n_rows; /* data rows, without the header */
 } ref_table;
 
 /* The directory of test data: $VARPROF_TESTDATA when set and not empty, else

@@ -5,10 +5,10 @@
 #include <stddef.h>
 
 typedef struct {
-    int status;   /* the exit code, or 128 + signal when killed */
-    char *out;    /* standard output, NUL-terminated */
+    int status; /* the exit code, or 128 + signal when killed */
+    char *out;  /* standard output, NUL-terminated */
     size_t out_length;
-    char *err;    /* standard error, NUL-terminated */
+    char *err; /* standard error, NUL-terminated */
 } program_run;
 
 /* Runs $VARPROF (default build/varprof) with the NULL-terminated arguments,

@@ -49,7 +49,6 @@ static char *read_file(const char *path)
     return text;
 }
 
-
 /* ---- bad input: each a usage error (2) or a run-time failure (1) ---- */
 
 typedef struct {
@@ -131,7 +130,8 @@ static void bad_names_and_options_are_usage_errors(void **state)
         {{"--engine", "forward", "--embedding-var", "1e-300"}, 2, {"1e-30 to 1e30"}},
         {{"--engine", "forward", "--gain", "1e20"}, 2, {"1e-15 to 1e15"}},
         {{"--engine", "forward", "--width", "1", "--heads", "1"}, 2, {"width 1 with LayerNorm"}},
-        {{"--engine", "forward", "--model", "gpt-2-small", "--weights", "w.safetensors"}, 2,
+        {{"--engine", "forward", "--model", "gpt-2-small", "--weights", "w.safetensors"},
+         2,
          {"--model and --weights"}},
         {{"--engine", "mc", "--width", "0"}, 2, {"--width", "'0'", "2 to 1048576"}},
         {{"--engine", "mc", "--width", "1048577"}, 2, {"--width", "'1048577'"}},
@@ -219,8 +219,8 @@ static double number(const char *cell)
 static void csv_is_read_back_column_by_column(void **state)
 {
     (void)state;
-    program_run run = RUN("--placement", "pre-norm", "--layers", "32", "--gain", "2", "--format",
-                          "csv");
+    program_run run =
+        RUN("--placement", "pre-norm", "--layers", "32", "--gain", "2", "--format", "csv");
     assert_int_equal(run.status, 0);
     csv_table *t = calloc(1, sizeof *t);
     struct csv_parser parser;
@@ -238,7 +238,7 @@ static void csv_is_read_back_column_by_column(void **state)
     assert_string_equal(t->cells[0][0], "engine");
     assert_string_equal(t->cells[0][20], "stream_norm");
     for (size_t k = 0; k <= 64; k++) {
-        char (*row)[64] = t->cells[k + 1];
+        char(*row)[64] = t->cells[k + 1];
         assert_int_equal(t->n_cells[k + 1], columns);
         assert_string_equal(row[0], "closed");
         assert_string_equal(row[1], "pre-norm");
@@ -371,8 +371,8 @@ static void explain_walks_the_recursion(void **state)
 static void model_keeps_other_options(void **state)
 {
     (void)state;
-    program_run run = RUN("--model", "llama-2-7b", "--gain", "2", "--format", "csv", "--every",
-                          "64");
+    program_run run =
+        RUN("--model", "llama-2-7b", "--gain", "2", "--format", "csv", "--every", "64");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "\nclosed,pre-norm,,32,64,31,mlp,2,257,16.031219541881399,");
     program_run_free(&run);
@@ -515,9 +515,10 @@ static void help_and_version(void **state)
     (void)state;
     program_run run = RUN("--help");
     assert_int_equal(run.status, 0);
-    const char *documented[] = {"--placement", "--layers", "--gain ", "--gains", "--gamma",
-                                "--alpha", "--beta", "--embedding-var", "--engine", "--format",
-                                "--output", "--force", "--every", "--explain", "varprof table"};
+    const char *documented[] = {"--placement", "--layers",  "--gain ",      "--gains",
+                                "--gamma",     "--alpha",   "--beta",       "--embedding-var",
+                                "--engine",    "--format",  "--output",     "--force",
+                                "--every",     "--explain", "varprof table"};
     for (size_t i = 0; i < sizeof documented / sizeof documented[0]; i++)
         assert_contains(run.out, documented[i]);
     program_run_free(&run);

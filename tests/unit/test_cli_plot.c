@@ -16,7 +16,6 @@
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
-
 static long file_size(const char *path)
 {
     struct stat st;
@@ -76,8 +75,8 @@ static void plot_script_reruns_under_gnuplot(void **state)
 {
     (void)state;
     const char *svg = in_scratch("fig.svg"), *script = in_scratch("fig.gp");
-    program_run run = RUN("--placement", "pre-norm,post-ln", "--plot", svg, "--plot-script",
-                          script, "--quantity", "share");
+    program_run run = RUN("--placement", "pre-norm,post-ln", "--plot", svg, "--plot-script", script,
+                          "--quantity", "share");
     assert_int_equal(run.status, 0);
     program_run_free(&run);
     long first = file_size(svg);
@@ -129,8 +128,8 @@ static void figure_set_is_regenerated(void **state)
     const char *dir = in_scratch("figures");
     program_run run = RUN("figures", "--outdir", dir);
     assert_int_equal(run.status, 0);
-    const char *names[] = {"stream-gain1", "stream-gain2", "share", "update", "gain-sweep",
-                           "depth-sweep", "mc-comparison", "forward-comparison"};
+    const char *names[] = {"stream-gain1", "stream-gain2", "share",         "update",
+                           "gain-sweep",   "depth-sweep",  "mc-comparison", "forward-comparison"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.svg", dir, names[i]);

@@ -26,8 +26,10 @@ static void assert_rel(double got, double want, double tolerance, const char *wh
         return;
     double diff = fabs(got - want) / fabs(want);
     if (!(diff <= tolerance)) {
-        fprintf(stderr, "%s at sub-block %zu: got %.17g, want %.17g, relative difference %.3g "
-                        "> %.3g\n", what, k, got, want, diff, tolerance);
+        fprintf(stderr,
+                "%s at sub-block %zu: got %.17g, want %.17g, relative difference %.3g "
+                "> %.3g\n",
+                what, k, got, want, diff, tolerance);
         fail();
     }
 }
@@ -122,8 +124,8 @@ static void check_round_trip(const vp_profile *closed, const vp_profile *back)
         return;
     }
     for (size_t k = 0; k < closed->n_rows; k++) {
-        assert_rel(back->rows[k].stream_var, closed->rows[k].stream_var, ROUND_TRIP_TOLERANCE,
-                   name, k);
+        assert_rel(back->rows[k].stream_var, closed->rows[k].stream_var, ROUND_TRIP_TOLERANCE, name,
+                   k);
         assert_rel(back->rows[k].embedding_share, closed->rows[k].embedding_share,
                    ROUND_TRIP_TOLERANCE, name, k);
         if (k > 0) {
@@ -177,16 +179,18 @@ static void deepnorm_divides_by_beta_squared_parallel_by_sqrt_2(void **state)
         int mlp_only;
         double want; /* the closed form's gain at measured gain 1.5, beta 0.25 */
     } cases[] = {
-        {VP_DEEPNORM, 0, 1.5 / 0.0625}, {VP_DEEPNORM, 1, 1.5 / 0.0625},
-        {VP_PARALLEL, 0, 1.5 / sqrt(2.0)}, {VP_PRE_NORM, 0, 1.5},
+        {VP_DEEPNORM, 0, 1.5 / 0.0625},
+        {VP_DEEPNORM, 1, 1.5 / 0.0625},
+        {VP_PARALLEL, 0, 1.5 / sqrt(2.0)},
+        {VP_PRE_NORM, 0, 1.5},
         {VP_POST_LN, 1, 1.5},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         vp_profile *m = measured_at(cases[i].placement, cases[i].mlp_only, 0.25, 1.5);
         vp_profile *p = predict(m);
         for (size_t k = 1; k < p->n_rows; k++)
-            assert_rel(p->rows[k].gain, cases[i].want, 1e-15,
-                       vp_placement_name(cases[i].placement), k);
+            assert_rel(p->rows[k].gain, cases[i].want, 1e-15, vp_placement_name(cases[i].placement),
+                       k);
         vp_profile_free(p);
         vp_profile_free(m);
     }
@@ -216,8 +220,7 @@ static void a_forward_pass_gets_a_prediction_of_its_own_shape(void **state)
         assert_true(p->rows[0].stream_var == forward->rows[0].stream_var);
         for (size_t k = 1; k < forward->n_rows; k++)
             assert_rel(measured_of(&forward->config, p->rows[k].gain),
-                       forward->rows[k].measured_gain, 1e-14, vp_placement_name(placements[i]),
-                       k);
+                       forward->rows[k].measured_gain, 1e-14, vp_placement_name(placements[i]), k);
         vp_profile_free(p);
         vp_profile_free(forward);
     }

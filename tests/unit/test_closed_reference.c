@@ -101,18 +101,17 @@ static bool read_case(const ref_table *t, size_t first, ref_case *c, char *msg, 
                  first + 1, head->case_name, head->k);
         return false;
     }
-    if (!parse_placement(head, &c->placement) || head->layers < 1 ||
-        head->layers > VP_MAX_LAYERS) {
-        snprintf(msg, size, "case %s: placement \"%s\" or layers %zu is not valid",
-                 head->case_name, head->placement, head->layers);
+    if (!parse_placement(head, &c->placement) || head->layers < 1 || head->layers > VP_MAX_LAYERS) {
+        snprintf(msg, size, "case %s: placement \"%s\" or layers %zu is not valid", head->case_name,
+                 head->placement, head->layers);
         return false;
     }
     c->first = first;
     c->sub_blocks = vp_sub_block_count(c->placement, head->layers);
     c->n_rows = c->sub_blocks + 1;
     if (!head->has_gain && head->n_gains != c->sub_blocks) {
-        snprintf(msg, size, "case %s: %zu per-sub-block gains for %zu sub-blocks",
-                 head->case_name, head->n_gains, c->sub_blocks);
+        snprintf(msg, size, "case %s: %zu per-sub-block gains for %zu sub-blocks", head->case_name,
+                 head->n_gains, c->sub_blocks);
         return false;
     }
     if (head->has_gain && head->gains) {
@@ -266,8 +265,7 @@ static void compare_case(const reference *ref, const ref_case *c, tally *t)
         print_error("case %s placement %s: engine returned %s (%s), %zu rows, overflow at %zu; "
                     "expected %zu rows\n",
                     rows->case_name, rows->placement, vp_strerror(status), err.message,
-                    profile ? profile->n_rows : 0, profile ? profile->overflow_at : 0,
-                    c->n_rows);
+                    profile ? profile->n_rows : 0, profile ? profile->overflow_at : 0, c->n_rows);
         vp_profile_free(profile);
         return;
     }
@@ -302,8 +300,8 @@ static void test_engine_matches_reference(void **state)
     reference_free(&ref);
     assert_true(t.compared > 0);
     if (t.failed_cases || t.mismatches)
-        fail_msg("%zu cases not run and %zu figures beyond %g relative (max %.3g)",
-                 t.failed_cases, t.mismatches, REL_TOL, t.max_diff);
+        fail_msg("%zu cases not run and %zu figures beyond %g relative (max %.3g)", t.failed_cases,
+                 t.mismatches, REL_TOL, t.max_diff);
 }
 
 /* The "grid-" cases use DeepNet's defaults, computed by the generator as the

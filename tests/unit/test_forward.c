@@ -86,8 +86,8 @@ static void gain_init_keeps_its_promise(void **state)
             /* Post-LN: LayerNorm leaves variance var / (var + eps) of 1, and a token's
                variance here is near 2, so within eps */
             if (placements[i] == VP_POST_LN && fabs(f->stream_var - 1.0) > 1e-5) {
-                print_error("post-ln, sub-block %zu: stream variance %.9f, want 1 within eps\n",
-                            k, f->stream_var);
+                print_error("post-ln, sub-block %zu: stream variance %.9f, want 1 within eps\n", k,
+                            f->stream_var);
                 fail();
             }
         }
@@ -126,17 +126,17 @@ static void measurements_hold_together(void **state)
 static void program_runs_every_engine(void **state)
 {
     (void)state;
-    program_run r = run_varprof((const char *const[]){
-        "--placement", "pre-norm,post-ln", "--engine", "all", "--width", "64", "--layers", "4",
-        "--trials", "500", NULL});
+    program_run r = run_varprof((const char *const[]){"--placement", "pre-norm,post-ln", "--engine",
+                                                      "all", "--width", "64", "--layers", "4",
+                                                      "--trials", "500", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "the forward pass measured"));
     assert_non_null(strstr(r.out, "pre-norm: parts from its prediction by at most"));
     assert_non_null(strstr(r.out, "post-ln: parts from its prediction by at most"));
     program_run_free(&r);
     r = run_varprof((const char *const[]){"--engine", "forward", "--width", "32", "--heads", "4",
-                                          "--layers", "2", "--format", "csv", "--qk-norm",
-                                          "--norm", "rmsnorm", NULL});
+                                          "--layers", "2", "--format", "csv", "--qk-norm", "--norm",
+                                          "rmsnorm", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "\nforward,pre-norm,rmsnorm,2,4,1,mlp,"));
     program_run_free(&r);
@@ -208,9 +208,9 @@ static void torch_init_falls_in_pytorchs_band(void **state)
     band torch;
     memset(&torch, 0, sizeof torch);
     vp_error err;
-    assert_int_equal(csv_read_file(test_data_path("torch_seed_stack_band.csv"), on_band_row,
-                                      &torch, &err),
-                     VP_OK);
+    assert_int_equal(
+        csv_read_file(test_data_path("torch_seed_stack_band.csv"), on_band_row, &torch, &err),
+        VP_OK);
     double ours[3][20];
     for (unsigned seed = 1; seed <= 20; seed++) {
         vp_config cfg;
@@ -233,8 +233,7 @@ static void torch_init_falls_in_pytorchs_band(void **state)
         }
         const double var_ours = (sq - mean * mean) * 20.0 / 19.0;
         const double torch_mean = torch.sum[slot] / 20.0;
-        const double var_torch =
-            (torch.sumsq[slot] / 20.0 - torch_mean * torch_mean) * 20.0 / 19.0;
+        const double var_torch = (torch.sumsq[slot] / 20.0 - torch_mean * torch_mean) * 20.0 / 19.0;
         const double se = sqrt(var_ours / 20.0 + var_torch / 20.0);
         qsort(ours[slot], 20, sizeof(double), compare_doubles);
         const double median = 0.5 * (ours[slot][9] + ours[slot][10]);
@@ -242,8 +241,10 @@ static void torch_init_falls_in_pytorchs_band(void **state)
             median > torch.max[slot]) {
             print_error("block %d: varprof mean %.4f median %.4f, PyTorch mean %.4f in "
                         "[%.4f, %.4f], joint standard error %.3f\n",
-                        slot == 0 ? 0 : slot == 1 ? 11 : 23, mean, median, torch_mean,
-                        torch.min[slot], torch.max[slot], se);
+                        slot == 0   ? 0
+                        : slot == 1 ? 11
+                                    : 23,
+                        mean, median, torch_mean, torch.min[slot], torch.max[slot], se);
             fail();
         }
     }

@@ -69,13 +69,13 @@ static int isa_select_in_child(const char *env_value, vp_status want_status, vp_
         vp_error err = {{0}};
         vp_status status = vp_isa_select(&isa, &err);
         if (status != want_status) {
-            fprintf(stderr, "VARPROF_ISA=%s: status %d, want %d\n", env_value ? env_value : "(unset)",
-                    (int)status, (int)want_status);
+            fprintf(stderr, "VARPROF_ISA=%s: status %d, want %d\n",
+                    env_value ? env_value : "(unset)", (int)status, (int)want_status);
             _exit(1);
         }
         if (isa != want_isa || vp_isa_current() != want_isa) {
-            fprintf(stderr, "VARPROF_ISA=%s: chose %s, want %s\n", env_value ? env_value : "(unset)",
-                    vp_isa_name(isa), vp_isa_name(want_isa));
+            fprintf(stderr, "VARPROF_ISA=%s: chose %s, want %s\n",
+                    env_value ? env_value : "(unset)", vp_isa_name(isa), vp_isa_name(want_isa));
             _exit(2);
         }
         if (status != VP_OK) {
@@ -87,7 +87,7 @@ static int isa_select_in_child(const char *env_value, vp_status want_status, vp_
             }
             vp_error again = {{0}};
             if (vp_isa_select(NULL, &again) != status || strcmp(again.message, err.message) != 0)
-                _exit(4);  /* the one choice is reported the same way every time */
+                _exit(4); /* the one choice is reported the same way every time */
         }
         /* the dispatching entry point runs the chosen variant */
         float a[37], b[37];
@@ -105,7 +105,7 @@ static void varprof_isa_chooses_the_variant(void **state)
 {
     (void)state;
     assert_int_equal(isa_select_in_child(NULL, VP_OK, vp_isa_best()), 0);
-    assert_int_equal(isa_select_in_child("", VP_OK, vp_isa_best()), 0);  /* empty = unset */
+    assert_int_equal(isa_select_in_child("", VP_OK, vp_isa_best()), 0); /* empty = unset */
     assert_int_equal(isa_select_in_child("scalar", VP_OK, VP_ISA_SCALAR), 0);
     for (int isa = VP_ISA_AVX2; isa < VP_ISA_COUNT; isa++)
         if (vp_isa_supported((vp_isa)isa))
@@ -115,8 +115,8 @@ static void varprof_isa_chooses_the_variant(void **state)
     assert_int_equal(isa_select_in_child("AVX2", VP_EINVAL, VP_ISA_SCALAR), 0);
     for (int isa = VP_ISA_AVX2; isa < VP_ISA_COUNT; isa++)
         if (!vp_isa_supported((vp_isa)isa))
-            assert_int_equal(isa_select_in_child(vp_isa_name((vp_isa)isa), VP_EINVAL, VP_ISA_SCALAR),
-                             0);
+            assert_int_equal(
+                isa_select_in_child(vp_isa_name((vp_isa)isa), VP_EINVAL, VP_ISA_SCALAR), 0);
 }
 
 static void isa_names_and_support(void **state)
@@ -146,7 +146,7 @@ static void isa_names_and_support(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         isa = VP_ISA_COUNT;
         assert_int_equal(vp_isa_from_name(bad[i], &isa, &err), VP_EINVAL);
-        assert_int_equal(isa, VP_ISA_COUNT);  /* untouched */
+        assert_int_equal(isa, VP_ISA_COUNT); /* untouched */
         assert_non_null(strstr(err.message, bad[i]));
         assert_non_null(strstr(err.message, "supported: scalar"));
     }
@@ -166,7 +166,8 @@ static void reference_block(double z[4], double radius[4], uint64_t seed, uint32
     philox4x32_ctr_t r = philox4x32(ctr, key);
     for (int pair = 0; pair < 2; pair++) {
         uint32_t r_radius = r.v[2 * pair], r_angle = r.v[2 * pair + 1];
-        float u = (float)(int32_t)(r_radius >> 1) * 0x1p-31f + 0x1p-32f;  /* exact sum of 2 powers of 2 */
+        float u =
+            (float)(int32_t)(r_radius >> 1) * 0x1p-31f + 0x1p-32f; /* exact sum of 2 powers of 2 */
         double rad = sqrt(-2.0 * log((double)u));
         /* the angle straight from its word, in double (the generator keeps it to float
          * resolution, about 0.4 of the units compared) */
@@ -267,9 +268,17 @@ static void simd_variants_match_scalar(void **state)
         uint64_t first;
         size_t n;
     } spans[] = {
-        {0, 0}, {0, 1}, {1, 3}, {2, 7}, {3, 64}, {0, 128}, {5, 131}, {7, 1000}, {0, 512},
-        {4 * 0xffffffffull - 5, 300},        /* the block counter's low word wraps */
-        {UINT64_MAX - 300 + 1, 300},         /* the last draws of a stream */
+        {0, 0},
+        {0, 1},
+        {1, 3},
+        {2, 7},
+        {3, 64},
+        {0, 128},
+        {5, 131},
+        {7, 1000},
+        {0, 512},
+        {4 * 0xffffffffull - 5, 300}, /* the block counter's low word wraps */
+        {UINT64_MAX - 300 + 1, 300},  /* the last draws of a stream */
     };
     size_t variants = 0;
     for (int isa = VP_ISA_AVX2; isa < VP_ISA_COUNT; isa++) {
@@ -379,15 +388,16 @@ static void moments_of_a_million_draws(void **state)
         double m4 = s4 / n - 4 * mean * s3 / n + 6 * mean * mean * s2 / n - 3 * pow(mean, 4);
         double skew = m3 / pow(var, 1.5), kurt = m4 / (var * var) - 3;
         const double k = 5.0;
-        print_message("%s, 10^6 draws: mean %+.5f (bound %.5f), variance %.5f (1 +- %.5f), "
-                      "skewness %+.5f (bound %.5f), excess kurtosis %+.5f (bound %.5f), max |z| %.3f\n",
-                      vp_isa_name((vp_isa)isa), mean, k * sqrt(1 / n), var, k * sqrt(2 / n), skew,
-                      k * sqrt(6 / n), kurt, k * sqrt(24 / n), biggest);
+        print_message(
+            "%s, 10^6 draws: mean %+.5f (bound %.5f), variance %.5f (1 +- %.5f), "
+            "skewness %+.5f (bound %.5f), excess kurtosis %+.5f (bound %.5f), max |z| %.3f\n",
+            vp_isa_name((vp_isa)isa), mean, k * sqrt(1 / n), var, k * sqrt(2 / n), skew,
+            k * sqrt(6 / n), kurt, k * sqrt(24 / n), biggest);
         assert_true(fabs(mean) < k * sqrt(1 / n));
         assert_true(fabs(var - 1) < k * sqrt(2 / n));
         assert_true(fabs(skew) < k * sqrt(6 / n));
         assert_true(fabs(kurt) < k * sqrt(24 / n));
-        assert_true(biggest < 6.67);  /* radius uniform >= 2^-32 */
+        assert_true(biggest < 6.67); /* radius uniform >= 2^-32 */
     }
 }
 
@@ -416,7 +426,8 @@ static void kolmogorov_smirnov_against_the_normal(void **state)
             uint64_t seed;
             uint32_t token, sub_block;
             uint64_t first;
-        } streams[] = {{1, 0, 0, 0}, {0xdeadbeefull << 32, 123456, 31, 5}, {42, UINT32_MAX, 7, 1ull << 40}};
+        } streams[] = {
+            {1, 0, 0, 0}, {0xdeadbeefull << 32, 123456, 31, 5}, {42, UINT32_MAX, 7, 1ull << 40}};
         for (size_t s = 0; s < sizeof streams / sizeof streams[0]; s++) {
             vp_gauss_fill_with((vp_isa)isa, z, N, streams[s].seed, streams[s].token,
                                streams[s].sub_block, streams[s].first);

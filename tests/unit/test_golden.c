@@ -71,8 +71,8 @@ static int check_case(const char *name, const char *isa, int per_isa, char *cons
     setenv("VARPROF_ISA", isa, 1);
     program_run run = run_varprof((const char *const *)args);
     unsetenv("VARPROF_ISA");
-    int ok = run.status == 0 && run.out_length == want_length &&
-             memcmp(run.out, want, want_length) == 0;
+    int ok =
+        run.status == 0 && run.out_length == want_length && memcmp(run.out, want, want_length) == 0;
     if (!ok) {
         print_error("golden case %s on %s: exit %d, %zu bytes against %zu recorded\n", name, isa,
                     run.status, run.out_length, want_length);

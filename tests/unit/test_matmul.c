@@ -196,7 +196,8 @@ static double compare(const char *who, const problem *pb, const float *got, cons
             double diff = fabs((double)got[i * pb->ldo + j] - ref);
             if (!(diff <= tol)) { /* NaN fails too */
                 if (mismatches++ == 0)
-                    fprintf(stderr, "%s %zux%zux%zu (ldx %zu, ldo %zu, bias %s): first mismatch "
+                    fprintf(stderr,
+                            "%s %zux%zux%zu (ldx %zu, ldo %zu, bias %s): first mismatch "
                             "out[%zu][%zu] = %.9g, want %.9g, |diff| %.3g > tol %.3g\n",
                             who, pb->n, pb->k, pb->m, pb->ldx, pb->ldo, pb->bias ? "yes" : "NULL",
                             i, j, got[i * pb->ldo + j], ref, diff, tol);
@@ -232,15 +233,16 @@ static void test_scalar_against_double(void **state)
         free_problem(&pb);
     }
     printf("scalar vs double: %d shapes, max |diff| / tol %.3g (tol = %.0f (k+1) 2^-24 "
-           "(|b| + sum |x w|))\n", RANDOM_SHAPES, worst, REF_TOL_FACTOR);
+           "(|b| + sum |x w|))\n",
+           RANDOM_SHAPES, worst, REF_TOL_FACTOR);
 }
 
 /* Shapes beyond 300 where the blocks over k, columns and rows start again. */
 static const size_t block_shapes[][3] = {
-    {13, 1100, 70},  /* k over two blocks of 512 */
-    {7, 530, 300},   /* k just past a block, columns past 256 */
-    {4100, 5, 3},    /* rows past one block of x, read in place (k <= 512) */
-    {4100, 520, 3},  /* the same, x packed (k > 512) */
+    {13, 1100, 70}, /* k over two blocks of 512 */
+    {7, 530, 300},  /* k just past a block, columns past 256 */
+    {4100, 5, 3},   /* rows past one block of x, read in place (k <= 512) */
+    {4100, 520, 3}, /* the same, x packed (k > 512) */
     {33, 513, 65},
     {13, 1100, 480}, /* AVX-512's 8 x 48 tile: k over two blocks, columns past 240 */
     {9, 40, 96},     /* 8 x 48 and x read in place, a row past a panel */
@@ -273,8 +275,8 @@ static void test_simd_against_scalar(void **state)
             free_problem(&pb);
         }
         printf("%s: %zu shapes, max |diff| / tol %.3g against scalar (tol %.0f (k+1) 2^-24 "
-               "(|b| + sum |x w|)), %.3g against double\n", who, shapes, worst,
-               2.0 * REF_TOL_FACTOR, worst_exact);
+               "(|b| + sum |x w|)), %.3g against double\n",
+               who, shapes, worst, 2.0 * REF_TOL_FACTOR, worst_exact);
     }
 }
 
@@ -300,10 +302,12 @@ static void check_rows_independent(vp_isa isa, const problem *pb)
             size_t j = 0;
             while (memcmp(all + i * pb->ldo + j, split + i * pb->ldo + j, sizeof *all) == 0)
                 j++;
-            fprintf(stderr, "%s %zux%zux%zu: row %zu differs when the rows are split (%s): "
-                    "out[%zu][%zu] = %.9g, all at once %.9g\n", vp_isa_name(isa), pb->n, pb->k,
-                    pb->m, i, pass == 0 ? "one per call" : "random runs", i, j,
-                    split[i * pb->ldo + j], all[i * pb->ldo + j]);
+            fprintf(stderr,
+                    "%s %zux%zux%zu: row %zu differs when the rows are split (%s): "
+                    "out[%zu][%zu] = %.9g, all at once %.9g\n",
+                    vp_isa_name(isa), pb->n, pb->k, pb->m, i,
+                    pass == 0 ? "one per call" : "random runs", i, j, split[i * pb->ldo + j],
+                    all[i * pb->ldo + j]);
             fail();
         }
     }
@@ -333,8 +337,8 @@ static void test_one_hot(void **state)
     for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
         if (!vp_isa_supported((vp_isa)isa))
             continue;
-        static const size_t sizes[][3] = {{1, 1, 1}, {1, 1, 17}, {17, 1, 1}, {5, 600, 67},
-                                          {70, 33, 130}};
+        static const size_t sizes[][3] = {
+            {1, 1, 1}, {1, 1, 17}, {17, 1, 1}, {5, 600, 67}, {70, 33, 130}};
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
             problem pb = make_problem(sizes[s][0], sizes[s][1], sizes[s][2], 2, 1, (int)(s & 1));
             for (size_t i = 0; i < pb.n; i++)

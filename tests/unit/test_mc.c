@@ -74,7 +74,7 @@ static void agrees_with_closed_form(void **state)
 {
     (void)state;
     const vp_placement exact[] = {VP_PRE_NORM, VP_SANDWICH, VP_OUTPUT_NORM, VP_PARALLEL,
-                                  VP_NO_NORM, VP_POST_LN, VP_DEEPNORM};
+                                  VP_NO_NORM,  VP_POST_LN,  VP_DEEPNORM};
     for (size_t pl = 0; pl < sizeof exact / sizeof *exact; pl++)
         for (size_t n = 0; n < 2; n++)
             for (size_t w = 0; w < 2; w++)
@@ -97,8 +97,8 @@ static void agrees_with_closed_form(void **state)
                             check("update ratio", mc, k, c->update_ratio, s->update_ratio,
                                   s->update_ratio_se);
                         if (share_exact)
-                            check("embedding share", mc, k, c->embedding_share,
-                                  s->embedding_share, s->embedding_share_se);
+                            check("embedding share", mc, k, c->embedding_share, s->embedding_share,
+                                  s->embedding_share_se);
                     }
                     vp_profile_free(mc);
                     vp_profile_free(cf);
@@ -137,8 +137,8 @@ static void finite_width_share(void **state)
                 const double alpha = pl == 0 ? 1.0 : mc->config.alpha;
                 const double b = pl == 0 ? gains[g] : mc->config.beta * mc->config.beta * gains[g];
                 const double lambda = d * alpha * alpha / (b * b);
-                const double step = alpha * alpha * d / (b * b) *
-                                    mean_inverse_noncentral_chisq(d, lambda);
+                const double step =
+                    alpha * alpha * d / (b * b) * mean_inverse_noncentral_chisq(d, lambda);
                 for (size_t k = 0; k < mc->n_rows; k++) {
                     const vp_row *s = &mc->rows[k];
                     check("finite-width embedding share", mc, k, pow(step, 0.5 * (double)k),
@@ -168,10 +168,10 @@ static void full_and_reduced_agree(void **state)
     for (int pl = 0; pl < VP_PLACEMENT_COUNT; pl++)
         for (size_t nm = 0; nm < 2; nm++)
             for (size_t w = 0; w < 3; w++) {
-                vp_profile *full = sample((vp_placement)pl, 6, 1.0, norms[nm], sizes[w], n,
-                                          VP_MC_FULL, 7);
-                vp_profile *reduced = sample((vp_placement)pl, 6, 1.0, norms[nm], sizes[w], n,
-                                             VP_MC_REDUCED, 8);
+                vp_profile *full =
+                    sample((vp_placement)pl, 6, 1.0, norms[nm], sizes[w], n, VP_MC_FULL, 7);
+                vp_profile *reduced =
+                    sample((vp_placement)pl, 6, 1.0, norms[nm], sizes[w], n, VP_MC_REDUCED, 8);
                 assert_int_equal(full->n_rows, reduced->n_rows);
                 for (size_t k = 0; k < full->n_rows; k++) {
                     const vp_row *f = &full->rows[k], *r = &reduced->rows[k];
@@ -195,8 +195,8 @@ static void full_and_reduced_agree(void **state)
                         double se = sqrt(2.0 * ps[q] * (1.0 - ps[q]) / (double)n) /
                                     normal_quantile_density(ps[q]) * spread;
                         /* back from the log: an error of se in log q is q se in q */
-                        check("stream size percentile, full against reduced", full, k, rq[q],
-                              fq[q], rq[q] * se);
+                        check("stream size percentile, full against reduced", full, k, rq[q], fq[q],
+                              rq[q] * se);
                     }
                 }
                 vp_profile_free(full);
@@ -208,12 +208,12 @@ static void same_seed_same_numbers(void **state)
 {
     (void)state;
     for (int method = 0; method < 2; method++) {
-        vp_profile *a = sample(VP_POST_LN, 4, 1.0, VP_NORM_LAYERNORM, 32, 500,
-                               (vp_mc_method)method, 3);
-        vp_profile *b = sample(VP_POST_LN, 4, 1.0, VP_NORM_LAYERNORM, 32, 500,
-                               (vp_mc_method)method, 3);
-        vp_profile *c = sample(VP_POST_LN, 4, 1.0, VP_NORM_LAYERNORM, 32, 500,
-                               (vp_mc_method)method, 4);
+        vp_profile *a =
+            sample(VP_POST_LN, 4, 1.0, VP_NORM_LAYERNORM, 32, 500, (vp_mc_method)method, 3);
+        vp_profile *b =
+            sample(VP_POST_LN, 4, 1.0, VP_NORM_LAYERNORM, 32, 500, (vp_mc_method)method, 3);
+        vp_profile *c =
+            sample(VP_POST_LN, 4, 1.0, VP_NORM_LAYERNORM, 32, 500, (vp_mc_method)method, 4);
         assert_memory_equal(a->rows, b->rows, a->n_rows * sizeof(vp_row));
         assert_true(a->rows[8].embedding_share != c->rows[8].embedding_share);
         vp_profile_free(a);
@@ -253,9 +253,14 @@ static void threads_do_not_change_the_csv(void **state)
 static void every_isa_gives_the_same_csv(void **state)
 {
     (void)state;
-    const char *const args[] = {"--placement", "post-ln,sandwich", "--engine", "mc", "--method",
-                                "full", "--layers", "3", "--width", "77", "--trials", "300",
-                                "--format", "csv", NULL};
+    const char *const args[] = {"--placement", "post-ln,sandwich",
+                                "--engine",    "mc",
+                                "--method",    "full",
+                                "--layers",    "3",
+                                "--width",     "77",
+                                "--trials",    "300",
+                                "--format",    "csv",
+                                NULL};
     setenv("VARPROF_ISA", "scalar", 1);
     program_run scalar = run_varprof(args);
     assert_int_equal(scalar.status, 0);
@@ -280,8 +285,8 @@ static void every_isa_gives_the_same_csv(void **state)
 static void text_and_json_name_the_sampling(void **state)
 {
     (void)state;
-    program_run run = run_varprof((const char *const[]){"--engine", "mc", "--seed", "42",
-                                                         "--layers", "2", NULL});
+    program_run run =
+        run_varprof((const char *const[]){"--engine", "mc", "--seed", "42", "--layers", "2", NULL});
     assert_int_equal(run.status, 0);
     assert_non_null(strstr(run.out, "generator philox4x32-10, seed 42"));
     program_run_free(&run);
@@ -296,9 +301,9 @@ static void text_and_json_name_the_sampling(void **state)
 static void verdicts_for_every_placement(void **state)
 {
     (void)state;
-    program_run run = run_varprof((const char *const[]){
-        "--placement", "all", "--layers", "32", "--engine", "all", "--width", "512", "--trials",
-        "4096", "--every", "8", NULL});
+    program_run run = run_varprof((const char *const[]){"--placement", "all", "--layers", "32",
+                                                        "--engine", "all", "--width", "512",
+                                                        "--trials", "4096", "--every", "8", NULL});
     assert_int_equal(run.status, 0);
     for (int p = 0; p < VP_PLACEMENT_COUNT; p++) {
         char line[64];

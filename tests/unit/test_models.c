@@ -34,12 +34,12 @@ static void table_parses_and_names_the_chapter_models(void **state)
         const char *name;
         vp_placement placement;
     } expected[] = {
-        {"bert-base", VP_POST_LN},      {"transformer-base", VP_POST_LN},
-        {"gpt-2-small", VP_PRE_NORM},   {"gpt-3-175b", VP_PRE_NORM},
-        {"llama-2-7b", VP_PRE_NORM},    {"llama-3-8b", VP_PRE_NORM},
-        {"mistral-7b", VP_PRE_NORM},    {"qwen2-7b", VP_PRE_NORM},
-        {"deepseek-v3", VP_PRE_NORM},   {"gemma-2-27b", VP_SANDWICH},
-        {"gemma-3-27b", VP_SANDWICH},   {"olmo-2-7b", VP_OUTPUT_NORM},
+        {"bert-base", VP_POST_LN},    {"transformer-base", VP_POST_LN},
+        {"gpt-2-small", VP_PRE_NORM}, {"gpt-3-175b", VP_PRE_NORM},
+        {"llama-2-7b", VP_PRE_NORM},  {"llama-3-8b", VP_PRE_NORM},
+        {"mistral-7b", VP_PRE_NORM},  {"qwen2-7b", VP_PRE_NORM},
+        {"deepseek-v3", VP_PRE_NORM}, {"gemma-2-27b", VP_SANDWICH},
+        {"gemma-3-27b", VP_SANDWICH}, {"olmo-2-7b", VP_OUTPUT_NORM},
         {"gpt-j-6b", VP_PARALLEL},
     };
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
@@ -127,14 +127,14 @@ static void malformed_rows_name_their_line(void **state)
 static void model_option_takes_placement_and_layers(void **state)
 {
     (void)state;
-    program_run run = run_varprof((const char *const[]){"--model", "gemma-2-27b", "--format",
-                                                         "csv", NULL});
+    program_run run =
+        run_varprof((const char *const[]){"--model", "gemma-2-27b", "--format", "csv", NULL});
     assert_int_equal(run.status, 0);
     /* sandwich, 46 layers: the last row is sub-block 92 */
     assert_non_null(strstr(run.out, "\nclosed,sandwich,,46,92,45,mlp,"));
     program_run_free(&run);
-    run = run_varprof((const char *const[]){"--model", "gemma-2-27b", "--layers", "3", "--format",
-                                            "csv", NULL});
+    run = run_varprof(
+        (const char *const[]){"--model", "gemma-2-27b", "--layers", "3", "--format", "csv", NULL});
     assert_non_null(strstr(run.out, "\nclosed,sandwich,,3,6,2,mlp,"));
     program_run_free(&run);
     run = run_varprof((const char *const[]){"--model", "gpt-5", NULL});

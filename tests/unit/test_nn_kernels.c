@@ -31,13 +31,12 @@ static const size_t WIDTHS[] = {1, 3, 7, 15, 17, 31, 33, 48, 64, 100, 257};
 typedef struct {
     vp_isa isa;
     const char *name;
-    void (*layernorm)(float *, const float *, const float *, const float *, size_t, size_t,
-                      float);
+    void (*layernorm)(float *, const float *, const float *, const float *, size_t, size_t, float);
     void (*rmsnorm)(float *, const float *, const float *, size_t, size_t, float);
     void (*gelu)(float *, const float *, size_t);
     void (*softmax)(float *, size_t);
-    void (*attention)(float *, size_t, const float *, const float *, const float *, size_t,
-                      size_t, size_t, size_t, float *);
+    void (*attention)(float *, size_t, const float *, const float *, const float *, size_t, size_t,
+                      size_t, size_t, float *);
     void (*exp)(float *, const float *, size_t);
     void (*erf)(float *, const float *, size_t);
 } variant;
@@ -135,7 +134,8 @@ static size_t compare(const char *what, const float *got, const double *want, co
         if (!(diff <= tol[i])) {
             if (bad == 0)
                 print_error("%s: first mismatch at %zu: got %.9g, want %.9g, |diff| %.3g > tol "
-                            "%.3g\n", what, i, (double)got[i], want[i], diff, tol[i]);
+                            "%.3g\n",
+                            what, i, (double)got[i], want[i], diff, tol[i]);
             bad++;
         }
         if (diff > max_diff || isnan(diff))
@@ -150,7 +150,8 @@ static size_t compare(const char *what, const float *got, const double *want, co
     seen_share = max_share > seen_share ? max_share : seen_share;
     if (bad)
         print_error("%s: %zu of %zu outside tolerance; max |diff| %.3g, worst at %zu (%.2f of "
-                    "its tolerance)\n", what, bad, n, max_diff, worst, max_share);
+                    "its tolerance)\n",
+                    what, bad, n, max_diff, worst, max_share);
     return bad;
 }
 
@@ -207,8 +208,7 @@ static void layernorm_ref(double *out, double *scale, const float *x, const floa
     }
 }
 
-static void rmsnorm_ref(double *out, const float *x, const float *w, size_t n, size_t d,
-                        float eps)
+static void rmsnorm_ref(double *out, const float *x, const float *w, size_t n, size_t d, float eps)
 {
     for (size_t r = 0; r < n; r++) {
         const float *xr = x + r * d;
@@ -304,8 +304,8 @@ static uint32_t float_bits(float x)
 
 /* Largest error in float ulps of the result, of f against ref over every
  * step-th float from lo to hi (both positive) and their negatives. */
-static double max_ulps(void (*f)(float *, const float *, size_t), double (*ref)(double),
-                       float lo, float hi, uint32_t step, int negatives, float *at)
+static double max_ulps(void (*f)(float *, const float *, size_t), double (*ref)(double), float lo,
+                       float hi, uint32_t step, int negatives, float *at)
 {
     enum { CHUNK = 4096 };
     float x[CHUNK], y[CHUNK];
@@ -695,8 +695,8 @@ static void simd_softmax_matches_scalar(void **state)
                     fill_normal(x, n, kind == 0 ? 1.0f : 30.0f, -2.0f);
                 else /* extremes: huge of both signs; exp(-2e30) etc. underflow to 0 */
                     for (size_t i = 0; i < n; i++)
-                        x[i] = (rng_next() & 1 ? 1.0f : -1.0f) *
-                               (kind == 2 ? 1e30f : FLT_MAX) * (float)uniform();
+                        x[i] = (rng_next() & 1 ? 1.0f : -1.0f) * (kind == 2 ? 1e30f : FLT_MAX) *
+                               (float)uniform();
                 memcpy(want, x, n * sizeof *x);
                 memcpy(got, x, n * sizeof *x);
                 kern_softmax_scalar(want, n);
@@ -750,16 +750,16 @@ static void simd_attention_matches_scalar_and_double(void **state)
             kern_attention_scalar(want, ldo, q, k, v, ld, T, H, hd, scratch);
             var->attention(got, ldo, q, k, v, ld, T, H, hd, scratch);
             char what[96];
-            snprintf(what, sizeof what, "attention %s T=%zu H=%zu hd=%zu vs double", var->name,
-                     T, H, hd);
+            snprintf(what, sizeof what, "attention %s T=%zu H=%zu hd=%zu vs double", var->name, T,
+                     H, hd);
             /* against double: attention_ref's bound; padding untouched */
             assert_int_equal(compare(what, got, want_d, tol, T * ldo), 0);
             /* against scalar: each within that bound of the exact value */
             float_to_double(scalar_d, want, T * ldo);
             for (size_t i = 0; i < T * ldo; i++)
                 tol[i] *= 2;
-            snprintf(what, sizeof what, "attention %s T=%zu H=%zu hd=%zu vs scalar", var->name,
-                     T, H, hd);
+            snprintf(what, sizeof what, "attention %s T=%zu H=%zu hd=%zu vs scalar", var->name, T,
+                     H, hd);
             assert_int_equal(compare(what, got, scalar_d, tol, T * ldo), 0);
             free(q), free(k), free(v), free(want), free(got), free(scratch);
             free(want_d), free(tol), free(scalar_d);
@@ -812,8 +812,8 @@ static void rows_do_not_depend_on_the_split(void **state)
            tokens alone give the same rows as the whole sequence */
         var->attention(att_all, ld, q, k, v, ld, T, H, hd, scratch);
         for (size_t h = 0; h < H; h++)
-            var->attention(att_part + h * hd, ld, q + h * hd, k + h * hd, v + h * hd, ld, T, 1,
-                           hd, scratch);
+            var->attention(att_part + h * hd, ld, q + h * hd, k + h * hd, v + h * hd, ld, T, 1, hd,
+                           scratch);
         snprintf(what, sizeof what, "attention %s heads split", var->name);
         assert_int_equal(compare_bits(what, att_all, att_part, T * ld), 0);
         var->attention(att_part, ld, q, k, v, ld, T / 2, H, hd, scratch);

@@ -16,9 +16,9 @@ static void accepts_decimal_numbers(void **state)
         const char *text;
         double value;
     } cases[] = {
-        {"1", 1.0},        {"0", 0.0},           {"-3", -3.0},    {"+2.5", 2.5},
-        {".5", 0.5},       {"2.", 2.0},          {"1e-300", 1e-300}, {"1.5E3", 1500.0},
-        {"1e150", 1e150},  {"0.1", 0.1},         {"00012", 12.0}, {"1e+2", 100.0},
+        {"1", 1.0},       {"0", 0.0},   {"-3", -3.0},       {"+2.5", 2.5},
+        {".5", 0.5},      {"2.", 2.0},  {"1e-300", 1e-300}, {"1.5E3", 1500.0},
+        {"1e150", 1e150}, {"0.1", 0.1}, {"00012", 12.0},    {"1e+2", 100.0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double value = -99.0;
@@ -31,9 +31,9 @@ static void accepts_decimal_numbers(void **state)
 static void refuses_what_is_not_a_finite_number(void **state)
 {
     (void)state;
-    const char *bad[] = {"",     "nan", "NaN",   "inf",   "-inf", "infinity", "1e400", "-1e400",
-                         "12abc", " 1", "1 ",    "0x10",  "1e",   "e5",      ".",     "+",
-                         "1..2",  "1e5.5", "--1", "1,5", "1e-400"};
+    const char *bad[] = {"",       "nan",   "NaN",  "inf",   "-inf", "infinity", "1e400",
+                         "-1e400", "12abc", " 1",   "1 ",    "0x10", "1e",       "e5",
+                         ".",      "+",     "1..2", "1e5.5", "--1",  "1,5",      "1e-400"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         double value = 42.0;
         vp_error err = {{0}};
@@ -41,7 +41,7 @@ static void refuses_what_is_not_a_finite_number(void **state)
             print_error("'%s' was accepted as %g\n", bad[i], value);
             fail();
         }
-        assert_true(value == 42.0);  /* untouched */
+        assert_true(value == 42.0); /* untouched */
         assert_true(strlen(err.message) > 0);
     }
 }
@@ -55,8 +55,8 @@ static void whole_numbers_are_strict(void **state)
     assert_int_equal(value, 32);
     assert_int_equal(vp_parse_size("1000000", 1, 1000000, &value, &err), VP_OK);
     assert_int_equal(value, 1000000);
-    const char *bad[] = {"", "0", "1000001", "1.5", "-3", "+3", "12abc", "1e3", " 3",
-                         "99999999999999999999999999"};
+    const char *bad[] = {"",   "0",     "1000001", "1.5", "-3",
+                         "+3", "12abc", "1e3",     " 3",  "99999999999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         value = 7;
         if (vp_parse_size(bad[i], 1, 1000000, &value, &err) != VP_EINVAL) {

@@ -40,8 +40,8 @@ static vp_figure *all_placements(size_t layers, vp_plot_quantity quantity, const
         ps[p] = closed((vp_placement)p, layers, 1.0);
     vp_figure *fig = NULL;
     vp_error err = {{0}};
-    vp_status status = vp_plot_profiles((const vp_profile *const *)ps, VP_PLACEMENT_COUNT,
-                                        quantity, title, &fig, &err);
+    vp_status status = vp_plot_profiles((const vp_profile *const *)ps, VP_PLACEMENT_COUNT, quantity,
+                                        title, &fig, &err);
     if (status != VP_OK)
         fprintf(stderr, "vp_plot_profiles: %s\n", err.message);
     assert_int_equal(status, VP_OK);
@@ -269,9 +269,15 @@ static void dumb_terminal_has_the_labels(void **state)
     buf[n] = '\0';
     fclose(text);
     // the text plot cannot turn the y label on its side: it joins the title
-    const char *labels[] = {"sub-block (2 per layer", "[y: sqrt(v_k / v_0)]", "[y: u_k (log)]",
-                            "e_k (log)", "stream size", "update ratio", "embedding share",
-                            "pre-norm, closed", "post-ln, closed"};
+    const char *labels[] = {"sub-block (2 per layer",
+                            "[y: sqrt(v_k / v_0)]",
+                            "[y: u_k (log)]",
+                            "e_k (log)",
+                            "stream size",
+                            "update ratio",
+                            "embedding share",
+                            "pre-norm, closed",
+                            "post-ln, closed"};
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
         if (!strstr(buf, labels[i])) {
             fprintf(stderr, "text plot lacks '%s':\n%s\n", labels[i], buf);
@@ -715,9 +721,9 @@ static void model_refuses_what_it_cannot_draw(void **state)
                          VP_OK);
     assert_int_equal(vp_figure_add_panel(fig, "t", "x", "y", 0, &panel, &err), VP_EINVAL);
     panel = &fig->panels[0];
-    assert_int_equal(vp_panel_add_series(panel, "a", VP_PLOT_COLOURS, 1, VP_SERIES_LINE, 2, &s,
-                                         &err),
-                     VP_EINVAL);
+    assert_int_equal(
+        vp_panel_add_series(panel, "a", VP_PLOT_COLOURS, 1, VP_SERIES_LINE, 2, &s, &err),
+        VP_EINVAL);
     assert_int_equal(vp_panel_add_series(panel, "a", 0, 1, VP_SERIES_LINE, 1, &s, &err), VP_OK);
     assert_int_equal(vp_series_add_point(s, 1.0, NAN, 0, 0, &err), VP_EINVAL);
     assert_int_equal(vp_series_add_point(s, 1.0, 2.0, 0, 0, &err), VP_OK);

@@ -83,9 +83,9 @@ static void run_case(const char *weights, const char *tokens, const char *placem
     snprintf(t, sizeof t, "%s", test_data_path(tokens));
     if (isa)
         setenv("VARPROF_ISA", isa, 1);
-    program_run run = run_varprof((const char *const[]){"--engine", "forward", "--weights", w,
-                                                        "--token-ids", t, "--placement",
-                                                        placement, "--format", "csv", NULL});
+    program_run run =
+        run_varprof((const char *const[]){"--engine", "forward", "--weights", w, "--token-ids", t,
+                                          "--placement", placement, "--format", "csv", NULL});
     unsetenv("VARPROF_ISA");
     if (run.status == 2 && strstr(run.err, "not supported by this CPU")) {
         /* under valgrind the CPU it emulates lacks AVX-512: nothing to hold there */
@@ -159,8 +159,7 @@ static void bf16_weights_load(void **state)
     snprintf(w, sizeof w, "%s", test_data_path("seed_stack_pre_norm_bf16.safetensors"));
     snprintf(t, sizeof t, "%s", test_data_path("seed_tokens.csv"));
     program_run run = run_varprof((const char *const[]){"--engine", "forward", "--weights", w,
-                                                        "--token-ids", t, "--format", "csv",
-                                                        NULL});
+                                                        "--token-ids", t, "--format", "csv", NULL});
     assert_int_equal(run.status, 0);
     double got[64];
     assert_int_equal(stream_norms(run.out, got, 64), 24);
@@ -206,8 +205,7 @@ static void hostile_safetensors_are_refused(void **state)
         {"not json", 0, "not a JSON object"},
         {"[1, 2]", 0, "not a JSON object"},
         {"{\"a\": {\"dtype\": \"F64\", \"shape\": [1], \"data_offsets\": [0, 8]}}", 8, "'F64'"},
-        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 16]}}", 8,
-         "outside"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 16]}}", 8, "outside"},
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4], \"data_offsets\": [0, 8]}}", 8,
          "8 bytes for 4 elements"},
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}, "
@@ -221,8 +219,7 @@ static void hostile_safetensors_are_refused(void **state)
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1.5], \"data_offsets\": [0, 4]}}", 4,
          "whole number"},
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1]}}", 4, "data_offsets"},
-        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 4]}}", 8,
-         "outside"},
+        {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [8, 4]}}", 8, "outside"},
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]}, "
          "\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}",
          8, "named twice"},
@@ -316,9 +313,10 @@ static void non_finite_weights_are_refused(void **state)
     const char *dir = test_scratch_dir();
     char path[512];
     snprintf(path, sizeof path, "%s/nan.safetensors", dir);
-    const char *names[] = {"embed.weight", "layers.0.mlp_norm.weight", "layers.0.mlp_norm.bias",
-                           "layers.0.mlp.fc1.weight", "layers.0.mlp.fc1.bias",
-                           "layers.0.mlp.fc2.weight", "layers.0.mlp.fc2.bias"};
+    const char *names[] = {"embed.weight",           "layers.0.mlp_norm.weight",
+                           "layers.0.mlp_norm.bias", "layers.0.mlp.fc1.weight",
+                           "layers.0.mlp.fc1.bias",  "layers.0.mlp.fc2.weight",
+                           "layers.0.mlp.fc2.bias"};
     const size_t sizes[] = {4, 2, 2, 4, 2, 4, 2};
     char header[2048] = "{";
     size_t offset = 0;
@@ -346,8 +344,8 @@ static void non_finite_weights_are_refused(void **state)
     memcpy(bytes + 8 + h, data, sizeof data);
     write_bytes(path, bytes, 8 + h + sizeof data);
     free(bytes);
-    program_run run = run_varprof((const char *const[]){"--engine", "forward", "--weights", path,
-                                                        "--heads", "1", NULL});
+    program_run run = run_varprof(
+        (const char *const[]){"--engine", "forward", "--weights", path, "--heads", "1", NULL});
     assert_int_equal(run.status, 1);
     assert_non_null(strstr(run.err, "layers.0.mlp.fc1.weight' holds NaN"));
     assert_null(strstr(run.out, "nan"));

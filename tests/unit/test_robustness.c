@@ -29,9 +29,9 @@ static size_t files_in(const char *dir)
 }
 
 /* A run long enough to interrupt: the full Monte Carlo, wide. */
-static const char *const long_run[] = {"--engine", "mc", "--method", "full", "--width", "4096",
-                                       "--layers", "400", "--trials", "4000", "--format", "csv",
-                                       "--output", NULL, NULL};
+static const char *const long_run[] = {"--engine", "mc",       "--method", "full",     "--width",
+                                       "4096",     "--layers", "400",      "--trials", "4000",
+                                       "--format", "csv",      "--output", NULL,       NULL};
 
 static void interrupted_runs_leave_nothing(void **state)
 {
@@ -60,8 +60,8 @@ static void interrupted_plots_leave_nothing(void **state)
 {
     (void)state;
     setenv("TMPDIR", test_scratch(), 1);
-    const char *args[] = {"--placement", "pre-norm,none", "--layers", "1000000", "--plot",
-                          in_scratch("fig.svg"), NULL};
+    const char *args[] = {"--placement", "pre-norm,none",       "--layers", "1000000",
+                          "--plot",      in_scratch("fig.svg"), NULL};
     double after = 0.0;
     program_run run = run_varprof_signalled(args, 1500, SIGTERM, &after);
     unsetenv("TMPDIR");
@@ -83,8 +83,8 @@ static void full_disk_is_an_error(void **state)
     /* a device is written in place, as `>` would, never replaced, even with
        --force; this one is full, and the error says so */
     for (int force = 0; force < 2; force++) {
-        run = run_varprof((const char *const[]){"--output", "/dev/full", force ? "--force" : NULL,
-                                                NULL});
+        run = run_varprof(
+            (const char *const[]){"--output", "/dev/full", force ? "--force" : NULL, NULL});
         assert_int_equal(run.status, 1);
         assert_non_null(strstr(run.err, "No space left on device"));
         program_run_free(&run);
@@ -113,8 +113,8 @@ static void extreme_numbers_stay_finite(void **state)
         {"--placement", "all", "--embedding-var", "1e-300", "--format", "csv"},
         {"--placement", "post-ln,pre-norm", "--layers", "1000000", "--every", "100000", "--format",
          "csv"},
-        {"--placement", "all", "--engine", "mc", "--gain", "1e-300", "--trials", "200",
-         "--format", "csv"},
+        {"--placement", "all", "--engine", "mc", "--gain", "1e-300", "--trials", "200", "--format",
+         "csv"},
         {"--placement", "all", "--engine", "mc", "--embedding-var", "1e-300", "--trials", "200",
          "--format", "csv"},
         {"--placement", "all", "--engine", "mc", "--gain", "1e150", "--trials", "200", "--format",

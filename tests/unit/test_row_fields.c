@@ -17,12 +17,31 @@
  * interface, and a column may only be appended. */
 static const char *const csv_contract[] = {
     /* varprof(1), OUTPUT */
-    "engine", "placement", "norm", "layers", "sub_block", "layer", "part", "gain", "stream_var",
-    "stream_size", "update_ratio", "embedding_share", "stream_var_lo", "stream_var_hi",
-    "update_ratio_lo", "update_ratio_hi", "embedding_share_lo", "embedding_share_hi",
-    "measured_gain", "update_cosine", "stream_norm",
+    "engine",
+    "placement",
+    "norm",
+    "layers",
+    "sub_block",
+    "layer",
+    "part",
+    "gain",
+    "stream_var",
+    "stream_size",
+    "update_ratio",
+    "embedding_share",
+    "stream_var_lo",
+    "stream_var_hi",
+    "update_ratio_lo",
+    "update_ratio_hi",
+    "embedding_share_lo",
+    "embedding_share_hi",
+    "measured_gain",
+    "update_cosine",
+    "stream_norm",
     /* added since, at the end */
-    "stream_size_p05", "stream_size_p50", "stream_size_p95",
+    "stream_size_p05",
+    "stream_size_p50",
+    "stream_size_p95",
 };
 
 static void csv_columns_keep_their_order(void **state)
