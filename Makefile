@@ -128,15 +128,24 @@ $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 $(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
-# Installs any missing Debian package the build and the tests need.
+# Install any missing Debian package one kind of work needs
+# (scripts/install-deps): `deps` what building and running take, deps-test
+# what the tests add, deps-valgrind, deps-lint and deps-fuzz theirs. Each
+# target below installs first, then builds in a sub-make, so that `make -j2
+# run` on a fresh machine never compiles before the headers are there.
+.PHONY: deps-test deps-valgrind deps-lint deps-fuzz
 deps:
-	@scripts/install-deps
+	@scripts/install-deps run
+deps-test deps-valgrind deps-lint deps-fuzz: deps-%:
+	@scripts/install-deps $*
 
 # The chapter's figure set, committed in plots/.
-figures: deps all
+figures: deps
+	$(MAKE) all
 	$(BUILD)/varprof figures --outdir plots --format svg
 
-run: deps all
+run: deps
+	$(MAKE) all
 	$(BUILD)/varprof --placement pre-norm --layers 32
 
 # The tests find the program through VARPROF and their data through VARPROF_TESTDATA.
@@ -165,13 +174,17 @@ check-tsan:
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full \
   --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible
 VALGRIND_TESTS := test_cli test_models test_cli_plot test_pytorch_match
-check-valgrind: all $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
+check-valgrind: deps-valgrind
+	$(MAKE) check-valgrind-run
+
+.PHONY: check-valgrind-run
+check-valgrind-run: all $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
 	@failed=0; for t in $(VALGRIND_TESTS); do \
 	  VARPROF_WRAPPER="$(VALGRIND)" VARPROF=$(BUILD)/varprof VARPROF_TESTDATA=tests/data \
 	    $(BUILD)/tests/$$t || failed=1; \
 	done; test $$failed -eq 0
 
-check: deps
+check: deps-test
 	$(MAKE) test
 	$(MAKE) fuzz-replay
 	tests/install_test.sh
@@ -203,8 +216,7 @@ FUZZ_CLI_OBJ = $(addprefix $(BUILD)/src/cli/,options.o stack_options.o sampling_
 fuzz: fuzz-build
 	$(MAKE) $(FUZZ_TARGETS:%=fuzz-run-%)
 
-fuzz-build:
-	@scripts/install-deps fuzz
+fuzz-build: deps-fuzz
 	@mkdir -p $(FUZZ_BUILD) && echo '*' > $(FUZZ_BUILD)/.gitignore
 	$(MAKE) fuzz-bins BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) CFLAGS="$(FUZZ_FLAGS)" \
 	  LDFLAGS="$(FUZZ_FLAGS)"
@@ -256,10 +268,13 @@ $(BUILD)/fuzz-replay/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/re
 # is silenced at its line with a one-line reason.
 LINT_BUILD := $(BUILD)/lint
 LINT_CC ?= gcc
-.PHONY: lint
+.PHONY: lint lint-run
+lint: deps-lint
+	$(MAKE) lint-run
+
 # Then the header contract (scripts/check-exports): the vp_ symbols the
 # library exports are exactly those include/varprof/ declares.
-lint: $(BUILD)/libvarprof.a
+lint-run: $(BUILD)/libvarprof.a
 	@mkdir -p $(LINT_BUILD)
 	@$(MAKE) -nB --no-print-directory BUILD=$(LINT_BUILD) CC=$(LINT_CC) \
 	  $(patsubst %.c,$(LINT_BUILD)/%.o,$(LIB_SRC) $(CLI_SRC)) > $(LINT_BUILD)/commands
