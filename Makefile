@@ -281,21 +281,30 @@ lint-run: $(BUILD)/libvarprof.a
 	scripts/lint $(LINT_BUILD)
 	CC=$(CC) scripts/check-exports $(BUILD)/libvarprof.a
 
+# The manual pages carry the version in their .TH lines (so that man -l in
+# the tree shows it); tests/install_test.sh holds them to version.h.
+# varprof.pc lets a program build against the installed library with
+# pkg-config --cflags --libs varprof (a static library: its dependencies are
+# in Libs).
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(PREFIX)/share/varprof
 	install -m 755 $(BUILD)/varprof $(DESTDIR)$(PREFIX)/bin/varprof
 	install -m 644 $(BUILD)/libvarprof.a $(DESTDIR)$(PREFIX)/lib/libvarprof.a
 	install -m 644 include/varprof/*.h $(DESTDIR)$(PREFIX)/include/varprof/
 	install -m 644 data/models.csv $(DESTDIR)$(PREFIX)/share/varprof/models.csv
-	sed 's/@VERSION@/$(VERSION)/g' man/varprof.1 > $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
-	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
-	sed 's/@VERSION@/$(VERSION)/g' man/varprof-maths.7 > $(DESTDIR)$(PREFIX)/share/man/man7/varprof-maths.7
-	chmod 644 $(DESTDIR)$(PREFIX)/share/man/man7/varprof-maths.7
+	install -m 644 man/varprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1
+	install -m 644 man/varprof-maths.7 $(DESTDIR)$(PREFIX)/share/man/man7/varprof-maths.7
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	  'Name: varprof' 'Description: how a transformer'"'"'s residual stream grows for each norm placement' \
+	  'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -lvarprof $(LIBS)' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/varprof.pc
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/varprof.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/varprof $(DESTDIR)$(PREFIX)/lib/libvarprof.a \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/varprof.pc \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/varprof.1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man7/varprof-maths.7
 	rm -rf $(DESTDIR)$(PREFIX)/include/varprof $(DESTDIR)$(PREFIX)/share/varprof

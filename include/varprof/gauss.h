@@ -8,10 +8,10 @@
  *     counter = {block & 0xffffffff, block >> 32, token, sub_block},  block = i / 4
  * whose four 32-bit outputs r0..r3 become draws 4*block + 0..3 by Box-Muller
  * in float: (r0, r1) give draws +0 and +1 (radius from r0, angle from r1),
- * (r2, r3) give +2 and +3. src/kernels/gauss_scalar.c is the specification;
- * the AVX2 and AVX-512 variants compute the same operations in the same order
- * and are tested to agree with it to GAUSS_SIMD_TOL_ULPS (tests/unit/test_gauss.c:
- * 4 float ulps of max(|draw|, 1); in practice they are bit-identical).
+ * (r2, r3) give +2 and +3. The scalar variant is the specification; the AVX2
+ * and AVX-512 variants compute the same operations in the same order and are
+ * tested to agree with it to 4 float ulps of max(|draw|, 1); in practice they
+ * are bit-identical.
  *
  * Every draw is finite with |draw| <= 6.67 (the radius uniform is never below
  * 2^-32, so log(0) cannot happen): the tails beyond 6.66 standard deviations,

@@ -2,7 +2,7 @@
  * the one in use.
  *
  * Each kernel has a scalar reference (the specification, always available) and
- * x86-64 variants compiled with their own flags in src/kernels/. The variant in
+ * x86-64 variants compiled with their own instruction sets. The variant in
  * use is chosen once per process, from $VARPROF_ISA if set, else the best the
  * CPU and the operating system support. On other architectures only the scalar
  * variant exists.

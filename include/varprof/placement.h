@@ -25,7 +25,7 @@ typedef enum {
 
 typedef enum { VP_PART_EMBEDDING, VP_PART_ATTN, VP_PART_MLP, VP_PART_BLOCK } vp_part;
 
-/* A placement's structure, one row per placement in src/core/placement.c.
+/* A placement's structure: the library keeps one row of these per placement.
  * Every engine and writer reads these facts instead of testing for named
  * placements, so a new placement is a new row plus the engines' arithmetic.
  *

@@ -16,9 +16,9 @@ typedef enum { VP_ENGINE_CLOSED, VP_ENGINE_MC, VP_ENGINE_FORWARD, VP_ENGINE_COUN
 /* The normalisation an engine ran; closed form is the same for both. */
 typedef enum { VP_NORM_ANY, VP_NORM_LAYERNORM, VP_NORM_RMSNORM } vp_norm;
 
-/* Which optional figures the rows carry. Each output field's entry in the
- * row-field table (src/core/row_fields.c) names the flag it needs, and the
- * CSV, JSON and comparison leave a field empty without it. */
+/* Which optional figures the rows carry. Each output column needs one of these
+ * or none (varprof-maths(7), OUTPUT COLUMNS), and the CSV, JSON and
+ * comparison leave a column empty without it. */
 enum {
     VP_HAS_BOUNDS = 1u << 0,      /* *_lo, *_hi: 95 % bounds of sampled figures */
     VP_HAS_MEASURED = 1u << 1,    /* measured_gain, update_cosine */
