@@ -43,6 +43,31 @@ static const char *field_part(const vp_profile *profile, size_t k)
     return vp_part_name(vp_config_part_of(&profile->config, k));
 }
 
+/* The sweep's values on every row, sub-block 0 included, so that a long-format
+ * reader can group the rows of one combination: the --gain the stack ran
+ * with (none when --gains gave one per sub-block) and the sampled width. */
+static double field_gain_setting(const vp_profile *profile, size_t k)
+{
+    (void)k;
+    return profile->config.gain;
+}
+
+static int has_gain_setting(const vp_profile *profile)
+{
+    return !profile->gains_from_file;
+}
+
+static size_t field_width(const vp_profile *profile, size_t k)
+{
+    (void)k;
+    return profile->sampling.width;
+}
+
+static int has_width(const vp_profile *profile)
+{
+    return profile->sampling.generator != NULL;
+}
+
 static double field_stream_size(const vp_profile *profile, size_t k)
 {
     return vp_profile_stream_size(profile, k);
@@ -89,6 +114,10 @@ const row_field row_field_table[] = {
     {"stream_size_p05", MEMBER(stream_size_p05), .needs = VP_HAS_PERCENTILES, .appears = BOTH},
     {"stream_size_p50", MEMBER(stream_size_p50), .needs = VP_HAS_PERCENTILES, .appears = BOTH},
     {"stream_size_p95", MEMBER(stream_size_p95), .needs = VP_HAS_PERCENTILES, .appears = BOTH},
+    /* CSV only, as engine and layers: JSON has them once per profile ("gain", "sampling" "width") */
+    {"gain_setting", ROW_FIELD_DOUBLE, .number = field_gain_setting, .has = has_gain_setting,
+     .appears = ROW_FIELD_CSV},
+    {"width", ROW_FIELD_SIZE, .size = field_width, .has = has_width, .appears = ROW_FIELD_CSV},
     /* JSON only: the standard errors the bounds come from */
     {"stream_var_se", MEMBER(stream_var_se), .needs = VP_HAS_BOUNDS, .appears = ROW_FIELD_JSON},
     {"update_ratio_se", MEMBER(update_ratio_se), .needs = VP_HAS_BOUNDS, .branch_only = 1,
@@ -112,7 +141,8 @@ int row_field_applies(const row_field *field, size_t k)
 
 int row_field_present(const row_field *field, const vp_profile *profile, size_t k)
 {
-    return row_field_applies(field, k) && (profile->fields & field->needs) == field->needs;
+    return row_field_applies(field, k) && (profile->fields & field->needs) == field->needs &&
+           (!field->has || field->has(profile));
 }
 
 double row_field_double(const row_field *field, const vp_profile *profile, size_t k)

@@ -34,7 +34,10 @@ typedef struct {
     double (*number)(const vp_profile *profile, size_t k);
     size_t (*size)(const vp_profile *profile, size_t k);
     const char *(*text)(const vp_profile *profile, size_t k);
-    unsigned needs;   /* VP_HAS_* the profile must carry for a value; 0: always */
+    unsigned needs; /* VP_HAS_* the profile must carry for a value; 0: always */
+    /* NULL, or whether the profile has a value at all (a fact of how it was
+       made, such as a width, rather than of its rows) */
+    int (*has)(const vp_profile *profile);
     int branch_only;  /* no value for sub-block 0, the embedding */
     unsigned appears; /* ROW_FIELD_CSV | ROW_FIELD_JSON */
     /* Held against the closed form by vp_compare: the figure's name in prose

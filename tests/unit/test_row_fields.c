@@ -42,6 +42,9 @@ static const char *const csv_contract[] = {
     "stream_size_p05",
     "stream_size_p50",
     "stream_size_p95",
+    /* a sweep's values on every row (issue 12) */
+    "gain_setting",
+    "width",
 };
 
 static void csv_columns_keep_their_order(void **state)
@@ -117,6 +120,38 @@ static void presence_follows_the_profile_and_the_sub_block(void **state)
     vp_profile_free(p);
 }
 
+static const row_field *field_named(const char *name)
+{
+    for (size_t f = 0; f < row_field_table_size; f++)
+        if (strcmp(row_field_table[f].name, name) == 0)
+            return &row_field_table[f];
+    fail_msg("no field %s", name);
+    return NULL;
+}
+
+/* A sweep's rows are grouped by gain_setting and width: on every row, the
+ * embedding's included, and only where the profile has them. */
+static void sweep_columns_are_on_every_row_where_they_apply(void **state)
+{
+    (void)state;
+    vp_profile *p = vp_profile_alloc(2);
+    assert_non_null(p);
+    p->config.gain = 2.5;
+    const row_field *gain = field_named("gain_setting"), *width = field_named("width");
+    assert_true(row_field_present(gain, p, 0));
+    assert_true(row_field_double(gain, p, 0) == 2.5);
+    assert_false(row_field_present(width, p, 0)); /* the closed form has no width */
+    p->sampling.generator = "philox4x32-10";
+    p->sampling.width = 256;
+    assert_true(row_field_present(width, p, 0));
+    assert_int_equal(row_field_size(width, p, 2), 256);
+    p->gains_from_file = 1; /* one gain per sub-block: no single setting */
+    assert_false(row_field_present(gain, p, 1));
+    assert_int_equal(gain->appears, ROW_FIELD_CSV);
+    assert_int_equal(width->appears, ROW_FIELD_CSV);
+    vp_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +159,7 @@ int main(void)
         cmocka_unit_test(every_field_is_named_once_and_has_a_value),
         cmocka_unit_test(compared_fields_are_the_quantities),
         cmocka_unit_test(presence_follows_the_profile_and_the_sub_block),
+        cmocka_unit_test(sweep_columns_are_on_every_row_where_they_apply),
     };
     return cmocka_run_group_tests_name("row fields", tests, NULL, NULL);
 }
