@@ -6,6 +6,9 @@
  *     update         update ratio, log y
  *     gain-sweep     stream size at the top of 32 layers, gain 0.25..4 (log x, log y)
  *     depth-sweep    stream size at the top, 1..128 layers at gain 1 (log y)
+ *
+ * The two sweeps are the program's sweeps (vp_sweep, vp_plot_sweep): varprof(1),
+ * SWEEPS, gives the commands that draw them.
  */
 #ifndef VARPROF_FIGURES_H
 #define VARPROF_FIGURES_H

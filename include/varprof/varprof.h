@@ -24,6 +24,7 @@
 #include "varprof/profile.h"
 #include "varprof/safetensors.h"
 #include "varprof/status.h"
+#include "varprof/sweep.h"
 #include "varprof/text.h"
 #include "varprof/token_ids.h"
 #include "varprof/version.h"

@@ -11,12 +11,9 @@
 #include "varprof/forward.h"
 #include "varprof/mc.h"
 #include "varprof/plot.h"
+#include "varprof/sweep.h"
 
 #define CHAPTER_LAYERS 32
-#define SWEEP_GAINS 40
-#define SWEEP_GAIN_MIN 0.25
-#define SWEEP_GAIN_MAX 4.0
-#define SWEEP_MAX_LAYERS 128
 
 static const vp_figure_info figures[] = {
     {"stream-gain1", "Stream size sqrt(v_k/v_0) against sub-block for every placement, 32 "
@@ -41,22 +38,6 @@ const vp_figure_info *vp_figures_list(size_t *n)
 {
     *n = N_FIGURES;
     return figures;
-}
-
-/* The top of a closed-form stack's stream size; NAN when it overflowed. */
-static vp_status top_stream_size(vp_placement placement, size_t layers, double gain, double *out,
-                                 vp_error *err)
-{
-    vp_config cfg;
-    vp_config_init(&cfg, placement, layers);
-    cfg.gain = gain;
-    vp_profile *profile;
-    vp_status status = vp_closed_profile(&cfg, &profile, err);
-    if (status != VP_OK)
-        return status;
-    *out = profile->overflow_at ? NAN : vp_profile_stream_size(profile, profile->sub_blocks);
-    vp_profile_free(profile);
-    return VP_OK;
 }
 
 static vp_status draw(const vp_figure *figure, const char *outdir, const char *name,
@@ -170,88 +151,69 @@ static vp_status forward_figure(const char *outdir, const char *extension, int f
     return status;
 }
 
-/* (e) and (f): the top of the stack against the gain or the depth. */
-typedef enum { SWEEP_GAIN, SWEEP_DEPTH } sweep_kind;
+/* (e) and (f): the top of the stack against the gain or the depth, made as
+ * the program makes them (varprof(1), SWEEPS, shows the commands):
+ *
+ *     varprof --placement all --layers 32 --quantity stream --plot F \
+ *         --gain 0.25,0.3,0.35,0.42,0.5,0.59,0.71,0.84,1,1.19,1.41,1.68,2,2.38,2.83,3.36,4
+ *     varprof --placement all --quantity stream --plot F \
+ *         --layers 1,2,4,6,8,12,16,24,32,48,64,96,128
+ *
+ * the same combinations (vp_sweep), the same closed-form configuration and
+ * the same figure (vp_plot_sweep). */
+/* a factor of 2^(1/4) a step, as typed */
+static const double sweep_gains[] = {0.25, 0.3,  0.35, 0.42, 0.5,  0.59, 0.71, 0.84, 1,
+                                     1.19, 1.41, 1.68, 2,    2.38, 2.83, 3.36, 4};
+static const size_t sweep_depths[] = {1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
 
-/* The sweeps' y axis stops here, so that `none`, which leaves it, does not
- * squeeze every other curve into the bottom of the panel; the title says where. */
-#define SWEEP_Y_CUT 100.0
-
-/* The curve that leaves the top of a sweep: where it leaves, how high it goes. */
-typedef struct {
-    const char *placement_name;
-    double x, top_x, top_y;
-} cut_curve;
-
-static vp_status name_the_cut(vp_panel *panel, int gain_sweep, const cut_curve *c, vp_error *err)
-{
-    char title[512];
-    snprintf(title, sizeof title, "%s (%s leaves the axis at %s %.2g; %.2g at %.3g)", panel->title,
-             c->placement_name, gain_sweep ? "g =" : "L =", c->x, c->top_y, c->top_x);
-    char *copy = strdup(title);
-    if (!copy)
-        return vp_fail(err, VP_ENOMEM, "no memory for a title");
-    free(panel->title);
-    panel->title = copy;
-    return VP_OK;
-}
+typedef enum { SWEEP_GAIN_FIGURE, SWEEP_DEPTH_FIGURE } sweep_kind;
 
 static vp_status sweep_figure(const char *outdir, const char *extension, int force, sweep_kind kind,
                               vp_error *err)
 {
-    const int gain_sweep = kind == SWEEP_GAIN;
-    vp_figure *figure = vp_figure_alloc(NULL);
-    if (!figure)
-        return vp_fail(err, VP_ENOMEM, "no memory for a figure");
-    vp_panel *panel;
-    vp_status status = vp_figure_add_panel(
-        figure,
-        gain_sweep ? "stream size at the top of 32 layers" : "stream size at the top, gain 1",
-        gain_sweep ? "branch gain g (log)" : "layers L", "sqrt(v_K / v_0) (log)",
-        gain_sweep ? VP_AXIS_LOG_X | VP_AXIS_LOG_Y : VP_AXIS_LOG_Y, &panel, err);
-    if (status == VP_OK && !gain_sweep) {
-        panel->x_tic_step = 16;
-        panel->x_minor_tics = 2;
+    const int gain_sweep = kind == SWEEP_GAIN_FIGURE;
+    vp_placement placements[VP_PLACEMENT_COUNT];
+    for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
+        placements[p] = (vp_placement)p;
+    static const double one_gain = 1.0;
+    static const size_t chapter_layers = CHAPTER_LAYERS, no_width = 0;
+    const vp_sweep sweep = {
+        .placements = placements,
+        .n_placements = VP_PLACEMENT_COUNT,
+        .gains = gain_sweep ? sweep_gains : &one_gain,
+        .n_gains = gain_sweep ? sizeof sweep_gains / sizeof *sweep_gains : 1,
+        .layers = gain_sweep ? &chapter_layers : sweep_depths,
+        .n_layers = gain_sweep ? 1 : sizeof sweep_depths / sizeof *sweep_depths,
+        .widths = &no_width,
+        .n_widths = 1,
+    };
+    size_t n;
+    vp_status status = vp_sweep_count(&sweep, &n, err);
+    if (status != VP_OK)
+        return status;
+    vp_sweep_top *tops = calloc(n, sizeof *tops);
+    if (!tops)
+        return vp_fail(err, VP_ENOMEM, "no memory for a sweep");
+    for (size_t i = 0; i < n && status == VP_OK; i++) {
+        tops[i].point = vp_sweep_point_at(&sweep, i);
+        vp_config cfg;
+        vp_config_init(&cfg, tops[i].point.placement, tops[i].point.layers);
+        cfg.gain = tops[i].point.gain;
+        vp_profile *profile;
+        status = vp_closed_profile(&cfg, &profile, err);
+        if (status == VP_OK)
+            tops[i].top = vp_profile_get_top(profile);
+        vp_profile_free(profile);
     }
-    if (status == VP_OK && gain_sweep) {
-        panel->x_tic_start = SWEEP_GAIN_MIN;
-        panel->x_tic_step = 2; /* a factor on the log axis: 0.25, 0.5, 1, 2, 4 */
-    }
+    vp_figure *figure = NULL;
     if (status == VP_OK)
-        panel->y_max = SWEEP_Y_CUT; /* none grows past 1e38; the others stay below 20 */
-    const size_t points = gain_sweep ? SWEEP_GAINS : SWEEP_MAX_LAYERS;
-    cut_curve leaving = {0};
-    for (int p = 0; p < VP_PLACEMENT_COUNT && status == VP_OK; p++) {
-        vp_series *series;
-        status = vp_panel_add_series(panel, vp_placement_name((vp_placement)p), p, 1,
-                                     VP_SERIES_LINE, points, &series, err);
-        for (size_t i = 0; i < points && status == VP_OK; i++) {
-            // log-spaced gains, both ends exact
-            const double x = gain_sweep ? SWEEP_GAIN_MIN * pow(SWEEP_GAIN_MAX / SWEEP_GAIN_MIN,
-                                                               (double)i / (double)(points - 1))
-                                        : (double)(i + 1);
-            double y;
-            status = top_stream_size((vp_placement)p, gain_sweep ? CHAPTER_LAYERS : i + 1,
-                                     gain_sweep ? x : 1.0, &y, err);
-            if (status == VP_OK && isfinite(y) && y > 0.0) // an overflow is left out
-                status = vp_series_add_point(series, x, y, 0.0, 0.0, err);
-            if (status == VP_OK && y > SWEEP_Y_CUT && (vp_placement)p == VP_NO_NORM &&
-                !leaving.placement_name) {
-                leaving.placement_name = vp_placement_name((vp_placement)p);
-                leaving.x = x;
-            }
-            if (status == VP_OK && y > SWEEP_Y_CUT && (vp_placement)p == VP_NO_NORM) {
-                leaving.top_x = x;
-                leaving.top_y = y;
-            }
-        }
-    }
-    if (status == VP_OK && leaving.placement_name)
-        status = name_the_cut(panel, gain_sweep, &leaving, err);
+        status =
+            vp_plot_sweep(tops, n, vp_sweep_x_axis(&sweep), VP_QUANTITY_STREAM, NULL, &figure, err);
     if (status == VP_OK)
         status =
             draw(figure, outdir, gain_sweep ? "gain-sweep" : "depth-sweep", extension, force, err);
     vp_figure_free(figure);
+    free(tops);
     return status;
 }
 
@@ -281,9 +243,9 @@ vp_status vp_figures_write(const char *outdir, const char *extension, int force,
         status = profile_figure(outdir, extension, force, "update",
                                 "update ratio, 32 layers, gain 1", 1.0, VP_QUANTITY_UPDATE, err);
     if (status == VP_OK)
-        status = sweep_figure(outdir, extension, force, SWEEP_GAIN, err);
+        status = sweep_figure(outdir, extension, force, SWEEP_GAIN_FIGURE, err);
     if (status == VP_OK)
-        status = sweep_figure(outdir, extension, force, SWEEP_DEPTH, err);
+        status = sweep_figure(outdir, extension, force, SWEEP_DEPTH_FIGURE, err);
     if (status == VP_OK)
         status = comparison_figure(outdir, extension, force, err);
     if (status == VP_OK)
