@@ -8,6 +8,7 @@
 #include "varprof/mc.h"
 #include "varprof/models.h"
 #include "varprof/profile.h"
+#include "varprof/sweep.h"
 
 int run_profile(const cli_args *args);
 int run_table(const cli_args *args);
@@ -29,6 +30,10 @@ int read_sampling_options(const cli_args *args, vp_mc_options *mc);
  * EXIT_USAGE after printing the error. */
 int read_forward_options(const cli_args *args, vp_forward_options *fw);
 
+/* Draws a sweep's tops against x as --plot, --plot-script and --quantity
+ * say. Returns EXIT_OK or EXIT_RUNTIME after printing why. */
+int plot_sweep_tops(const cli_args *args, const vp_sweep_top *tops, size_t count, vp_sweep_axis x);
+
 /* Checks --plot, --plot-script and --quantity before any work is done. */
 int check_plot_options(const cli_args *args);
 
@@ -41,5 +46,9 @@ int load_models(vp_model_table *table);
  * --beta and --embedding-var into cfg (defaults where absent; alpha and beta
  * follow the layers). Returns EXIT_OK or EXIT_USAGE after printing the error. */
 int read_stack_options(const cli_args *args, size_t default_layers, vp_config *cfg);
+
+/* As read_stack_options with the layers and the gain given (one point of a
+ * sweep): the rest from args, alpha and beta following these layers. */
+int read_stack_at(const cli_args *args, size_t layers, double gain, vp_config *cfg);
 
 #endif

@@ -22,8 +22,10 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_MODEL] = {"model", "NAME", CMD_PROFILE,
                    "take placement and layers from the models table ('varprof models'); "
                    "--layers still overrides"},
-    [OPT_LAYERS] = {"layers", "L", BOTH, "layers in the stack, 1 to 1000000; default 32"},
-    [OPT_GAIN] = {"gain", "G", BOTH, "every branch's gain g >= 0; default 1"},
+    [OPT_LAYERS] = {"layers", "L[,L...]", BOTH,
+                    "layers in the stack, 1 to 1000000; default 32; a list sweeps (profile)"},
+    [OPT_GAIN] = {"gain", "G[,G...]", BOTH,
+                  "every branch's gain g >= 0; default 1; a list sweeps (profile)"},
     [OPT_GAINS] = {"gains", "FILE", CMD_PROFILE,
                    "one gain per sub-block: a single column, or a CSV with a 'gain' column"},
     [OPT_GAMMA] = {"gamma", "G", BOTH,
@@ -33,12 +35,13 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_BETA] = {"beta", "B", BOTH, "DeepNorm's init scale >= 0; default (8L)^(-1/4)"},
     [OPT_EMBEDDING_VAR] = {"embedding-var", "V", CMD_PROFILE,
                            "the embedding's variance v_0 > 0; default 1"},
-    [OPT_ENGINE] = {"engine", "closed|mc|forward|all", CMD_PROFILE,
-                    "closed form, Monte Carlo, the forward pass of a random network, or all "
-                    "side by side; default closed"},
-    [OPT_WIDTH] = {"width", "D", CMD_PROFILE,
+    [OPT_ENGINE] = {"engine", "closed|mc|forward[,...]|all", CMD_PROFILE,
+                    "closed form, Monte Carlo, the forward pass of a random network, a list "
+                    "of them, or all; compared side by side when closed is with another; "
+                    "default closed"},
+    [OPT_WIDTH] = {"width", "D[,D...]", CMD_PROFILE,
                    "Monte Carlo and forward: the stream's width, 1 to 1048576 (2 up with "
-                   "layernorm; forward up to 65536); default 512"},
+                   "layernorm; forward up to 65536); default 512; a list sweeps"},
     [OPT_TRIALS] = {"trials", "N", CMD_PROFILE,
                     "Monte Carlo: tokens sampled, 2 to 1000000000; default 4096"},
     [OPT_SEED] = {"seed", "S", CMD_PROFILE,

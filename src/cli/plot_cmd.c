@@ -52,16 +52,40 @@ static int write_script(const cli_args *args, const vp_figure *figure, const vp_
     return output_commit(&out);
 }
 
-int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_t count,
-                  const char *title)
+static vp_plot_quantity quantity_asked(const cli_args *args)
 {
     vp_plot_quantity quantity = VP_QUANTITY_ALL;
     vp_error err;
     if (args->given[OPT_QUANTITY])
         vp_plot_quantity_parse(args->value[OPT_QUANTITY], &quantity, &err);
+    return quantity;
+}
+
+static int draw_figure(const cli_args *args, vp_figure *figure);
+
+int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_t count,
+                  const char *title)
+{
+    vp_error err;
     vp_figure *figure;
-    if (vp_plot_profiles(profiles, count, quantity, title, &figure, &err) != VP_OK)
+    if (vp_plot_profiles(profiles, count, quantity_asked(args), title, &figure, &err) != VP_OK)
         return cli_runtime_error("--plot: %s", err.message);
+    return draw_figure(args, figure);
+}
+
+int plot_sweep_tops(const cli_args *args, const vp_sweep_top *tops, size_t count, vp_sweep_axis x)
+{
+    vp_error err;
+    vp_figure *figure;
+    if (vp_plot_sweep(tops, count, x, quantity_asked(args), NULL, &figure, &err) != VP_OK)
+        return cli_runtime_error("--plot: %s", err.message);
+    return draw_figure(args, figure);
+}
+
+/* Writes the script if asked, runs gnuplot, and frees the figure. */
+static int draw_figure(const cli_args *args, vp_figure *figure)
+{
+    vp_error err;
     vp_plot_target target = {.path = args->value[OPT_PLOT], .force = args->given[OPT_FORCE]};
     int rc = EXIT_OK;
     if (args->given[OPT_PLOT_SCRIPT])

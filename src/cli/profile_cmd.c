@@ -1,14 +1,17 @@
 /* varprof [profile]: compute each placement's profile and write it. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "option_lists.h"
 #include "output_file.h"
 #include "varprof/varprof.h"
 
 enum { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
-enum { ENGINE_CLOSED, ENGINE_MC, ENGINE_FORWARD, ENGINE_ALL };
+/* --engine's list, as a set */
+enum { ENGINE_CLOSED = 1u << 0, ENGINE_MC = 1u << 1, ENGINE_FORWARD = 1u << 2, ENGINE_ALL = 7u };
 
 /* Each placement's profiles: closed form, Monte Carlo, forward pass. */
 #define MAX_PROFILES (3 * VP_PLACEMENT_COUNT)
@@ -24,7 +27,7 @@ typedef struct {
     size_t n_placements;
     vp_config base;
     int format;
-    int engine;
+    unsigned engines; /* ENGINE_* */
     vp_mc_options mc;
     vp_forward_options forward;
     vp_safetensors weights; /* --weights, owned */
@@ -34,7 +37,101 @@ typedef struct {
     const char *gains_path;
     double *gains; /* from --gains, owned */
     size_t n_gains;
+    /* the sweep: --gain, --layers and --width as lists, each value's text
+       kept for the readers of one value; a list not given holds the one
+       value the options make (widths: 0, each engine's own) */
+    list_buffer gain_text, layers_text, width_text;
+    double sweep_gains[CLI_LIST_MAX];
+    size_t sweep_layers[CLI_LIST_MAX], sweep_widths[CLI_LIST_MAX];
+    vp_sweep sweep;
+    size_t n_combinations;
+    int sweeping; /* a list of more than one value was given */
+    const cli_args *args;
 } profile_request;
+
+static int has(const profile_request *req, unsigned engine)
+{
+    return (req->engines & engine) != 0;
+}
+
+/* The closed form held against a sampled engine: side by side, with verdicts. */
+static int comparing(const profile_request *req)
+{
+    return has(req, ENGINE_CLOSED) && has(req, ENGINE_MC | ENGINE_FORWARD);
+}
+
+/* --engine closed|mc|forward|all, or a list of the first three, each once. */
+static int read_engines(const cli_args *args, profile_request *req)
+{
+    static const char *const engines[] = {"closed", "mc", "forward", "all", NULL};
+    list_buffer list;
+    int rc = cli_list_items(args, OPT_ENGINE, &list, CLI_LIST_MAX);
+    if (rc != EXIT_OK)
+        return rc;
+    req->engines = list.n == 0 ? ENGINE_CLOSED : 0;
+    for (size_t i = 0; i < list.n; i++) {
+        cli_args one = *args;
+        one.value[OPT_ENGINE] = list.items[i];
+        int which = 0;
+        if ((rc = cli_choice(&one, OPT_ENGINE, engines, &which)) != EXIT_OK)
+            return rc;
+        const unsigned engine = which == 3 ? ENGINE_ALL : 1u << which;
+        if (engine == ENGINE_ALL && list.n > 1)
+            return cli_usage_error("--engine: '%s': all names every engine, so it stands alone; "
+                                   "or list the engines, e.g. closed,mc",
+                                   args->value[OPT_ENGINE]);
+        if (req->engines & engine)
+            return cli_usage_error("--engine: '%s' names %s twice", args->value[OPT_ENGINE],
+                                   engines[which]);
+        req->engines |= engine;
+    }
+    return EXIT_OK;
+}
+
+/* --gain, --layers and --width as lists; a list where one value is needed
+ * is refused here, with the option that fixes it. */
+static int read_sweep_lists(const cli_args *args, profile_request *req)
+{
+    int rc;
+    size_t n;
+    if ((rc = cli_list_items(args, OPT_GAIN, &req->gain_text, CLI_LIST_MAX)) != EXIT_OK ||
+        (rc = cli_list_items(args, OPT_LAYERS, &req->layers_text, CLI_LIST_MAX)) != EXIT_OK ||
+        (rc = cli_list_items(args, OPT_WIDTH, &req->width_text, CLI_LIST_MAX)) != EXIT_OK ||
+        (rc = cli_double_list(args, OPT_GAIN, 0.0, 0, req->sweep_gains, CLI_LIST_MAX, &n)) !=
+            EXIT_OK ||
+        (rc = cli_size_list(args, OPT_LAYERS, 1, VP_MAX_LAYERS, req->sweep_layers, CLI_LIST_MAX,
+                            &n)) != EXIT_OK ||
+        /* the engines' readers hold each width to their own range */
+        (rc = cli_size_list(args, OPT_WIDTH, 0, SIZE_MAX, req->sweep_widths, CLI_LIST_MAX, &n)) !=
+            EXIT_OK)
+        return rc;
+    const struct {
+        option_id id;
+        const list_buffer *list;
+    } fixed_by_weights[] = {{OPT_LAYERS, &req->layers_text}, {OPT_WIDTH, &req->width_text}};
+    for (size_t i = 0; i < 2; i++)
+        if (args->given[OPT_WEIGHTS] && fixed_by_weights[i].list->n > 1)
+            return cli_usage_error("%s: '%s' is a sweep, but --weights fixes the network's "
+                                   "shape; give one value",
+                                   cli_option_name(fixed_by_weights[i].id),
+                                   args->value[fixed_by_weights[i].id]);
+    req->sweeping = req->gain_text.n > 1 || req->layers_text.n > 1 || req->width_text.n > 1;
+    return EXIT_OK;
+}
+
+/* The command line with each list cut to its first value: what the readers
+ * of one value read. */
+static cli_args first_values(const cli_args *args, const profile_request *req)
+{
+    cli_args one = *args;
+    if (req->gain_text.n)
+        one.value[OPT_GAIN] = req->gain_text.items[0];
+    if (req->layers_text.n)
+        one.value[OPT_LAYERS] = req->layers_text.items[0];
+    if (req->width_text.n)
+        one.value[OPT_WIDTH] = req->width_text.items[0];
+    return one;
+}
 
 /* --model NAME: the model's placement, and its layers unless --layers says otherwise. */
 static int read_model(const cli_args *args, profile_request *req)
@@ -146,18 +243,85 @@ static int read_network_files(const cli_args *args, profile_request *req)
     return EXIT_OK;
 }
 
-static int read_request(const cli_args *args, profile_request *req)
+/* The configuration and sampling options of the sweep's i-th combination. */
+static int combination_setup(const profile_request *req, size_t i, vp_sweep_point *point,
+                             vp_config *cfg, vp_mc_options *mc, vp_forward_options *fw)
+{
+    *point = vp_sweep_point_at(&req->sweep, i);
+    *cfg = req->base;
+    *mc = req->mc;
+    *fw = req->forward;
+    int rc = EXIT_OK;
+    if (req->sweeping) {
+        cli_args one = first_values(req->args, req);
+        rc = read_stack_at(&one, point->layers, point->gain, cfg);
+        cfg->mlp_only = req->base.mlp_only;
+    }
+    if (point->width)
+        mc->width = fw->width = point->width;
+    cfg->placement = point->placement;
+    return rc;
+}
+
+/* Each width of a --width list as the engines' readers take one: its range
+ * for the Monte Carlo (2 up with LayerNorm) and the forward pass, and the
+ * heads dividing it. */
+static int check_width_list(const cli_args *args, const profile_request *req)
+{
+    for (size_t i = 1; i < req->width_text.n; i++) {
+        cli_args one = first_values(args, req);
+        one.value[OPT_WIDTH] = req->width_text.items[i];
+        vp_mc_options mc;
+        vp_forward_options fw;
+        int rc;
+        if ((has(req, ENGINE_MC) && (rc = read_sampling_options(&one, &mc)) != EXIT_OK) ||
+            (has(req, ENGINE_FORWARD) && (rc = read_forward_options(&one, &fw)) != EXIT_OK))
+            return rc;
+    }
+    return EXIT_OK;
+}
+
+/* The sweep over what the options made: the placements, and each list or
+ * the one value the options gave. */
+static int make_sweep(profile_request *req)
+{
+    vp_sweep *s = &req->sweep;
+    s->placements = req->placements;
+    s->n_placements = req->n_placements;
+    s->gains = req->sweep_gains;
+    s->n_gains = req->gain_text.n ? req->gain_text.n : 1;
+    if (!req->gain_text.n)
+        req->sweep_gains[0] = req->base.gain;
+    s->layers = req->sweep_layers;
+    s->n_layers = req->layers_text.n ? req->layers_text.n : 1;
+    if (!req->layers_text.n)
+        req->sweep_layers[0] = req->base.layers;
+    s->widths = req->sweep_widths;
+    s->n_widths = req->width_text.n ? req->width_text.n : 1;
+    if (!req->width_text.n)
+        req->sweep_widths[0] = 0;
+    vp_error err;
+    if (vp_sweep_count(s, &req->n_combinations, &err) != VP_OK)
+        return cli_usage_error("--placement, --gain, --layers and --width: %s", err.message);
+    return EXIT_OK;
+}
+
+static int read_request(const cli_args *raw_args, profile_request *req)
 {
     static const char *const formats[] = {"text", "csv", "json", NULL};
-    static const char *const engines[] = {"closed", "mc", "forward", "all", NULL};
     int rc;
     req->every = 1;
+    req->args = raw_args;
+    if ((rc = read_engines(raw_args, req)) != EXIT_OK ||
+        (rc = read_sweep_lists(raw_args, req)) != EXIT_OK)
+        return rc;
+    const cli_args first = first_values(raw_args, req);
+    const cli_args *args = &first;
     if (args->given[OPT_MODEL])
         rc = read_model(args, req);
     else if ((rc = read_placements(args, req)) == EXIT_OK)
         rc = read_stack_options(args, VP_DEFAULT_LAYERS, &req->base);
     if (rc != EXIT_OK || (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
-        (rc = cli_choice(args, OPT_ENGINE, engines, &req->engine)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
         return rc;
     req->base.mlp_only = 0;
@@ -168,8 +332,8 @@ static int read_request(const cli_args *args, profile_request *req)
             return rc;
         req->base.mlp_only = block == 1;
     }
-    const int mc = req->engine == ENGINE_MC || req->engine == ENGINE_ALL;
-    const int forward = req->engine == ENGINE_FORWARD || req->engine == ENGINE_ALL;
+    const int mc = has(req, ENGINE_MC);
+    const int forward = has(req, ENGINE_FORWARD);
     if ((mc && (rc = read_sampling_options(args, &req->mc)) != EXIT_OK) ||
         (forward && (rc = read_forward_options(args, &req->forward)) != EXIT_OK))
         return rc;
@@ -213,18 +377,25 @@ static int read_request(const cli_args *args, profile_request *req)
                                "single gain, so give one of them");
     if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT] && !args->given[OPT_PLOT])
         return cli_usage_error("--force only applies with --output, --plot or --plot-script");
+    if ((rc = check_width_list(raw_args, req)) != EXIT_OK || (rc = make_sweep(req)) != EXIT_OK)
+        return rc;
     /* every size, memory included, is checked before anything is allocated */
-    for (size_t i = 0; i < req->n_placements; i++) {
-        vp_config cfg = req->base;
-        cfg.placement = req->placements[i];
+    const char *engine_text = args->given[OPT_ENGINE] ? args->value[OPT_ENGINE] : "closed";
+    for (size_t i = 0; i < req->n_combinations; i++) {
+        vp_sweep_point point;
+        vp_config cfg;
+        vp_mc_options mc_opts;
+        vp_forward_options fw_opts;
+        if ((rc = combination_setup(req, i, &point, &cfg, &mc_opts, &fw_opts)) != EXIT_OK)
+            return rc;
         vp_error err;
         if (vp_config_check(&cfg, &err) != VP_OK)
             return cli_usage_error("--placement %s: %s", vp_placement_name(cfg.placement),
                                    err.message);
-        if (mc && vp_mc_check(&cfg, &req->mc, &err) != VP_OK)
-            return cli_usage_error("--engine %s: %s", engines[req->engine], err.message);
-        if (forward && vp_forward_check(&cfg, &req->forward, &err) != VP_OK)
-            return cli_usage_error("--engine %s: %s", engines[req->engine], err.message);
+        if (mc && vp_mc_check(&cfg, &mc_opts, &err) != VP_OK)
+            return cli_usage_error("--engine %s: %s", engine_text, err.message);
+        if (forward && vp_forward_check(&cfg, &fw_opts, &err) != VP_OK)
+            return cli_usage_error("--engine %s: %s", engine_text, err.message);
     }
     return EXIT_OK;
 }
@@ -256,15 +427,17 @@ static void warn_overflow(const vp_profile *p)
  * before anything is written, so that no profile is half-delivered. */
 static int check_gain_count(const profile_request *req)
 {
-    for (size_t i = 0; req->gains && i < req->n_placements; i++) {
+    for (size_t i = 0; req->gains && i < req->n_combinations; i++) {
+        const vp_sweep_point point = vp_sweep_point_at(&req->sweep, i);
         vp_config cfg = req->base;
-        cfg.placement = req->placements[i];
+        cfg.placement = point.placement;
+        cfg.layers = point.layers;
         size_t k_total = vp_config_sub_blocks(&cfg);
         if (req->n_gains != k_total)
             return cli_runtime_error("--gains: %s holds %zu gains, but %zu layers of %s make %zu "
                                      "sub-blocks: give one gain per sub-block",
-                                     req->gains_path, req->n_gains, req->base.layers,
-                                     vp_placement_name(req->placements[i]), k_total);
+                                     req->gains_path, req->n_gains, point.layers,
+                                     vp_placement_name(point.placement), k_total);
     }
     return EXIT_OK;
 }
@@ -279,7 +452,7 @@ static void write_model_heading(const profile_request *req, FILE *out)
             vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);
 }
 
-/* The profiles of one placement, each possibly NULL: the closed form, the
+/* The profiles of one combination, each possibly NULL: the closed form, the
  * Monte Carlo, the forward pass, and the closed form fed with the forward
  * pass's measured gains (its prediction). */
 typedef struct {
@@ -297,24 +470,27 @@ static void free_placement(placement_profiles *pp)
 
 static int compute_placement(const profile_request *req, size_t i, placement_profiles *out)
 {
-    vp_config cfg = req->base;
-    cfg.placement = req->placements[i];
+    vp_sweep_point point;
+    vp_config cfg;
+    vp_mc_options mc;
+    vp_forward_options fw;
+    *out = (placement_profiles){0};
+    int rc = combination_setup(req, i, &point, &cfg, &mc, &fw);
+    if (rc != EXIT_OK)
+        return rc;
     cfg.gains = req->gains;
     cfg.n_gains = req->n_gains;
     vp_error err;
-    *out = (placement_profiles){0};
-    if ((req->engine == ENGINE_CLOSED || req->engine == ENGINE_ALL) &&
-        vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
+    if (has(req, ENGINE_CLOSED) && vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
         return cli_runtime_error("%s", err.message);
-    const int mc = req->engine == ENGINE_MC || req->engine == ENGINE_ALL;
-    const int forward = req->engine == ENGINE_FORWARD || req->engine == ENGINE_ALL;
-    if (mc && vp_mc_profile(&cfg, &req->mc, &out->sampled, &err) != VP_OK) {
+    if (has(req, ENGINE_MC) && vp_mc_profile(&cfg, &mc, &out->sampled, &err) != VP_OK) {
         free_placement(out);
         return cli_runtime_error("Monte Carlo: %s", err.message);
     }
-    if (forward && (vp_forward_profile(&cfg, &req->forward, &out->forward, &err) != VP_OK ||
-                    (req->engine == ENGINE_ALL &&
-                     vp_closed_predict(out->forward, &out->predicted, &err) != VP_OK))) {
+    if (has(req, ENGINE_FORWARD) &&
+        (vp_forward_profile(&cfg, &fw, &out->forward, &err) != VP_OK ||
+         (has(req, ENGINE_CLOSED) &&
+          vp_closed_predict(out->forward, &out->predicted, &err) != VP_OK))) {
         free_placement(out);
         return cli_runtime_error("forward pass: %s", err.message);
     }
@@ -325,108 +501,200 @@ static int compute_placement(const profile_request *req, size_t i, placement_pro
     return EXIT_OK;
 }
 
+/* In a sweep, what sets a combination apart beyond its placement. */
+static void write_point(FILE *out, const profile_request *req, size_t i, const char *then)
+{
+    const vp_sweep_point p = vp_sweep_point_at(&req->sweep, i);
+    fprintf(out, "gain %.6g, %zu layer%s", p.gain, p.layers, p.layers == 1 ? "" : "s");
+    if (p.width)
+        fprintf(out, ", width %zu", p.width);
+    fputs(then, out);
+}
+
+/* The closed form is the same at every width: a sweep writes it once, with
+ * the first width of its placement, gain and layers. */
+static int first_width(const profile_request *req, size_t i)
+{
+    return i % req->sweep.n_widths == 0;
+}
+
 static vp_status write_placement(const profile_request *req, FILE *out, vp_json_writer *json,
-                                 const placement_profiles *pp, size_t i)
+                                 const placement_profiles *pp, size_t i, int *first)
 {
     vp_status status = VP_OK;
-    if (req->format == FORMAT_TEXT && req->engine == ENGINE_ALL) {
-        if (i > 0)
+    if (req->format == FORMAT_TEXT && comparing(req)) {
+        if (!*first)
             fputc('\n', out);
-        vp_comparison cmp;
-        status = vp_text_write_side_by_side(out, pp->closed, pp->sampled, req->every);
-        if (status == VP_OK && vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
-                                          AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
-            status = vp_text_write_verdict(out, pp->closed, &cmp);
-        if (status == VP_OK) {
-            fputc('\n', out);
+        *first = 0;
+        if (req->sweeping) {
+            write_point(out, req, i, ":\n");
+        }
+        if (pp->sampled) {
+            vp_comparison cmp;
+            status = vp_text_write_side_by_side(out, pp->closed, pp->sampled, req->every);
+            if (status == VP_OK && vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
+                                              AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
+                status = vp_text_write_verdict(out, pp->closed, &cmp);
+        }
+        if (status == VP_OK && pp->forward) {
+            if (pp->sampled)
+                fputc('\n', out);
             status = vp_text_write_forward_comparison(out, pp->closed, pp->predicted, pp->forward,
                                                       req->every);
+            if (status == VP_OK)
+                status = vp_text_write_forward_verdict(out, pp->predicted, pp->forward);
         }
-        if (status == VP_OK)
-            status = vp_text_write_forward_verdict(out, pp->predicted, pp->forward);
         return status;
     }
-    vp_profile *const all[] = {pp->closed, pp->sampled, pp->forward};
-    int first = i == 0;
+    vp_profile *const all[] = {first_width(req, i) ? pp->closed : NULL, pp->sampled, pp->forward};
     for (size_t e = 0; e < 3 && status == VP_OK; e++)
         if (all[e]) {
-            status = write_profile(req, out, json, all[e], first);
-            first = 0;
+            status = write_profile(req, out, json, all[e], *first);
+            *first = 0;
         }
     return status;
 }
 
-/* One line per placement, after the tables: the verdicts together. */
+/* One line per combination, after the tables: the verdicts together. */
 static vp_status write_verdicts(const profile_request *req, FILE *out,
                                 const placement_profiles *all)
 {
-    fprintf(out,
-            "\nVerdicts: the Monte Carlo against the closed form, each figure within %g "
-            "standard errors or %g eps relative, and none beyond what chance allows the "
-            "largest of them\n",
-            AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
-    for (size_t i = 0; i < req->n_placements; i++) {
-        vp_comparison cmp;
-        if (vp_compare(all[i].closed, all[i].sampled, AGREEMENT_SE,
-                       AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
+    if (has(req, ENGINE_MC)) {
+        fprintf(out,
+                "\nVerdicts: the Monte Carlo against the closed form, each figure within %g "
+                "standard errors or %g eps relative, and none beyond what chance allows the "
+                "largest of them\n",
+                AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
+        for (size_t i = 0; i < req->n_combinations; i++) {
+            vp_comparison cmp;
+            if (vp_compare(all[i].closed, all[i].sampled, AGREEMENT_SE,
+                           AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) != VP_OK)
+                continue;
+            if (req->sweeping)
+                write_point(out, req, i, ": ");
             vp_text_write_verdict(out, all[i].closed, &cmp);
+        }
     }
-    fprintf(out, "\nThe forward pass against the closed form fed with its measured gains:\n");
-    for (size_t i = 0; i < req->n_placements; i++)
-        vp_text_write_forward_verdict(out, all[i].predicted, all[i].forward);
+    if (has(req, ENGINE_FORWARD)) {
+        fprintf(out, "\nThe forward pass against the closed form fed with its measured gains:\n");
+        for (size_t i = 0; i < req->n_combinations; i++) {
+            if (req->sweeping)
+                write_point(out, req, i, ": ");
+            vp_text_write_forward_verdict(out, all[i].predicted, all[i].forward);
+        }
+    }
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
-/* Computes every placement's profiles and writes them (out may be NULL: only
- * a plot was asked for). With kept, the profiles are handed back for the
- * plot (*n_kept of them); otherwise each is freed once written. */
-static int compute_and_write(const profile_request *req, FILE *out, vp_profile **kept,
-                             size_t *n_kept)
+/* The tops a combination adds to the sweep's table and figure: each engine's,
+ * the closed form's once across the widths. */
+static size_t add_tops(const profile_request *req, const placement_profiles *pp, size_t i,
+                       vp_sweep_top *tops)
+{
+    const vp_sweep_point point = vp_sweep_point_at(&req->sweep, i);
+    vp_profile *const each[] = {first_width(req, i) ? pp->closed : NULL, pp->sampled, pp->forward};
+    size_t n = 0;
+    for (size_t e = 0; e < 3; e++)
+        if (each[e]) {
+            tops[n].point = point;
+            tops[n].point.width = each[e]->sampling.generator ? each[e]->sampling.width : 0;
+            tops[n++].top = vp_profile_get_top(each[e]);
+        }
+    return n;
+}
+
+/* The run's results that outlive the writing: the profiles to plot (all the
+ * engines' of each combination, when a single stack per placement is
+ * plotted) and the sweep's tops. */
+typedef struct {
+    vp_profile *kept[MAX_PROFILES];
+    size_t n_kept;
+    int keep;
+    vp_sweep_top *tops; /* 3 per combination, owned */
+    size_t n_tops;
+} run_results;
+
+/* Ends the text: the verdicts where engines were compared, then the top of
+ * each stack: a sweep's, or each placement's. */
+static vp_status write_ending(const profile_request *req, FILE *out, const placement_profiles *all,
+                              const run_results *res)
+{
+    vp_status status = VP_OK;
+    if (comparing(req) && req->n_combinations > 1)
+        status = write_verdicts(req, out, all);
+    if (status != VP_OK)
+        return status;
+    if (req->sweeping)
+        return vp_sweep_write_tops(out, res->tops, res->n_tops,
+                                   has(req, ENGINE_MC | ENGINE_FORWARD));
+    if (comparing(req) || req->n_combinations < 2)
+        return VP_OK;
+    vp_profile_top tops[VP_PLACEMENT_COUNT];
+    for (size_t i = 0; i < req->n_combinations; i++) {
+        const placement_profiles *pp = &all[i];
+        tops[i] = vp_profile_get_top(pp->closed    ? pp->closed
+                                     : pp->sampled ? pp->sampled
+                                                   : pp->forward);
+    }
+    return vp_text_write_comparison(out, tops, req->n_combinations);
+}
+
+/* Computes every combination's profiles and writes them (out may be NULL:
+ * only a plot was asked for), keeping what res asks for. */
+static int compute_and_write(const profile_request *req, FILE *out, run_results *res)
 {
     int rc = check_gain_count(req);
     if (rc != EXIT_OK)
         return rc;
     if (out && req->format == FORMAT_TEXT && req->model.name[0])
         write_model_heading(req, out);
+    placement_profiles *all = calloc(req->n_combinations, sizeof *all);
+    res->tops = calloc(3 * req->n_combinations, sizeof *res->tops);
+    if (!all || !res->tops) {
+        free(all);
+        return cli_runtime_error("no memory for %zu combinations", req->n_combinations);
+    }
     vp_json_writer json;
     vp_status status = VP_OK;
     if (out && req->format == FORMAT_CSV)
         status = vp_csv_write_header(out);
     else if (out && req->format == FORMAT_JSON)
         status = vp_json_begin(&json, out);
-    vp_profile_top tops[VP_PLACEMENT_COUNT];
-    placement_profiles all[VP_PLACEMENT_COUNT] = {{0}};
-    for (size_t i = 0; i < req->n_placements && status == VP_OK; i++) {
+    /* what outlives its combination's writing: the profiles a plot of one
+       stack per placement draws, and those the ending reads (the verdicts,
+       the table of the placements' tops) */
+    const int plot_profiles_kept = res->keep && !req->sweeping;
+    const int ending_reads = out && req->format == FORMAT_TEXT && req->n_combinations > 1 &&
+                             (comparing(req) || !req->sweeping);
+    int first = 1;
+    for (size_t i = 0; i < req->n_combinations && status == VP_OK; i++) {
         placement_profiles *pp = &all[i];
         if ((rc = compute_placement(req, i, pp)) != EXIT_OK)
             break;
         if (out)
-            status = write_placement(req, out, &json, pp, i);
-        tops[i] = vp_profile_get_top(pp->closed    ? pp->closed
-                                     : pp->sampled ? pp->sampled
-                                                   : pp->forward);
-        if (!kept && req->engine != ENGINE_ALL)
+            status = write_placement(req, out, &json, pp, i, &first);
+        res->n_tops += add_tops(req, pp, i, res->tops + res->n_tops);
+        if (!plot_profiles_kept && !ending_reads)
             free_placement(pp);
     }
     if (rc == EXIT_OK && out && status == VP_OK) {
         if (req->format == FORMAT_JSON)
             status = vp_json_end(&json);
-        else if (req->format == FORMAT_TEXT && req->engine == ENGINE_ALL && req->n_placements > 1)
-            status = write_verdicts(req, out, all);
-        else if (req->format == FORMAT_TEXT && req->n_placements > 1)
-            status = vp_text_write_comparison(out, tops, req->n_placements);
+        else if (req->format == FORMAT_TEXT)
+            status = write_ending(req, out, all, res);
     }
-    for (size_t i = 0; i < req->n_placements; i++) {
-        if (kept && rc == EXIT_OK) {
+    for (size_t i = 0; i < req->n_combinations; i++) {
+        if (plot_profiles_kept && rc == EXIT_OK) {
             vp_profile *const each[] = {all[i].closed, all[i].sampled, all[i].forward};
             for (size_t e = 0; e < 3; e++)
                 if (each[e])
-                    kept[(*n_kept)++] = each[e];
+                    res->kept[res->n_kept++] = each[e]; /* res owns them now */
             vp_profile_free(all[i].predicted);
         } else {
             free_placement(&all[i]);
         }
     }
+    free(all);
     if (rc != EXIT_OK)
         return rc;
     if (status != VP_OK)
@@ -461,9 +729,8 @@ static int profile_and_write(const cli_args *args, profile_request *req)
             return cli_runtime_error("--gains: %s", err.message);
         }
     }
-    vp_profile *kept[MAX_PROFILES] = {0};
-    size_t n_kept = 0;
-    rc = compute_and_write(req, writing ? out.stream : NULL, plotting ? kept : NULL, &n_kept);
+    run_results res = {.keep = plotting};
+    rc = compute_and_write(req, writing ? out.stream : NULL, &res);
     if (rc != EXIT_OK) {
         if (writing)
             output_abort(&out);
@@ -471,15 +738,19 @@ static int profile_and_write(const cli_args *args, profile_request *req)
         rc = output_commit(&out);
     }
     /* the output is written even when gnuplot then fails or is missing */
-    if (rc == EXIT_OK && plotting) {
+    if (rc == EXIT_OK && plotting && req->sweeping) {
+        rc = plot_sweep_tops(args, res.tops, res.n_tops, vp_sweep_x_axis(&req->sweep));
+    } else if (rc == EXIT_OK && plotting) {
         char title[128] = "";
         if (req->model.name[0])
             snprintf(title, sizeof title, "%s: %s, %zu layers", req->model.name,
                      vp_placement_name(req->model.placement), req->base.layers);
-        rc = plot_profiles(args, (const vp_profile *const *)kept, n_kept, title[0] ? title : NULL);
+        rc = plot_profiles(args, (const vp_profile *const *)res.kept, res.n_kept,
+                           title[0] ? title : NULL);
     }
-    for (size_t i = 0; i < n_kept; i++)
-        vp_profile_free(kept[i]);
+    for (size_t i = 0; i < res.n_kept; i++)
+        vp_profile_free(res.kept[i]);
+    free(res.tops);
     return rc;
 }
 
