@@ -115,6 +115,11 @@ static int read_sweep_lists(const cli_args *args, profile_request *req)
                                    "shape; give one value",
                                    cli_option_name(fixed_by_weights[i].id),
                                    args->value[fixed_by_weights[i].id]);
+    /* a placement's sub-blocks follow its depth, and a file holds one count */
+    if (args->given[OPT_GAINS] && req->layers_text.n > 1)
+        return cli_usage_error("--layers: '%s' is a sweep, but --gains gives one gain per "
+                               "sub-block of one depth; give one value",
+                               args->value[OPT_LAYERS]);
     req->sweeping = req->gain_text.n > 1 || req->layers_text.n > 1 || req->width_text.n > 1;
     return EXIT_OK;
 }

@@ -293,6 +293,8 @@ static void bad_lists_are_refused(void **state)
         {{"--layers", "8,8"}, {"gives 8 twice"}},
         {{"table", "--gain", "1,2"}, {"'varprof table' takes one value"}},
         {{"--gain", "1,2", "--gains", "gains.csv"}, {"--gain and --gains both given"}},
+        {{"--layers", "8,16", "--gains", "gains.csv"},
+         {"--layers: '8,16' is a sweep, but --gains"}},
         {{"--width", "64,256"}, {"--width applies to the sampled engines"}},
         {{"--engine", "mc", "--width", "64,1"}, {"--width: '1' is out of range"}},
         {{"--engine", "forward", "--width", "64,100"}, {"8 heads do not divide the width 100"}},
