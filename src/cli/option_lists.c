@@ -11,9 +11,10 @@ int cli_list_items(const cli_args *args, option_id id, list_buffer *buf, size_t 
     if (!args->given[id])
         return EXIT_OK;
     const char *list = args->value[id];
-    if (strlen(list) >= sizeof buf->text)
+    const size_t length = strlen(list);
+    if (length >= sizeof buf->text)
         return cli_usage_error("%s: the list '%.40s...' is too long", cli_option_name(id), list);
-    strcpy(buf->text, list);
+    memcpy(buf->text, list, length + 1);
     char *start = buf->text;
     for (;;) {
         char *comma = strchr(start, ',');

@@ -28,13 +28,13 @@ enum {
 typedef struct {
     const char *name; /* the CSV column and the JSON key */
     row_field_kind kind;
+    unsigned needs; /* VP_HAS_* the profile must carry for a value; 0: always */
     /* The value at row k: a double member of vp_row at offset, unless one of
        these derives it from the profile (the one that matches kind). */
     size_t offset;
     double (*number)(const vp_profile *profile, size_t k);
     size_t (*size)(const vp_profile *profile, size_t k);
     const char *(*text)(const vp_profile *profile, size_t k);
-    unsigned needs; /* VP_HAS_* the profile must carry for a value; 0: always */
     /* NULL, or whether the profile has a value at all (a fact of how it was
        made, such as a width, rather than of its rows) */
     int (*has)(const vp_profile *profile);
