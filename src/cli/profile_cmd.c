@@ -451,7 +451,9 @@ static void write_model_heading(const profile_request *req, FILE *out)
 {
     const vp_model *m = &req->model;
     fprintf(out, "model %s (%d): %zu layers", m->name, m->year, m->layers);
-    if (req->base.layers != m->layers)
+    if (req->layers_text.n > 1)
+        fprintf(out, " (%s here, as --layers says)", req->args->value[OPT_LAYERS]);
+    else if (req->base.layers != m->layers)
         fprintf(out, " (%zu here, as --layers says)", req->base.layers);
     fprintf(out, ", %s, %s, QK-norm %s; source: %s\n", vp_placement_name(m->placement),
             vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);

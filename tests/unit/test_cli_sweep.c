@@ -224,6 +224,18 @@ static void text_table_names_widths_when_sampled(void **state)
     program_run_free(&run);
 }
 
+/* A model's depth swept: the heading says so, each depth is profiled. */
+static void a_models_depth_can_be_swept(void **state)
+{
+    (void)state;
+    program_run run = RUN_OK("--model", "gpt-2-small", "--layers", "6,12", "--format", "text");
+    assert_contains(run.out, "model gpt-2-small");
+    assert_contains(run.out, "(6,12 here, as --layers says)");
+    assert_contains(run.out, "pre-norm             1        6  closed            12");
+    assert_contains(run.out, "pre-norm             1       12  closed            24");
+    program_run_free(&run);
+}
+
 /* Without a list nothing changes: several placements still end with the
  * placements' table, which has no gain column. */
 static void a_single_stack_is_no_sweep(void **state)
@@ -471,6 +483,7 @@ int main(void)
         cmocka_unit_test(text_ends_with_the_tops_of_the_sweep),
         cmocka_unit_test(text_table_names_widths_when_sampled),
         cmocka_unit_test(a_single_stack_is_no_sweep),
+        cmocka_unit_test(a_models_depth_can_be_swept),
         cmocka_unit_test(engine_list_compares_without_a_forward_pass),
         cmocka_unit_test(readme_rmsnorm_example_runs_as_written),
         cmocka_unit_test(bad_lists_are_refused),
