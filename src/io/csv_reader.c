@@ -1,6 +1,7 @@
 #include "io/csv_reader.h"
 
 #include <csv.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -121,8 +122,14 @@ static vp_status read_stream(FILE *in, reader *r)
     if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI) != 0)
         return vp_fail(&r->err, VP_ENOMEM, "cannot start the CSV parser");
     char chunk[1 << 16];
-    size_t got;
-    long total = 0;
+    /* Excel's "CSV UTF-8" starts with a byte-order mark, which would
+     * otherwise be the first cell's first bytes; fread reads all three
+     * unless the file is shorter */
+    static const char bom[3] = {'\xEF', '\xBB', '\xBF'};
+    size_t got = fread(chunk, 1, sizeof bom, in);
+    long total = (long)got;
+    if (!(got == sizeof bom && memcmp(chunk, bom, sizeof bom) == 0))
+        feed(&parser, r, chunk, got);
     while (r->status == VP_OK && (got = fread(chunk, 1, sizeof chunk, in)) > 0) {
         total += (long)got;
         if (total > VP_CSV_MAX_FILE_BYTES) {
@@ -173,4 +180,84 @@ vp_status csv_read_file(const char *path, csv_row_fn on_row, void *ctx, vp_error
     free(r->text);
     free(r);
     return status;
+}
+
+static int is_digits(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return 0;
+    return 1;
+}
+
+/* A: whole digits, optionally signed; B: digits, optionally an exponent. */
+static int reads_as_decimal_comma(const char *a, const char *b)
+{
+    if (*a == '-' || *a == '+')
+        a++;
+    if (!is_digits(a))
+        return 0;
+    size_t digits = strspn(b, "0123456789");
+    if (digits == 0)
+        return 0;
+    b += digits;
+    if (*b == 'e' || *b == 'E') {
+        b++;
+        if (*b == '-' || *b == '+')
+            b++;
+        return is_digits(b);
+    }
+    return *b == '\0';
+}
+
+static void write_hint(const char *a, const char *b, char *hint, size_t size)
+{
+    snprintf(hint, size,
+             "; '%s,%s' looks like the number %s.%s written with a decimal comma: "
+             "write %s.%s",
+             a, b, a, b, a, b);
+}
+
+void csv_decimal_comma_hint(size_t n_cells, char *const *cells, size_t number_column, char *hint,
+                            size_t size)
+{
+    hint[0] = '\0';
+    if (number_column + 1 < n_cells &&
+        reads_as_decimal_comma(cells[number_column], cells[number_column + 1])) {
+        write_hint(cells[number_column], cells[number_column + 1], hint, size);
+        return;
+    }
+    for (size_t c = 0; c + 1 < n_cells; c++)
+        if (reads_as_decimal_comma(cells[c], cells[c + 1])) {
+            write_hint(cells[c], cells[c + 1], hint, size);
+            return;
+        }
+}
+
+vp_status csv_check_row_width(size_t line, size_t n_cells, char *const *cells, size_t width,
+                              size_t number_column, const char *expected, vp_error *err)
+{
+    if (n_cells == width)
+        return VP_OK;
+    char hint[2 * VP_CSV_MAX_CELL_BYTES + 128];
+    csv_decimal_comma_hint(n_cells, cells, number_column, hint, sizeof hint);
+    return vp_fail(err, VP_EFORMAT, "line %zu has %zu cell%s; %s%s", line, n_cells,
+                   n_cells == 1 ? "" : "s", expected, hint);
+}
+
+int csv_header_near_miss(const char *cell, const char *name)
+{
+    while (*cell == ' ' || *cell == '\t')
+        cell++;
+    size_t length = strlen(cell);
+    while (length && (cell[length - 1] == ' ' || cell[length - 1] == '\t'))
+        length--;
+    if (length != strlen(name))
+        return 0;
+    for (size_t i = 0; i < length; i++)
+        if (tolower((unsigned char)cell[i]) != tolower((unsigned char)name[i]))
+            return 0;
+    return strcmp(cell, name) != 0;
 }

@@ -71,17 +71,20 @@ static vp_status parse_model(size_t line, char *const *cells, vp_model *m, vp_er
 static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cells, vp_error *err)
 {
     models_reader *r = ctx;
-    if (n_cells != N_COLUMNS)
-        return vp_fail(err, VP_EFORMAT,
-                       "line %zu has %zu columns; the table has %d: name, year, "
-                       "layers, placement, norm, qk_norm, source",
-                       line, n_cells, N_COLUMNS);
+    vp_status status = csv_check_row_width(
+        line, n_cells, cells, N_COLUMNS, 0,
+        "the table has 7: name, year, layers, placement, norm, qk_norm, source", err);
+    if (status != VP_OK)
+        return status;
     if (!r->seen_header) {
         r->seen_header = 1;
         for (int c = 0; c < N_COLUMNS; c++)
             if (strcmp(cells[c], header[c]) != 0)
-                return vp_fail(err, VP_EFORMAT, "line %zu: column %d is '%s', expected '%s'", line,
-                               c + 1, cells[c], header[c]);
+                return vp_fail(err, VP_EFORMAT, "line %zu: column %d is '%s', expected '%s'%s",
+                               line, c + 1, cells[c], header[c],
+                               csv_header_near_miss(cells[c], header[c])
+                                   ? " (a header must be exactly so: lower case, no spaces)"
+                                   : "");
         return VP_OK;
     }
     vp_model_table *t = r->table;
@@ -96,7 +99,7 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
         r->capacity = capacity;
     }
     vp_model *m = &t->models[t->count];
-    vp_status status = parse_model(line, cells, m, err);
+    status = parse_model(line, cells, m, err);
     if (status != VP_OK)
         return status;
     if (vp_model_find(t, m->name))

@@ -61,6 +61,12 @@ def gains():
         ("long-cell", "gain\n" + "1" * 4097 + "\n"),
         ("no-newline", "1\n2"),
         ("semicolon", "1;2\n"),
+        ("decimal-comma", "gain\n1\n0,5\n"),
+        ("decimal-comma-columns", "layer,part,gain\n0,attn,0,5e-1\n"),
+        ("header-capital", "Gain\n1\n"),
+        ("header-spaced", '" gain "\n1\n'),
+        ("gain-twice", "gain,gain\n1,1\n"),
+        ("bom-column", "\ufeff1\n2\n"),
     ]:
         write("gains", name, text)
 

@@ -181,6 +181,56 @@ static void bad_files_are_runtime_errors(void **state)
     free(kept);
 }
 
+/* A row with a cell more than its header shifts the columns after it: a
+ * decimal comma made `0,5` read as 0 and the run exit 0. Every row must have
+ * the header's cells, and the header must be exactly `gain`. */
+static void ragged_and_misnamed_gains_files_are_refused(void **state)
+{
+    (void)state;
+    const char *comma = in_scratch("comma.csv");
+    write_file(comma, "gain\n1\n0,5\n");
+    const char *columns = in_scratch("columns.csv");
+    write_file(columns, "layer,part,gain\n0,attn,1\n0,mlp,0,5\n");
+    const char *one_column = in_scratch("one-column.csv");
+    write_file(one_column, "1\n2,5e-1\n");
+    const char *first_row = in_scratch("first-row.csv");
+    write_file(first_row, "0,5\n1\n");
+    const char *short_row = in_scratch("short.csv");
+    write_file(short_row, "layer,gain\n0,1\n1\n");
+    const char *capital = in_scratch("capital.csv");
+    write_file(capital, "layer,Gain\n0,1\n1,1\n");
+    const char *spaced = in_scratch("spaced.csv");
+    write_file(spaced, "\" gain \"\n1\n1\n");
+    const char *twice = in_scratch("twice.csv");
+    write_file(twice, "gain,gain\n1,1\n1,1\n");
+    const bad_input cases[] = {
+        {{"--layers", "1", "--gains", comma},
+         1,
+         {"line 3 has 2 cells; the header (line 1) has 1", "decimal comma", "write 0.5"}},
+        {{"--layers", "1", "--gains", columns},
+         1,
+         {"line 3 has 4 cells; the header (line 1) has 3", "'0,5'", "decimal comma"}},
+        {{"--layers", "1", "--gains", one_column},
+         1,
+         {"line 2 has 2 cells; the file is one column of gains", "write 2.5e-1"}},
+        {{"--layers", "1", "--gains", first_row}, 1, {"line 1 has 2 cells", "write 0.5"}},
+        {{"--layers", "1", "--gains", short_row},
+         1,
+         {"line 3 has 1 cell; the header (line 1) has 2"}},
+        {{"--layers", "1", "--gains", capital},
+         1,
+         {"line 1, column 2", "'Gain' must be exactly 'gain'"}},
+        {{"--layers", "1", "--gains", spaced}, 1, {"' gain ' must be exactly 'gain'"}},
+        {{"--layers", "1", "--gains", twice}, 1, {"line 1 names columns 1 and 2 'gain'"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_bad_input(&cases[i]);
+    /* a short row has no decimal comma to blame */
+    program_run run = RUN("--layers", "1", "--gains", short_row);
+    assert_null(strstr(run.err, "decimal comma"));
+    program_run_free(&run);
+}
+
 /* ---- the CSV interface, read back with libcsv ---- */
 
 #define MAX_COLUMNS 64 /* room for columns yet to come */
@@ -450,8 +500,13 @@ static void gains_file_sets_each_sub_block(void **state)
     write_file(single, "0.5\n1\n2\n0\n");
     const char *headed = in_scratch("headed.csv");
     write_file(headed, "sub_block,gain\r\n1,0.5\r\n2,1\r\n3,2\r\n4,0\r\n");
-    const char *paths[] = {single, headed};
-    for (int i = 0; i < 2; i++) {
+    /* Excel's "CSV UTF-8" starts with a byte-order mark */
+    const char *bom_headed = in_scratch("bom-headed.csv");
+    write_file(bom_headed, "\xEF\xBB\xBFgain\n0.5\n1\n2\n0\n");
+    const char *bom_single = in_scratch("bom-single.csv");
+    write_file(bom_single, "\xEF\xBB\xBF" "0.5\n1\n2\n0\n");
+    const char *paths[] = {single, headed, bom_headed, bom_single};
+    for (int i = 0; i < 4; i++) {
         program_run run = RUN("--layers", "2", "--gains", paths[i], "--format", "csv");
         assert_int_equal(run.status, 0);
         /* pre-norm: v = 1, 1.25, 2.25, 6.25, 6.25 */
@@ -549,6 +604,7 @@ int main(void)
         cmocka_unit_test(json_numbers_are_exact),
         cmocka_unit_test(overflow_is_said_never_printed),
         cmocka_unit_test(gains_file_sets_each_sub_block),
+        cmocka_unit_test(ragged_and_misnamed_gains_files_are_refused),
         cmocka_unit_test(output_file_and_force),
         cmocka_unit_test(help_and_version),
     };

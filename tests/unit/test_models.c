@@ -88,7 +88,7 @@ static void malformed_rows_name_their_line(void **state)
         const char *row;
         const char *message;
     } cases[] = {
-        {"b,2020,12,pre-norm,layernorm,no\n", "line 3 has 6 columns"},
+        {"b,2020,12,pre-norm,layernorm,no\n", "line 3 has 6 cells; the table has 7"},
         {"B!,2020,12,pre-norm,layernorm,no,paper\n", "line 3: name 'B!'"},
         {"b,20x0,12,pre-norm,layernorm,no,paper\n", "line 3, year"},
         {"b,2020,1.5,pre-norm,layernorm,no,paper\n", "line 3, layers"},
@@ -114,7 +114,23 @@ static void malformed_rows_name_their_line(void **state)
         assert_int_equal(table.count, 0);
         assert_null(table.models);
     }
+    /* a header in capitals is said to be one */
     FILE *f = fopen(path, "w");
+    fprintf(f, "Name,year,layers,placement,norm,qk_norm,source\n%s", good);
+    fclose(f);
+    vp_model_table named = {0};
+    vp_error why;
+    assert_int_equal(vp_models_read(path, &named, &why), VP_EFORMAT);
+    assert_non_null(strstr(why.message, "column 1 is 'Name', expected 'name'"));
+    assert_non_null(strstr(why.message, "exactly"));
+    /* Excel's byte-order mark is skipped */
+    f = fopen(path, "w");
+    fprintf(f, "\xEF\xBB\xBF%s%s", head, good);
+    fclose(f);
+    assert_int_equal(vp_models_read(path, &named, &why), VP_OK);
+    assert_int_equal(named.count, 1);
+    vp_model_table_free(&named);
+    f = fopen(path, "w");
     fprintf(f, "model,year\n");
     fclose(f);
     vp_model_table table;

@@ -382,6 +382,19 @@ static void bad_token_files_name_row_and_column(void **state)
         }
         assert_null(ids);
     }
+    /* Excel's byte-order mark is skipped, not read as part of the first id */
+    FILE *f = fopen(path, "w");
+    fputs("\xEF\xBB\xBF"
+          "1,2,3\n4,5,6\n",
+          f);
+    fclose(f);
+    unsigned *ids = NULL;
+    size_t b = 0, t = 0;
+    assert_int_equal(vp_token_ids_read(path, 24, &ids, &b, &t, NULL), VP_OK);
+    assert_int_equal(b, 2);
+    assert_int_equal(t, 3);
+    assert_int_equal(ids[0], 1);
+    free(ids);
     test_remove_tree(dir);
 }
 
