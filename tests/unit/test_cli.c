@@ -504,7 +504,8 @@ static void gains_file_sets_each_sub_block(void **state)
     const char *bom_headed = in_scratch("bom-headed.csv");
     write_file(bom_headed, "\xEF\xBB\xBFgain\n0.5\n1\n2\n0\n");
     const char *bom_single = in_scratch("bom-single.csv");
-    write_file(bom_single, "\xEF\xBB\xBF" "0.5\n1\n2\n0\n");
+    write_file(bom_single, "\xEF\xBB\xBF"
+                           "0.5\n1\n2\n0\n");
     const char *paths[] = {single, headed, bom_headed, bom_single};
     for (int i = 0; i < 4; i++) {
         program_run run = RUN("--layers", "2", "--gains", paths[i], "--format", "csv");
@@ -516,6 +517,36 @@ static void gains_file_sets_each_sub_block(void **state)
         assert_contains(run.out, ",2,4,1,mlp,0,6.25,");
         program_run_free(&run);
     }
+}
+
+/* The README's gains example runs as written from the top of the tree and
+ * prints what the README shows; the manual's names the same file. */
+static void gains_example_runs_as_written(void **state)
+{
+    (void)state;
+    const char *command = "$ varprof --layers 4 --gains data/gains-example.csv\n";
+    char *readme = read_file("README.md");
+    assert_non_null(readme);
+    const char *shown = strstr(readme, command);
+    assert_non_null(shown);
+    shown += strlen(command);
+    const char *end = strstr(shown, "```");
+    assert_non_null(end);
+    program_run run = RUN("--layers", "4", "--gains", "data/gains-example.csv");
+    assert_int_equal(run.status, 0);
+    assert_int_equal(run.out_length, (size_t)(end - shown));
+    assert_memory_equal(run.out, shown, run.out_length);
+    program_run_free(&run);
+    char *listing = read_file("data/gains-example.csv");
+    assert_non_null(listing);
+    assert_non_null(strstr(readme, listing));
+    free(listing);
+    free(readme);
+    char *manual = read_file("man/varprof.1");
+    assert_non_null(manual);
+    assert_contains(manual, "$ varprof \\-\\-layers 4 \\-\\-gains data/gains\\-example.csv\n");
+    assert_null(strstr(manual, "gains.csv"));
+    free(manual);
 }
 
 static int no_temp_files_in(const char *dir)
@@ -605,6 +636,7 @@ int main(void)
         cmocka_unit_test(overflow_is_said_never_printed),
         cmocka_unit_test(gains_file_sets_each_sub_block),
         cmocka_unit_test(ragged_and_misnamed_gains_files_are_refused),
+        cmocka_unit_test(gains_example_runs_as_written),
         cmocka_unit_test(output_file_and_force),
         cmocka_unit_test(help_and_version),
     };
