@@ -231,6 +231,11 @@ static int read_network_files(const cli_args *args, profile_request *req)
         if (!args->given[OPT_BLOCK])
             req->base.mlp_only = file_cfg.mlp_only;
         fw->weights = &req->weights;
+        /* with --engine all the Monte Carlo samples the stack the file describes */
+        if (!args->given[OPT_WIDTH])
+            req->mc.width = fw->width;
+        if (!args->given[OPT_NORM])
+            req->mc.norm = fw->norm;
     }
     if (args->given[OPT_TOKEN_IDS]) {
         const size_t batch = fw->batch, tokens = fw->tokens;

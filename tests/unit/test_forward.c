@@ -142,6 +142,30 @@ static void program_runs_every_engine(void **state)
     program_run_free(&r);
 }
 
+/* With --weights, --engine all samples the Monte Carlo at the file's width
+ * and norm (64, RMSNorm: its norms have no biases), not the defaults 512
+ * and LayerNorm, so that the two sampled engines describe one network. */
+static void weights_set_the_monte_carlos_width(void **state)
+{
+    (void)state;
+    char weights[1024], tokens[1024];
+    snprintf(weights, sizeof weights, "%s", test_data_path("attn_pre_norm.safetensors"));
+    snprintf(tokens, sizeof tokens, "%s", test_data_path("attn_tokens.csv"));
+    program_run r = run_varprof((const char *const[]){"--engine", "all", "--weights", weights,
+                                                      "--token-ids", tokens, "--placement",
+                                                      "pre-norm", "--trials", "64", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "closed form against Monte Carlo (reduced method, width 64, "));
+    program_run_free(&r);
+    r = run_varprof((const char *const[]){"--engine", "all", "--weights", weights, "--token-ids",
+                                          tokens, "--placement", "pre-norm", "--trials", "64",
+                                          "--format", "csv", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\nmc,pre-norm,rmsnorm,4,8,"));
+    assert_non_null(strstr(r.out, "\nforward,pre-norm,rmsnorm,4,8,"));
+    program_run_free(&r);
+}
+
 /* ---- the seed's stack at PyTorch's default init, against PyTorch's band ---- */
 
 /* The seed's stack: 24 MLP-only layers, vocab 24, d 48, hidden 96, batch 2 x
@@ -272,6 +296,7 @@ int main(void)
         cmocka_unit_test(gain_init_keeps_its_promise),
         cmocka_unit_test(measurements_hold_together),
         cmocka_unit_test(program_runs_every_engine),
+        cmocka_unit_test(weights_set_the_monte_carlos_width),
         cmocka_unit_test(torch_init_falls_in_pytorchs_band),
         cmocka_unit_test(post_ln_seed_stack_is_pinned),
     };
