@@ -209,9 +209,12 @@ vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain, d
     return VP_OK;
 }
 
-/* Draws one linear layer's weights into scratch, then packs them. */
+/* Draws one linear layer's weights into scratch, then packs them: normal
+ * with standard deviation sd for the gain init; for the torch init, PyTorch's
+ * uniform weight and bias, both then multiplied by torch_scale (DeepNet's
+ * beta, as torchscale divides those parameters by (8N)^(1/4)). */
 static void draw_linear(fw_model *m, fw_linear *l, const vp_forward_options *o, uint32_t stream,
-                        double sd, float *scratch)
+                        double sd, double torch_scale, float *scratch)
 {
     const size_t n = l->in * l->out;
     if (o->init == VP_INIT_TORCH) {
@@ -219,6 +222,9 @@ static void draw_linear(fw_model *m, fw_linear *l, const vp_forward_options *o, 
         fill_uniform(scratch, n, o->seed, stream, bound);
         float *bias = scratch + n;
         fill_uniform(bias, l->out, o->seed, stream | 0x80000000u, bound);
+        if (torch_scale != 1.0)
+            for (size_t i = 0; i < n + l->out; i++)
+                scratch[i] = (float)(torch_scale * scratch[i]);
         fw_linear_set(m, l, scratch, bias);
     } else {
         fill_normal(scratch, n, o->seed, stream, sd);
@@ -265,19 +271,19 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         const double g_mlp = beta * beta * vp_config_gain(cfg, k_mlp);
         if (!m->mlp_only) {
             (void)in_attn; /* attention's gain does not depend on its input's size */
-            draw_linear(m, &layer->q, o, stream_of(l, 0), 1.0 / sqrt((double)d), scratch);
-            draw_linear(m, &layer->k, o, stream_of(l, 1), 1.0 / sqrt((double)d), scratch);
-            draw_linear(m, &layer->v, o, stream_of(l, 2), beta / sqrt((double)d), scratch);
+            draw_linear(m, &layer->q, o, stream_of(l, 0), 1.0 / sqrt((double)d), 1.0, scratch);
+            draw_linear(m, &layer->k, o, stream_of(l, 1), 1.0 / sqrt((double)d), 1.0, scratch);
+            draw_linear(m, &layer->v, o, stream_of(l, 2), beta / sqrt((double)d), beta, scratch);
             /* as if each token attended to itself: gain = sqrt(d) sd_o beta */
-            draw_linear(m, &layer->o, o, stream_of(l, 3), g_attn / (beta * sqrt((double)d)),
+            draw_linear(m, &layer->o, o, stream_of(l, 3), g_attn / (beta * sqrt((double)d)), beta,
                         scratch);
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
         if (o->init == VP_INIT_GAIN)
             status = fw_mlp_scales(d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var, err);
         if (status == VP_OK) {
-            draw_linear(m, &layer->fc1, o, stream_of(l, 4), sqrt(fc1_var), scratch);
-            draw_linear(m, &layer->fc2, o, stream_of(l, 5), sqrt(fc2_var), scratch);
+            draw_linear(m, &layer->fc1, o, stream_of(l, 4), sqrt(fc1_var), beta, scratch);
+            draw_linear(m, &layer->fc2, o, stream_of(l, 5), sqrt(fc2_var), beta, scratch);
         }
     }
     vp_profile_free(expected);
