@@ -241,8 +241,9 @@ vp_status csv_check_row_width(size_t line, size_t n_cells, char *const *cells, s
 {
     if (n_cells == width)
         return VP_OK;
-    char hint[2 * VP_CSV_MAX_CELL_BYTES + 128];
-    csv_decimal_comma_hint(n_cells, cells, number_column, hint, sizeof hint);
+    char hint[2 * VP_CSV_MAX_CELL_BYTES + 128] = "";
+    if (n_cells > width) /* a decimal comma makes one cell two */
+        csv_decimal_comma_hint(n_cells, cells, number_column, hint, sizeof hint);
     return vp_fail(err, VP_EFORMAT, "line %zu has %zu cell%s; %s%s", line, n_cells,
                    n_cells == 1 ? "" : "s", expected, hint);
 }

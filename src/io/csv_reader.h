@@ -28,8 +28,9 @@ typedef vp_status (*csv_row_fn)(void *ctx, size_t line, size_t n_cells, char *co
 vp_status csv_read_file(const char *path, csv_row_fn on_row, void *ctx, vp_error *err);
 
 /* Refuses a row whose cell count is not the header's: VP_EFORMAT saying
- * "line L has N cells; <expected>" (e.g. "the header has 3"), and, when two
- * neighbouring cells read as one number written with a decimal comma ("0,5"),
+ * "line L has N cells; <expected>" (e.g. "the header has 3"), and, when the
+ * row has more cells and two neighbouring ones read as one number written
+ * with a decimal comma ("0,5"),
  * that this is the likely cause and what to write (see csv_decimal_comma_hint
  * for number_column). VP_OK when n_cells is
  * width. */
