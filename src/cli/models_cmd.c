@@ -59,6 +59,12 @@ int run_models(const cli_args *args)
         printf("%-18s  %4d  %6zu  %-12s  %-9s  %-7s  %s\n", m->name, m->year, m->layers,
                vp_placement_name(m->placement), vp_norm_name(m->norm), m->qk_norm ? "yes" : "no",
                m->source);
+        if (m->alpha.text[0] || m->beta.text[0])
+            printf("%-18s  its own alpha %s, beta %s%s; source: %s\n", "",
+                   m->alpha.text[0] ? m->alpha.text : "DeepNet's",
+                   m->beta.text[0] ? m->beta.text : "DeepNet's",
+                   m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "",
+                   m->scale_source);
     }
     vp_model_table_free(&table);
     return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");

@@ -158,7 +158,13 @@ static int read_model(const cli_args *args, profile_request *req)
     req->placements[req->n_placements++] = m->placement;
     req->model = *m;
     vp_model_table_free(&table);
-    return read_stack_options(args, req->model.layers, &req->base);
+    rc = read_stack_options(args, req->model.layers, &req->base);
+    /* the model's own alpha and beta at this depth, unless --alpha or --beta says otherwise */
+    if (rc == EXIT_OK && req->model.alpha.text[0] && !args->given[OPT_ALPHA])
+        req->base.alpha = vp_model_scale_value(&req->model.alpha, req->base.layers);
+    if (rc == EXIT_OK && req->model.beta.text[0] && !args->given[OPT_BETA])
+        req->base.beta = vp_model_scale_value(&req->model.beta, req->base.layers);
+    return rc;
 }
 
 /* "all", or a comma list of names, each once. */
@@ -462,6 +468,11 @@ static void write_model_heading(const profile_request *req, FILE *out)
         fprintf(out, " (%zu here, as --layers says)", req->base.layers);
     fprintf(out, ", %s, %s, QK-norm %s; source: %s\n", vp_placement_name(m->placement),
             vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);
+    if (m->alpha.text[0] || m->beta.text[0])
+        fprintf(out, "its own alpha %s, beta %s%s; source: %s\n",
+                m->alpha.text[0] ? m->alpha.text : "DeepNet's",
+                m->beta.text[0] ? m->beta.text : "DeepNet's",
+                m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "", m->scale_source);
 }
 
 /* The profiles of one combination, each possibly NULL: the closed form, the

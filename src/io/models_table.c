@@ -1,14 +1,23 @@
 #include "varprof/models.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io/csv_reader.h"
 #include "varprof/parse.h"
 
-static const char *const header[] = {"name", "year",    "layers", "placement",
-                                     "norm", "qk_norm", "source"};
-enum { N_COLUMNS = sizeof header / sizeof header[0] };
+static const char *const header[] = {
+    "name",    "year",   "layers", "placement", "norm",
+    "qk_norm", "source", "alpha",  "beta",      "alpha_beta_source"};
+/* The first seven are required; the model's own alpha and beta may be left out, all
+ * three columns together. */
+enum { N_COLUMNS = sizeof header / sizeof header[0], N_REQUIRED = 7 };
+enum { ALPHA_COLUMN = 7 }; /* where a decimal comma would most likely be */
+#define COLUMNS_TEXT                                                                               \
+    "name, year, layers, placement, norm, qk_norm, source, and optionally alpha, beta, "           \
+    "alpha_beta_source"
 
 /* A table longer than this is not a models table but a mistake. */
 #define VP_MAX_MODELS 100000
@@ -16,6 +25,7 @@ enum { N_COLUMNS = sizeof header / sizeof header[0] };
 typedef struct {
     vp_model_table *table;
     size_t capacity;
+    size_t columns; /* the header's: N_REQUIRED or N_COLUMNS */
     int seen_header;
 } models_reader;
 
@@ -29,7 +39,88 @@ static int is_slug(const char *s)
     return 1;
 }
 
-static vp_status parse_model(size_t line, char *const *cells, vp_model *m, vp_error *err)
+/* The exponent p of (cN)^(p): a number, or a fraction a/b. */
+static int parse_power(const char *text, double *power)
+{
+    char part[32];
+    const char *slash = strchr(text, '/');
+    vp_error why;
+    if (!slash)
+        return vp_parse_double(text, power, &why) == VP_OK;
+    double numerator, denominator;
+    size_t length = (size_t)(slash - text);
+    if (length >= sizeof part)
+        return 0;
+    memcpy(part, text, length);
+    part[length] = '\0';
+    if (vp_parse_double(part, &numerator, &why) != VP_OK ||
+        vp_parse_double(slash + 1, &denominator, &why) != VP_OK || denominator == 0.0)
+        return 0;
+    *power = numerator / denominator;
+    return 1;
+}
+
+/* "" (the placement's default), a number > 0, or (cN)^(p) with c > 0. */
+static int parse_scale(const char *text, vp_model_scale *scale)
+{
+    *scale = (vp_model_scale){0};
+    if (strlen(text) >= sizeof scale->text)
+        return 0;
+    // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) its length is checked above
+    strcpy(scale->text, text);
+    if (!*text)
+        return 1;
+    vp_error why;
+    if (*text != '(')
+        return vp_parse_double(text, &scale->factor, &why) == VP_OK && scale->factor > 0.0;
+    char inner[32];
+    const char *n = strstr(text, "N)^(");
+    const size_t length = strlen(text);
+    if (!n || text[length - 1] != ')' || (size_t)(n - text) > sizeof inner)
+        return 0;
+    scale->factor = 1.0;
+    if (n > text + 1) {
+        memcpy(inner, text + 1, (size_t)(n - text - 1));
+        inner[n - text - 1] = '\0';
+        if (vp_parse_double(inner, &scale->factor, &why) != VP_OK || !(scale->factor > 0.0))
+            return 0;
+    }
+    const char *power = n + 4;
+    memcpy(inner, power, (size_t)(text + length - 1 - power));
+    inner[text + length - 1 - power] = '\0';
+    scale->per_layer = 1;
+    return parse_power(inner, &scale->power);
+}
+
+/* The model's own alpha and beta, and their source: a deepnorm model's only. */
+static vp_status parse_scales(size_t line, char *const *cells, vp_model *m, vp_error *err)
+{
+    const char *names[2] = {"alpha", "beta"};
+    vp_model_scale *scales[2] = {&m->alpha, &m->beta};
+    for (int i = 0; i < 2; i++)
+        if (!parse_scale(cells[7 + i], scales[i]))
+            return vp_fail(err, VP_EFORMAT,
+                           "line %zu, %s: '%s' is not empty, a number > 0 or (cN)^(p) with "
+                           "c > 0 and p a number or a fraction a/b, N the layers",
+                           line, names[i], cells[7 + i]);
+    const int given = m->alpha.text[0] || m->beta.text[0];
+    if (given && m->placement != VP_DEEPNORM)
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, alpha and beta: only a deepnorm model has them; leave both "
+                       "empty",
+                       line);
+    if (given != (cells[9][0] != '\0') || strlen(cells[9]) >= sizeof m->scale_source)
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, alpha_beta_source: a model's own alpha or beta needs a "
+                       "source of 1 to %zu characters, and none without them",
+                       line, sizeof m->scale_source - 1);
+    // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) its length is checked above
+    strcpy(m->scale_source, cells[9]);
+    return VP_OK;
+}
+
+static vp_status parse_model(size_t line, char *const *cells, size_t columns, vp_model *m,
+                             vp_error *err)
 {
     vp_error why;
     size_t number;
@@ -65,28 +156,36 @@ static vp_status parse_model(size_t line, char *const *cells, vp_model *m, vp_er
                        line, sizeof m->source - 1);
     // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) its length is checked above
     strcpy(m->source, cells[6]);
-    return VP_OK;
+    m->alpha = m->beta = (vp_model_scale){0};
+    m->scale_source[0] = '\0';
+    return columns == N_COLUMNS ? parse_scales(line, cells, m, err) : VP_OK;
 }
 
 static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cells, vp_error *err)
 {
     models_reader *r = ctx;
-    vp_status status = csv_check_row_width(
-        line, n_cells, cells, N_COLUMNS, 0,
-        "the table has 7: name, year, layers, placement, norm, qk_norm, source", err);
-    if (status != VP_OK)
-        return status;
     if (!r->seen_header) {
         r->seen_header = 1;
-        for (int c = 0; c < N_COLUMNS; c++)
+        r->columns = n_cells == N_REQUIRED ? N_REQUIRED : N_COLUMNS;
+        vp_status status = csv_check_row_width(line, n_cells, cells, r->columns, 0,
+                                               "the table has 10: " COLUMNS_TEXT, err);
+        if (status != VP_OK)
+            return status;
+        for (size_t c = 0; c < r->columns; c++)
             if (strcmp(cells[c], header[c]) != 0)
-                return vp_fail(err, VP_EFORMAT, "line %zu: column %d is '%s', expected '%s'%s",
+                return vp_fail(err, VP_EFORMAT, "line %zu: column %zu is '%s', expected '%s'%s",
                                line, c + 1, cells[c], header[c],
                                csv_header_near_miss(cells[c], header[c])
                                    ? " (a header must be exactly so: lower case, no spaces)"
                                    : "");
         return VP_OK;
     }
+    char expected[64];
+    snprintf(expected, sizeof expected, "the header (line 1) has %zu", r->columns);
+    vp_status status =
+        csv_check_row_width(line, n_cells, cells, r->columns, ALPHA_COLUMN, expected, err);
+    if (status != VP_OK)
+        return status;
     vp_model_table *t = r->table;
     if (t->count == VP_MAX_MODELS)
         return vp_fail(err, VP_EFORMAT, "line %zu: more than %d models", line, VP_MAX_MODELS);
@@ -99,7 +198,7 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
         r->capacity = capacity;
     }
     vp_model *m = &t->models[t->count];
-    status = parse_model(line, cells, m, err);
+    status = parse_model(line, cells, r->columns, m, err);
     if (status != VP_OK)
         return status;
     if (vp_model_find(t, m->name))
@@ -134,4 +233,11 @@ const vp_model *vp_model_find(const vp_model_table *table, const char *name)
         if (strcmp(table->models[i].name, name) == 0)
             return &table->models[i];
     return NULL;
+}
+
+double vp_model_scale_value(const vp_model_scale *scale, size_t layers)
+{
+    if (!scale->text[0])
+        return NAN;
+    return scale->per_layer ? pow(scale->factor * (double)layers, scale->power) : scale->factor;
 }

@@ -21,6 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_CHECK(m->qk_norm == 0 || m->qk_norm == 1);
             FUZZ_CHECK(m->source[0] != '\0' && memchr(m->source, '\0', sizeof m->source));
             FUZZ_CHECK(vp_model_find(&table, m->name) == m); /* names are unique */
+            /* a model's own alpha and beta: a deepnorm model's, with a source */
+            const int own = m->alpha.text[0] || m->beta.text[0];
+            FUZZ_CHECK(!own || m->placement == VP_DEEPNORM);
+            FUZZ_CHECK(own == (m->scale_source[0] != '\0'));
+            FUZZ_CHECK(!m->alpha.text[0] || m->alpha.factor > 0.0);
+            FUZZ_CHECK(!m->beta.text[0] || m->beta.factor > 0.0);
         }
         vp_model_table_free(&table);
         FUZZ_CHECK(table.models == NULL && table.count == 0);

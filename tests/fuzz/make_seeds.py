@@ -106,6 +106,7 @@ def models():
         write("models", "models-csv", f.read())
     head = "name,year,layers,placement,norm,qk_norm,source\n"
     row = "gpt-2,2019,48,pre-norm,layernorm,no,paper\n"
+    head10 = head.rstrip("\n") + ",alpha,beta,alpha_beta_source\n"
     for name, text in [
         ("header-only", head),
         ("one", head + row),
@@ -130,6 +131,13 @@ def models():
         ("source-1023", head + "a,2019,2,output-norm,layernorm,no," + "s" * 1023 + "\n"),
         ("quoted-source", head + 'a,2019,2,pre-norm,layernorm,no,"a, b ""c"""\n'),
         ("crlf", head.replace("\n", "\r\n") + row.replace("\n", "\r\n")),
+        ("own-scales", head10 + "g,2022,70,deepnorm,layernorm,no,p,(2N)^(1/2),(2N)^(-1/2),s\n"),
+        ("own-numbers", head10 + "g,2022,70,deepnorm,layernorm,no,p,11.8,0.08,s\n"),
+        ("own-not-deepnorm", head10 + "g,2022,70,post-ln,layernorm,no,p,2,,s\n"),
+        ("own-no-source", head10 + "g,2022,70,deepnorm,layernorm,no,p,(N)^(0.5),,\n"),
+        ("own-bad", head10 + "g,2022,70,deepnorm,layernorm,no,p,(2M)^(1/2),(2N)^(1/0),s\n"),
+        ("decimal-comma", head10 + "g,2022,70,deepnorm,layernorm,no,p,11,8,,s\n"),
+        ("ten-empty", head10 + "g,2022,70,pre-norm,rmsnorm,no,p,,,\n"),
     ]:
         write("models", name, text)
 

@@ -2,6 +2,7 @@
  * the chapter needs with the placements their papers give, every model
  * resolves to a profile, and a malformed row is an error naming its line. */
 #include <setjmp.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,18 @@ static void table_parses_and_names_the_chapter_models(void **state)
     assert_int_equal(vp_model_find(&table, "gemma-2-27b")->layers, 46);
     assert_int_equal(vp_model_find(&table, "bert-base")->layers, 12);
     assert_int_equal(vp_model_find(&table, "gpt-j-6b")->layers, 28);
+    /* GLM-130B's own DeepNorm scales, (2N)^(1/2) and (2N)^(-1/2), not
+     * DeepNet's (2N)^(1/4) and (8N)^(-1/4); the others use the defaults */
+    const vp_model *glm = vp_model_find(&table, "glm-130b");
+    assert_non_null(glm);
+    assert_string_equal(glm->alpha.text, "(2N)^(1/2)");
+    assert_string_equal(glm->beta.text, "(2N)^(-1/2)");
+    assert_true(strstr(glm->scale_source, "arXiv:2210.02414") != NULL);
+    assert_true(fabs(vp_model_scale_value(&glm->alpha, 70) - sqrt(140.0)) < 1e-14 * sqrt(140.0));
+    assert_true(fabs(vp_model_scale_value(&glm->beta, 70) - 1.0 / sqrt(140.0)) < 1e-14);
+    const vp_model *llama = vp_model_find(&table, "llama-2-7b");
+    assert_true(isnan(vp_model_scale_value(&llama->alpha, 32)));
+    assert_string_equal(llama->scale_source, "");
     vp_model_table_free(&table);
 }
 
@@ -88,7 +101,7 @@ static void malformed_rows_name_their_line(void **state)
         const char *row;
         const char *message;
     } cases[] = {
-        {"b,2020,12,pre-norm,layernorm,no\n", "line 3 has 6 cells; the table has 7"},
+        {"b,2020,12,pre-norm,layernorm,no\n", "line 3 has 6 cells; the header (line 1) has 7"},
         {"B!,2020,12,pre-norm,layernorm,no,paper\n", "line 3: name 'B!'"},
         {"b,20x0,12,pre-norm,layernorm,no,paper\n", "line 3, year"},
         {"b,2020,1.5,pre-norm,layernorm,no,paper\n", "line 3, layers"},
@@ -114,6 +127,45 @@ static void malformed_rows_name_their_line(void **state)
         assert_int_equal(table.count, 0);
         assert_null(table.models);
     }
+    /* a model's own alpha and beta: a deepnorm model's, each empty, a number
+     * or (cN)^(p), with their source */
+    const char *head10 = "name,year,layers,placement,norm,qk_norm,source,alpha,beta,"
+                         "alpha_beta_source\n";
+    const struct {
+        const char *row;
+        const char *message;
+    } scales[] = {
+        {"b,2020,12,post-ln,layernorm,no,paper,2,,src\n",
+         "line 3, alpha and beta: only a deepnorm"},
+        {"b,2020,12,deepnorm,layernorm,no,paper,(2M)^(1/2),,src\n", "line 3, alpha: '(2M)^(1/2)'"},
+        {"b,2020,12,deepnorm,layernorm,no,paper,,(2N)^(1/0),src\n", "line 3, beta"},
+        {"b,2020,12,deepnorm,layernorm,no,paper,0,,src\n", "line 3, alpha: '0'"},
+        {"b,2020,12,deepnorm,layernorm,no,paper,2,,\n", "line 3, alpha_beta_source"},
+        {"b,2020,12,deepnorm,layernorm,no,paper,,,src\n", "line 3, alpha_beta_source"},
+        {"b,2020,12,deepnorm,layernorm,no,paper,11,8,,src\n", "'11,8' looks like the number 11.8"},
+    };
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%sa-1,2020,12,pre-norm,layernorm,no,paper,,,\n%s", head10, scales[i].row);
+        fclose(f);
+        vp_model_table table = {0};
+        vp_error err = {{0}};
+        assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
+        if (!strstr(err.message, scales[i].message)) {
+            print_error("want \"%s\" in \"%s\"\n", scales[i].message, err.message);
+            fail();
+        }
+        assert_null(table.models);
+    }
+    FILE *own = fopen(path, "w");
+    fprintf(own, "%sd,2020,12,deepnorm,layernorm,no,paper,(N)^(0.5),0.125,src\n", head10);
+    fclose(own);
+    vp_model_table read = {0};
+    assert_int_equal(vp_models_read(path, &read, NULL), VP_OK);
+    assert_true(vp_model_scale_value(&read.models[0].alpha, 16) == 4.0);
+    assert_true(vp_model_scale_value(&read.models[0].beta, 16) == 0.125);
+    vp_model_table_free(&read);
     /* a header in capitals is said to be one */
     FILE *f = fopen(path, "w");
     fprintf(f, "Name,year,layers,placement,norm,qk_norm,source\n%s", good);
@@ -157,9 +209,35 @@ static void model_option_takes_placement_and_layers(void **state)
     assert_int_equal(run.status, 2);
     assert_non_null(strstr(run.err, "'gpt-5' is not in the models table"));
     program_run_free(&run);
+    /* --model glm-130b takes its own alpha = (2N)^(1/2) and beta = (2N)^(-1/2)
+     * at the depth run (8 layers: 4 and 0.25); --alpha and --beta override */
+    const struct {
+        const char *extra[2];
+        const char *scales;
+    } glm[] = {
+        {{NULL, NULL}, "\"alpha\":4,\"beta\":0.25,"},
+        {{"--alpha", "2"}, "\"alpha\":2,\"beta\":0.25,"},
+        {{"--beta", "0.5"}, "\"alpha\":4,\"beta\":0.5,"},
+    };
+    for (size_t i = 0; i < sizeof glm / sizeof glm[0]; i++) {
+        run = run_varprof((const char *const[]){"--model", "glm-130b", "--layers", "8", "--format",
+                                                "json", glm[i].extra[0], glm[i].extra[1], NULL});
+        assert_int_equal(run.status, 0);
+        if (!strstr(run.out, glm[i].scales)) {
+            print_error("want %s in:\n%.400s\n", glm[i].scales, run.out);
+            fail();
+        }
+        program_run_free(&run);
+    }
+    run = run_varprof((const char *const[]){"--model", "glm-130b", "--every", "70", NULL});
+    assert_int_equal(run.status, 0);
+    assert_non_null(strstr(run.out, "alpha 11.8322, beta 0.0845154"));
+    assert_non_null(strstr(run.out, "its own alpha (2N)^(1/2), beta (2N)^(-1/2)"));
+    program_run_free(&run);
     run = run_varprof((const char *const[]){"models", NULL});
     assert_int_equal(run.status, 0);
     assert_non_null(strstr(run.out, "gemma-2-27b"));
+    assert_non_null(strstr(run.out, "its own alpha (2N)^(1/2), beta (2N)^(-1/2), N its layers"));
     program_run_free(&run);
 }
 
