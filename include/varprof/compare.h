@@ -28,6 +28,8 @@ typedef struct {
     vp_quantity worst_quantity; /* the largest disagreement, in standard errors */
     size_t worst_k;
     double worst_closed, worst_sampled, worst_se_units, worst_relative;
+    size_t width; /* the sampled profile's width d and norm, which set how far */
+    vp_norm norm; /* a normalising placement's share may sit above the closed form */
 } vp_comparison;
 
 /* Compares every row both profiles have (same placement and layers, the

@@ -49,7 +49,10 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
     if (closed->config.placement != sampled->config.placement ||
         closed->sub_blocks != sampled->sub_blocks || !(sampled->fields & VP_HAS_BOUNDS))
         return VP_EINVAL;
-    *out = (vp_comparison){.n_se = n_se, .rel_floor = rel_floor};
+    *out = (vp_comparison){.n_se = n_se,
+                           .rel_floor = rel_floor,
+                           .width = sampled->sampling.width,
+                           .norm = sampled->norm};
     const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
     /* each quantity at every row, but a branch's not at sub-block 0; 1 for no rows */
     size_t figures = 0;

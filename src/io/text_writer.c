@@ -7,6 +7,7 @@
 #include "varprof/text.h"
 #include "varprof/version.h"
 #include "core/compare_internal.h"
+#include "mc/finite_width.h"
 
 static const char *engine_title(vp_engine engine)
 {
@@ -255,6 +256,37 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const 
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
+/* The "why" of a normalising placement's higher share: the first-order
+ * excess for this width, sub-block, norm and gain (DeepNorm's effective
+ * beta^2 g / alpha), as varprof-maths(7) derives it. */
+static void write_finite_width_why(FILE *out, const vp_profile *closed, const vp_comparison *cmp)
+{
+    const size_t k = cmp->worst_k;
+    const finite_width_excess e = finite_width_share_excess(closed, k, cmp->width, cmp->norm);
+    const int one_gain = !isnan(e.gain);
+    const int deepnorm = closed->config.placement == VP_DEEPNORM;
+    fprintf(out,
+            "  why: the closed form is the infinite-width limit; at width %zu each token's norm "
+            "divides by its own statistics, which raises the mean share at sub-block %zu "
+            "(Jensen) by about %s = %+.3g %%",
+            cmp->width, k,
+            one_gain ? "k g^2 (2 + g^2) / (d (1 + g^2)^2)"
+                     : "the sum over its sub-blocks of g^2 (2 + g^2) / (d (1 + g^2)^2)",
+            100.0 * e.jensen);
+    if (one_gain && deepnorm)
+        fprintf(out, " with g = beta^2 g / alpha = %.3g, DeepNorm's effective gain", e.gain);
+    else if (one_gain)
+        fprintf(out, " with g = %g", e.gain);
+    else
+        fprintf(out, " (g each sub-block's gain%s)", deepnorm ? " times beta^2 / alpha" : "");
+    if (cmp->norm == VP_NORM_LAYERNORM)
+        fprintf(out, ", and LayerNorm's centring by about %s = %+.3g %% more: %+.3g %% in all",
+                one_gain ? "(k - 1) g^2 / (2 d (1 + g^2))"
+                         : "the sum from sub-block 2 of g^2 / (2 d (1 + g^2))",
+                100.0 * e.centring, 100.0 * (e.jensen + e.centring));
+    fputc('\n', out);
+}
+
 vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp)
 {
     const char *name = vp_placement_name(closed->config.placement);
@@ -282,11 +314,8 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
                 cmp->worst_closed, 100.0 * cmp->worst_relative, units);
         /* a norm on the stream divides each token by its own statistics */
         if (vp_placement_traits_of(closed->config.placement)->norm_stream &&
-            cmp->worst_quantity == VP_Q_EMBEDDING_SHARE)
-            fprintf(out, "  why: the closed form is the infinite-width limit; at width d each "
-                         "token's norm divides by its own statistics, which raises the mean share "
-                         "(Jensen) by about K g^2 (2 + g^2) / (d (1 + g^2)^2) relative, and "
-                         "LayerNorm's centring by about a third as much again\n");
+            cmp->worst_quantity == VP_Q_EMBEDDING_SHARE && cmp->worst_k >= 1 && cmp->width)
+            write_finite_width_why(out, closed, cmp);
     }
     return ferror(out) ? VP_EIO : VP_OK;
 }

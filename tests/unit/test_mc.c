@@ -148,6 +148,87 @@ static void finite_width_share(void **state)
             }
 }
 
+/* The verdict's "why" line under a closed profile, for a share that differs
+ * at sub-block k of a sample at this width and norm. */
+static char *why_line(vp_placement placement, size_t layers, double gain, size_t k, size_t width,
+                      vp_norm norm)
+{
+    vp_config cfg;
+    vp_config_init(&cfg, placement, layers);
+    cfg.gain = gain;
+    vp_profile *closed = NULL;
+    assert_int_equal(vp_closed_profile(&cfg, &closed, NULL), VP_OK);
+    vp_comparison cmp = {.n_se = 3,
+                         .family_se = 3.5,
+                         .checked = 10,
+                         .beyond = 1,
+                         .disagree = 1,
+                         .rows = closed->n_rows,
+                         .first_k = k,
+                         .first_disagree = k,
+                         .worst_quantity = VP_Q_EMBEDDING_SHARE,
+                         .worst_k = k,
+                         .worst_closed = 1,
+                         .worst_sampled = 1.1,
+                         .worst_se_units = 5,
+                         .worst_relative = 0.1,
+                         .width = width,
+                         .norm = norm};
+    char *text = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&text, &length);
+    assert_non_null(out);
+    assert_int_equal(vp_text_write_verdict(out, closed, &cmp), VP_OK);
+    assert_int_equal(fclose(out), 0);
+    vp_profile_free(closed);
+    char *why = strstr(text, "\n  why: ");
+    assert_non_null(why);
+    memmove(text, why + 1, strlen(why + 1) + 1);
+    return text;
+}
+
+static void expect_in(const char *text, const char *part, int present)
+{
+    if (!strstr(text, part) != !present) {
+        print_error("want \"%s\" %s in:\n%s", part, present ? "" : "absent", text);
+        fail();
+    }
+}
+
+/* The "why" line computes the first-order excess for the run: the width,
+ * the sub-block, the gain, the norm (the centring only for LayerNorm, in the
+ * ratio (1 + g^2) / (2 (2 + g^2)) to the rest, not a fixed third) and the
+ * placement (DeepNorm's effective gain beta^2 g / alpha). */
+static void why_line_is_computed_for_the_run(void **state)
+{
+    (void)state;
+    /* Post-LN, gain 1, d 512, k 64: 3k/(4d) = +9.38 %, (k-1)/(4d) = +3.08 %
+     * (varprof-maths(7): +12.5 % in all, the sample +12.8 %) */
+    char *why = why_line(VP_POST_LN, 32, 1.0, 64, 512, VP_NORM_LAYERNORM);
+    expect_in(why, "at width 512 ", 1);
+    expect_in(why, "at sub-block 64 ", 1);
+    expect_in(why, "= +9.38 % with g = 1,", 1);
+    expect_in(why, "centring by about (k - 1) g^2 / (2 d (1 + g^2)) = +3.08 % more", 1);
+    expect_in(why, "+12.5 % in all", 1);
+    free(why);
+    /* RMSNorm does not centre */
+    why = why_line(VP_POST_LN, 32, 1.0, 64, 512, VP_NORM_RMSNORM);
+    expect_in(why, "= +9.38 % with g = 1\n", 1);
+    expect_in(why, "centring", 0);
+    free(why);
+    /* gain 2, d 100, k 10: 10 x 4 x 6 / (100 x 25) = +9.6 %, and the
+     * centring 9 x 4 / (2 x 100 x 5) = +3.6 %: 0.375 of it, not a third */
+    why = why_line(VP_POST_LN, 5, 2.0, 10, 100, VP_NORM_LAYERNORM);
+    expect_in(why, "= +9.6 % with g = 2,", 1);
+    expect_in(why, "= +3.6 % more: +13.2 % in all", 1);
+    free(why);
+    /* DeepNorm at 8 layers: alpha 2, beta^2 1/8, so gain 16 is an effective
+     * gain of 1: k 6, d 16 gives 3 x 6 / (4 x 16) = +28.1 % */
+    why = why_line(VP_DEEPNORM, 8, 16.0, 6, 16, VP_NORM_RMSNORM);
+    expect_in(why, "= +28.1 % with g = beta^2 g / alpha = 1, DeepNorm's effective gain", 1);
+    free(why);
+}
+
 static double normal_quantile_density(double p)
 {
     /* phi(Phi^-1(p)): the density at the p-quantile of a standard normal */
@@ -314,6 +395,10 @@ static void verdicts_for_every_placement(void **state)
     }
     /* the finite-width share of Post-LN is shown, not hidden */
     assert_non_null(strstr(run.out, "\npost-ln: differs"));
+    assert_non_null(strstr(run.out,
+                           "\n  why: the closed form is the infinite-width limit; at width "
+                           "512 "));
+    assert_non_null(strstr(run.out, "+12.5 % in all\n"));
     assert_non_null(strstr(run.out, "\npre-norm: agrees"));
     program_run_free(&run);
 }
@@ -323,6 +408,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(agrees_with_closed_form),
         cmocka_unit_test(finite_width_share),
+        cmocka_unit_test(why_line_is_computed_for_the_run),
         cmocka_unit_test(full_and_reduced_agree),
         cmocka_unit_test(same_seed_same_numbers),
         cmocka_unit_test(threads_do_not_change_the_csv),
