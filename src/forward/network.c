@@ -204,8 +204,8 @@ vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain, d
     if (status != GSL_SUCCESS || !(result > 0.0))
         return vp_fail(err, VP_EINVAL, "GELU's second moment at input mean square %g: %s", input_ms,
                        gsl_strerror(status));
-    const double moment = s2 * result; /* E[gelu(z)^2] */
-    *fc2_var = gain * gain * input_ms / ((double)hidden * moment);
+    const double moment = s2 * result; /* E[gelu(z)^2], 0 when fc1 is (beta 0) */
+    *fc2_var = gain == 0.0 ? 0.0 : gain * gain * input_ms / ((double)hidden * moment);
     return VP_OK;
 }
 
@@ -275,8 +275,8 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
             draw_linear(m, &layer->k, o, stream_of(l, 1), 1.0 / sqrt((double)d), 1.0, scratch);
             draw_linear(m, &layer->v, o, stream_of(l, 2), beta / sqrt((double)d), beta, scratch);
             /* as if each token attended to itself: gain = sqrt(d) sd_o beta */
-            draw_linear(m, &layer->o, o, stream_of(l, 3), g_attn / (beta * sqrt((double)d)), beta,
-                        scratch);
+            const double sd_o = beta > 0.0 ? g_attn / (beta * sqrt((double)d)) : 0.0; /* not 0/0 */
+            draw_linear(m, &layer->o, o, stream_of(l, 3), sd_o, beta, scratch);
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
         if (o->init == VP_INIT_GAIN)

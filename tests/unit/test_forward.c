@@ -226,19 +226,28 @@ static void torch_init_applies_deepnorms_beta(void **state)
     fw_model_free(models[0]);
     fw_model_free(models[1]);
     /* beta 0 zeroes every branch, so each measured gain is exactly 0; beta 1
-     * does not (the torch init ignored beta before) */
+     * does not (the torch init ignored beta before); the gain init too, where
+     * beta 0 once made 0/0 weights */
     const char *betas_text[2] = {"0", "1"};
-    for (int i = 0; i < 2; i++) {
-        program_run r = run_varprof((const char *const[]){
-            "--engine", "forward",     "--placement", "deepnorm", "--init",  "torch",
-            "--beta",   betas_text[i], "--layers",    "2",        "--width", "32",
-            "--heads",  "4",           "--vocab",     "64",       "--batch", "2",
-            "--tokens", "8",           "--format",    "json",     NULL});
+    for (int i = 0; i < 4; i++) {
+        program_run r = run_varprof((const char *const[]){"--engine",    "forward",
+                                                          "--placement", "deepnorm",
+                                                          "--init",      i < 2 ? "torch" : "gain",
+                                                          "--beta",      betas_text[i % 2],
+                                                          "--layers",    "2",
+                                                          "--width",     "32",
+                                                          "--heads",     "4",
+                                                          "--vocab",     "64",
+                                                          "--batch",     "2",
+                                                          "--tokens",    "8",
+                                                          "--format",    "json",
+                                                          NULL});
         assert_int_equal(r.status, 0);
+        assert_string_equal(r.err, "");
         size_t zeros = 0;
         for (const char *at = r.out; (at = strstr(at, "\"measured_gain\":0,")); at++)
             zeros++;
-        assert_int_equal(zeros, i == 0 ? 4 : 0);
+        assert_int_equal(zeros, i % 2 == 0 ? 4 : 0);
         program_run_free(&r);
     }
 }
