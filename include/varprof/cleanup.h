@@ -1,6 +1,7 @@
 /* Files that must not outlive an interrupted run. The library registers each
- * temporary file while it writes it; the program's SIGINT and SIGTERM handler
- * calls vp_cleanup_remove_all(), which is async-signal-safe, before it exits.
+ * temporary file while it writes it; the program's handler of the signals
+ * that end it (SIGINT, SIGTERM, SIGHUP, SIGPIPE), and its exit, call
+ * vp_cleanup_remove_all(), which is async-signal-safe.
  * The library itself installs no handler. */
 #ifndef VARPROF_CLEANUP_H
 #define VARPROF_CLEANUP_H

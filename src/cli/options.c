@@ -1,9 +1,11 @@
 #include "options.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "output_file.h"
 #include "varprof/parse.h"
 
 typedef struct {
@@ -139,6 +141,8 @@ int cli_usage_error(const char *format, ...)
 
 int cli_runtime_error(const char *format, ...)
 {
+    if (errno == EPIPE && output_reader_gone())
+        return EXIT_CLOSED_PIPE; // `varprof | head`: the reader has had enough
     va_list args;
     va_start(args, format);
     vreport(format, args);

@@ -8,7 +8,7 @@
 #include "varprof/status.h"
 
 /* Exit codes of the program. */
-enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_CLOSED_PIPE = 141 };
 
 /* The subcommands; an option lists those it applies to. */
 enum { CMD_PROFILE = 1u << 0, CMD_TABLE = 1u << 1, CMD_MODELS = 1u << 2, CMD_FIGURES = 1u << 3 };
@@ -74,7 +74,10 @@ void cli_print_help(void);
 /* Prints "varprof: MESSAGE" and the hint to standard error; returns EXIT_USAGE. */
 int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* Prints "varprof: MESSAGE" to standard error; returns EXIT_RUNTIME. */
+/* Prints "varprof: MESSAGE" to standard error; returns EXIT_RUNTIME. A
+ * failure to write (errno EPIPE) to a standard output whose reader has gone
+ * is said by nobody: it returns EXIT_CLOSED_PIPE (128 + SIGPIPE, what the
+ * shell shows when SIGPIPE ends a filter), quietly. */
 int cli_runtime_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints a library failure, "varprof: [CONTEXT: ]MESSAGE" (context may be

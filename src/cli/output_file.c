@@ -1,27 +1,64 @@
 #include "output_file.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "options.h"
 #include "varprof/cleanup.h"
 
+/* Removes the temporary files, then dies of the signal itself, so that the
+ * parent sees a death by signal (a shell's loop stops on SIGINT, and `$?` is
+ * 128 + the signal: 130, 141, 143) rather than an exit code that mimics one. */
 static void on_signal(int sig)
 {
     vp_cleanup_remove_all();
-    _exit(128 + sig);
+    signal(sig, SIG_DFL);
+    sigset_t just_this;
+    sigemptyset(&just_this);
+    sigaddset(&just_this, sig);
+    sigprocmask(SIG_UNBLOCK, &just_this, NULL);
+    raise(sig);
+    _exit(128 + sig); // not reached: the default action ends the process
+}
+
+static void remove_at_exit(void)
+{
+    vp_cleanup_remove_all();
 }
 
 void output_watch_signals(void)
 {
+    static const int endings[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_signal;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
+    for (size_t i = 0; i < sizeof endings / sizeof *endings; i++)
+        sigaddset(&action.sa_mask, endings[i]); // one handler at a time
+    for (size_t i = 0; i < sizeof endings / sizeof *endings; i++) {
+        struct sigaction before;
+        // a signal ignored on entry stays ignored (nohup, a background job);
+        // an ignored SIGPIPE becomes EPIPE, which output_reader_gone tells apart
+        if (sigaction(endings[i], NULL, &before) == 0 && before.sa_handler == SIG_IGN)
+            continue;
+        sigaction(endings[i], &action, NULL);
+    }
+    atexit(remove_at_exit); // every return path: nothing registered outlives the run
+}
+
+int output_reader_gone(void)
+{
+    struct stat st;
+    if (fstat(STDOUT_FILENO, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+        return 0;
+    // a pipe's write end polls POLLERR once no reader is left; a socket, POLLHUP
+    struct pollfd fd = {.fd = STDOUT_FILENO, .events = POLLOUT};
+    return poll(&fd, 1, 0) == 1 && (fd.revents & (POLLERR | POLLHUP));
 }
 
 int output_open(output_file *out, const char *path, int force)

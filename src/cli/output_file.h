@@ -15,9 +15,16 @@ typedef struct {
     int to_stdout;
 } output_file;
 
-/* SIGINT and SIGTERM: remove every temporary file being written
- * (vp_cleanup_remove_all) and exit with 128 + the signal, 130 or 143. */
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE: remove every temporary file being
+ * written (vp_cleanup_remove_all), then die of the signal (the shell says
+ * 128 + it: 130, 143, 129, 141). A signal ignored on entry stays ignored.
+ * Every registered file is also removed at exit. */
 void output_watch_signals(void);
+
+/* Whether standard output is a pipe or socket whose reader has gone: a write
+ * error then means "the reader has had enough" (`varprof | head`), which
+ * ends the program quietly, as it ends other filters. */
+int output_reader_gone(void);
 
 /* Opens path ("-" or NULL: standard output; else atomic_file_open). Returns
  * EXIT_OK or EXIT_RUNTIME after printing why (the file exists and force is 0,

@@ -124,6 +124,11 @@ static void read_message(int fd, char *msg, size_t size)
 static int pipe_script(const char *command, const vp_figure *figure, vp_plot_format format,
                        const char *output, vp_status *script_status, vp_error *err)
 {
+    // popen's child must not inherit unwritten buffers; flushed before SIGPIPE
+    // is held back, so that a closed standard output ends the program as it
+    // would anywhere else (a stream that fails keeps its error indicator,
+    // which its writer checks)
+    (void)fflush(NULL);
     sigset_t pipe_set, old_set, pending;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -132,9 +137,6 @@ static int pipe_script(const char *command, const vp_figure *figure, vp_plot_for
     const int was_pending = sigismember(&pending, SIGPIPE);
 
     int wait_status = -1;
-    // popen's child must not inherit unwritten buffers; a stream that fails
-    // keeps its error indicator, which its writer checks
-    (void)fflush(NULL);
     // NOLINTNEXTLINE(cert-env33-c) a shell for the redirections; every path in it is shell-quoted
     FILE *pipe = popen(command, "w");
     if (pipe) {

@@ -46,6 +46,9 @@ static const char *program_path(void)
     return program ? program : "build/varprof";
 }
 
+/* Whether the next child starts with SIGPIPE ignored. */
+static int child_ignores_sigpipe;
+
 /* Starts the program with stdin from /dev/null, stdout to out_fd, stderr to
  * err_fd. $VARPROF_WRAPPER, when set, runs it under a tool (valgrind). */
 static pid_t start(const char *const *args, int out_fd, int err_fd)
@@ -62,6 +65,8 @@ static pid_t start(const char *const *args, int out_fd, int err_fd)
         (void)null;
         dup2(out_fd, 1);
         dup2(err_fd, 2);
+        // exec keeps an ignored signal ignored, and makes a handled one default
+        signal(SIGPIPE, child_ignores_sigpipe ? SIG_IGN : SIG_DFL);
         if (wrapper && *wrapper) {
             /* the wrapper's words, then the program's argv */
             char *words[32];
@@ -118,6 +123,20 @@ program_run run_varprof_to(const char *const *args, const char *out_path)
         abort();
     pid_t pid = start(args, fd, fileno(err));
     close(fd);
+    return finish(pid, NULL, err);
+}
+
+program_run run_varprof_to_closed_pipe(const char *const *args, int ignore_sigpipe)
+{
+    FILE *err = tmpfile();
+    int ends[2];
+    if (!err || pipe(ends) != 0)
+        abort();
+    close(ends[0]); // the reader is gone before the first byte
+    child_ignores_sigpipe = ignore_sigpipe;
+    pid_t pid = start(args, ends[1], fileno(err));
+    child_ignores_sigpipe = 0;
+    close(ends[1]);
     return finish(pid, NULL, err);
 }
 

@@ -19,6 +19,12 @@ program_run run_varprof(const char *const *args);
  * /dev/full); run.out is then empty. */
 program_run run_varprof_to(const char *const *args, const char *out_path);
 
+/* As run_varprof, with standard output a pipe whose reader has already
+ * gone (`varprof | head` once head has quit); with ignore_sigpipe, the
+ * program starts with SIGPIPE ignored, so that writes fail with EPIPE
+ * instead. run.out is empty. */
+program_run run_varprof_to_closed_pipe(const char *const *args, int ignore_sigpipe);
+
 /* Starts the program, sends it `sig` after delay_ms, and waits: run.status is
  * its exit code (or 128 + the signal that killed it) and *seconds_after how
  * long it took to end once signalled. */

@@ -36,14 +36,14 @@ static const char *const long_run[] = {"--engine", "mc",       "--method", "full
 static void interrupted_runs_leave_nothing(void **state)
 {
     (void)state;
-    const int signals[] = {SIGINT, SIGTERM};
-    for (int i = 0; i < 2; i++) {
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) {
         const char *args[16];
         memcpy(args, long_run, sizeof long_run);
         args[13] = in_scratch("profile.csv");
         double after = 0.0;
         program_run run = run_varprof_signalled(args, 300, signals[i], &after);
-        /* 128 + SIGINT = 130, 128 + SIGTERM = 143 */
+        /* 128 + SIGINT = 130, 128 + SIGTERM = 143, 128 + SIGHUP = 129 */
         assert_int_equal(run.status, 128 + signals[i]);
         if (after > 1.0) {
             print_error("stopped %.2f s after the signal; within a second is the bound\n", after);
@@ -71,6 +71,36 @@ static void interrupted_plots_leave_nothing(void **state)
        when the check runs; what counts is that nothing named like a figure is left */
     assert_true(access(in_scratch("fig.svg"), F_OK) != 0);
     program_run_free(&run);
+}
+
+/* `varprof ... | head`: once the reader has gone, the program ends as other
+ * filters do, quietly, whether the closed pipe comes as SIGPIPE or, with
+ * SIGPIPE ignored, as EPIPE; and the text plot's scratch files in $TMPDIR
+ * go with it. */
+static void closed_pipe_ends_quietly(void **state)
+{
+    (void)state;
+    setenv("TMPDIR", test_scratch(), 1);
+    const char *cases[][8] = {
+        {"--plot", "-", NULL},
+        {"--plot", "-", "--format", "csv", NULL},
+        {"--layers", "2000", "--format", "csv", NULL},
+        {"--placement", "all", "--layers", "2000", NULL},
+        {"table", NULL},
+        {"models", NULL},
+    };
+    for (int ignore = 0; ignore < 2; ignore++)
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            program_run run = run_varprof_to_closed_pipe(cases[i], ignore);
+            if (run.status != 141 || run.err[0] || files_in(test_scratch()) != 0) {
+                print_error("case %zu%s: exit %d, %zu files left, said: %s\n", i,
+                            ignore ? " (SIGPIPE ignored)" : "", run.status,
+                            files_in(test_scratch()), run.err);
+                fail();
+            }
+            program_run_free(&run);
+        }
+    unsetenv("TMPDIR");
 }
 
 static void full_disk_is_an_error(void **state)
@@ -141,6 +171,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(interrupted_runs_leave_nothing, test_scratch_setup,
                                         test_scratch_teardown),
         cmocka_unit_test_setup_teardown(interrupted_plots_leave_nothing, test_scratch_setup,
+                                        test_scratch_teardown),
+        cmocka_unit_test_setup_teardown(closed_pipe_ends_quietly, test_scratch_setup,
                                         test_scratch_teardown),
         cmocka_unit_test(full_disk_is_an_error),
         cmocka_unit_test(extreme_numbers_stay_finite),
