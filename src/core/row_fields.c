@@ -95,8 +95,6 @@ const row_field row_field_table[] = {
      .compared_as = "update ratio", SE_OF(update_ratio_se)},
     {"embedding_share", MEMBER(embedding_share), .appears = BOTH, .compared_as = "embedding share",
      SE_OF(embedding_share_se)},
-    /* JSON only: the share where it underflows double */
-    {"log2_embedding_share", MEMBER(log2_share), .appears = ROW_FIELD_JSON},
     {"stream_var_lo", MEMBER(stream_var_lo), .needs = VP_HAS_BOUNDS, .appears = BOTH},
     {"stream_var_hi", MEMBER(stream_var_hi), .needs = VP_HAS_BOUNDS, .appears = BOTH},
     {"update_ratio_lo", MEMBER(update_ratio_lo), .needs = VP_HAS_BOUNDS, .branch_only = 1,
@@ -118,6 +116,9 @@ const row_field row_field_table[] = {
     {"gain_setting", ROW_FIELD_DOUBLE, .number = field_gain_setting, .has = has_gain_setting,
      .appears = ROW_FIELD_CSV},
     {"width", ROW_FIELD_SIZE, .size = field_width, .has = has_width, .appears = ROW_FIELD_CSV},
+    /* the share by its log2, which the closed form keeps where the share
+       underflows double (Post-LN at 2000 layers: 0 as a share, -1000 here) */
+    {"log2_embedding_share", MEMBER(log2_share), .appears = BOTH},
     /* JSON only: the standard errors the bounds come from */
     {"stream_var_se", MEMBER(stream_var_se), .needs = VP_HAS_BOUNDS, .appears = ROW_FIELD_JSON},
     {"update_ratio_se", MEMBER(update_ratio_se), .needs = VP_HAS_BOUNDS, .branch_only = 1,

@@ -1,4 +1,5 @@
 #include <csv.h>
+#include <math.h>
 #include <string.h>
 
 #include "core/row_fields.h"
@@ -50,10 +51,14 @@ static void write_cell(FILE *out, const row_field *field, const vp_profile *prof
         fputc(',', out);
     if (!present)
         return;
-    if (field->kind == ROW_FIELD_SIZE)
+    if (field->kind == ROW_FIELD_SIZE) {
         fprintf(out, "%zu", row_field_size(field, profile, k));
-    else
-        fprintf(out, "%.17g", row_field_double(field, profile, k));
+        return;
+    }
+    const double value = row_field_double(field, profile, k);
+    // a sampled share of 0 has log2 -inf: empty, as JSON writes null
+    if (isfinite(value))
+        fprintf(out, "%.17g", value);
 }
 
 vp_status vp_csv_write_header(FILE *out)

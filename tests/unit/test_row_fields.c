@@ -45,6 +45,7 @@ static const char *const csv_contract[] = {
     /* a sweep's values on every row (issue 12) */
     "gain_setting",
     "width",
+    "log2_embedding_share",
 };
 
 static void csv_columns_keep_their_order(void **state)
