@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "option_lists.h"
 #include "output_file.h"
+#include "output_paths.h"
 #include "varprof/varprof.h"
 
 enum { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
@@ -781,6 +782,8 @@ int run_profile(const cli_args *args)
 {
     profile_request req = {0};
     int rc = read_request(args, &req);
+    if (rc == EXIT_OK)
+        rc = check_distinct_outputs(args);
     if (rc == EXIT_OK)
         rc = check_plot_options(args);
     if (rc == EXIT_OK)

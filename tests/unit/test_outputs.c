@@ -59,10 +59,78 @@ static void csv_keeps_a_vanishing_share_by_its_log2(void **state)
     program_run_free(&run);
 }
 
+static size_t files_in_scratch(void)
+{
+    size_t n = 0;
+    char command[512];
+    snprintf(command, sizeof command, "ls -A '%s' | wc -l", test_scratch());
+    FILE *ls = popen(command, "r");
+    assert_non_null(ls);
+    assert_int_equal(fscanf(ls, "%zu", &n), 1);
+    pclose(ls);
+    return n;
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* --plot same.svg --output same.svg left the table in same.svg: two outputs
+ * that name one file, however spelt, are refused before any work. */
+static void one_file_named_twice_is_refused(void **state)
+{
+    (void)state;
+    char sub[512], via_sub[600], dot[600], existing[512], link[512];
+    snprintf(sub, sizeof sub, "%s", in_scratch("sub"));
+    assert_int_equal(mkdir(sub, 0777), 0);
+    snprintf(via_sub, sizeof via_sub, "%s/../same.svg", sub);
+    snprintf(dot, sizeof dot, "%s/./p.csv", test_scratch());
+    snprintf(existing, sizeof existing, "%s", in_scratch("kept.svg"));
+    snprintf(link, sizeof link, "%s", in_scratch("link.svg"));
+    write_text(existing, "kept\n");
+    assert_int_equal(symlink(existing, link), 0);
+    const char *cases[][10] = {
+        {"--plot", in_scratch("same.svg"), "--output", in_scratch("same.svg"), NULL},
+        {"--plot", via_sub, "--output", in_scratch("same.svg"), NULL},
+        {"--output", in_scratch("p.csv"), "--plot", in_scratch("p.svg"), "--plot-script", dot,
+         NULL},
+        {"--plot", in_scratch("p.svg"), "--plot-script", in_scratch("p.svg"), NULL},
+        /* existing names: the same inode, through a symbolic link */
+        {"--plot", existing, "--output", link, "--force", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        program_run run = run_varprof(cases[i]);
+        if (run.status != 2 || !strstr(run.err, "name one file")) {
+            print_error("case %zu: exit %d: %s\n", i, run.status, run.err);
+            fail();
+        }
+        assert_contains(run.err, "Try 'varprof --help'.");
+        assert_int_equal(run.out_length, 0);
+        program_run_free(&run);
+        /* nothing made: sub, kept.svg and link.svg only */
+        assert_int_equal(files_in_scratch(), 3);
+    }
+    FILE *f = fopen(existing, "r");
+    char text[16] = "";
+    assert_non_null(fgets(text, sizeof text, f));
+    fclose(f);
+    assert_string_equal(text, "kept\n");
+    /* standard output twice is not one file: the table, then the text plot */
+    program_run run = RUN("--layers", "2", "--format", "csv", "--output", "-", "--plot", "-");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(csv_keeps_a_vanishing_share_by_its_log2),
+        cmocka_unit_test_setup_teardown(one_file_named_twice_is_refused, test_scratch_setup,
+                                        test_scratch_teardown),
     };
     return cmocka_run_group_tests_name("outputs", tests, NULL, NULL);
 }
