@@ -8,6 +8,9 @@
 #include "commands.h"
 #include "varprof/varprof.h"
 
+/* The table's significant figures where it rounds: sqrt(257) = 16.03, not 16. */
+#define TABLE_SIGNIFICANT 4
+
 /* A number for the reader: six significant digits. Rotating buffers let one
  * printf take several. */
 static const char *num(double x)
@@ -19,12 +22,19 @@ static const char *num(double x)
     return buf;
 }
 
+/* A ratio as a percentage with the table's four significant figures
+ * (6.238 %, not 6.24 %); whole from 1000 % up, so that it never reads as
+ * "1e+04 %". */
 static const char *percent(double ratio)
 {
     static char buffers[4][40];
     static int next;
     char *buf = buffers[next++ % 4];
-    vp_format_percent(buf, sizeof buffers[0], ratio);
+    const double p = 100.0 * ratio;
+    if (p >= 1000.0 && p < 1e6)
+        snprintf(buf, sizeof buffers[0], "%.0f %%", p);
+    else
+        snprintf(buf, sizeof buffers[0], "%.*g %%", TABLE_SIGNIFICANT, p);
     return buf;
 }
 
@@ -175,8 +185,8 @@ static void print_placement(const vp_config *cfg, const vp_closed_top *t)
         print_gain_rows(g, k_total, share, t);
     }
     if (isfinite(t->stream_var))
-        snprintf(line, sizeof line, "sqrt(v_%zu) = %.3g x the embedding's", k_total,
-                 sqrt(t->stream_var));
+        snprintf(line, sizeof line, "sqrt(v_%zu) = %.*g x the embedding's", k_total,
+                 TABLE_SIGNIFICANT, sqrt(t->stream_var));
     else
         snprintf(line, sizeof line, "v_%zu overflows double", k_total);
     print_row("stream size", k_total, line);

@@ -398,14 +398,14 @@ static void maths_table_shows_the_chapter_figures(void **state)
     (void)state;
     program_run run = RUN("table", "--layers", "32");
     assert_int_equal(run.status, 0);
-    assert_contains(run.out, "sqrt(v_64) = 8.06 x");
+    assert_contains(run.out, "sqrt(v_64) = 8.062 x");
     assert_contains(run.out, "u_64 = 1 / sqrt(1 + 63 * 1^2) = 0.125 = 12.5 %");
     assert_contains(run.out, "e_64 = (1 + 64 * 1^2)^(-1/2) = 0.124035 = 12.4 %");
     assert_contains(run.out, "e_64 = (1 + 1^2)^(-64/2) = 2^-32 = 2.3283064365386963e-10");
     program_run_free(&run);
     run = RUN("table", "--layers", "32", "--gain", "2");
     assert_contains(run.out, "v_64 = 1 + 64 * 2^2 = 257");
-    assert_contains(run.out, "sqrt(v_64) = 16 x"); /* %.3g of 16.03 */
+    assert_contains(run.out, "sqrt(v_64) = 16.03 x"); /* four significant figures, not 16 */
     program_run_free(&run);
 }
 
@@ -419,7 +419,7 @@ static void explain_walks_the_recursion(void **state)
     assert_contains(run.out, "v_64 = v_63 + g_64^2 = 64 + 1^2 = 65");
     assert_contains(run.out, "E_1 = E_0 / (v_0 (1 + g_1^2)) = 1 / (1 * (1 + 1^2)) = 0.5");
     assert_contains(run.out, "E_64 = E_63 / (v_63 (1 + g_64^2)) = 2^-63 / (1 * (1 + 1^2)) = 2^-64");
-    assert_contains(run.out, "e_64 = sqrt(E_64 / v_64) = sqrt(2^-64 / 1) = 2^-32 = 2.33e-08 %");
+    assert_contains(run.out, "e_64 = sqrt(E_64 / v_64) = sqrt(2^-64 / 1) = 2^-32 = 2.328e-08 %");
     program_run_free(&run);
 }
 
