@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 
+#include "varprof/page_table.h"
 #include "varprof/profile.h"
 
 typedef struct {
@@ -27,5 +28,11 @@ vp_status vp_json_add_profile(vp_json_writer *writer, const vp_profile *profile,
 
 /* Closes the document. VP_EIO on a stream error. */
 vp_status vp_json_end(vp_json_writer *writer);
+
+/* Writes a page table (page_table.h; the maths table, the models table) as
+ * the document {"varprof": VERSION, "rows": [ROW, ...]}, each ROW an object
+ * with the column keys; null for an empty cell or a number that is not
+ * finite. VP_ENOMEM, VP_EIO on a stream error. */
+vp_status vp_json_write_page_table(FILE *out, const vp_page_table *table);
 
 #endif

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "page_tables.h"
 
 /* The table beside the program: ../data in a build tree, ../share/varprof
  * once installed. */
@@ -46,11 +47,21 @@ int load_models(vp_model_table *table)
 
 int run_models(const cli_args *args)
 {
-    (void)args;
-    vp_model_table table;
-    int rc = load_models(&table);
+    output_format format = FORMAT_TEXT;
+    int rc = read_output_format(args, &format);
     if (rc != EXIT_OK)
         return rc;
+    vp_model_table table;
+    if ((rc = load_models(&table)) != EXIT_OK)
+        return rc;
+    if (format != FORMAT_TEXT) {
+        vp_page_table page;
+        if ((rc = models_page_table(&table, &page)) == EXIT_OK)
+            rc = write_page_table(stdout, &page, format);
+        vp_page_table_free(&page);
+        vp_model_table_free(&table);
+        return rc;
+    }
     printf("%-18s  %4s  %6s  %-12s  %-9s  %-7s  %s\n", "model", "year", "layers", "placement",
            "norm", "qk-norm", "source");
     // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) EXIT_OK: filled

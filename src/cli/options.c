@@ -79,7 +79,8 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_METHOD] = {"method", "full|reduced", CMD_PROFILE,
                     "Monte Carlo: every coordinate, or the few the recursion uses plus a "
                     "chi-square (exact in distribution); default reduced"},
-    [OPT_FORMAT] = {"format", "text|csv|json", CMD_PROFILE, "output format; default text"},
+    [OPT_FORMAT] = {"format", "text|csv|json|markdown|latex", CMD_PROFILE | CMD_TABLE | CMD_MODELS,
+                    "output format; default text"},
     [OPT_OUTPUT] = {"output", "FILE", CMD_PROFILE,
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},
@@ -279,6 +280,7 @@ void cli_print_help(void)
     print_options(CMD_TABLE);
     printf("\nvarprof models: the models table: each model's layers, placement, norm, "
            "QK-norm\nand the source of each fact\n");
+    print_options(CMD_MODELS);
     printf("\nvarprof figures: regenerate the chapter's figure set\n");
     print_options(CMD_FIGURES);
     printf("\nExit status: 0 success, 1 a failure at run time, 2 a usage error.\n"

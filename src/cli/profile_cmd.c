@@ -7,10 +7,10 @@
 #include "commands.h"
 #include "option_lists.h"
 #include "output_file.h"
+#include "output_format.h"
 #include "output_paths.h"
 #include "varprof/varprof.h"
 
-enum { FORMAT_TEXT, FORMAT_CSV, FORMAT_JSON };
 /* --engine's list, as a set */
 enum { ENGINE_CLOSED = 1u << 0, ENGINE_MC = 1u << 1, ENGINE_FORWARD = 1u << 2, ENGINE_ALL = 7u };
 
@@ -27,7 +27,7 @@ typedef struct {
     vp_placement placements[VP_PLACEMENT_COUNT];
     size_t n_placements;
     vp_config base;
-    int format;
+    output_format format;
     unsigned engines; /* ENGINE_* */
     vp_mc_options mc;
     vp_forward_options forward;
@@ -325,7 +325,6 @@ static int make_sweep(profile_request *req)
 
 static int read_request(const cli_args *raw_args, profile_request *req)
 {
-    static const char *const formats[] = {"text", "csv", "json", NULL};
     int rc;
     req->every = 1;
     req->args = raw_args;
@@ -338,7 +337,7 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         rc = read_model(args, req);
     else if ((rc = read_placements(args, req)) == EXIT_OK)
         rc = read_stack_options(args, VP_DEFAULT_LAYERS, &req->base);
-    if (rc != EXIT_OK || (rc = cli_choice(args, OPT_FORMAT, formats, &req->format)) != EXIT_OK ||
+    if (rc != EXIT_OK || (rc = read_output_format(args, &req->format)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
         return rc;
     req->base.mlp_only = 0;
@@ -417,6 +416,22 @@ static int read_request(const cli_args *raw_args, profile_request *req)
     return EXIT_OK;
 }
 
+/* One profile as a table for a page, a blank line between two. */
+static vp_status write_page_profile(const profile_request *req, FILE *out,
+                                    const vp_profile *profile, int first)
+{
+    vp_page_table table;
+    vp_status status = vp_page_table_of_profile(profile, req->every, &table);
+    if (status != VP_OK)
+        return status;
+    if (!first)
+        fputc('\n', out);
+    status = req->format == FORMAT_MARKDOWN ? vp_markdown_write_table(out, &table)
+                                            : vp_latex_write_table(out, &table);
+    vp_page_table_free(&table);
+    return status;
+}
+
 /* Writes one profile in the chosen format; the caller starts and ends the document. */
 static vp_status write_profile(const profile_request *req, FILE *out, vp_json_writer *json,
                                const vp_profile *profile, int first)
@@ -424,6 +439,8 @@ static vp_status write_profile(const profile_request *req, FILE *out, vp_json_wr
     switch (req->format) {
     case FORMAT_CSV: return vp_csv_write_profile(out, profile, req->every);
     case FORMAT_JSON: return vp_json_add_profile(json, profile, req->every);
+    case FORMAT_MARKDOWN:
+    case FORMAT_LATEX: return write_page_profile(req, out, profile, first);
     default:
         if (!first)
             fputc('\n', out);

@@ -6,10 +6,8 @@
 #include <string.h>
 
 #include "commands.h"
+#include "page_tables.h"
 #include "varprof/varprof.h"
-
-/* The table's significant figures where it rounds: sqrt(257) = 16.03, not 16. */
-#define TABLE_SIGNIFICANT 4
 
 /* A number for the reader: six significant digits. Rotating buffers let one
  * printf take several. */
@@ -34,7 +32,7 @@ static const char *percent(double ratio)
     if (p >= 1000.0 && p < 1e6)
         snprintf(buf, sizeof buffers[0], "%.0f %%", p);
     else
-        snprintf(buf, sizeof buffers[0], "%.*g %%", TABLE_SIGNIFICANT, p);
+        snprintf(buf, sizeof buffers[0], "%.*g %%", VP_PAGE_SIGNIFICANT, p);
     return buf;
 }
 
@@ -186,7 +184,7 @@ static void print_placement(const vp_config *cfg, const vp_closed_top *t)
     }
     if (isfinite(t->stream_var))
         snprintf(line, sizeof line, "sqrt(v_%zu) = %.*g x the embedding's", k_total,
-                 TABLE_SIGNIFICANT, sqrt(t->stream_var));
+                 VP_PAGE_SIGNIFICANT, sqrt(t->stream_var));
     else
         snprintf(line, sizeof line, "v_%zu overflows double", k_total);
     print_row("stream size", k_total, line);
@@ -272,8 +270,18 @@ int run_table(const cli_args *args)
 {
     vp_config cfg = {0};
     int rc = read_stack_options(args, VP_DEFAULT_LAYERS, &cfg);
-    if (rc != EXIT_OK)
+    output_format format = FORMAT_TEXT;
+    if (rc != EXIT_OK || (rc = read_output_format(args, &format)) != EXIT_OK)
         return rc;
+    if (format != FORMAT_TEXT) {
+        if (args->given[OPT_EXPLAIN])
+            return cli_usage_error("--explain writes the recursion out as text; drop --format");
+        vp_page_table table;
+        if ((rc = maths_page_table(cfg, &table)) == EXIT_OK)
+            rc = write_page_table(stdout, &table, format);
+        vp_page_table_free(&table);
+        return rc;
+    }
     printf("The maths table: every branch adds an output independent of the stream, with\n"
            "variance g^2 times its input's (gamma^2 where the output is normalised).\n"
            "v_0 = 1, L = %zu layers, g = %s, gamma = %s; DeepNorm alpha = %s, beta = %s.\n"

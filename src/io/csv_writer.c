@@ -88,3 +88,27 @@ vp_status vp_csv_write_profile(FILE *out, const vp_profile *profile, size_t ever
     }
     return ferror(out) ? VP_EIO : VP_OK;
 }
+
+vp_status vp_csv_write_page_table(FILE *out, const vp_page_table *table)
+{
+    for (size_t c = 0; c < table->n_columns; c++)
+        text_field(out, table->columns[c].key, c == 0);
+    fputc('\n', out);
+    for (size_t r = 0; r < table->n_rows; r++) {
+        for (size_t c = 0; c < table->n_columns; c++) {
+            const vp_cell *cell = vp_page_table_cell(table, r, c);
+            if (cell->kind == VP_CELL_TEXT) {
+                text_field(out, cell->text, c == 0);
+                continue;
+            }
+            if (c > 0)
+                fputc(',', out);
+            if (cell->kind == VP_CELL_COUNT)
+                fprintf(out, "%zu", cell->count);
+            else if (cell->kind == VP_CELL_NUMBER && isfinite(cell->number))
+                fprintf(out, "%.17g", cell->number);
+        }
+        fputc('\n', out);
+    }
+    return ferror(out) ? VP_EIO : VP_OK;
+}

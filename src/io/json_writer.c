@@ -168,3 +168,33 @@ vp_status vp_json_end(vp_json_writer *writer)
     fputs("\n]}\n", writer->out);
     return ferror(writer->out) ? VP_EIO : VP_OK;
 }
+
+vp_status vp_json_write_page_table(FILE *out, const vp_page_table *table)
+{
+    fprintf(out, "{\"varprof\":\"%s\",\"rows\":[", VP_VERSION);
+    vp_status status = VP_OK;
+    for (size_t r = 0; r < table->n_rows && status == VP_OK; r++) {
+        cJSON *row = cJSON_CreateObject();
+        for (size_t c = 0; row && c < table->n_columns; c++) {
+            const vp_cell *cell = vp_page_table_cell(table, r, c);
+            const char *key = table->columns[c].key;
+            if (cell->kind == VP_CELL_TEXT)
+                add_text(row, key, cell->text);
+            else
+                add_number(row, key,
+                           cell->kind == VP_CELL_COUNT ? (double)cell->count : cell->number,
+                           cell->kind != VP_CELL_EMPTY);
+        }
+        char *text = row ? cJSON_PrintUnformatted(row) : NULL;
+        if (text)
+            fprintf(out, "%s\n%s", r ? "," : "", text);
+        else
+            status = VP_ENOMEM;
+        cJSON_free(text);
+        cJSON_Delete(row);
+    }
+    fputs("\n]}\n", out);
+    if (status == VP_OK && ferror(out))
+        status = VP_EIO;
+    return status;
+}

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "run_program.h"
@@ -125,11 +126,152 @@ static void one_file_named_twice_is_refused(void **state)
     program_run_free(&run);
 }
 
+/* The profile for a page: Markdown's pipe table and LaTeX's booktabs
+ * tabular, with the text table's columns and four significant figures. */
+static void profile_tables_for_a_page(void **state)
+{
+    (void)state;
+    /* pre-norm, 32 layers, gain 2: v_64 = 257, sqrt(257) = 16.03 */
+    program_run run = RUN("--layers", "32", "--gain", "2", "--every", "64", "--format", "markdown");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "pre-norm, closed form (x <- x + f(N(x))): 32 layers = 64 "
+                             "sub-blocks, gain 2\n\n");
+    assert_contains(run.out, "| k | layer | part | g_k | v_k | sqrt(v_k/v_0) | u_k | e_k | "
+                             "log2 e_k |\n");
+    assert_contains(run.out, "| ---: | ---: | --- | ---: |");
+    assert_contains(run.out, "| 0 |  | embedding |  | 1 | 1 |  | 1 | 0 |\n");
+    assert_contains(run.out, "| 64 | 31 | mlp | 2 | 257 | 16.03 | 0.1257 | 0.06238 | -4.003 |\n");
+    program_run_free(&run);
+
+    /* Post-LN at 2000 layers: a share below a double's range, by its log2 */
+    run = RUN("--placement", "post-ln", "--layers", "2000", "--every", "2000", "--format", "latex");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "% post-ln, closed form (x <- N(x + f(x))): 2000 layers");
+    assert_contains(run.out, "\\begin{tabular}{rrlrrrrrr}\n\\toprule\n");
+    assert_contains(run.out, "$k$ & layer & part & $g_k$ & $v_k$ & $\\sqrt{v_k/v_0}$ & $u_k$ & "
+                             "$e_k$ & $\\log_2 e_k$ \\\\\n\\midrule\n");
+    assert_contains(run.out, "2000 & 999 & mlp & $1$ & $1$ & $1$ & $1$ & "
+                             "$9.333\\times10^{-302}$ & $-1000$ \\\\\n");
+    assert_contains(run.out, "4000 & 1999 & mlp & $1$ & $1$ & $1$ & $1$ & $0$ & $-2000$ \\\\\n"
+                             "\\bottomrule\n\\end{tabular}\n");
+    program_run_free(&run);
+
+    /* every engine of --engine all, one table each, a blank line between */
+    run = RUN("--engine", "mc", "--placement", "pre-norm,post-ln", "--layers", "2", "--trials",
+              "64", "--width", "8", "--format", "markdown");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "pre-norm, Monte Carlo (");
+    assert_contains(run.out, "|\n\npost-ln, Monte Carlo (");
+    program_run_free(&run);
+}
+
+/* `table` in every format: the same seven rows, whole numbers for scripts,
+ * four significant figures for a page. */
+static void maths_table_in_every_format(void **state)
+{
+    (void)state;
+    program_run run = RUN("table", "--layers", "128", "--format", "csv");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "placement,formula,sub_blocks,stream_var,stream_size,update_ratio,"
+                             "embedding_share,log2_embedding_share\n");
+    assert_contains(run.out, "\npre-norm,x <- x + f(N(x)),256,257,16.031219541881399,0.0625,");
+    size_t lines = 0;
+    for (const char *c = run.out; *c; c++)
+        lines += *c == '\n';
+    assert_int_equal(lines, 8);
+    program_run_free(&run);
+
+    run = RUN("table", "--layers", "128", "--format", "json");
+    assert_int_equal(run.status, 0);
+    cJSON *doc = cJSON_Parse(run.out);
+    assert_non_null(doc);
+    cJSON *rows = cJSON_GetObjectItem(doc, "rows");
+    assert_int_equal(cJSON_GetArraySize(rows), 7);
+    cJSON *pre = cJSON_GetArrayItem(rows, 1);
+    assert_string_equal(cJSON_GetObjectItem(pre, "placement")->valuestring, "pre-norm");
+    assert_true(cJSON_GetObjectItem(pre, "stream_size")->valuedouble == sqrt(257.0));
+    assert_true(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 0), "log2_embedding_share")->valuedouble ==
+        -128.0);
+    cJSON_Delete(doc);
+    program_run_free(&run);
+
+    run = RUN("table", "--layers", "128", "--format", "markdown");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "| pre-norm | `x <- x + f(N(x))` | 256 | 257 | 16.03 | 0.0625 | "
+                             "0.06238 | -4.003 |\n");
+    program_run_free(&run);
+
+    run = RUN("table", "--layers", "128", "--format", "latex");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "\\toprule");
+    assert_contains(run.out, "pre-norm & \\texttt{x \\textless{}- x + f(N(x))} & 256 & $257$ & "
+                             "$16.03$ & $0.0625$ & $0.06238$ & $-4.003$ \\\\\n");
+    /* LaTeX's specials in text: parallel's f_attn */
+    assert_contains(run.out, "f\\_attn(N(x))");
+    assert_contains(run.out, "\\bottomrule");
+    program_run_free(&run);
+
+    run = RUN("table", "--format", "csv", "--explain");
+    assert_int_equal(run.status, 2);
+    assert_contains(run.err, "--explain");
+    assert_int_equal(run.out_length, 0);
+    program_run_free(&run);
+}
+
+/* `models` in every format, with a source that holds every character
+ * LaTeX and Markdown treat specially. */
+static void models_table_in_every_format(void **state)
+{
+    (void)state;
+    const char *path = in_scratch("models.csv");
+    write_text(path, "name,year,layers,placement,norm,qk_norm,source\n"
+                     "odd-1,2024,12,pre-norm,rmsnorm,yes,\"a_b & 50% $x$ #1 {y} ~z ^w \\v |u "
+                     "--num-layers\"\n");
+    setenv("VARPROF_MODELS", path, 1);
+    program_run run = RUN("models", "--format", "latex");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "\\texttt{odd-1} & 2024 & 12 & pre-norm & rmsnorm & yes & "
+                             "a\\_b \\& 50\\% \\$x\\$ \\#1 \\{y\\} "
+                             "\\textasciitilde{}z \\textasciicircum{}w \\textbackslash{}v |u "
+                             "-{}-num-layers \\\\\n");
+    program_run_free(&run);
+
+    run = RUN("models", "--format", "markdown");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "| `odd-1` | 2024 | 12 | pre-norm | rmsnorm | yes | a_b & 50% $x$ "
+                             "#1 {y} ~z ^w \\v \\|u --num-layers |\n");
+    program_run_free(&run);
+
+    run = RUN("models", "--format", "csv");
+    assert_int_equal(run.status, 0);
+    assert_string_equal(run.out, "name,year,layers,placement,norm,qk_norm,source\n"
+                                 "odd-1,2024,12,pre-norm,rmsnorm,yes,a_b & 50% $x$ #1 {y} ~z ^w "
+                                 "\\v |u --num-layers\n");
+    program_run_free(&run);
+
+    run = RUN("models", "--format", "json");
+    assert_int_equal(run.status, 0);
+    cJSON *doc = cJSON_Parse(run.out);
+    assert_non_null(doc);
+    cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "rows"), 0);
+    assert_string_equal(cJSON_GetObjectItem(row, "name")->valuestring, "odd-1");
+    assert_true(cJSON_GetObjectItem(row, "layers")->valuedouble == 12.0);
+    assert_string_equal(cJSON_GetObjectItem(row, "qk_norm")->valuestring, "yes");
+    cJSON_Delete(doc);
+    program_run_free(&run);
+    unsetenv("VARPROF_MODELS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(csv_keeps_a_vanishing_share_by_its_log2),
         cmocka_unit_test_setup_teardown(one_file_named_twice_is_refused, test_scratch_setup,
+                                        test_scratch_teardown),
+        cmocka_unit_test(profile_tables_for_a_page),
+        cmocka_unit_test(maths_table_in_every_format),
+        cmocka_unit_test_setup_teardown(models_table_in_every_format, test_scratch_setup,
                                         test_scratch_teardown),
     };
     return cmocka_run_group_tests_name("outputs", tests, NULL, NULL);

@@ -1,0 +1,97 @@
+#include "page_tables.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "varprof/varprof.h"
+
+static const vp_page_column maths_columns[] = {
+    {"placement", "placement", "placement", 0},
+    {"formula", "update", "update", 1},
+    {"sub_blocks", "K", "$K$", 0},
+    {"stream_var", "v_K", "$v_K$", 0},
+    {"stream_size", "sqrt(v_K/v_0)", "$\\sqrt{v_K/v_0}$", 0},
+    {"update_ratio", "u_K", "$u_K$", 0},
+    {"embedding_share", "e_K", "$e_K$", 0},
+    {"log2_embedding_share", "log2 e_K", "$\\log_2 e_K$", 0},
+};
+
+static int no_memory(vp_page_table *table)
+{
+    vp_page_table_free(table);
+    return cli_runtime_error("no memory for the table");
+}
+
+int maths_page_table(vp_config cfg, vp_page_table *table)
+{
+    vp_page_table_init(table, maths_columns, sizeof maths_columns / sizeof *maths_columns);
+    snprintf(table->caption, sizeof table->caption,
+             "The maths table: v_0 = 1, L = %zu layers, g = %.*g, gamma = %.*g; DeepNorm "
+             "alpha = %.*g, beta = %.*g",
+             cfg.layers, VP_PAGE_SIGNIFICANT, cfg.gain, VP_PAGE_SIGNIFICANT, cfg.gamma,
+             VP_PAGE_SIGNIFICANT, cfg.alpha, VP_PAGE_SIGNIFICANT, cfg.beta);
+    for (int pl = 0; pl < VP_PLACEMENT_COUNT; pl++) {
+        cfg.placement = (vp_placement)pl;
+        vp_closed_top top;
+        vp_error err;
+        if (vp_closed_form_top(&cfg, &top, &err) != VP_OK) {
+            vp_page_table_free(table);
+            return cli_runtime_error("%s", err.message);
+        }
+        if (vp_page_table_add_row(table) != VP_OK ||
+            vp_page_table_set_text(table, 0, vp_placement_name(cfg.placement)) != VP_OK ||
+            vp_page_table_set_text(table, 1, vp_placement_formula(cfg.placement)) != VP_OK)
+            return no_memory(table);
+        vp_page_table_set_count(table, 2, top.sub_blocks);
+        vp_page_table_set_number(table, 3, top.stream_var);
+        vp_page_table_set_number(table, 4, sqrt(top.stream_var));
+        vp_page_table_set_number(table, 5, top.update_ratio);
+        vp_page_table_set_number(table, 6, top.embedding_share);
+        vp_page_table_set_number(table, 7, top.log2_share);
+    }
+    return EXIT_OK;
+}
+
+static const vp_page_column model_columns[] = {
+    {"name", "model", "model", 1},     {"year", "year", "year", 0},
+    {"layers", "layers", "layers", 0}, {"placement", "placement", "placement", 0},
+    {"norm", "norm", "norm", 0},       {"qk_norm", "QK-norm", "QK-norm", 0},
+    {"source", "source", "source", 0},
+};
+
+int models_page_table(const vp_model_table *models, vp_page_table *table)
+{
+    vp_page_table_init(table, model_columns, sizeof model_columns / sizeof *model_columns);
+    for (size_t i = 0; i < models->count; i++) {
+        const vp_model *m = &models->models[i];
+        if (vp_page_table_add_row(table) != VP_OK ||
+            vp_page_table_set_text(table, 0, m->name) != VP_OK ||
+            vp_page_table_set_text(table, 3, vp_placement_name(m->placement)) != VP_OK ||
+            vp_page_table_set_text(table, 4, vp_norm_name(m->norm)) != VP_OK ||
+            vp_page_table_set_text(table, 5, m->qk_norm ? "yes" : "no") != VP_OK ||
+            vp_page_table_set_text(table, 6, m->source) != VP_OK)
+            return no_memory(table);
+        vp_page_table_set_count(table, 1, (size_t)m->year);
+        vp_page_table_set_count(table, 2, m->layers);
+    }
+    return EXIT_OK;
+}
+
+int write_page_table(FILE *out, const vp_page_table *table, output_format format)
+{
+    vp_status status = VP_EINVAL;
+    switch (format) {
+    case FORMAT_CSV: status = vp_csv_write_page_table(out, table); break;
+    case FORMAT_JSON: status = vp_json_write_page_table(out, table); break;
+    case FORMAT_MARKDOWN: status = vp_markdown_write_table(out, table); break;
+    case FORMAT_LATEX: status = vp_latex_write_table(out, table); break;
+    case FORMAT_TEXT: break;
+    }
+    if (status == VP_OK && fflush(out) != 0)
+        status = VP_EIO;
+    if (status != VP_OK)
+        return cli_runtime_error("cannot write the output: %s",
+                                 status == VP_EIO ? strerror(errno) : vp_strerror(status));
+    return EXIT_OK;
+}

@@ -1,0 +1,86 @@
+#include "varprof/page_table.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vp_page_table_init(vp_page_table *table, const vp_page_column *columns, size_t n_columns)
+{
+    *table = (vp_page_table){.columns = columns, .n_columns = n_columns};
+}
+
+vp_status vp_page_table_add_row(vp_page_table *table)
+{
+    if (table->n_rows == table->capacity) {
+        const size_t rows = table->capacity ? 2 * table->capacity : 16;
+        vp_cell *cells = realloc(table->cells, rows * table->n_columns * sizeof *cells);
+        if (!cells)
+            return VP_ENOMEM;
+        table->cells = cells;
+        table->capacity = rows;
+    }
+    vp_cell *row = table->cells + table->n_rows * table->n_columns;
+    for (size_t c = 0; c < table->n_columns; c++)
+        row[c] = (vp_cell){.kind = VP_CELL_EMPTY};
+    table->n_rows++;
+    return VP_OK;
+}
+
+static vp_cell *last_row_cell(vp_page_table *table, size_t column)
+{
+    return table->cells + (table->n_rows - 1) * table->n_columns + column;
+}
+
+vp_status vp_page_table_set_text(vp_page_table *table, size_t column, const char *text)
+{
+    vp_cell *cell = last_row_cell(table, column);
+    if (!text || !*text)
+        return VP_OK;
+    char *copy = malloc(strlen(text) + 1);
+    if (!copy)
+        return VP_ENOMEM;
+    strcpy(copy, text);
+    *cell = (vp_cell){.kind = VP_CELL_TEXT, .text = copy};
+    return VP_OK;
+}
+
+void vp_page_table_set_number(vp_page_table *table, size_t column, double number)
+{
+    *last_row_cell(table, column) = (vp_cell){.kind = VP_CELL_NUMBER, .number = number};
+}
+
+void vp_page_table_set_count(vp_page_table *table, size_t column, size_t count)
+{
+    *last_row_cell(table, column) = (vp_cell){.kind = VP_CELL_COUNT, .count = count};
+}
+
+const vp_cell *vp_page_table_cell(const vp_page_table *table, size_t row, size_t column)
+{
+    return table->cells + row * table->n_columns + column;
+}
+
+void vp_page_table_free(vp_page_table *table)
+{
+    if (!table)
+        return;
+    for (size_t i = 0; i < table->n_rows * table->n_columns; i++)
+        if (table->cells[i].kind == VP_CELL_TEXT)
+            free(table->cells[i].text);
+    free(table->cells);
+    table->cells = NULL;
+    table->n_rows = table->capacity = 0;
+}
+
+void vp_page_cell_text(const vp_cell *cell, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    switch (cell->kind) {
+    case VP_CELL_TEXT: snprintf(buf, size, "%s", cell->text); break;
+    case VP_CELL_COUNT: snprintf(buf, size, "%zu", cell->count); break;
+    case VP_CELL_NUMBER:
+        if (isfinite(cell->number))
+            snprintf(buf, size, "%.*g", VP_PAGE_SIGNIFICANT, cell->number);
+        break;
+    case VP_CELL_EMPTY: break;
+    }
+}
