@@ -80,7 +80,8 @@ static const option_spec options[OPT_COUNT] = {
                     "Monte Carlo: every coordinate, or the few the recursion uses plus a "
                     "chi-square (exact in distribution); default reduced"},
     [OPT_FORMAT] = {"format", "text|csv|json|markdown|latex", CMD_PROFILE | CMD_TABLE | CMD_MODELS,
-                    "output format; default text"},
+                    "output format; default text, or as --output's .csv, .json, .md or .tex "
+                    "says"},
     [OPT_OUTPUT] = {"output", "FILE", CMD_PROFILE,
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},

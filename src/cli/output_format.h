@@ -1,4 +1,5 @@
-/* --format for profile, table and models. */
+/* --format for profile, table and models: given, or followed from the
+ * --output file's extension (.csv, .json, .md, .tex), never both at odds. */
 #ifndef VARPROF_CLI_OUTPUT_FORMAT_H
 #define VARPROF_CLI_OUTPUT_FORMAT_H
 
@@ -12,8 +13,11 @@ typedef enum {
     FORMAT_LATEX,
 } output_format;
 
-/* The format --format names, else text. Returns EXIT_OK or EXIT_USAGE
- * after printing why. */
+/* The format --format names; without it, the one --output's extension names
+ * (.csv, .json, .md, .tex), else text. A --format that contradicts the
+ * extension (--format csv --output x.json) is a usage error; an extension
+ * that names no format (.txt, none) contradicts nothing. Returns EXIT_OK or
+ * EXIT_USAGE after printing why. */
 int read_output_format(const cli_args *args, output_format *format);
 
 #endif

@@ -263,11 +263,73 @@ static void models_table_in_every_format(void **state)
     unsetenv("VARPROF_MODELS");
 }
 
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* --output profile.csv wrote the text table: the extension now chooses the
+ * format unless --format does, and the two must agree. */
+static void format_follows_the_file_name(void **state)
+{
+    (void)state;
+    const struct {
+        const char *name, *starts;
+    } cases[] = {
+        {"p.csv", "engine,placement,norm,layers,"},
+        {"P.CSV", "engine,placement,norm,layers,"},
+        {"p.json", "{\"varprof\":"},
+        {"p.md", "pre-norm, closed form (x <- x + f(N(x))): 2 layers"},
+        {"p.tex", "% pre-norm, closed form"},
+        {"p.txt", "varprof "}, /* no format's extension: text */
+        {"p", "varprof "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *path = in_scratch(cases[i].name);
+        program_run run = RUN("--layers", "2", "--output", path);
+        assert_int_equal(run.status, 0);
+        const char *text = read_text(path);
+        if (strncmp(text, cases[i].starts, strlen(cases[i].starts)) != 0) {
+            print_error("%s starts: %.80s\n", cases[i].name, text);
+            fail();
+        }
+        unlink(path);
+        program_run_free(&run);
+    }
+    /* --format that agrees, or names what no extension does */
+    program_run run = RUN("--layers", "2", "--format", "csv", "--output", in_scratch("q.csv"));
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    run = RUN("--layers", "2", "--format", "json", "--output", in_scratch("q.txt"));
+    assert_int_equal(run.status, 0);
+    assert_true(strncmp(read_text(in_scratch("q.txt")), "{\"varprof\":", 11) == 0);
+    program_run_free(&run);
+    /* a contradiction: a usage error, said before anything is written */
+    const char *contradictions[][2] = {
+        {"csv", "x.json"}, {"text", "x.csv"}, {"latex", "x.md"}, {"markdown", "x.tex"}};
+    for (size_t i = 0; i < 4; i++) {
+        run = RUN("--format", contradictions[i][0], "--output", in_scratch(contradictions[i][1]));
+        assert_int_equal(run.status, 2);
+        assert_contains(run.err, "names a");
+        assert_contains(run.err, "drop --format");
+        assert_true(access(in_scratch(contradictions[i][1]), F_OK) != 0);
+        program_run_free(&run);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(csv_keeps_a_vanishing_share_by_its_log2),
         cmocka_unit_test_setup_teardown(one_file_named_twice_is_refused, test_scratch_setup,
+                                        test_scratch_teardown),
+        cmocka_unit_test_setup_teardown(format_follows_the_file_name, test_scratch_setup,
                                         test_scratch_teardown),
         cmocka_unit_test(profile_tables_for_a_page),
         cmocka_unit_test(maths_table_in_every_format),
