@@ -1,6 +1,7 @@
 /* gnuplot run on a figure: the script through a pipe, the figure into an
  * atomic file (sys/atomic_file.h) that is put in place only when it is whole. */
 #include "sys/atomic_file.h"
+#include "sys/signal_hold.h"
 #include "varprof/cleanup.h"
 #include "varprof/plot.h"
 #include "plot/plot_internal.h"
@@ -178,12 +179,18 @@ static int make_scratch(char *path, size_t size, const char *tmpdir, const char 
         vp_fail(err, VP_EIO, "TMPDIR is too long");
         return -1;
     }
+    // made and registered as one step: a signal between the two would leave it
+    sigset_t held;
+    signals_hold(&held);
     int fd = mkstemp(path);
+    const int saved = errno;
+    if (fd >= 0)
+        *slot = vp_cleanup_register(path);
+    signals_release(&held);
     if (fd < 0) {
-        vp_fail(err, VP_EIO, "cannot make a temporary file in '%s': %s", tmpdir, strerror(errno));
+        vp_fail(err, VP_EIO, "cannot make a temporary file in '%s': %s", tmpdir, strerror(saved));
         return -1;
     }
-    *slot = vp_cleanup_register(path);
     return fd;
 }
 

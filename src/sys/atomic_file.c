@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/signal_hold.h"
 #include "varprof/cleanup.h"
 
 #define TEMP_SUFFIX ".tmp.XXXXXX"
@@ -181,7 +182,13 @@ static vp_status begin(atomic_file *file, const char *path, int force, int with_
     file->temp_path = temp_name_for(path);
     if (!file->temp_path)
         return vp_fail(err, VP_ENOMEM, "no memory for a temporary file name");
+    // made and registered as one step: a signal between the two would leave it
+    sigset_t held;
+    signals_hold(&held);
     const int fd = create_temp(file->temp_path);
+    if (fd >= 0)
+        file->cleanup_slot = vp_cleanup_register(file->temp_path);
+    signals_release(&held);
     if (fd < 0) {
         const int saved = errno;
         free(file->temp_path);
@@ -189,8 +196,6 @@ static vp_status begin(atomic_file *file, const char *path, int force, int with_
         return vp_fail(err, VP_EIO, "cannot make a temporary file beside '%s': %s", path,
                        strerror(saved));
     }
-    /* an interrupted run must not leave it behind */
-    file->cleanup_slot = vp_cleanup_register(file->temp_path);
     file->write_path = file->temp_path;
     if (!with_stream) {
         file->fd = fd; // held for the fsync at commit

@@ -1,5 +1,7 @@
 #include "varprof/cleanup.h"
+#include "sys/signal_hold.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -23,6 +25,22 @@ void vp_cleanup_unregister(int slot)
 {
     if (slot >= 0 && slot < VP_CLEANUP_SLOTS)
         atomic_store(&slots[slot], NULL);
+}
+
+void signals_hold(sigset_t *saved)
+{
+    sigset_t ending;
+    sigemptyset(&ending);
+    sigaddset(&ending, SIGINT);
+    sigaddset(&ending, SIGTERM);
+    sigaddset(&ending, SIGHUP);
+    sigaddset(&ending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &ending, saved);
+}
+
+void signals_release(const sigset_t *saved)
+{
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 void vp_cleanup_remove_all(void)
