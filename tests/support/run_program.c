@@ -46,8 +46,8 @@ static const char *program_path(void)
     return program ? program : "build/varprof";
 }
 
-/* Whether the next child starts with SIGPIPE ignored. */
-static int child_ignores_sigpipe;
+/* A signal the next child starts with ignored, or 0. */
+static int child_ignored_signal;
 
 /* Starts the program with stdin from /dev/null, stdout to out_fd, stderr to
  * err_fd. $VARPROF_WRAPPER, when set, runs it under a tool (valgrind). */
@@ -66,7 +66,9 @@ static pid_t start(const char *const *args, int out_fd, int err_fd)
         dup2(out_fd, 1);
         dup2(err_fd, 2);
         // exec keeps an ignored signal ignored, and makes a handled one default
-        signal(SIGPIPE, child_ignores_sigpipe ? SIG_IGN : SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        if (child_ignored_signal)
+            signal(child_ignored_signal, SIG_IGN);
         if (wrapper && *wrapper) {
             /* the wrapper's words, then the program's argv */
             char *words[32];
@@ -133,9 +135,9 @@ program_run run_varprof_to_closed_pipe(const char *const *args, int ignore_sigpi
     if (!err || pipe(ends) != 0)
         abort();
     close(ends[0]); // the reader is gone before the first byte
-    child_ignores_sigpipe = ignore_sigpipe;
+    child_ignored_signal = ignore_sigpipe ? SIGPIPE : 0;
     pid_t pid = start(args, ends[1], fileno(err));
-    child_ignores_sigpipe = 0;
+    child_ignored_signal = 0;
     close(ends[1]);
     return finish(pid, NULL, err);
 }
@@ -161,6 +163,20 @@ program_run run_varprof_signalled(const char *const *args, int delay_ms, int sig
     program_run run = finish(pid, out, err);
     *seconds_after = now() - sent;
     return run;
+}
+
+program_run run_varprof_signalled_while_ignored(const char *const *args, int delay_ms, int sig)
+{
+    FILE *out = tmpfile(), *err = tmpfile();
+    if (!out || !err)
+        abort();
+    child_ignored_signal = sig;
+    pid_t pid = start(args, fileno(out), fileno(err));
+    child_ignored_signal = 0;
+    struct timespec delay = {delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L};
+    nanosleep(&delay, NULL);
+    kill(pid, sig);
+    return finish(pid, out, err);
 }
 
 void program_run_free(program_run *run)

@@ -31,6 +31,10 @@ program_run run_varprof_to_closed_pipe(const char *const *args, int ignore_sigpi
 program_run run_varprof_signalled(const char *const *args, int delay_ms, int sig,
                                   double *seconds_after);
 
+/* As run_varprof_signalled, with the program started with sig ignored, as
+ * nohup starts it with SIGHUP ignored. */
+program_run run_varprof_signalled_while_ignored(const char *const *args, int delay_ms, int sig);
+
 /* Frees a run's buffers. */
 void program_run_free(program_run *run);
 

@@ -103,6 +103,24 @@ static void closed_pipe_ends_quietly(void **state)
     unsetenv("TMPDIR");
 }
 
+/* Under nohup, SIGHUP is ignored when varprof starts: it stays ignored, and
+ * the run finishes and writes its file. (Should the run end before the
+ * signal is sent, the test holds nothing, but cannot fail wrongly.) */
+static void signal_ignored_on_entry_stays_ignored(void **state)
+{
+    (void)state;
+    const char *args[] = {"--engine", "mc",   "--method",  "full",
+                          "--width",  "2048", "--layers",  "100",
+                          "--trials", "4000", "--threads", "1",
+                          "--format", "csv",  "--output",  in_scratch("nohup.csv"),
+                          NULL};
+    program_run run = run_varprof_signalled_while_ignored(args, 300, SIGHUP);
+    assert_int_equal(run.status, 0);
+    assert_int_equal(access(in_scratch("nohup.csv"), F_OK), 0);
+    assert_int_equal(files_in(test_scratch()), 1); /* no temporary file beside it */
+    program_run_free(&run);
+}
+
 static void full_disk_is_an_error(void **state)
 {
     (void)state;
@@ -173,6 +191,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(interrupted_plots_leave_nothing, test_scratch_setup,
                                         test_scratch_teardown),
         cmocka_unit_test_setup_teardown(closed_pipe_ends_quietly, test_scratch_setup,
+                                        test_scratch_teardown),
+        cmocka_unit_test_setup_teardown(signal_ignored_on_entry_stays_ignored, test_scratch_setup,
                                         test_scratch_teardown),
         cmocka_unit_test(full_disk_is_an_error),
         cmocka_unit_test(extreme_numbers_stay_finite),
