@@ -38,13 +38,14 @@ typedef enum { VP_PART_EMBEDDING, VP_PART_ATTN, VP_PART_MLP, VP_PART_BLOCK } vp_
  * set, and by sqrt(branches_per_sub_block) where the branches are summed
  * (not in MLP-only layers, which have one branch per sub-block). */
 typedef struct {
-    const char *name;    /* canonical, "pre-norm" */
-    const char *formula; /* one sub-block, "x <- x + f(N(x))" */
-    int norm_in;         /* a norm on each branch's input: f(N(x)) */
-    int norm_out;        /* a norm on each branch's output, its weight gamma: gamma N(f) */
-    int norm_stream;     /* a norm on the stream after the residual add: N(x + f) */
-    int residual_alpha;  /* the stream is scaled by alpha before the add (DeepNorm) */
-    int branch_beta;     /* DeepNet's init scales both of a branch's matrices by beta,
+    const char *name;         /* canonical, "pre-norm" */
+    const char *display_name; /* for a reader, in figures: "Pre-norm", "Post-LN" */
+    const char *formula;      /* one sub-block, "x <- x + f(N(x))" */
+    int norm_in;              /* a norm on each branch's input: f(N(x)) */
+    int norm_out;             /* a norm on each branch's output, its weight gamma: gamma N(f) */
+    int norm_stream;          /* a norm on the stream after the residual add: N(x + f) */
+    int residual_alpha;       /* the stream is scaled by alpha before the add (DeepNorm) */
+    int branch_beta;          /* DeepNet's init scales both of a branch's matrices by beta,
                              so a branch's gain is beta^2 g */
     size_t branches_per_sub_block; /* 2 for parallel: attention and MLP summed */
     size_t sub_blocks_per_layer;   /* 1 for parallel, 2 (attention, MLP) otherwise */
@@ -60,6 +61,10 @@ const vp_placement_traits *vp_placement_traits_of(vp_placement placement);
 
 /* The canonical name ("pre-norm"); NULL for a value out of range. */
 const char *vp_placement_name(vp_placement placement);
+
+/* The name a reader sees in a figure ("Pre-norm", "Output norm"); NULL for a
+ * value out of range. */
+const char *vp_placement_display_name(vp_placement placement);
 
 /* One sub-block as a formula ("x <- x + f(N(x))"); NULL for a value out of range. */
 const char *vp_placement_formula(vp_placement placement);

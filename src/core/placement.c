@@ -6,27 +6,32 @@
 /* One row per placement: every fact about it, read by every engine and writer. */
 static const vp_placement_traits placements[VP_PLACEMENT_COUNT] = {
     [VP_POST_LN] = {.name = "post-ln",
+                    .display_name = "Post-LN",
                     .formula = "x <- N(x + f(x))",
                     .norm_stream = 1,
                     .branches_per_sub_block = 1,
                     .sub_blocks_per_layer = 2},
     [VP_PRE_NORM] = {.name = "pre-norm",
+                     .display_name = "Pre-norm",
                      .formula = "x <- x + f(N(x))",
                      .norm_in = 1,
                      .branches_per_sub_block = 1,
                      .sub_blocks_per_layer = 2},
     [VP_SANDWICH] = {.name = "sandwich",
+                     .display_name = "Sandwich",
                      .formula = "x <- x + gamma * N2(f(N1(x)))",
                      .norm_in = 1,
                      .norm_out = 1,
                      .branches_per_sub_block = 1,
                      .sub_blocks_per_layer = 2},
     [VP_OUTPUT_NORM] = {.name = "output-norm",
+                        .display_name = "Output norm",
                         .formula = "x <- x + gamma * N(f(x))",
                         .norm_out = 1,
                         .branches_per_sub_block = 1,
                         .sub_blocks_per_layer = 2},
     [VP_DEEPNORM] = {.name = "deepnorm",
+                     .display_name = "DeepNorm",
                      .formula = "x <- N(alpha * x + f(x))",
                      .norm_stream = 1,
                      .residual_alpha = 1,
@@ -34,11 +39,13 @@ static const vp_placement_traits placements[VP_PLACEMENT_COUNT] = {
                      .branches_per_sub_block = 1,
                      .sub_blocks_per_layer = 2},
     [VP_PARALLEL] = {.name = "parallel",
+                     .display_name = "Parallel",
                      .formula = "x <- x + f_attn(N(x)) + f_mlp(N(x))",
                      .norm_in = 1,
                      .branches_per_sub_block = 2,
                      .sub_blocks_per_layer = 1},
     [VP_NO_NORM] = {.name = "none",
+                    .display_name = "None",
                     .formula = "x <- x + f(x)",
                     .branches_per_sub_block = 1,
                     .sub_blocks_per_layer = 2},
@@ -60,6 +67,11 @@ const vp_placement_traits *vp_placement_traits_of(vp_placement placement)
 const char *vp_placement_name(vp_placement placement)
 {
     return (unsigned)placement < VP_PLACEMENT_COUNT ? placements[placement].name : NULL;
+}
+
+const char *vp_placement_display_name(vp_placement placement)
+{
+    return (unsigned)placement < VP_PLACEMENT_COUNT ? placements[placement].display_name : NULL;
 }
 
 const char *vp_placement_formula(vp_placement placement)

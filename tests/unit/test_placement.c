@@ -19,7 +19,9 @@ static void every_row_is_complete(void **state)
         assert_non_null(t);
         assert_non_null(t->name);
         assert_non_null(t->formula);
+        assert_non_null(t->display_name);
         assert_string_equal(vp_placement_name((vp_placement)p), t->name);
+        assert_string_equal(vp_placement_display_name((vp_placement)p), t->display_name);
         assert_string_equal(vp_placement_formula((vp_placement)p), t->formula);
         /* a layer is an attention and an MLP branch, however they are grouped */
         assert_int_equal(t->branches_per_sub_block * t->sub_blocks_per_layer, 2);
@@ -59,6 +61,20 @@ static void out_of_range_is_null(void **state)
     assert_null(vp_placement_traits_of((vp_placement)-1));
     assert_null(vp_placement_name(VP_PLACEMENT_COUNT));
     assert_null(vp_placement_formula(VP_PLACEMENT_COUNT));
+    assert_null(vp_placement_display_name(VP_PLACEMENT_COUNT));
+}
+
+/* What a reader sees in a figure, not what is typed on the command line. */
+static void display_names_are_the_literature_s(void **state)
+{
+    (void)state;
+    const char *want[VP_PLACEMENT_COUNT] = {
+        [VP_POST_LN] = "Post-LN",   [VP_PRE_NORM] = "Pre-norm",
+        [VP_SANDWICH] = "Sandwich", [VP_OUTPUT_NORM] = "Output norm",
+        [VP_DEEPNORM] = "DeepNorm", [VP_PARALLEL] = "Parallel",
+        [VP_NO_NORM] = "None"};
+    for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
+        assert_string_equal(vp_placement_display_name((vp_placement)p), want[p]);
 }
 
 int main(void)
@@ -67,6 +83,7 @@ int main(void)
         cmocka_unit_test(every_row_is_complete),
         cmocka_unit_test(the_table_says_what_the_formulas_say),
         cmocka_unit_test(out_of_range_is_null),
+        cmocka_unit_test(display_names_are_the_literature_s),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
