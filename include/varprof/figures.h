@@ -26,6 +26,18 @@ typedef struct {
 /* The figures, in order; *n receives how many. Static, never NULL. */
 const vp_figure_info *vp_figures_list(size_t *n);
 
+/* How vp_figures_write_with draws the set. */
+typedef struct {
+    const char *outdir;     /* where the figures go */
+    const char *extension;  /* "svg", "png" or "pdf" */
+    int force;              /* replace existing figures */
+    double width, height;   /* as vp_plot_target's: 0 for the default size */
+    double font_size;       /* points; 0 for the default */
+    const char *script_dir; /* not NULL: also write each figure's gnuplot script there as
+                               NAME.gp (the folder is made if missing; older scripts are
+                               replaced) */
+} vp_figures_options;
+
 /* Writes every figure as outdir/NAME.EXT, extension "svg", "png" or "pdf",
  * through gnuplot (vp_plot_run). outdir is created if missing (its parent must
  * exist). An existing figure is replaced only when force is set; the figures
@@ -34,6 +46,11 @@ const vp_figure_info *vp_figures_list(size_t *n);
  * for an existing figure without force, VP_EIO when outdir cannot be made or
  * gnuplot fails (see vp_plot_run), VP_ENOMEM. */
 vp_status vp_figures_write(const char *outdir, const char *extension, int force, vp_error *err);
+
+/* As vp_figures_write, with a size, a font size and the scripts; VP_EINVAL
+ * also for a size out of range (vp_plot_check_size), VP_EIO when a script
+ * cannot be written. */
+vp_status vp_figures_write_with(const vp_figures_options *opts, vp_error *err);
 
 /* Writes a Markdown list of the figures for a README, one image a line:
  * "![CAPTION](DIR/NAME.EXT)". VP_EIO when the stream reports an error. */

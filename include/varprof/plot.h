@@ -20,8 +20,10 @@
  * quotes` and `help substitution`). A newline or carriage return would end the
  * command, so every control character (0x01..0x1f, 0x7f) is refused, and so is
  * the backquote, though gnuplot ignores it inside single quotes, so that no
- * text depends on that rule. Text is rendered `noenhanced`, so `^ _ @ & { }`
- * are shown as typed. An output path that gnuplot itself would treat
+ * text depends on that rule. Titles and legend labels are rendered
+ * `noenhanced`, so `^ _ @ & { }` are shown as typed; axis labels and marker
+ * labels are gnuplot enhanced text ("v_k" subscripts k, "2^{-32}" raises
+ * -32), which the dumb terminal shows with the braces dropped ("2^-32"). An output path that gnuplot itself would treat
  * specially, `|cmd` (a pipe) or `~/x` (the home folder), is written as `./|cmd`
  * so it names a file in the current folder.
  */
@@ -76,6 +78,7 @@ typedef struct {
                                         axis); 0: gnuplot's choice */
     double x_tic_start; /* with x_tic_step: where the tics start; 0: gnuplot's choice */
     int x_minor_tics;   /* intervals between major x tics (e.g. one per layer); 0: none */
+    int x_from_zero;    /* 1: a linear x axis starts at 0, where the data may start later */
     double y_max;       /* > 0: the top of the y axis, clipping what lies above;
                                         0: gnuplot's choice */
     int show_key;       /* draw the legend beside this panel (1 when added) */
@@ -123,6 +126,14 @@ vp_status vp_series_add_point(vp_series *series, double x, double y, double lo, 
  * not finite, or not > 0 on a log y axis; VP_ENOMEM when memory runs out. */
 vp_status vp_panel_add_marker(vp_panel *panel, double y, const char *label, vp_error *err);
 
+/* What the x axis of a profile's figure counts: layers (sub-block k of a
+ * two-sub-block layer at k/2, so that parallel and pre-norm line up at equal
+ * depth), or sub-blocks. */
+typedef enum { VP_X_LAYER, VP_X_SUB_BLOCK } vp_plot_x_axis;
+
+/* Finds an x axis by name: "layer", "sub-block". VP_EINVAL listing them otherwise. */
+vp_status vp_plot_x_axis_parse(const char *name, vp_plot_x_axis *out, vp_error *err);
+
 /* What vp_plot_profiles draws. */
 typedef enum {
     VP_QUANTITY_ALL,    /* three panels: stream, update, share */
@@ -137,8 +148,10 @@ vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_err
 
 /* Draws profiles (n >= 1, not owned, read only) into a new figure in *out,
  * owned by the caller (vp_figure_free): one series per profile in each panel,
- * coloured by placement, dashed by engine, labelled "placement, engine",
- * against the sub-block, with a tic per layer where that stays legible. On the
+ * coloured by placement, dashed by engine, labelled with the placement's
+ * display name ("Post-LN"), followed by the engine ("Post-LN, Monte Carlo")
+ * only when the profiles come from more than one engine, against the layer
+ * (vp_plot_profiles_on chooses), with a tic per layer where that stays legible. On the
  * linear stream-size panel a curve that ends far above the others (`none`
  * grows as 2^L) would flatten them all: the axis is then cut above the others
  * and the panel's title names the curves that leave it and their top value. Rows
@@ -146,25 +159,53 @@ vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_err
  * that are not finite, and values <= 0 on a log axis, are left out. Profiles
  * with VP_HAS_BOUNDS get a band from their *_lo to *_hi. title may be NULL;
  * for one quantity it replaces the panel's title ("stream size"), for all
- * three it is the figure's, above them.
+ * three it is the figure's, above them. Without a title, the title says what
+ * was computed: the quantity, the layers, the gain, the engine and, for the
+ * sampled engines, the width ("stream size: 32 layers, gain 1, closed form").
  * VP_EINVAL for no profiles or a quantity out of range, VP_ENOMEM. */
 vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_quantity quantity,
                            const char *title, vp_figure **out, vp_error *err);
 
-/* The output formats; the file's extension chooses among the first three. */
+/* As vp_plot_profiles, against the chosen x axis; VP_EINVAL for an axis out
+ * of range. */
+vp_status vp_plot_profiles_on(const vp_profile *const *profiles, size_t n,
+                              vp_plot_quantity quantity, vp_plot_x_axis x_axis, const char *title,
+                              vp_figure **out, vp_error *err);
+
+/* The output formats; the file's extension chooses among the first three.
+ * The default sizes fit a book's 5.5 in text width, with 9 pt text. */
 typedef enum {
-    VP_PLOT_PNG,  /* pngcairo, 900 x 300 px a panel */
-    VP_PLOT_SVG,  /* svg, 900 x 300 a panel */
-    VP_PLOT_PDF,  /* pdfcairo, 9 x 3 in a panel */
+    VP_PLOT_PNG,  /* pngcairo at 200 dpi: 1100 px wide, 680 high (1400 for three panels) */
+    VP_PLOT_SVG,  /* svg, 5.5 in wide (96 px to the inch), 3.4 in high (7 for three panels) */
+    VP_PLOT_PDF,  /* pdfcairo, 5.5 in wide, 3.4 in high (7 for three panels) */
     VP_PLOT_DUMB, /* gnuplot's dumb terminal: text, 120 columns x 30 lines a panel */
 } vp_plot_format;
 
-/* Where a figure goes. */
+/* The limits of a figure's size and text: inches for PDF and SVG, pixels for
+ * PNG (drawn at VP_PLOT_PNG_DPI); points for the text. */
+#define VP_PLOT_MIN_INCHES 1.0
+#define VP_PLOT_MAX_INCHES 50.0
+#define VP_PLOT_MIN_PIXELS 100.0
+#define VP_PLOT_MAX_PIXELS 10000.0
+#define VP_PLOT_MIN_FONT_PT 5.0
+#define VP_PLOT_MAX_FONT_PT 48.0
+#define VP_PLOT_DEFAULT_FONT_PT 9.0
+#define VP_PLOT_PNG_DPI 200.0
+
+/* Where a figure goes, and how big. */
 typedef struct {
-    const char *path;   /* a file ending in .png, .svg or .pdf; or "-": the dumb terminal */
-    int force;          /* replace an existing file (vp_plot_run); else VP_EEXIST */
-    FILE *terminal_out; /* "-": where vp_plot_run copies the text plot; NULL: stdout */
+    const char *path;     /* a file ending in .png, .svg or .pdf; or "-": the dumb terminal */
+    int force;            /* replace an existing file (vp_plot_run); else VP_EEXIST */
+    FILE *terminal_out;   /* "-": where vp_plot_run copies the text plot; NULL: stdout */
+    double width, height; /* inches (PDF, SVG) or pixels (PNG); 0: the default.
+                             The dumb terminal keeps its own size. */
+    double font_size;     /* points; 0: VP_PLOT_DEFAULT_FONT_PT */
 } vp_plot_target;
+
+/* Checks a size and a font size (0 for the default) for a format: VP_EINVAL
+ * naming the value, its unit and the allowed range. */
+vp_status vp_plot_check_size(vp_plot_format format, double width, double height, double font_size,
+                             vp_error *err);
 
 /* The format for an output path: "-" is VP_PLOT_DUMB, else the extension,
  * matched without regard to case. VP_EINVAL naming the extension (or its
@@ -181,8 +222,9 @@ vp_status vp_plot_check_text(const char *text, const char *what, vp_error *err);
  * for "-", so a rerun draws on standard output), the data inline as
  * datablocks with %.17g numbers, the style, and the plots. `gnuplot script.gp`
  * alone redraws the figure. target->force and terminal_out are ignored.
- * Fails with VP_EINVAL for a bad extension, a figure without panels, or a
- * refused text (see vp_plot_check_text), before
+ * The SVG's text is in the generic CSS family sans-serif.
+ * Fails with VP_EINVAL for a bad extension, a figure without panels, a size
+ * out of range (vp_plot_check_size) or a refused text (see vp_plot_check_text), before
  * writing anything; VP_EIO when the stream reports an error. */
 vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot_target *target,
                                vp_error *err);
@@ -194,7 +236,11 @@ vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot
  * replacing an existing file unless force is set; on any failure it is
  * removed, so no partial figure is left. A target that is a character device
  * or a FIFO is drawn on in place. For "-" the text plot is copied to
- * target->terminal_out (stdout when NULL) and no file remains.
+ * target->terminal_out (stdout when NULL) and no file remains. The document
+ * is given the figure's title (or its first panel's): gnuplot names an SVG
+ * only with an identifier and a PDF not at all, so the SVG's <title> is
+ * rewritten and the PDF gets an Info dictionary with /Title in an
+ * incremental update appended to it, before it is put in place.
  * Fails with:
  *   VP_EINVAL  as vp_plot_write_script;
  *   VP_EEXIST  the target exists and force is 0, checked before gnuplot runs

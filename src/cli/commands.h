@@ -7,6 +7,7 @@
 #include "varprof/forward.h"
 #include "varprof/mc.h"
 #include "varprof/models.h"
+#include "varprof/plot.h"
 #include "varprof/profile.h"
 #include "varprof/sweep.h"
 
@@ -34,8 +35,14 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw);
  * say. Returns EXIT_OK or EXIT_RUNTIME after printing why. */
 int plot_sweep_tops(const cli_args *args, const vp_sweep_top *tops, size_t count, vp_sweep_axis x);
 
-/* Checks --plot, --plot-script and --quantity before any work is done. */
+/* Checks --plot, --plot-script, --quantity, --size, --font-size and --x
+ * before any work is done. */
 int check_plot_options(const cli_args *args);
+
+/* Reads --size and --font-size for a figure of that format into target
+ * (absent: left 0, the defaults); a usage error naming the option, the unit
+ * and the allowed range otherwise. */
+int read_plot_size(const cli_args *args, vp_plot_format format, vp_plot_target *target);
 
 /* Reads the models table: $VARPROF_MODELS, else models.csv in ../data (a
  * build tree) or ../share/varprof (an install) beside the program. Returns

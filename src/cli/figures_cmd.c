@@ -1,5 +1,6 @@
 /* varprof figures: regenerate the chapter's figure set. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -20,15 +21,36 @@ int run_figures(const cli_args *args)
     vp_error why;
     if (vp_plot_check_text(outdir, "the --outdir name", &why) != VP_OK)
         return cli_usage_error("--outdir: %s", why.message);
+    char probe[16];
+    snprintf(probe, sizeof probe, "x.%s", formats[format]);
+    vp_plot_format plot_format;
+    vp_plot_format_for_path(probe, &plot_format, &why);
+    vp_plot_target size = {0};
+    if ((rc = read_plot_size(args, plot_format, &size)) != EXIT_OK)
+        return rc;
+    const char *scripts = args->given[OPT_FIGURE_SCRIPTS] ? args->value[OPT_FIGURE_SCRIPTS] : NULL;
+    if (scripts && !*scripts)
+        return cli_usage_error("--plot-script: an empty name is not a folder");
+    if (scripts && vp_plot_check_text(scripts, "the --plot-script folder name", &why) != VP_OK)
+        return cli_usage_error("--plot-script: %s", why.message);
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
         return cli_runtime_error("cannot make the folder %s: %s", outdir, strerror(errno));
     /* the figure set is generated: regenerating it replaces it */
+    const vp_figures_options opts = {.outdir = outdir,
+                                     .extension = formats[format],
+                                     .force = 1,
+                                     .width = size.width,
+                                     .height = size.height,
+                                     .font_size = size.font_size,
+                                     .script_dir = scripts};
     vp_error err;
-    if (vp_figures_write(outdir, formats[format], 1, &err) != VP_OK)
+    if (vp_figures_write_with(&opts, &err) != VP_OK)
         return cli_runtime_error("figures: %s", err.message);
     size_t n;
     const vp_figure_info *list = vp_figures_list(&n);
     for (size_t i = 0; i < n; i++)
         printf("%s/%s.%s\n", outdir, list[i].name, formats[format]);
+    for (size_t i = 0; scripts && i < n; i++)
+        printf("%s/%s.gp\n", scripts, list[i].name);
     return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");
 }

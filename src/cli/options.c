@@ -96,6 +96,16 @@ static const option_spec options[OPT_COUNT] = {
                          "restyle"},
     [OPT_QUANTITY] = {"quantity", "all|stream|update|share", CMD_PROFILE,
                       "what --plot draws; default all (three panels)"},
+    [OPT_SIZE] = {"size", "W,H", CMD_PROFILE | CMD_FIGURES,
+                  "the figure's size: inches for .pdf and .svg (1 to 50), pixels for .png "
+                  "(100 to 10000, at 200 dpi); default 5.5,3.4 in (7 in high for three panels)"},
+    [OPT_FONT_SIZE] = {"font-size", "PT", CMD_PROFILE | CMD_FIGURES,
+                       "the figures' text in points at that size, 5 to 48; default 9"},
+    [OPT_X_AXIS] = {"x", "layer|sub-block", CMD_PROFILE,
+                    "what --plot's x axis counts; default layer, so that parallel (one "
+                    "sub-block a layer) lines up with the others at equal depth"},
+    [OPT_FIGURE_SCRIPTS] = {"plot-script", "DIR", CMD_FIGURES,
+                            "also write each figure's gnuplot script, data inline, as DIR/NAME.gp"},
     [OPT_OUTDIR] = {"outdir", "DIR", CMD_FIGURES, "where the figures go; default plots"},
     [OPT_FIGURE_FORMAT] = {"format", "svg|png|pdf", CMD_FIGURES,
                            "the figures' format; default svg"},

@@ -40,20 +40,48 @@ const vp_figure_info *vp_figures_list(size_t *n)
     return figures;
 }
 
-static vp_status draw(const vp_figure *figure, const char *outdir, const char *name,
-                      const char *extension, int force, vp_error *err)
+/* Writes the figure's script as script_dir/NAME.gp, replacing an older one:
+ * scripts are generated, as the figures are. */
+static vp_status write_script(const vp_figure *figure, const vp_figures_options *opts,
+                              const char *name, const vp_plot_target *target, vp_error *err)
 {
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s.%s", outdir, name, extension) >= (int)sizeof path)
-        return vp_fail(err, VP_EINVAL, "output folder name '%s' is too long", outdir);
-    vp_plot_target target = {.path = path, .force = force};
+    if (snprintf(path, sizeof path, "%s/%s.gp", opts->script_dir, name) >= (int)sizeof path)
+        return vp_fail(err, VP_EINVAL, "script folder name '%s' is too long", opts->script_dir);
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return vp_fail(err, VP_EIO, "cannot write '%s': %s", path, strerror(errno));
+    vp_status status = vp_plot_write_script(out, figure, target, err);
+    if (fclose(out) != 0 && status == VP_OK)
+        status = vp_fail(err, VP_EIO, "cannot write '%s': %s", path, strerror(errno));
+    if (status != VP_OK)
+        remove(path);
+    return status;
+}
+
+static vp_status draw(const vp_figure *figure, const vp_figures_options *opts, const char *name,
+                      vp_error *err)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s.%s", opts->outdir, name, opts->extension) >=
+        (int)sizeof path)
+        return vp_fail(err, VP_EINVAL, "output folder name '%s' is too long", opts->outdir);
+    vp_plot_target target = {.path = path,
+                             .force = opts->force,
+                             .width = opts->width,
+                             .height = opts->height,
+                             .font_size = opts->font_size};
+    if (opts->script_dir) {
+        vp_status status = write_script(figure, opts, name, &target, err);
+        if (status != VP_OK)
+            return status;
+    }
     return vp_plot_run(figure, &target, err);
 }
 
 /* (a) to (d): every placement's profile at 32 layers, one quantity. */
-static vp_status profile_figure(const char *outdir, const char *extension, int force,
-                                const char *name, const char *title, double gain,
-                                vp_plot_quantity quantity, vp_error *err)
+static vp_status profile_figure(const vp_figures_options *opts, const char *name, const char *title,
+                                double gain, vp_plot_quantity quantity, vp_error *err)
 {
     vp_profile *profiles[VP_PLACEMENT_COUNT] = {NULL};
     vp_figure *figure = NULL;
@@ -69,9 +97,9 @@ static vp_status profile_figure(const char *outdir, const char *extension, int f
                                   title, &figure, err);
     if (status == VP_OK && quantity == VP_QUANTITY_SHARE)
         status = vp_panel_add_marker(&figure->panels[0], ldexp(1.0, -32),
-                                     "2^-32: post-ln at 32 layers", err);
+                                     "2^{-32}: Post-LN at 32 layers", err);
     if (status == VP_OK)
-        status = draw(figure, outdir, name, extension, force, err);
+        status = draw(figure, opts, name, err);
     vp_figure_free(figure);
     for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
         vp_profile_free(profiles[p]);
@@ -83,8 +111,7 @@ static vp_status profile_figure(const char *outdir, const char *extension, int f
 #define COMPARISON_WIDTH 64
 #define COMPARISON_TRIALS 4096
 
-static vp_status comparison_figure(const char *outdir, const char *extension, int force,
-                                   vp_error *err)
+static vp_status comparison_figure(const vp_figures_options *opts, vp_error *err)
 {
     const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN};
     vp_profile *profiles[4] = {NULL};
@@ -107,7 +134,7 @@ static vp_status comparison_figure(const char *outdir, const char *extension, in
                                   "LayerNorm, seed 1), 32 layers, gain 1",
                                   &figure, err);
     if (status == VP_OK)
-        status = draw(figure, outdir, "mc-comparison", extension, force, err);
+        status = draw(figure, opts, "mc-comparison", err);
     vp_figure_free(figure);
     for (size_t i = 0; i < 4; i++)
         vp_profile_free(profiles[i]);
@@ -117,7 +144,7 @@ static vp_status comparison_figure(const char *outdir, const char *extension, in
 /* (h) the three engines side by side on one real network's shape. */
 #define FORWARD_WIDTH 256
 
-static vp_status forward_figure(const char *outdir, const char *extension, int force, vp_error *err)
+static vp_status forward_figure(const vp_figures_options *opts, vp_error *err)
 {
     const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN};
     vp_profile *profiles[6] = {NULL};
@@ -144,7 +171,7 @@ static vp_status forward_figure(const char *outdir, const char *extension, int f
                                   "2 x 64 tokens), 32 layers, gain 1",
                                   &figure, err);
     if (status == VP_OK)
-        status = draw(figure, outdir, "forward-comparison", extension, force, err);
+        status = draw(figure, opts, "forward-comparison", err);
     vp_figure_free(figure);
     for (size_t i = 0; i < 6; i++)
         vp_profile_free(profiles[i]);
@@ -168,8 +195,7 @@ static const size_t sweep_depths[] = {1, 2, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96,
 
 typedef enum { SWEEP_GAIN_FIGURE, SWEEP_DEPTH_FIGURE } sweep_kind;
 
-static vp_status sweep_figure(const char *outdir, const char *extension, int force, sweep_kind kind,
-                              vp_error *err)
+static vp_status sweep_figure(const vp_figures_options *opts, sweep_kind kind, vp_error *err)
 {
     const int gain_sweep = kind == SWEEP_GAIN_FIGURE;
     vp_placement placements[VP_PLACEMENT_COUNT];
@@ -210,8 +236,7 @@ static vp_status sweep_figure(const char *outdir, const char *extension, int for
         status =
             vp_plot_sweep(tops, n, vp_sweep_x_axis(&sweep), VP_QUANTITY_STREAM, NULL, &figure, err);
     if (status == VP_OK)
-        status =
-            draw(figure, outdir, gain_sweep ? "gain-sweep" : "depth-sweep", extension, force, err);
+        status = draw(figure, opts, gain_sweep ? "gain-sweep" : "depth-sweep", err);
     vp_figure_free(figure);
     free(tops);
     return status;
@@ -219,37 +244,56 @@ static vp_status sweep_figure(const char *outdir, const char *extension, int for
 
 vp_status vp_figures_write(const char *outdir, const char *extension, int force, vp_error *err)
 {
+    const vp_figures_options opts = {.outdir = outdir, .extension = extension, .force = force};
+    return vp_figures_write_with(&opts, err);
+}
+
+vp_status vp_figures_write_with(const vp_figures_options *opts, vp_error *err)
+{
+    const char *outdir = opts->outdir, *extension = opts->extension;
     if (!outdir || !*outdir)
         return vp_fail(err, VP_EINVAL, "no output folder given");
     if (!extension || (strcmp(extension, "svg") != 0 && strcmp(extension, "png") != 0 &&
                        strcmp(extension, "pdf") != 0))
         return vp_fail(err, VP_EINVAL, "unknown figure format '%s'; valid: svg, png, pdf",
                        extension ? extension : "");
-    vp_status status = vp_plot_check_text(outdir, "the output folder name", err);
+    vp_plot_format format = VP_PLOT_SVG;
+    char probe[16];
+    snprintf(probe, sizeof probe, "x.%s", extension);
+    vp_status status = vp_plot_format_for_path(probe, &format, err);
+    if (status == VP_OK)
+        status = vp_plot_check_size(format, opts->width, opts->height, opts->font_size, err);
+    if (status == VP_OK)
+        status = vp_plot_check_text(outdir, "the output folder name", err);
+    if (status == VP_OK && opts->script_dir)
+        status = vp_plot_check_text(opts->script_dir, "the script folder name", err);
     if (status != VP_OK)
         return status;
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
         return vp_fail(err, VP_EIO, "cannot make folder '%s': %s", outdir, strerror(errno));
+    if (opts->script_dir && mkdir(opts->script_dir, 0777) != 0 && errno != EEXIST)
+        return vp_fail(err, VP_EIO, "cannot make folder '%s': %s", opts->script_dir,
+                       strerror(errno));
 
-    status = profile_figure(outdir, extension, force, "stream-gain1",
-                            "stream size, 32 layers, gain 1", 1.0, VP_QUANTITY_STREAM, err);
+    status = profile_figure(opts, "stream-gain1", "stream size: 32 layers, gain 1, closed form",
+                            1.0, VP_QUANTITY_STREAM, err);
     if (status == VP_OK)
-        status = profile_figure(outdir, extension, force, "stream-gain2",
-                                "stream size, 32 layers, gain 2", 2.0, VP_QUANTITY_STREAM, err);
+        status = profile_figure(opts, "stream-gain2", "stream size: 32 layers, gain 2, closed form",
+                                2.0, VP_QUANTITY_STREAM, err);
     if (status == VP_OK)
-        status = profile_figure(outdir, extension, force, "share",
-                                "embedding share, 32 layers, gain 1", 1.0, VP_QUANTITY_SHARE, err);
+        status = profile_figure(opts, "share", "embedding share: 32 layers, gain 1, closed form",
+                                1.0, VP_QUANTITY_SHARE, err);
     if (status == VP_OK)
-        status = profile_figure(outdir, extension, force, "update",
-                                "update ratio, 32 layers, gain 1", 1.0, VP_QUANTITY_UPDATE, err);
+        status = profile_figure(opts, "update", "update ratio: 32 layers, gain 1, closed form", 1.0,
+                                VP_QUANTITY_UPDATE, err);
     if (status == VP_OK)
-        status = sweep_figure(outdir, extension, force, SWEEP_GAIN_FIGURE, err);
+        status = sweep_figure(opts, SWEEP_GAIN_FIGURE, err);
     if (status == VP_OK)
-        status = sweep_figure(outdir, extension, force, SWEEP_DEPTH_FIGURE, err);
+        status = sweep_figure(opts, SWEEP_DEPTH_FIGURE, err);
     if (status == VP_OK)
-        status = comparison_figure(outdir, extension, force, err);
+        status = comparison_figure(opts, err);
     if (status == VP_OK)
-        status = forward_figure(outdir, extension, force, err);
+        status = forward_figure(opts, err);
     return status;
 }
 

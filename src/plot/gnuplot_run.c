@@ -123,7 +123,8 @@ static void read_message(int fd, char *msg, size_t size)
  * a SIGPIPE this caused is discarded, so a gnuplot that quits early cannot
  * kill the calling program. */
 static int pipe_script(const char *command, const vp_figure *figure, vp_plot_format format,
-                       const char *output, vp_status *script_status, vp_error *err)
+                       const char *output, const vp_plot_target *target, vp_status *script_status,
+                       vp_error *err)
 {
     // popen's child must not inherit unwritten buffers; flushed before SIGPIPE
     // is held back, so that a closed standard output ends the program as it
@@ -141,7 +142,7 @@ static int pipe_script(const char *command, const vp_figure *figure, vp_plot_for
     // NOLINTNEXTLINE(cert-env33-c) a shell for the redirections; every path in it is shell-quoted
     FILE *pipe = popen(command, "w");
     if (pipe) {
-        *script_status = plot_write_script_as(pipe, figure, format, output, err);
+        *script_status = plot_write_script_as(pipe, figure, format, output, target, err);
         wait_status = pclose(pipe);
     }
 
@@ -208,7 +209,9 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
         return status;
     const int dumb = format == VP_PLOT_DUMB;
     const char *path = target->path;
-    if ((status = plot_figure_check(figure, dumb ? NULL : path, err)) != VP_OK)
+    if ((status = plot_figure_check(figure, dumb ? NULL : path, err)) != VP_OK ||
+        (status = vp_plot_check_size(format, target->width, target->height, target->font_size,
+                                     err)) != VP_OK)
         return status;
     // refused before gnuplot is looked for: the one failure the caller can fix at once
     if (!dumb && (status = atomic_file_check(path, target->force, NULL, err)) != VP_OK)
@@ -265,7 +268,7 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
     vp_status script_status = VP_OK;
     int wait_status = -1;
     if (fits)
-        wait_status = pipe_script(command, figure, format, output, &script_status, err);
+        wait_status = pipe_script(command, figure, format, output, target, &script_status, err);
 
     char said[400];
     read_message(msg_fd, said, sizeof said);
@@ -295,8 +298,12 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
         status = vp_fail(err, VP_EIO, "gnuplot wrote nothing%s%s", said[0] ? ": " : "", said);
     else if (dumb)
         status = copy_out(text_plot, target->terminal_out ? target->terminal_out : stdout, err);
-    else
-        status = atomic_file_commit(&figure_file, err);
+    else {
+        // the title gnuplot cannot set, before the file is put in place
+        status = figure_file.direct ? VP_OK : plot_set_document_title(output, format, figure, err);
+        if (status == VP_OK)
+            status = atomic_file_commit(&figure_file, err);
+    }
 
     if (dumb)
         remove_scratch(text_plot, text_slot);

@@ -8,10 +8,12 @@
 #include "varprof/version.h"
 #include "plot/plot_internal.h"
 
-/* Sizes fit for a web page: 900 px wide, 300 px a panel (400 for one alone). */
-#define WIDTH_PX 900
-#define PANEL_PX 300
-#define SINGLE_PANEL_PX 400
+/* The default size fits a book's text width, 5.5 in: 3.4 in high for one
+ * panel, 7 in for three (a page's height less its caption). */
+#define WIDTH_IN 5.5
+#define SINGLE_PANEL_IN 3.4
+#define PANEL_IN 2.4
+#define SVG_PX_PER_IN 96.0 /* CSS's pixel */
 #define DUMB_COLUMNS 120
 #define DUMB_PANEL_LINES 30
 
@@ -86,26 +88,52 @@ vp_status plot_figure_check(const vp_figure *figure, const char *output, vp_erro
     return status;
 }
 
-static void write_terminal(FILE *out, vp_plot_format format, size_t n_panels)
+/* The figure's size in its format's unit (inches, PNG's pixels) and its
+ * text's size in points, the target's where given. */
+static void figure_size(vp_plot_format format, size_t n_panels, const vp_plot_target *size,
+                        double *width, double *height, double *font)
 {
-    const size_t px = n_panels == 1 ? SINGLE_PANEL_PX : PANEL_PX * n_panels;
+    *width = WIDTH_IN;
+    *height = n_panels == 1 ? SINGLE_PANEL_IN : 0.3 + PANEL_IN * (double)n_panels;
+    if (format == VP_PLOT_PNG) {
+        *width *= VP_PLOT_PNG_DPI;
+        *height *= VP_PLOT_PNG_DPI;
+    }
+    if (size && size->width > 0.0 && size->height > 0.0) {
+        *width = size->width;
+        *height = size->height;
+    }
+    *font = size && size->font_size > 0.0 ? size->font_size : VP_PLOT_DEFAULT_FONT_PT;
+}
+
+/* gnuplot's cairo terminals take a font's size at 96 dpi and pdfcairo halves
+ * it again (its fontscale 0.5): the fontscales below make a point a point at
+ * the figure's size, 5.5 in wide in print by default. */
+static void write_terminal(FILE *out, vp_plot_format format, size_t n_panels,
+                           const vp_plot_target *size)
+{
+    double width, height, font;
+    figure_size(format, n_panels, size, &width, &height, &font);
     switch (format) {
     case VP_PLOT_PNG:
         fprintf(out,
-                "set terminal pngcairo size %d,%zu font 'sans,11' noenhanced "
-                "background '#ffffff'\n",
-                WIDTH_PX, px);
+                "set terminal pngcairo size %.0f,%.0f font 'sans,%g' fontscale %.6g "
+                "linewidth %.6g pointscale %.6g enhanced background '#ffffff'\n",
+                width, height, font, VP_PLOT_PNG_DPI / 96.0, VP_PLOT_PNG_DPI / 96.0,
+                VP_PLOT_PNG_DPI / 96.0);
         break;
     case VP_PLOT_SVG:
+        // the name is an identifier only: the real <title> is set after drawing
         fprintf(out,
-                "set terminal svg size %d,%zu fixed font 'sans,12' noenhanced "
-                "background '#ffffff'\n",
-                WIDTH_PX, px);
+                "set terminal svg size %.0f,%.0f fixed name 'varprof_figure' "
+                "linewidth 0.7 font 'sans-serif,%.4g' enhanced background '#ffffff'\n",
+                width * SVG_PX_PER_IN, height * SVG_PX_PER_IN, font * SVG_PX_PER_IN / 72.0);
         break;
     case VP_PLOT_PDF:
-        // 100 px to the inch, as the other formats
-        fprintf(out, "set terminal pdfcairo size %gin,%gin font 'sans,10' noenhanced\n",
-                WIDTH_PX / 100.0, (double)px / 100.0);
+        fprintf(out,
+                "set terminal pdfcairo size %gin,%gin font 'sans,%g' fontscale 0.75 "
+                "enhanced\n",
+                width, height, font);
         break;
     case VP_PLOT_DUMB:
         fprintf(out, "set terminal dumb size %d,%zu noenhanced nofeed\n", DUMB_COLUMNS,
@@ -157,45 +185,171 @@ static void write_data(FILE *out, const vp_figure *figure)
     }
 }
 
-/* The dumb terminal cannot turn text on its side and drops the y label:
- * there it joins the title, "update ratio [y: u_k (log)]". */
-static vp_status write_labels(FILE *out, const vp_panel *panel, vp_plot_format format,
+/* An axis or marker label, enhanced text: as it is for a picture, without
+ * its braces on the dumb terminal, which shows "10^{-6}" as "10^-6". */
+static vp_status write_markup(FILE *out, const char *text, vp_plot_format format, const char *what,
                               vp_error *err)
+{
+    if (format != VP_PLOT_DUMB)
+        return plot_write_quoted(out, text, what, err);
+    char plain[512];
+    size_t n = 0;
+    for (const char *p = text; *p && n + 1 < sizeof plain; p++)
+        if (*p != '{' && *p != '}')
+            plain[n++] = *p;
+    plain[n] = '\0';
+    return plot_write_quoted(out, plain, what, err);
+}
+
+/* A title as lines of at most max_chars, broken at spaces and joined with
+ * gnuplot's "\n" between quoted pieces: gnuplot does not wrap a title, and
+ * one wider than the figure is clipped at both ends. */
+static vp_status write_title(FILE *out, const char *text, size_t max_chars, const char *what,
+                             size_t *lines, vp_error *err)
+{
+    size_t written = 0;
+    char line[512];
+    const char *rest = text;
+    vp_status status = VP_OK;
+    for (int first = 1; status == VP_OK; first = 0) {
+        size_t n = strlen(rest), cut = n, chars = 0;
+        if (n >= sizeof line)
+            cut = n = sizeof line - 1;
+        for (size_t i = 0; i < n; i++) {
+            chars += (rest[i] & 0xc0) != 0x80;
+            if (chars > max_chars) {
+                size_t space = i;
+                while (space > 0 && rest[space] != ' ')
+                    space--;
+                cut = space > 0 ? space : i;
+                break;
+            }
+        }
+        memcpy(line, rest, cut);
+        line[cut] = '\0';
+        if (!first)
+            fputs(".\"\\n\".", out);
+        status = plot_write_quoted(out, line, what, err);
+        written++;
+        rest += cut;
+        while (*rest == ' ')
+            rest++;
+        if (!*rest)
+            break;
+    }
+    if (lines)
+        *lines = written;
+    return status;
+}
+
+/* The dumb terminal cannot turn text on its side and drops the y label:
+ * there it joins the title, "update ratio [y: u_k (log)]". Titles are
+ * literal text; axis labels enhanced (write_markup). */
+static vp_status write_labels(FILE *out, const vp_panel *panel, vp_plot_format format,
+                              size_t title_chars, vp_error *err)
 {
     const int dumb = format == VP_PLOT_DUMB;
     vp_status status;
     fputs("set title ", out);
-    if ((status = plot_write_quoted(out, panel->title, "a panel's title", err)) != VP_OK)
+    if ((status = write_title(out, panel->title, title_chars, "a panel's title", NULL, err)) !=
+        VP_OK)
         return status;
     if (dumb && panel->y_label[0]) {
         fputs(".' [y: '.", out);
-        if ((status = plot_write_quoted(out, panel->y_label, "a y axis label", err)) != VP_OK)
+        if ((status = write_markup(out, panel->y_label, format, "a y axis label", err)) != VP_OK)
             return status;
         fputs(".']'", out);
     }
-    fputs("\nset xlabel ", out);
-    if ((status = plot_write_quoted(out, panel->x_label, "an x axis label", err)) != VP_OK)
+    fputs(" noenhanced\nset xlabel ", out);
+    if ((status = write_markup(out, panel->x_label, format, "an x axis label", err)) != VP_OK)
         return status;
     fputs("\nset ylabel ", out);
-    if ((status = plot_write_quoted(out, dumb ? "" : panel->y_label, "a y axis label", err)) !=
+    if ((status = write_markup(out, dumb ? "" : panel->y_label, format, "a y axis label", err)) !=
         VP_OK)
         return status;
     putc('\n', out);
     return VP_OK;
 }
 
-static void write_axes(FILE *out, const vp_panel *panel)
+/* The range a log y axis needs: every drawable value and marker, with a
+ * twentieth of its span in decades (at least 5 %) either side, so that it
+ * ends near the data rather than at the next whole decade. 0 when there is
+ * nothing. */
+static int log_y_range(const vp_panel *panel, double *lo, double *hi)
+{
+    double min = INFINITY, max = 0.0;
+    for (size_t i = 0; i < panel->n_series; i++) {
+        const vp_series *s = &panel->series[i];
+        for (size_t k = 0; k < s->n; k++) {
+            if (!drawable(panel, s, k))
+                continue;
+            const double a = s->style == VP_SERIES_BAND ? s->lo[k] : s->y[k];
+            const double b = s->style == VP_SERIES_BAND ? s->hi[k] : s->y[k];
+            min = fmin(min, fmin(a, s->y[k]));
+            max = fmax(max, fmax(b, s->y[k]));
+        }
+    }
+    for (size_t i = 0; i < panel->n_markers; i++) {
+        min = fmin(min, panel->markers[i].y);
+        max = fmax(max, panel->markers[i].y);
+    }
+    if (panel->y_max > 0.0)
+        max = fmin(max, panel->y_max);
+    if (!(max > 0.0) || !isfinite(min) || min > max)
+        return 0;
+    const double pad = fmax(1.05, pow(max / min, 0.05));
+    *lo = fmax(min / pad, LOG_AXIS_FLOOR);
+    *hi = max * pad;
+    return 1;
+}
+
+/* Tics on a log y axis: powers of ten (10^-6) where the values are very
+ * small or large; plain numbers otherwise; and where the axis spans less
+ * than two decades, which gives gnuplot one labelled tic or none, a tic at
+ * each 1, 2 and 5. */
+static void write_log_y_tics(FILE *out, double lo, double hi, vp_plot_format format)
+{
+    if (lo < 1e-3 || hi > 1e4)
+        fputs(format == VP_PLOT_DUMB ? "set format y '10^%L'\n" : "set format y '10^{%L}'\n", out);
+    else
+        fputs("set format y '%g'\n", out);
+    if (hi / lo >= 100.0) {
+        fputs("set ytics autofreq\n", out);
+        return;
+    }
+    const char *sep = "set ytics (";
+    for (double decade = pow(10.0, floor(log10(lo))); decade <= hi; decade *= 10.0)
+        for (int m = 0; m < 3; m++) {
+            const double tic = decade * (const double[]){1.0, 2.0, 5.0}[m];
+            if (tic >= lo && tic <= hi) {
+                fprintf(out, "%s%.6g", sep, tic);
+                sep = ", ";
+            }
+        }
+    fputs(*sep == ',' ? ")\n" : "set ytics autofreq\n", out);
+}
+
+static void write_axes(FILE *out, const vp_panel *panel, vp_plot_format format)
 {
     fputs("unset logscale\nset autoscale xfix\n", out);
     if (is_log_x(panel))
         fputs("set logscale x 10\n", out);
     if (is_log_y(panel))
         fputs("set logscale y 10\n", out);
-    fputs("set format x '%g'\nset format y '%g'\n", out);
-    if (panel->y_max > 0.0)
-        fprintf(out, "set yrange [*:%.17g]\n", panel->y_max);
-    else
-        fputs("set yrange [*:*]\n", out);
+    fputs("set format x '%g'\n", out);
+    fputs(panel->x_from_zero && !is_log_x(panel) ? "set xrange [0:*]\n" : "set xrange [*:*]\n",
+          out);
+    double lo, hi;
+    if (is_log_y(panel) && log_y_range(panel, &lo, &hi)) {
+        fprintf(out, "set yrange [%.17g:%.17g]\n", lo, hi);
+        write_log_y_tics(out, lo, hi, format);
+    } else {
+        fputs("set format y '%g'\nset ytics autofreq\n", out);
+        if (panel->y_max > 0.0)
+            fprintf(out, "set yrange [*:%.17g]\n", panel->y_max);
+        else
+            fputs("set yrange [*:*]\n", out);
+    }
     /* on a log axis gnuplot reads the step as a factor: 2 gives 0.25, 0.5, 1, 2, 4 */
     if (panel->x_tic_step > 0.0 && panel->x_tic_start > 0.0)
         fprintf(out, "set xtics %.17g, %.17g\n", panel->x_tic_start, panel->x_tic_step);
@@ -209,7 +363,8 @@ static void write_axes(FILE *out, const vp_panel *panel)
         fputs("unset mxtics\n", out);
 }
 
-static vp_status write_markers(FILE *out, const vp_panel *panel, vp_error *err)
+static vp_status write_markers(FILE *out, const vp_panel *panel, vp_plot_format format,
+                               vp_error *err)
 {
     fputs("unset arrow\nunset label\n", out);
     for (size_t i = 0; i < panel->n_markers; i++) {
@@ -219,7 +374,7 @@ static vp_status write_markers(FILE *out, const vp_panel *panel, vp_error *err)
                 "dt 2 lw 1.5 lc rgb '#555555' front\n",
                 m->y, m->y);
         fputs("set label ", out);
-        vp_status status = plot_write_quoted(out, m->label, "a marker's label", err);
+        vp_status status = write_markup(out, m->label, format, "a marker's label", err);
         if (status != VP_OK)
             return status;
         fprintf(out, " at graph 0.02, first %.17g offset 0,0.8 textcolor rgb '#555555' front\n",
@@ -278,6 +433,7 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
             vp_status status = plot_write_quoted(out, s->label, "a legend label", err);
             if (status != VP_OK)
                 return status;
+            fputs(" noenhanced", out);
             sep = ", \\\n     ";
             continue;
         }
@@ -285,23 +441,93 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
                 i + 1, s->dash, vp_plot_colour(s->colour));
         sep = ", \\\n     ";
         fprintf(out,
-                "%s$d%zu_%zu using 1:2 every %zu::%zu with points pt %d ps 0.9 "
+                "%s$d%zu_%zu using 1:2 every %zu::%zu with points pt %d ps 0.7 "
                 "lc rgb '%s' notitle",
                 sep, p + 1, i + 1, every, first, point, vp_plot_colour(s->colour));
-        fprintf(out, "%skeyentry with linespoints lw 2 dt %d pt %d ps 0.9 lc rgb '%s' title ", sep,
+        fprintf(out, "%skeyentry with linespoints lw 2 dt %d pt %d ps 0.7 lc rgb '%s' title ", sep,
                 s->dash, point, vp_plot_colour(s->colour));
         vp_status status = plot_write_quoted(out, s->label, "a legend label", err);
         if (status != VP_OK)
             return status;
+        fputs(" noenhanced", out);
     }
     putc('\n', out);
     return VP_OK;
 }
 
+/* The characters a title line holds: the figure's width over a character's,
+ * about 0.55 of the font's size in sans-serif. */
+static size_t title_width(vp_plot_format format, size_t n_panels, const vp_plot_target *size)
+{
+    if (format == VP_PLOT_DUMB)
+        return DUMB_COLUMNS - 4;
+    double width, height, font;
+    figure_size(format, n_panels, size, &width, &height, &font);
+    const double inches = format == VP_PLOT_PNG ? width / VP_PLOT_PNG_DPI : width;
+    const double chars = inches * 72.0 / (0.55 * font) - 4.0;
+    return chars > 20.0 ? (size_t)chars : 20;
+}
+
+/* Stacked panels: equal plot areas, whatever the key and titles take, with
+ * the figure's title and the one key above them all. gnuplot's own layout
+ * takes the key's room from the first panel alone, and a key outside a
+ * panel is sized differently by each terminal; so the margins are given in
+ * screen fractions, from the height of a line of text. *key_at receives the
+ * key's centre. */
+static void write_layout(FILE *out, const vp_figure *figure, vp_plot_format format,
+                         const vp_plot_target *size, size_t title_lines, double *key_at)
+{
+    double width, height, font;
+    figure_size(format, figure->n_panels, size, &width, &height, &font);
+    double line, column; // a line's height and a character's width, as fractions
+    if (format == VP_PLOT_DUMB) {
+        line = 1.0 / (double)(DUMB_PANEL_LINES * figure->n_panels);
+        column = 1.0 / DUMB_COLUMNS;
+    } else {
+        const double dpi = format == VP_PLOT_PNG ? VP_PLOT_PNG_DPI : 1.0;
+        // gnuplot's svg sets its lines wider apart than cairo does
+        line = (format == VP_PLOT_SVG ? 1.75 : 1.35) * font / 72.0 / (height / dpi);
+        column = 0.55 * font / 72.0 / (width / dpi);
+    }
+    size_t keyed = 0;
+    for (size_t p = 0; p < figure->n_panels; p++)
+        if (figure->panels[p].show_key)
+            keyed = keyed > figure->panels[p].n_series ? keyed : figure->panels[p].n_series;
+    const double key_rows = (double)((keyed + 1) / 2);
+    const double top = 1.0 - line * ((double)title_lines + key_rows + 2.8);
+    *key_at = 1.0 - line * ((double)title_lines + key_rows / 2.0 + 0.6);
+    fprintf(out, " margins %.4f, %.4f, %.4f, %.4f spacing 0, %.4f", 12.0 * column,
+            1.0 - 3.0 * column, 3.6 * line, top, 4.4 * line);
+}
+
+/* The right margin, in characters, that holds the widest legend label beside
+ * a panel with its sample line and marker; the same for every panel so that
+ * their x axes line up. */
+static int right_margin(const vp_figure *figure)
+{
+    size_t widest = 0;
+    int any_key = 0;
+    for (size_t p = 0; p < figure->n_panels; p++) {
+        const vp_panel *panel = &figure->panels[p];
+        if (!panel->show_key)
+            continue;
+        for (size_t i = 0; i < panel->n_series; i++) {
+            size_t chars = 0; // UTF-8 code points, not bytes
+            for (const char *c = panel->series[i].label; *c; c++)
+                chars += (*c & 0xc0) != 0x80;
+            widest = chars > widest ? chars : widest;
+            any_key = 1;
+        }
+    }
+    return any_key ? (int)widest + 7 : 3;
+}
+
 vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
-                               const char *output, vp_error *err)
+                               const char *output, const vp_plot_target *size, vp_error *err)
 {
     vp_status status = plot_figure_check(figure, output, err);
+    if (status == VP_OK && size)
+        status = vp_plot_check_size(format, size->width, size->height, size->font_size, err);
     if (status != VP_OK)
         return status;
     fprintf(out,
@@ -309,7 +535,7 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
             "# Redraw it with: gnuplot THIS_FILE\n",
             VP_VERSION);
     fputs("set encoding utf8\n", out);
-    write_terminal(out, format, figure->n_panels);
+    write_terminal(out, format, figure->n_panels, size);
     if (output && (status = write_output(out, output, err)) != VP_OK)
         return status;
     write_data(out, figure);
@@ -318,28 +544,46 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
           "set border 3 lw 1 lc rgb '#444444'\n"
           "set tics nomirror out\n"
           "set style fill transparent solid 0.2 noborder\n"
-          "set key outside right top vertical Left reverse samplen 3 spacing 1.2\n"
-          "set lmargin 11\nset rmargin 30\n",
+          "set key outside right top vertical Left reverse samplen 2.5 spacing 1.15\n"
+          "set lmargin 10\n",
           out);
+    // one panel has its key beside it; stacked panels share one, above them (write_layout)
+    if (figure->n_panels == 1)
+        fprintf(out, "set rmargin %d\n", right_margin(figure));
+    const size_t title_chars = title_width(format, figure->n_panels, size);
     // dots all over a text plot hide the curves: a grid only in pictures
     if (format != VP_PLOT_DUMB)
         fputs("set grid xtics ytics back lt 1 lw 1 lc rgb '#e3e3e3'\n", out);
+    size_t title_lines = 0;
+    double key_at = 0.0;
     fprintf(out, "set multiplot layout %zu,1", figure->n_panels);
     if (figure->title[0]) {
         fputs(" title ", out);
-        if ((status = plot_write_quoted(out, figure->title, "the figure's title", err)) != VP_OK)
+        if ((status = write_title(out, figure->title, title_chars, "the figure's title",
+                                  &title_lines, err)) != VP_OK)
             return status;
+        fputs(" noenhanced", out);
     }
+    if (figure->n_panels > 1)
+        write_layout(out, figure, format, size, title_lines, &key_at);
     putc('\n', out);
     for (size_t p = 0; p < figure->n_panels; p++) {
         const vp_panel *panel = &figure->panels[p];
         fprintf(out, "\n# panel %zu\n", p + 1);
-        if ((status = write_labels(out, panel, format, err)) != VP_OK)
+        if ((status = write_labels(out, panel, format, title_chars, err)) != VP_OK)
             return status;
-        write_axes(out, panel);
-        if ((status = write_markers(out, panel, err)) != VP_OK)
+        write_axes(out, panel, format);
+        if ((status = write_markers(out, panel, format, err)) != VP_OK)
             return status;
-        fputs(panel->show_key ? "set key on\n" : "set key off\n", out);
+        if (!panel->show_key)
+            fputs("set key off\n", out);
+        else if (figure->n_panels == 1)
+            fputs("set key on\n", out);
+        else
+            fprintf(out,
+                    "set key on at screen 0.5, screen %.4f center center vertical Left "
+                    "reverse maxrows %zu samplen 2.5\n",
+                    key_at, (panel->n_series + 1) / 2);
         if ((status = write_plot(out, p, panel, format, err)) != VP_OK)
             return status;
     }
@@ -355,5 +599,5 @@ vp_status vp_plot_write_script(FILE *out, const vp_figure *figure, const vp_plot
     if (status != VP_OK)
         return status;
     return plot_write_script_as(out, figure, format, format == VP_PLOT_DUMB ? NULL : target->path,
-                                err);
+                                target, err);
 }

@@ -69,3 +69,22 @@ int plot_point_type(int colour)
     static const int types[VP_PLOT_COLOURS] = {7, 5, 9, 11, 13, 4, 6};
     return colour >= 0 && colour < VP_PLOT_COLOURS ? types[colour] : 1;
 }
+
+vp_status vp_plot_check_size(vp_plot_format format, double width, double height, double font_size,
+                             vp_error *err)
+{
+    if (!(font_size == 0.0 ||
+          (font_size >= VP_PLOT_MIN_FONT_PT && font_size <= VP_PLOT_MAX_FONT_PT)))
+        return vp_fail(err, VP_EINVAL, "font size %g pt is out of range; allowed: %g to %g pt",
+                       font_size, VP_PLOT_MIN_FONT_PT, VP_PLOT_MAX_FONT_PT);
+    if (format == VP_PLOT_DUMB || (width == 0.0 && height == 0.0))
+        return VP_OK;
+    const int png = format == VP_PLOT_PNG;
+    const double min = png ? VP_PLOT_MIN_PIXELS : VP_PLOT_MIN_INCHES;
+    const double max = png ? VP_PLOT_MAX_PIXELS : VP_PLOT_MAX_INCHES;
+    const char *unit = png ? "pixels (PNG)" : "inches (PDF, SVG)";
+    if (!(width >= min && width <= max && height >= min && height <= max))
+        return vp_fail(err, VP_EINVAL, "size %g,%g is out of range; allowed: %g to %g %s each",
+                       width, height, min, max, unit);
+    return VP_OK;
+}

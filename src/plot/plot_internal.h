@@ -28,7 +28,16 @@ vp_status plot_figure_check(const vp_figure *figure, const char *output, vp_erro
  * given separately (output NULL: no `set output`); vp_plot_run uses it to
  * point gnuplot at its temporary file. */
 vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_format format,
-                               const char *output, vp_error *err);
+                               const char *output, const vp_plot_target *size, vp_error *err);
+
+/* Gives the drawn file at path its title (the figure's, else its first
+ * panel's), which gnuplot
+ * cannot: an SVG's first <title> element is replaced, a PDF gets an
+ * incremental update with an Info dictionary holding /Title. PNG and the
+ * dumb terminal are left alone. VP_EIO when the file cannot be read or
+ * written or is not what gnuplot writes. */
+vp_status plot_set_document_title(const char *path, vp_plot_format format, const vp_figure *figure,
+                                  vp_error *err);
 
 /* The gnuplot program: $VARPROF_GNUPLOT if set and not empty, else "gnuplot". */
 const char *plot_gnuplot_program(void);

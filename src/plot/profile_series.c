@@ -51,6 +51,19 @@ static int get_value(const vp_profile *profile, size_t k, vp_plot_quantity quant
     return 0;
 }
 
+vp_status vp_plot_x_axis_parse(const char *name, vp_plot_x_axis *out, vp_error *err)
+{
+    if (name && strcmp(name, "layer") == 0)
+        *out = VP_X_LAYER;
+    else if (name && strcmp(name, "sub-block") == 0)
+        *out = VP_X_SUB_BLOCK;
+    else
+        return vp_fail(err, VP_EINVAL, "unknown x axis '%s'; valid: layer, sub-block",
+                       name ? name : "");
+    return VP_OK;
+}
+
+/* Axis labels are gnuplot enhanced text: v_k is v with k below. */
 static const struct {
     const char *title, *y_label;
     unsigned flags;
@@ -59,6 +72,79 @@ static const struct {
     [VP_QUANTITY_UPDATE] = {"update ratio", "u_k (log)", VP_AXIS_LOG_Y},
     [VP_QUANTITY_SHARE] = {"embedding share", "e_k (log)", VP_AXIS_LOG_Y},
 };
+
+/* A profile's sub-blocks in a layer: 1 for parallel and MLP-only layers. */
+static size_t per_layer(const vp_profile *profile)
+{
+    return profile->config.mlp_only ? 1 : vp_sub_blocks_per_layer(profile->config.placement);
+}
+
+/* "Monte Carlo" for a reader. */
+static const char *engine_display_name(vp_engine engine)
+{
+    switch (engine) {
+    case VP_ENGINE_CLOSED: return "closed form";
+    case VP_ENGINE_MC: return "Monte Carlo";
+    case VP_ENGINE_FORWARD: return "forward pass";
+    case VP_ENGINE_COUNT: break;
+    }
+    return "";
+}
+
+static int several_engines(const vp_profile *const *profiles, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (profiles[i]->engine != profiles[0]->engine)
+            return 1;
+    return 0;
+}
+
+/* "layer (attention at k - 1/2, MLP at k)" on the layer axis. */
+static void layer_x_label(const vp_profile *const *profiles, size_t n, char *buf, size_t size)
+{
+    size_t halves = 0;
+    for (size_t i = 0; i < n; i++)
+        halves += per_layer(profiles[i]) == 2;
+    snprintf(buf, size, "%s", halves ? "layer (attention at k - 1/2, MLP at k)" : "layer");
+}
+
+/* What was computed, for a figure without a title of its own: "stream size:
+ * 32 layers, gain 1, closed form", with what the profiles share, and the
+ * engines and sampled widths in turn. */
+static void computed_title(const vp_profile *const *profiles, size_t n, const char *quantity,
+                           char *buf, size_t size)
+{
+    int same_layers = 1, same_gain = 1, any_file = 0;
+    for (size_t i = 0; i < n; i++) {
+        same_layers &= profiles[i]->config.layers == profiles[0]->config.layers;
+        same_gain &= profiles[i]->config.gain == profiles[0]->config.gain;
+        any_file |= profiles[i]->gains_from_file;
+    }
+    int used = snprintf(buf, size, "%s%s", quantity, quantity[0] ? ": " : "");
+    if (same_layers && used >= 0 && (size_t)used < size)
+        used +=
+            snprintf(buf + used, size - (size_t)used, "%zu layers, ", profiles[0]->config.layers);
+    if (used >= 0 && (size_t)used < size) {
+        if (any_file)
+            used += snprintf(buf + used, size - (size_t)used, "gains from a file, ");
+        else if (same_gain)
+            used +=
+                snprintf(buf + used, size - (size_t)used, "gain %g, ", profiles[0]->config.gain);
+    }
+    int seen[VP_ENGINE_COUNT] = {0};
+    for (size_t i = 0; i < n && used >= 0 && (size_t)used < size; i++) {
+        const vp_engine e = profiles[i]->engine;
+        if ((unsigned)e >= VP_ENGINE_COUNT || seen[e]++)
+            continue;
+        used += snprintf(
+            buf + used, size - (size_t)used, "%s%s",
+            seen[VP_ENGINE_CLOSED] + seen[VP_ENGINE_MC] + seen[VP_ENGINE_FORWARD] > 1 ? ", " : "",
+            engine_display_name(e));
+        if (e != VP_ENGINE_CLOSED && used >= 0 && (size_t)used < size)
+            used += snprintf(buf + used, size - (size_t)used, " (width %zu)",
+                             profiles[i]->sampling.width);
+    }
+}
 
 /* "sub-block (2 per layer)", or what the profiles have in common, and
  * whether the minor tics are layers. */
@@ -80,16 +166,20 @@ static void x_label(const vp_profile *const *profiles, size_t n, int minor_is_la
              minor_is_layer ? "; a minor tic a layer" : "");
 }
 
-/* Major tics on layer boundaries, about eight of them, a minor tic a layer. */
-static void layer_tics(vp_panel *panel, const vp_profile *const *profiles, size_t n)
+/* Major tics on layer boundaries, about eight of them, a minor tic a layer;
+ * on the layer axis a unit is a layer, on the sub-block axis the most
+ * sub-blocks a layer has. */
+static void layer_tics(vp_panel *panel, const vp_profile *const *profiles, size_t n,
+                       vp_plot_x_axis x_axis)
 {
-    size_t per_layer = 1, max_k = 0;
+    size_t spl_max = 1, layers = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t spl = vp_sub_blocks_per_layer(profiles[i]->config.placement);
-        per_layer = spl > per_layer ? spl : per_layer;
-        max_k = profiles[i]->sub_blocks > max_k ? profiles[i]->sub_blocks : max_k;
+        const size_t spl = per_layer(profiles[i]);
+        const size_t l = (profiles[i]->sub_blocks + spl - 1) / spl;
+        spl_max = spl > spl_max ? spl : spl_max;
+        layers = l > layers ? l : layers;
     }
-    size_t layers = (max_k + per_layer - 1) / per_layer;
+    const size_t unit = x_axis == VP_X_LAYER ? 1 : spl_max;
     static const size_t nice[] = {1, 2, 4, 5, 8, 10, 16, 20, 25, 50, 100};
     size_t step = 0;
     for (size_t i = 0; i < sizeof nice / sizeof nice[0] && !step; i++)
@@ -97,7 +187,7 @@ static void layer_tics(vp_panel *panel, const vp_profile *const *profiles, size_
             step = nice[i];
     if (!step)
         return; // very deep: gnuplot's own tics read better
-    panel->x_tic_step = (double)(step * per_layer);
+    panel->x_tic_step = (double)(step * unit);
     // a minor tic a layer only while they stay apart
     panel->x_minor_tics = layers <= 64 ? (int)step : 0;
 }
@@ -165,8 +255,8 @@ static vp_status cut_runaways(vp_panel *panel, vp_error *err)
 }
 
 static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles, size_t n,
-                           vp_plot_quantity quantity, const char *title, int show_key,
-                           vp_error *err)
+                           vp_plot_quantity quantity, vp_plot_x_axis x_axis, const char *title,
+                           int show_key, vp_error *err)
 {
     vp_panel *panel;
     vp_status status =
@@ -175,19 +265,26 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
     if (status != VP_OK)
         return status;
     panel->show_key = show_key;
-    layer_tics(panel, profiles, n);
+    panel->x_from_zero = 1; // the update ratio starts at sub-block 1: panels stay aligned
+    layer_tics(panel, profiles, n, x_axis);
     char xl[96];
-    x_label(profiles, n, panel->x_minor_tics > 1, xl, sizeof xl);
+    if (x_axis == VP_X_LAYER)
+        layer_x_label(profiles, n, xl, sizeof xl);
+    else
+        x_label(profiles, n, panel->x_minor_tics > 1, xl, sizeof xl);
     free(panel->x_label);
     if (!(panel->x_label = strdup(xl)))
         return vp_fail(err, VP_ENOMEM, "no memory for an axis label");
     const int log_y = (quantities[quantity].flags & VP_AXIS_LOG_Y) != 0;
+    const int engines = several_engines(profiles, n);
     for (size_t i = 0; i < n; i++) {
         const vp_profile *profile = profiles[i];
         const int band = (profile->fields & VP_HAS_BOUNDS) != 0;
+        const double x_scale = x_axis == VP_X_LAYER ? 1.0 / (double)per_layer(profile) : 1.0;
         char label[96];
-        snprintf(label, sizeof label, "%s, %s", vp_placement_name(profile->config.placement),
-                 vp_engine_name(profile->engine));
+        snprintf(label, sizeof label, "%s%s%s",
+                 vp_placement_display_name(profile->config.placement), engines ? ", " : "",
+                 engines ? engine_display_name(profile->engine) : "");
         vp_series *series;
         status = vp_panel_add_series(
             panel, label, (int)profile->config.placement, 1 + (int)profile->engine,
@@ -200,7 +297,7 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
                 continue;
             if (band && (!isfinite(v.lo) || !isfinite(v.hi) || (log_y && !(v.lo > 0.0))))
                 v.lo = v.hi = v.y; // no usable bounds here: the band closes on the line
-            vp_series_add_point(series, (double)k, v.y, v.lo, v.hi, NULL);
+            vp_series_add_point(series, (double)k * x_scale, v.y, v.lo, v.hi, NULL);
         }
     }
     return quantity == VP_QUANTITY_STREAM ? cut_runaways(panel, err) : VP_OK;
@@ -209,15 +306,31 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
 vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_quantity quantity,
                            const char *title, vp_figure **out, vp_error *err)
 {
+    return vp_plot_profiles_on(profiles, n, quantity, VP_X_LAYER, title, out, err);
+}
+
+vp_status vp_plot_profiles_on(const vp_profile *const *profiles, size_t n,
+                              vp_plot_quantity quantity, vp_plot_x_axis x_axis, const char *title,
+                              vp_figure **out, vp_error *err)
+{
     *out = NULL;
     if (!profiles || n == 0)
         return vp_fail(err, VP_EINVAL, "nothing to plot: no profiles given");
     if ((unsigned)quantity > VP_QUANTITY_SHARE)
         return vp_fail(err, VP_EINVAL, "unknown quantity %d", (int)quantity);
+    if (x_axis != VP_X_LAYER && x_axis != VP_X_SUB_BLOCK)
+        return vp_fail(err, VP_EINVAL, "unknown x axis %d", (int)x_axis);
     for (size_t i = 0; i < n; i++)
         if (!profiles[i] || profiles[i]->n_rows == 0 ||
             (unsigned)profiles[i]->config.placement >= VP_PLACEMENT_COUNT)
             return vp_fail(err, VP_EINVAL, "profile %zu is empty or has no placement", i + 1);
+    // without a title of its own, the figure says what was computed
+    char computed[256];
+    if (!title || !*title) {
+        computed_title(profiles, n, quantity == VP_QUANTITY_ALL ? "" : quantities[quantity].title,
+                       computed, sizeof computed);
+        title = computed;
+    }
     // one panel: the title is the panel's, not said twice
     vp_figure *figure = vp_figure_alloc(quantity == VP_QUANTITY_ALL ? title : NULL);
     if (!figure)
@@ -225,10 +338,13 @@ vp_status vp_plot_profiles(const vp_profile *const *profiles, size_t n, vp_plot_
     vp_status status = VP_OK;
     if (quantity == VP_QUANTITY_ALL) {
         for (int q = VP_QUANTITY_STREAM; q <= VP_QUANTITY_SHARE && status == VP_OK; q++)
-            status = add_panel(figure, profiles, n, (vp_plot_quantity)q, NULL,
+            status = add_panel(figure, profiles, n, (vp_plot_quantity)q, x_axis, NULL,
                                q == VP_QUANTITY_STREAM, err);
+        // the panels share their x axis: it is named once, under the last
+        for (size_t p = 0; p + 1 < figure->n_panels && status == VP_OK; p++)
+            figure->panels[p].x_label[0] = '\0';
     } else {
-        status = add_panel(figure, profiles, n, quantity, title && *title ? title : NULL, 1, err);
+        status = add_panel(figure, profiles, n, quantity, x_axis, title, 1, err);
     }
     if (status != VP_OK) {
         vp_figure_free(figure);

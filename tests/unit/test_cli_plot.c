@@ -37,11 +37,12 @@ static void terminal_plot_has_its_axes(void **state)
     (void)state;
     program_run run = RUN("--placement", "all", "--plot", "-");
     assert_int_equal(run.status, 0);
-    assert_non_null(strstr(run.out, "sub-block"));
+    assert_non_null(strstr(run.out, "layer (attention at k - 1/2, MLP at k)"));
     assert_non_null(strstr(run.out, "stream size"));
     assert_non_null(strstr(run.out, "update ratio"));
     assert_non_null(strstr(run.out, "embedding share"));
-    assert_non_null(strstr(run.out, "post-ln, closed"));
+    assert_non_null(strstr(run.out, "Post-LN"));
+    assert_non_null(strstr(run.out, "Output norm"));
     assert_null(strstr(run.out, "The top of each stack")); /* only the plot was asked for */
     program_run_free(&run);
 }
@@ -85,7 +86,10 @@ static void plot_script_reruns_under_gnuplot(void **state)
     char command[1200];
     snprintf(command, sizeof command, "cd '%s' && gnuplot fig.gp", test_scratch());
     assert_int_equal(system(command), 0);
-    assert_int_equal(file_size(svg), first);
+    /* the same figure; only its <title> is varprof's, set after gnuplot drew it:
+       "varprof_figure" in the rerun, what was computed in the first */
+    const char *title = "embedding share: 32 layers, gain 1, closed form";
+    assert_int_equal(file_size(svg), first - (long)strlen(title) + (long)strlen("varprof_figure"));
 }
 
 static void bad_plot_requests(void **state)
@@ -169,6 +173,106 @@ static void awkward_plots(void **state)
     program_run_free(&run);
 }
 
+static int file_contains(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strstr(buf, text) != NULL;
+}
+
+static void plot_style_options_reach_the_script(void **state)
+{
+    (void)state;
+    const char *pdf = in_scratch("styled.pdf"), *script = in_scratch("styled.gp");
+    program_run run = RUN("--placement", "pre-norm,parallel", "--plot", pdf, "--plot-script",
+                          script, "--size", "4.5,3", "--font-size", "10", "--x", "sub-block");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    assert_true(file_contains(script, "set terminal pdfcairo size 4.5in,3in font 'sans,10'"));
+    assert_true(file_contains(script, "sub-block (2 per layer, parallel 1"));
+    assert_true(file_contains(script, "title 'Parallel' noenhanced"));
+    assert_starts_with_file(pdf, "%PDF-", 5);
+    /* the default: layers, so that parallel and pre-norm meet at equal depth */
+    const char *png = in_scratch("layers.png"), *png_script = in_scratch("layers.gp");
+    run = RUN("--placement", "pre-norm,parallel", "--plot", png, "--plot-script", png_script,
+              "--size", "800,500");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    assert_true(file_contains(png_script, "set terminal pngcairo size 800,500 font 'sans,9'"));
+    assert_true(file_contains(png_script, "layer (attention at k - 1/2, MLP at k)"));
+}
+
+/* BAD INPUT rows: --size, --font-size and --x out of range, or without --plot. */
+static void bad_plot_style_is_refused(void **state)
+{
+    (void)state;
+    const char *svg = in_scratch("never-styled.svg");
+    struct {
+        const char *option, *value, *plot, *says;
+    } cases[] = {
+        {"--size", "0.5,3", svg, "1 to 50 inches"},
+        {"--size", "60,3", svg, "1 to 50 inches"},
+        {"--size", "5", svg, "W,H"},
+        {"--size", "5,3,1", svg, "W,H"},
+        {"--size", "5x3", svg, "W,H"},
+        {"--size", "5.5,3.4", in_scratch("never.png"), "100 to 10000 pixels"},
+        {"--font-size", "4", svg, "5 to 48"},
+        {"--font-size", "big", svg, "5 to 48"},
+        {"--x", "token", svg, "layer, sub-block"},
+        {"--size", "5,3", NULL, "--plot"},
+        {"--x", "layer", NULL, "--plot"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        program_run run = cases[i].plot
+                              ? RUN(cases[i].option, cases[i].value, "--plot", cases[i].plot)
+                              : RUN(cases[i].option, cases[i].value);
+        if (run.status != 2 || !strstr(run.err, cases[i].says) ||
+            !strstr(run.err, "Try 'varprof --help'.")) {
+            fprintf(stderr, "%s %s: status %d, said: %s\n", cases[i].option, cases[i].value,
+                    run.status, run.err);
+            fail();
+        }
+        program_run_free(&run);
+    }
+    assert_int_equal(file_size(svg), -1);
+    program_run run = RUN("figures", "--outdir", in_scratch("never"), "--size", "1,200");
+    assert_int_equal(run.status, 2);
+    assert_non_null(strstr(run.err, "1 to 50 inches"));
+    program_run_free(&run);
+    assert_int_equal(file_size(in_scratch("never")), -1);
+}
+
+static void figures_write_every_script(void **state)
+{
+    (void)state;
+    const char *dir = in_scratch("fig-pdf"), *scripts = in_scratch("fig-scripts");
+    program_run run = RUN("figures", "--outdir", dir, "--format", "pdf", "--plot-script", scripts,
+                          "--font-size", "10");
+    assert_int_equal(run.status, 0);
+    const char *names[] = {"stream-gain1", "stream-gain2", "share",         "update",
+                           "gain-sweep",   "depth-sweep",  "mc-comparison", "forward-comparison"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.gp", scripts, names[i]);
+        assert_true(file_contains(path, "font 'sans,10'"));
+        assert_non_null(strstr(run.out, path));
+    }
+    program_run_free(&run);
+    /* a script reruns alone, redrawing its figure */
+    char command[1200];
+    snprintf(command, sizeof command, "cd '%s' && gnuplot fig-scripts/share.gp", test_scratch());
+    char share[600];
+    snprintf(share, sizeof share, "%s/share.pdf", dir);
+    assert_int_equal(unlink(share), 0);
+    assert_int_equal(system(command), 0);
+    assert_starts_with_file(share, "%PDF-", 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +283,9 @@ int main(void)
         cmocka_unit_test(missing_gnuplot_still_writes_the_output),
         cmocka_unit_test(figure_set_is_regenerated),
         cmocka_unit_test(awkward_plots),
+        cmocka_unit_test(plot_style_options_reach_the_script),
+        cmocka_unit_test(bad_plot_style_is_refused),
+        cmocka_unit_test(figures_write_every_script),
     };
     return cmocka_run_group_tests_name("figures from the command line", tests, test_scratch_setup,
                                        test_scratch_teardown);

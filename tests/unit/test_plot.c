@@ -152,7 +152,8 @@ static int have_xmllint(void)
     return system("command -v xmllint >/dev/null 2>&1") == 0;
 }
 
-/* gnuplot's svg terminal draws each plot element as <g id="gnuplot_plot_N">.
+/* gnuplot's svg terminal draws each plot element as <g id="NAME_plot_N">,
+ * NAME the terminal's name, varprof_figure.
  * A curve is three elements: its line, a single <path>; its markers, <use>
  * of a point symbol and no path; and its key entry, the one path of the
  * legend's sample. Checks that, and well-formedness with xmllint if present. */
@@ -168,8 +169,9 @@ static void check_svg(const char *path, size_t curves)
         assert_int_equal(system(command), 0);
     }
     size_t groups = 0;
-    // in a multiplot the ids run gnuplot_plot_1a .. 7a, 1b .. 7b, ...
-    for (const char *start = svg; (start = strstr(start, "<g id=\"gnuplot_plot_")); start++) {
+    // in a multiplot the ids run varprof_figure_plot_1a .. 7a, 1b .. 7b, ...
+    for (const char *start = svg; (start = strstr(start, "<g id=\"varprof_figure_plot_"));
+         start++) {
         groups++;
         // the group's own </g>: groups nest
         const char *end = start + 1;
@@ -269,15 +271,16 @@ static void dumb_terminal_has_the_labels(void **state)
     buf[n] = '\0';
     fclose(text);
     // the text plot cannot turn the y label on its side: it joins the title
-    const char *labels[] = {"sub-block (2 per layer",
+    const char *labels[] = {"layer (attention at k - 1/2, MLP at k)",
                             "[y: sqrt(v_k / v_0)]",
                             "[y: u_k (log)]",
                             "e_k (log)",
                             "stream size",
                             "update ratio",
                             "embedding share",
-                            "pre-norm, closed",
-                            "post-ln, closed"};
+                            "Pre-norm",
+                            "Post-LN",
+                            "Output norm"};
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
         if (!strstr(buf, labels[i])) {
             fprintf(stderr, "text plot lacks '%s':\n%s\n", labels[i], buf);
@@ -312,7 +315,8 @@ static void script_carries_exact_data(void **state)
     vp_profile *p = closed(VP_PRE_NORM, 32, 1.0);
     const vp_profile *ps[] = {p};
     vp_figure *fig;
-    assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_ALL, NULL, &fig, NULL), VP_OK);
+    assert_int_equal(vp_plot_profiles_on(ps, 1, VP_QUANTITY_ALL, VP_X_SUB_BLOCK, NULL, &fig, NULL),
+                     VP_OK);
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -321,12 +325,12 @@ static void script_carries_exact_data(void **state)
     vp_error err;
     expect_ok(vp_plot_write_script(out, fig, &target, &err), &err);
     fclose(out);
-    assert_non_null(strstr(text, "set terminal svg size 900,900"));
+    assert_non_null(strstr(text, "set terminal svg size 528,720"));
     assert_non_null(strstr(text, "set output 'fig.svg'\n"));
     assert_non_null(strstr(text, "$d1_1 << EOD\n"));
     assert_non_null(strstr(text, "$d3_1 << EOD\n"));
     assert_non_null(strstr(text, "set logscale y 10"));
-    assert_non_null(strstr(text, "title 'pre-norm, closed'"));
+    assert_non_null(strstr(text, "title 'Pre-norm' noenhanced"));
     // %.17g: the stream size at the top reads back exactly
     char top[64];
     snprintf(top, sizeof top, "\n64 %.17g\n", vp_profile_stream_size(p, 64));
@@ -363,7 +367,7 @@ static void runaway_curve_cuts_the_linear_axis(void **state)
     const vp_panel *panel = &fig->panels[0];
     // none reaches 2^32; the others at most sqrt(65)
     assert_true(panel->y_max > 8.0 && panel->y_max < 20.0);
-    assert_non_null(strstr(panel->title, "off the top: none to 4.29e+09"));
+    assert_non_null(strstr(panel->title, "off the top: None to 4.29e+09"));
     vp_figure_free(fig);
 }
 
@@ -384,7 +388,9 @@ static void bands_for_sampled_profiles(void **state)
     vp_figure *fig;
     assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_ALL, NULL, &fig, NULL), VP_OK);
     assert_int_equal(fig->panels[0].series[0].style, VP_SERIES_BAND);
-    assert_string_equal(fig->panels[0].series[0].label, "pre-norm, mc");
+    // one engine: the legend names the placement alone, the title the engine
+    assert_string_equal(fig->panels[0].series[0].label, "Pre-norm");
+    assert_non_null(strstr(fig->title, "Monte Carlo"));
     const char *dir = test_scratch_dir();
     vp_error err;
     expect_ok(run(fig, path_in(dir, "band.png"), 0, &err), &err);
@@ -532,8 +538,14 @@ static void rerun_script_gives_the_same_figure(void **state)
         char *b = read_all(path_in(dir, rerun), &b_size);
         assert_non_null(a);
         assert_non_null(b);
-        assert_int_equal(a_size, b_size);
-        assert_memory_equal(a, b, a_size);
+        // the same but for the SVG's <title>, which only vp_plot_run sets
+        const char *a_rest = strstr(a, "</title>"), *b_rest = strstr(b, "</title>");
+        if (i == 0 && a_rest && b_rest) {
+            assert_string_equal(a_rest, b_rest);
+        } else {
+            assert_int_equal(a_size, b_size);
+            assert_memory_equal(a, b, a_size);
+        }
         free(a);
         free(b);
     }
@@ -676,8 +688,8 @@ static void chapter_figures_are_written(void **state)
             /* (g): closed and sampled curves, the sampled ones over their bands */
             char *svg = read_all(path_in(outdir, name), NULL);
             assert_non_null(svg);
-            assert_non_null(strstr(svg, "pre-norm, mc"));
-            assert_non_null(strstr(svg, "post-ln, closed"));
+            assert_non_null(strstr(svg, "Pre-norm, Monte Carlo"));
+            assert_non_null(strstr(svg, "Post-LN, closed form"));
             free(svg);
             continue;
         }
@@ -692,9 +704,10 @@ static void chapter_figures_are_written(void **state)
     assert_int_equal(vp_figures_write(outdir, "gif", 1, &err), VP_EINVAL);
     expect_message(&err, "svg, png, pdf");
 
-    // (c) marks 2^-32
+    // (c) marks 2^-32, the exponent raised (enhanced text: its own <tspan>)
     char *share = read_all(path_in(outdir, "share.svg"), NULL);
-    assert_non_null(strstr(share, "2^-32"));
+    assert_non_null(strstr(share, ">-32<"));
+    assert_non_null(strstr(share, ": Post-LN at 32 layers"));
     free(share);
     char *text = NULL;
     size_t size = 0;
@@ -750,6 +763,264 @@ static void model_refuses_what_it_cannot_draw(void **state)
     vp_figure_free(NULL);
 }
 
+/* ---- print-ready style ---- */
+
+/* The script for fig at path with the target's size, in a new string. */
+static char *script_for(const vp_figure *fig, const vp_plot_target *target)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_non_null(out);
+    vp_error err;
+    expect_ok(vp_plot_write_script(out, fig, target, &err), &err);
+    fclose(out);
+    return text;
+}
+
+static void script_carries_size_and_font(void **state)
+{
+    (void)state;
+    vp_figure *fig = all_placements(32, VP_QUANTITY_SHARE, NULL);
+    // the defaults: 5.5 in wide, 9 pt text at that size
+    vp_plot_target target = {.path = "fig.pdf"};
+    char *text = script_for(fig, &target);
+    assert_non_null(strstr(text, "set terminal pdfcairo size 5.5in,3.4in font 'sans,9' "
+                                 "fontscale 0.75 enhanced"));
+    free(text);
+    target = (vp_plot_target){.path = "fig.pdf", .width = 4, .height = 2.5, .font_size = 11};
+    text = script_for(fig, &target);
+    assert_non_null(strstr(text, "size 4in,2.5in font 'sans,11'"));
+    free(text);
+    // PNG in pixels at 200 dpi; SVG at 96 px to the inch, its font a CSS family
+    target = (vp_plot_target){.path = "fig.png"};
+    text = script_for(fig, &target);
+    assert_non_null(strstr(text, "set terminal pngcairo size 1100,680 font 'sans,9'"));
+    free(text);
+    target = (vp_plot_target){.path = "fig.png", .width = 800, .height = 600};
+    text = script_for(fig, &target);
+    assert_non_null(strstr(text, "size 800,600 "));
+    free(text);
+    target = (vp_plot_target){.path = "fig.svg"};
+    text = script_for(fig, &target);
+    assert_non_null(strstr(text, "set terminal svg size 528,326 fixed name 'varprof_figure'"));
+    assert_non_null(strstr(text, "font 'sans-serif,12' enhanced"));
+    free(text);
+    // sizes out of range are refused before a byte is written, naming the range
+    vp_error err;
+    assert_int_equal(vp_plot_check_size(VP_PLOT_PDF, 0.5, 3, 0, &err), VP_EINVAL);
+    expect_message(&err, "1 to 50 inches");
+    assert_int_equal(vp_plot_check_size(VP_PLOT_PNG, 20, 3000, 0, &err), VP_EINVAL);
+    expect_message(&err, "100 to 10000 pixels");
+    assert_int_equal(vp_plot_check_size(VP_PLOT_SVG, 0, 0, 4, &err), VP_EINVAL);
+    expect_message(&err, "5 to 48 pt");
+    assert_int_equal(vp_plot_check_size(VP_PLOT_PNG, 800, 600, 9, &err), VP_OK);
+    char *refused = NULL;
+    size_t length = 0;
+    FILE *out = open_memstream(&refused, &length);
+    target = (vp_plot_target){.path = "fig.svg", .width = 100, .height = 3};
+    assert_int_equal(vp_plot_write_script(out, fig, &target, &err), VP_EINVAL);
+    fclose(out);
+    assert_int_equal(length, 0);
+    free(refused);
+    vp_figure_free(fig);
+}
+
+static void labels_are_enhanced_text(void **state)
+{
+    (void)state;
+    vp_figure *fig = all_placements(32, VP_QUANTITY_ALL, NULL);
+    vp_plot_target target = {.path = "fig.svg"};
+    char *text = script_for(fig, &target);
+    // v_k subscripted; the log axis in powers of ten; titles and keys as typed
+    assert_non_null(strstr(text, "set ylabel 'sqrt(v_k / v_0)'\n"));
+    assert_non_null(strstr(text, "set format y '10^{%L}'\n"));
+    assert_non_null(strstr(text, "title 'Output norm' noenhanced"));
+    assert_non_null(strstr(text, "set title 'embedding share' noenhanced"));
+    assert_null(strstr(text, "noenhanced background")); // the terminal itself is enhanced
+    free(text);
+    // the text plot keeps plain text: 10^-6, no braces
+    target.path = "-";
+    text = script_for(fig, &target);
+    assert_non_null(strstr(text, "set terminal dumb size 120,90 noenhanced"));
+    assert_non_null(strstr(text, "set format y '10^%L'\n"));
+    assert_null(strstr(text, "{%L}"));
+    free(text);
+    vp_figure_free(fig);
+}
+
+static void log_axes_end_near_the_data(void **state)
+{
+    (void)state;
+    // Post-LN's share at 32 layers ends at 2^-32
+    vp_profile *p = closed(VP_POST_LN, 32, 1.0);
+    const vp_profile *ps[] = {p};
+    vp_figure *fig;
+    assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_SHARE, NULL, &fig, NULL), VP_OK);
+    vp_plot_target target = {.path = "fig.svg"};
+    char *text = script_for(fig, &target);
+    const char *range = strstr(text, "set yrange [");
+    assert_non_null(range);
+    double lo = 0, hi = 0;
+    assert_int_equal(sscanf(range, "set yrange [%lf:%lf]", &lo, &hi), 2);
+    const double min = p->rows[p->sub_blocks].embedding_share;
+    // within a fraction of a decade of the data, not at the next decades
+    assert_true(lo < min && lo > min / 10.0);
+    assert_true(hi > 1.0 && hi < 10.0);
+    free(text);
+    vp_figure_free(fig);
+    vp_profile_free(p);
+    // an axis spanning less than two decades gets tics at 1, 2 and 5
+    p = closed(VP_PRE_NORM, 32, 1.0);
+    ps[0] = p;
+    assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_UPDATE, NULL, &fig, NULL), VP_OK);
+    text = script_for(fig, &target);
+    assert_non_null(strstr(text, "set ytics (0.2, 0.5, 1)\n"));
+    assert_non_null(strstr(text, "set format y '%g'\n"));
+    free(text);
+    vp_figure_free(fig);
+    vp_profile_free(p);
+}
+
+static void layer_axis_lines_up_parallel(void **state)
+{
+    (void)state;
+    vp_profile *pre = closed(VP_PRE_NORM, 8, 1.0), *par = closed(VP_PARALLEL, 8, 1.0);
+    const vp_profile *ps[] = {pre, par};
+    vp_figure *fig;
+    // the layer axis: both stacks end at 8, pre-norm's attention at a half layer
+    assert_int_equal(vp_plot_profiles(ps, 2, VP_QUANTITY_STREAM, NULL, &fig, NULL), VP_OK);
+    const vp_series *a = &fig->panels[0].series[0], *b = &fig->panels[0].series[1];
+    assert_true(a->x[a->n - 1] == 8.0 && b->x[b->n - 1] == 8.0);
+    assert_true(a->x[1] == 0.5 && b->x[1] == 1.0);
+    // equal depth, equal stream: the curves meet at every whole layer
+    assert_true(fabs(a->y[16] - b->y[8]) < 1e-12);
+    assert_non_null(strstr(fig->panels[0].x_label, "layer"));
+    assert_string_equal(a->label, "Pre-norm");
+    assert_string_equal(b->label, "Parallel");
+    vp_figure_free(fig);
+    // the sub-block axis: each at its own sub-block, as before
+    assert_int_equal(
+        vp_plot_profiles_on(ps, 2, VP_QUANTITY_STREAM, VP_X_SUB_BLOCK, NULL, &fig, NULL), VP_OK);
+    a = &fig->panels[0].series[0];
+    b = &fig->panels[0].series[1];
+    assert_true(a->x[a->n - 1] == 16.0 && b->x[b->n - 1] == 8.0);
+    assert_non_null(strstr(fig->panels[0].x_label, "sub-block"));
+    vp_figure_free(fig);
+    vp_plot_x_axis axis;
+    vp_error err;
+    assert_int_equal(vp_plot_x_axis_parse("sub-block", &axis, NULL), VP_OK);
+    assert_int_equal(axis, VP_X_SUB_BLOCK);
+    assert_int_equal(vp_plot_x_axis_parse("token", &axis, &err), VP_EINVAL);
+    expect_message(&err, "layer, sub-block");
+    assert_int_equal(
+        vp_plot_profiles_on(ps, 2, VP_QUANTITY_STREAM, (vp_plot_x_axis)7, NULL, &fig, &err),
+        VP_EINVAL);
+    vp_profile_free(pre);
+    vp_profile_free(par);
+}
+
+static void title_says_what_was_computed(void **state)
+{
+    (void)state;
+    vp_profile *p = closed(VP_PRE_NORM, 24, 2.0);
+    vp_profile *q = closed(VP_POST_LN, 24, 2.0);
+    q->engine = VP_ENGINE_MC;
+    q->sampling.width = 64;
+    const vp_profile *ps[] = {p, q};
+    vp_figure *fig;
+    assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_STREAM, NULL, &fig, NULL), VP_OK);
+    assert_string_equal(fig->panels[0].title, "stream size: 24 layers, gain 2, closed form");
+    vp_figure_free(fig);
+    // two engines: each legend entry names its engine, the title both and the width
+    assert_int_equal(vp_plot_profiles(ps, 2, VP_QUANTITY_ALL, NULL, &fig, NULL), VP_OK);
+    assert_string_equal(fig->title, "24 layers, gain 2, closed form, Monte Carlo (width 64)");
+    assert_string_equal(fig->panels[0].series[0].label, "Pre-norm, closed form");
+    assert_string_equal(fig->panels[0].series[1].label, "Post-LN, Monte Carlo");
+    vp_figure_free(fig);
+    // a title given is kept
+    assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_ALL, "mine", &fig, NULL), VP_OK);
+    assert_string_equal(fig->title, "mine");
+    vp_figure_free(fig);
+    vp_profile_free(p);
+    vp_profile_free(q);
+}
+
+/* The drawn files carry the title: SVG's <title>, PDF's Info /Title. */
+static void svg_and_pdf_have_a_title(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    vp_figure *fig = all_placements(8, VP_QUANTITY_ALL, "a <title> & more");
+    vp_error err;
+    expect_ok(run(fig, path_in(dir, "t.svg"), 0, &err), &err);
+    char *svg = read_all(path_in(dir, "t.svg"), NULL);
+    assert_non_null(strstr(svg, "<title>a &lt;title&gt; &amp; more</title>"));
+    assert_non_null(strstr(svg, "font-family=\"sans-serif\""));
+    assert_null(strstr(svg, "font-family=\"sans\""));
+    free(svg);
+    if (have_xmllint()) {
+        char command[1200];
+        snprintf(command, sizeof command, "xmllint --noout '%s'", path_in(dir, "t.svg"));
+        assert_int_equal(system(command), 0);
+    }
+    expect_ok(run(fig, path_in(dir, "t.pdf"), 0, &err), &err);
+    size_t size;
+    char *pdf = read_all(path_in(dir, "t.pdf"), &size);
+    // "a <" in UTF-16BE, after its byte-order mark
+    const char *title = "/Title <FEFF00610020003C";
+    int found = 0;
+    for (size_t i = 0; i + strlen(title) < size && !found; i++)
+        found = memcmp(pdf + i, title, strlen(title)) == 0;
+    assert_true(found);
+    free(pdf);
+    if (system("command -v pdfinfo >/dev/null 2>&1") == 0) {
+        char command[1200];
+        snprintf(command, sizeof command,
+                 "pdfinfo '%s' 2>&1 | grep -q '^Title: *a <title> & more$'", path_in(dir, "t.pdf"));
+        assert_int_equal(system(command), 0);
+    }
+    vp_figure_free(fig);
+    test_remove_tree(dir);
+}
+
+static void figure_set_writes_its_scripts(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    char outdir[1200], scripts[1200];
+    snprintf(outdir, sizeof outdir, "%s", path_in(dir, "plots"));
+    snprintf(scripts, sizeof scripts, "%s", path_in(dir, "scripts"));
+    vp_figures_options opts = {.outdir = outdir,
+                               .extension = "pdf",
+                               .force = 1,
+                               .width = 4,
+                               .height = 3,
+                               .font_size = 10,
+                               .script_dir = scripts};
+    vp_error err;
+    expect_ok(vp_figures_write_with(&opts, &err), &err);
+    size_t n;
+    const vp_figure_info *list = vp_figures_list(&n);
+    char names[1024];
+    assert_int_equal(list_dir(scripts, names, sizeof names), n);
+    for (size_t i = 0; i < n; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.gp", list[i].name);
+        char *text = read_all(path_in(scripts, name), NULL);
+        assert_non_null(text);
+        // each script draws its own figure at the size asked for
+        assert_non_null(strstr(text, "set terminal pdfcairo size 4in,3in font 'sans,10'"));
+        snprintf(name, sizeof name, "%s.pdf'", list[i].name);
+        assert_non_null(strstr(text, name));
+        free(text);
+    }
+    opts.width = 0.2;
+    assert_int_equal(vp_figures_write_with(&opts, &err), VP_EINVAL);
+    expect_message(&err, "1 to 50 inches");
+    test_remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -771,6 +1042,13 @@ int main(void)
         cmocka_unit_test(failing_gnuplot_leaves_nothing),
         cmocka_unit_test(chapter_figures_are_written),
         cmocka_unit_test(model_refuses_what_it_cannot_draw),
+        cmocka_unit_test(script_carries_size_and_font),
+        cmocka_unit_test(labels_are_enhanced_text),
+        cmocka_unit_test(log_axes_end_near_the_data),
+        cmocka_unit_test(layer_axis_lines_up_parallel),
+        cmocka_unit_test(title_says_what_was_computed),
+        cmocka_unit_test(svg_and_pdf_have_a_title),
+        cmocka_unit_test(figure_set_writes_its_scripts),
     };
     return cmocka_run_group_tests_name("plot: figures through gnuplot", tests, NULL, NULL);
 }
