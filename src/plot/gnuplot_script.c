@@ -243,7 +243,7 @@ static vp_status write_title(FILE *out, const char *text, size_t max_chars, cons
 }
 
 /* The dumb terminal cannot turn text on its side and drops the y label:
- * there it joins the title, "update ratio [y: u_k (log)]". Titles are
+ * there it joins the title, "update ratio [y: u_k]". Titles are
  * literal text; axis labels enhanced (write_markup). */
 static vp_status write_labels(FILE *out, const vp_panel *panel, vp_plot_format format,
                               size_t title_chars, vp_error *err)

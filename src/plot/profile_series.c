@@ -63,14 +63,15 @@ vp_status vp_plot_x_axis_parse(const char *name, vp_plot_x_axis *out, vp_error *
     return VP_OK;
 }
 
-/* Axis labels are gnuplot enhanced text: v_k is v with k below. */
+/* Axis labels are gnuplot enhanced text: v_k is v with k below. No space
+ * follows a subscript: librsvg drops a space that starts an SVG <tspan>. */
 static const struct {
     const char *title, *y_label;
     unsigned flags;
 } quantities[] = {
-    [VP_QUANTITY_STREAM] = {"stream size", "sqrt(v_k / v_0)", 0},
-    [VP_QUANTITY_UPDATE] = {"update ratio", "u_k (log)", VP_AXIS_LOG_Y},
-    [VP_QUANTITY_SHARE] = {"embedding share", "e_k (log)", VP_AXIS_LOG_Y},
+    [VP_QUANTITY_STREAM] = {"stream size", "sqrt(v_k/v_0)", 0},
+    [VP_QUANTITY_UPDATE] = {"update ratio", "u_k", VP_AXIS_LOG_Y},
+    [VP_QUANTITY_SHARE] = {"embedding share", "e_k", VP_AXIS_LOG_Y},
 };
 
 /* A profile's sub-blocks in a layer: 1 for parallel and MLP-only layers. */
@@ -79,8 +80,7 @@ static size_t per_layer(const vp_profile *profile)
     return profile->config.mlp_only ? 1 : vp_sub_blocks_per_layer(profile->config.placement);
 }
 
-/* "Monte Carlo" for a reader. */
-static const char *engine_display_name(vp_engine engine)
+const char *plot_engine_display_name(vp_engine engine)
 {
     switch (engine) {
     case VP_ENGINE_CLOSED: return "closed form";
@@ -139,7 +139,7 @@ static void computed_title(const vp_profile *const *profiles, size_t n, const ch
         used += snprintf(
             buf + used, size - (size_t)used, "%s%s",
             seen[VP_ENGINE_CLOSED] + seen[VP_ENGINE_MC] + seen[VP_ENGINE_FORWARD] > 1 ? ", " : "",
-            engine_display_name(e));
+            plot_engine_display_name(e));
         if (e != VP_ENGINE_CLOSED && used >= 0 && (size_t)used < size)
             used += snprintf(buf + used, size - (size_t)used, " (width %zu)",
                              profiles[i]->sampling.width);
@@ -284,7 +284,7 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
         char label[96];
         snprintf(label, sizeof label, "%s%s%s",
                  vp_placement_display_name(profile->config.placement), engines ? ", " : "",
-                 engines ? engine_display_name(profile->engine) : "");
+                 engines ? plot_engine_display_name(profile->engine) : "");
         vp_series *series;
         status = vp_panel_add_series(
             panel, label, (int)profile->config.placement, 1 + (int)profile->engine,

@@ -7,22 +7,23 @@
 #include <string.h>
 
 #include "varprof/sweep.h"
+#include "plot/plot_internal.h"
 
 static const struct {
     const char *title, *y_label;
 } quantities[] = {
-    [VP_QUANTITY_STREAM] = {"stream size at the top", "sqrt(v_K / v_0) (log)"},
-    [VP_QUANTITY_UPDATE] = {"last update ratio", "u_K (log)"},
-    [VP_QUANTITY_SHARE] = {"embedding share at the top", "e_K (log)"},
+    [VP_QUANTITY_STREAM] = {"stream size at the top", "sqrt(v_K/v_0)"},
+    [VP_QUANTITY_UPDATE] = {"last update ratio", "u_K"},
+    [VP_QUANTITY_SHARE] = {"embedding share at the top", "e_K"},
 };
 
 static const struct {
     const char *label;
     unsigned flags; /* the x axis's: the gain and width span factors, the depth steps */
 } axes[] = {
-    [VP_SWEEP_GAIN] = {"branch gain g (log)", VP_AXIS_LOG_X},
+    [VP_SWEEP_GAIN] = {"branch gain g", VP_AXIS_LOG_X},
     [VP_SWEEP_LAYERS] = {"layers L", 0},
-    [VP_SWEEP_WIDTH] = {"width d (log)", VP_AXIS_LOG_X},
+    [VP_SWEEP_WIDTH] = {"width d", VP_AXIS_LOG_X},
 };
 
 static double axis_value(const vp_sweep_point *p, vp_sweep_axis axis)
@@ -75,12 +76,12 @@ static int same_line(const vp_sweep_top *a, const vp_sweep_top *b, vp_sweep_axis
            (x == VP_SWEEP_WIDTH || a->point.width == b->point.width);
 }
 
-/* "pre-norm", then the engine and the other variables' values where they vary. */
+/* "Pre-norm", then the engine and the other variables' values where they vary. */
 static void line_label(const vp_sweep_top *t, vp_sweep_axis x, varying v, char *buf, size_t size)
 {
-    int used = snprintf(buf, size, "%s", vp_placement_name(t->point.placement));
+    int used = snprintf(buf, size, "%s", vp_placement_display_name(t->point.placement));
     if (v.engine && used > 0 && (size_t)used < size)
-        used += snprintf(buf + used, size - (size_t)used, ", %s", vp_engine_name(t->top.engine));
+        used += snprintf(buf + used, size - (size_t)used, ", %s", plot_engine_display_name(t->top.engine));
     if (v.gain && x != VP_SWEEP_GAIN && used > 0 && (size_t)used < size)
         used += snprintf(buf + used, size - (size_t)used, ", g %.6g", t->point.gain);
     if (v.layers && x != VP_SWEEP_LAYERS && used > 0 && (size_t)used < size)

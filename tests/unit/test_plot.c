@@ -272,9 +272,9 @@ static void dumb_terminal_has_the_labels(void **state)
     fclose(text);
     // the text plot cannot turn the y label on its side: it joins the title
     const char *labels[] = {"layer (attention at k - 1/2, MLP at k)",
-                            "[y: sqrt(v_k / v_0)]",
-                            "[y: u_k (log)]",
-                            "e_k (log)",
+                            "[y: sqrt(v_k/v_0)]",
+                            "[y: u_k]",
+                            "[y: e_k]",
                             "stream size",
                             "update ratio",
                             "embedding share",
@@ -833,7 +833,7 @@ static void labels_are_enhanced_text(void **state)
     vp_plot_target target = {.path = "fig.svg"};
     char *text = script_for(fig, &target);
     // v_k subscripted; the log axis in powers of ten; titles and keys as typed
-    assert_non_null(strstr(text, "set ylabel 'sqrt(v_k / v_0)'\n"));
+    assert_non_null(strstr(text, "set ylabel 'sqrt(v_k/v_0)'\n"));
     assert_non_null(strstr(text, "set format y '10^{%L}'\n"));
     assert_non_null(strstr(text, "title 'Output norm' noenhanced"));
     assert_non_null(strstr(text, "set title 'embedding share' noenhanced"));
