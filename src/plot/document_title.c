@@ -90,6 +90,24 @@ static const char *find_last(const char *data, size_t size, const char *key)
     return NULL;
 }
 
+/* The decimal number after key at text (PDF whitespace between), in *out;
+ * returns the end of the number, or NULL when there is none. */
+static const char *number_after(const char *text, const char *key, unsigned long *out)
+{
+    text += strlen(key);
+    while (*text == ' ' || *text == '\n' || *text == '\r')
+        text++;
+    if (*text < '0' || *text > '9')
+        return NULL;
+    char *end;
+    errno = 0;
+    const unsigned long value = strtoul(text, &end, 10);
+    if (errno != 0)
+        return NULL;
+    *out = value;
+    return end;
+}
+
 /* A PDF text string: UTF-16BE with its byte-order mark, in hex, so that any
  * title is exact ("<FEFF0053...>"). UTF-8 beyond the BMP becomes U+FFFD. */
 static void write_pdf_text(FILE *out, const char *title)
@@ -134,18 +152,23 @@ static vp_status set_pdf_title(const char *path, const char *title, vp_error *er
     const char *size_key = trailer ? strstr(trailer, "/Size") : NULL;
     const char *root_key = trailer ? strstr(trailer, "/Root") : NULL;
     unsigned long objects = 0, root = 0, root_gen = 0, prev = 0;
-    const int parsed = startxref && size_key && root_key &&
-                       sscanf(size_key, "/Size %lu", &objects) == 1 &&
-                       sscanf(root_key, "/Root %lu %lu R", &root, &root_gen) == 2 &&
-                       sscanf(startxref, "startxref %lu", &prev) == 1 && objects > 0;
+    const char *after_root = root_key ? number_after(root_key, "/Root", &root) : NULL;
+    const int parsed = startxref && size_key && after_root &&
+                       number_after(size_key, "/Size", &objects) &&
+                       number_after(after_root, "", &root_gen) &&
+                       number_after(startxref, "startxref", &prev) && objects > 0;
     free(pdf);
     if (!parsed)
         return vp_fail(err, VP_EIO, "gnuplot's PDF has no trailer that can be updated");
-    FILE *out = fopen(path, "ab");
-    if (!out)
-        return vp_fail(err, VP_EIO, "cannot add the title to gnuplot's PDF: %s", strerror(errno));
-    if (size > 0 && fseek(out, 0, SEEK_END) == 0)
-        fputc('\n', out);
+    // at the end, where ftell gives the offsets the new xref section holds
+    FILE *out = fopen(path, "r+b");
+    if (!out || fseek(out, 0, SEEK_END) != 0) {
+        const int error = errno;
+        if (out)
+            (void)fclose(out);
+        return vp_fail(err, VP_EIO, "cannot add the title to gnuplot's PDF: %s", strerror(error));
+    }
+    fputc('\n', out);
     const long info_at = ftell(out);
     fprintf(out, "%lu 0 obj\n<< /Title ", objects);
     write_pdf_text(out, title);

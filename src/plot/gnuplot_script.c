@@ -318,8 +318,9 @@ static void write_log_y_tics(FILE *out, double lo, double hi, vp_plot_format for
         return;
     }
     const char *sep = "set ytics (";
-    for (double decade = pow(10.0, floor(log10(lo))); decade <= hi; decade *= 10.0)
+    for (int exponent = (int)floor(log10(lo)); exponent <= (int)ceil(log10(hi)); exponent++)
         for (int m = 0; m < 3; m++) {
+            const double decade = pow(10.0, exponent);
             const double tic = decade * (const double[]){1.0, 2.0, 5.0}[m];
             if (tic >= lo && tic <= hi) {
                 fprintf(out, "%s%.6g", sep, tic);
@@ -493,7 +494,7 @@ static void write_layout(FILE *out, const vp_figure *figure, vp_plot_format form
     for (size_t p = 0; p < figure->n_panels; p++)
         if (figure->panels[p].show_key)
             keyed = keyed > figure->panels[p].n_series ? keyed : figure->panels[p].n_series;
-    const double key_rows = (double)((keyed + 1) / 2);
+    const double key_rows = ceil((double)keyed / 2.0); // two columns
     const double top = 1.0 - line * ((double)title_lines + key_rows + 2.8);
     *key_at = 1.0 - line * ((double)title_lines + key_rows / 2.0 + 0.6);
     fprintf(out, " margins %.4f, %.4f, %.4f, %.4f spacing 0, %.4f", 12.0 * column,
