@@ -16,7 +16,7 @@
 #define CHAPTER_LAYERS 32
 
 static const vp_figure_info figures[] = {
-    {"stream-gain1", "Stream size sqrt(v_k/v_0) against sub-block for every placement, 32 "
+    {"stream-gain1", "Stream size sqrt(v_k/v_0) against the layer for every placement, 32 "
                      "layers, gain 1."},
     {"stream-gain2", "The same at gain 2: pre-norm's stream doubles, output-norm's does not "
                      "move."},
@@ -55,7 +55,7 @@ static vp_status write_script(const vp_figure *figure, const vp_figures_options 
     if (fclose(out) != 0 && status == VP_OK)
         status = vp_fail(err, VP_EIO, "cannot write '%s': %s", path, strerror(errno));
     if (status != VP_OK)
-        remove(path);
+        (void)remove(path); // a partial script is worse than none
     return status;
 }
 
