@@ -418,7 +418,7 @@ static void sweep_plot_has_a_point_per_swept_value(void **state)
     assert_null(strstr(text, "$d1_3 << EOD"));
     /* in x order, whatever the list's: pre-norm's stream sqrt(1 + 64 g^2) */
     assert_contains(text, "$d1_1 << EOD\n# x y\n0.5 4.1231056256176606\n1 8.0622577482985491\n");
-    assert_contains(text, "set xlabel 'branch gain g (log)'");
+    assert_contains(text, "set xlabel 'branch gain g'");
     assert_contains(text, "the top of the stack, 32 layers");
     free(text);
     /* depth: a linear axis, the gain held named in the title */
@@ -437,7 +437,7 @@ static void sweep_plot_has_a_point_per_swept_value(void **state)
     text = slurp(script);
     assert_contains(text, "$d1_1 << EOD\n# x y\n4 0.57735026918962573\n8 0.57735026918962573\nEOD");
     assert_int_equal(block_points(text, "$d1_2"), 2);
-    assert_contains(text, "set xlabel 'width d (log)'");
+    assert_contains(text, "set xlabel 'width d'");
     assert_contains(text, "set xtics 4, 2");
     free(text);
 }
