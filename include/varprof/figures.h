@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "varprof/progress.h"
 #include "varprof/status.h"
 
 typedef struct {
@@ -36,6 +37,7 @@ typedef struct {
     const char *script_dir; /* not NULL: also write each figure's gnuplot script there as
                                NAME.gp (the folder is made if missing; older scripts are
                                replaced) */
+    const vp_progress *progress; /* told of each figure made; NULL for none */
 } vp_figures_options;
 
 /* Writes every figure as outdir/NAME.EXT, extension "svg", "png" or "pdf",

@@ -19,6 +19,7 @@
 
 #include "varprof/config.h"
 #include "varprof/profile.h"
+#include "varprof/progress.h"
 
 #define VP_FORWARD_MAX_WIDTH 65536u
 #define VP_FORWARD_MAX_VOCAB 1048576u
@@ -50,10 +51,11 @@ typedef struct {
        names below), and the batch's token ids [batch][tokens] in [0, vocab) */
     const struct vp_safetensors_file *weights;
     const unsigned *token_ids;
+    const vp_progress *progress; /* optional, not owned: sub-blocks run so far */
 } vp_forward_options;
 
 /* d 512, 8 heads, m 4, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
- * QK-norm, gain init, seed 1. */
+ * QK-norm, gain init, seed 1, no progress. */
 void vp_forward_options_init(vp_forward_options *options);
 
 /* Weights by name, PyTorch's [out, in] layout for projections, i the layer

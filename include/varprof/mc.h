@@ -19,6 +19,7 @@
 
 #include "varprof/config.h"
 #include "varprof/profile.h"
+#include "varprof/progress.h"
 
 #define VP_MC_MAX_WIDTH 1048576u
 #define VP_MC_MAX_TRIALS 1000000000u
@@ -41,10 +42,11 @@ typedef struct {
     vp_norm norm;   /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
     double eps;     /* > 0, finite */
     vp_mc_method method;
+    const vp_progress *progress; /* optional, not owned: tokens sampled so far */
 } vp_mc_options;
 
 /* Defaults: d = 512, 4096 trials, seed 1, one thread, LayerNorm, eps 1e-5,
- * the reduced method. */
+ * the reduced method, no progress. */
 void vp_mc_options_init(vp_mc_options *options);
 
 /* "full", "reduced"; the generator's name for outputs. */

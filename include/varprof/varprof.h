@@ -25,6 +25,7 @@
 #include "varprof/placement.h"
 #include "varprof/plot.h"
 #include "varprof/profile.h"
+#include "varprof/progress.h"
 #include "varprof/safetensors.h"
 #include "varprof/status.h"
 #include "varprof/sweep.h"

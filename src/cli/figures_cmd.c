@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "progress_line.h"
 #include "varprof/figures.h"
 #include "varprof/plot.h"
 
@@ -36,15 +37,20 @@ int run_figures(const cli_args *args)
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST)
         return cli_runtime_error("cannot make the folder %s: %s", outdir, strerror(errno));
     /* the figure set is generated: regenerating it replaces it */
-    const vp_figures_options opts = {.outdir = outdir,
-                                     .extension = formats[format],
-                                     .force = 1,
-                                     .width = size.width,
-                                     .height = size.height,
-                                     .font_size = size.font_size,
-                                     .script_dir = scripts};
+    vp_figures_options opts = {.outdir = outdir,
+                               .extension = formats[format],
+                               .force = 1,
+                               .width = size.width,
+                               .height = size.height,
+                               .font_size = size.font_size,
+                               .script_dir = scripts};
     vp_error err;
-    if (vp_figures_write_with(&opts, &err) != VP_OK)
+    progress_line line;
+    progress_line_init(&line, args);
+    opts.progress = progress_line_begin(&line, "figures");
+    const vp_status status = vp_figures_write_with(&opts, &err);
+    progress_line_end(&line);
+    if (status != VP_OK)
         return cli_runtime_error("figures: %s", err.message);
     size_t n;
     const vp_figure_info *list = vp_figures_list(&n);

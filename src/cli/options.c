@@ -111,6 +111,11 @@ static const option_spec options[OPT_COUNT] = {
                            "the figures' format; default svg"},
     [OPT_EXPLAIN] = {"explain", NULL, CMD_TABLE,
                      "walk the recursion step by step, with the arithmetic written out"},
+    [OPT_PROGRESS] = {"progress", NULL, CMD_PROFILE | CMD_FIGURES,
+                      "show the progress line on standard error even when it is not a "
+                      "terminal"},
+    [OPT_QUIET] = {"quiet", NULL, CMD_PROFILE | CMD_FIGURES,
+                   "no progress line, even on a terminal"},
     [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS | CMD_FIGURES, "print this help and exit"},
     [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
                      "print the version and exit"},

@@ -55,6 +55,8 @@ typedef enum {
     OPT_OUTDIR,
     OPT_FIGURE_FORMAT,
     OPT_EXPLAIN,
+    OPT_PROGRESS,
+    OPT_QUIET,
     OPT_HELP,
     OPT_VERSION,
     OPT_COUNT

@@ -9,6 +9,7 @@
 #include "output_file.h"
 #include "output_format.h"
 #include "output_paths.h"
+#include "progress_line.h"
 #include "varprof/varprof.h"
 
 /* --engine's list, as a set */
@@ -509,7 +510,8 @@ static void free_placement(placement_profiles *pp)
     *pp = (placement_profiles){0};
 }
 
-static int compute_placement(const profile_request *req, size_t i, placement_profiles *out)
+static int compute_placement(const profile_request *req, size_t i, progress_line *line,
+                             placement_profiles *out)
 {
     vp_sweep_point point;
     vp_config cfg;
@@ -524,14 +526,27 @@ static int compute_placement(const profile_request *req, size_t i, placement_pro
     vp_error err;
     if (has(req, ENGINE_CLOSED) && vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
         return cli_runtime_error("%s", err.message);
-    if (has(req, ENGINE_MC) && vp_mc_profile(&cfg, &mc, &out->sampled, &err) != VP_OK) {
+    char label[64];
+    vp_status status = VP_OK;
+    if (has(req, ENGINE_MC)) {
+        snprintf(label, sizeof label, "Monte Carlo, %s", vp_placement_name(cfg.placement));
+        mc.progress = progress_line_begin(line, label);
+        status = vp_mc_profile(&cfg, &mc, &out->sampled, &err);
+        progress_line_end(line);
+    }
+    if (status != VP_OK) {
         free_placement(out);
         return cli_runtime_error("Monte Carlo: %s", err.message);
     }
+    if (has(req, ENGINE_FORWARD)) {
+        snprintf(label, sizeof label, "forward pass, %s", vp_placement_name(cfg.placement));
+        fw.progress = progress_line_begin(line, label);
+        status = vp_forward_profile(&cfg, &fw, &out->forward, &err);
+        progress_line_end(line);
+    }
     if (has(req, ENGINE_FORWARD) &&
-        (vp_forward_profile(&cfg, &fw, &out->forward, &err) != VP_OK ||
-         (has(req, ENGINE_CLOSED) &&
-          vp_closed_predict(out->forward, &out->predicted, &err) != VP_OK))) {
+        (status != VP_OK || (has(req, ENGINE_CLOSED) &&
+                             vp_closed_predict(out->forward, &out->predicted, &err) != VP_OK))) {
         free_placement(out);
         return cli_runtime_error("forward pass: %s", err.message);
     }
@@ -682,7 +697,8 @@ static vp_status write_ending(const profile_request *req, FILE *out, const place
 
 /* Computes every combination's profiles and writes them (out may be NULL:
  * only a plot was asked for), keeping what res asks for. */
-static int compute_and_write(const profile_request *req, FILE *out, run_results *res)
+static int compute_and_write(const profile_request *req, FILE *out, progress_line *line,
+                             run_results *res)
 {
     int rc = check_gain_count(req);
     if (rc != EXIT_OK)
@@ -710,7 +726,7 @@ static int compute_and_write(const profile_request *req, FILE *out, run_results 
     int first = 1;
     for (size_t i = 0; i < req->n_combinations && status == VP_OK; i++) {
         placement_profiles *pp = &all[i];
-        if ((rc = compute_placement(req, i, pp)) != EXIT_OK)
+        if ((rc = compute_placement(req, i, line, pp)) != EXIT_OK)
             break;
         if (out)
             status = write_placement(req, out, &json, pp, i, &first);
@@ -771,7 +787,9 @@ static int profile_and_write(const cli_args *args, profile_request *req)
         }
     }
     run_results res = {.keep = plotting};
-    rc = compute_and_write(req, writing ? out.stream : NULL, &res);
+    progress_line line;
+    progress_line_init(&line, args);
+    rc = compute_and_write(req, writing ? out.stream : NULL, &line, &res);
     if (rc != EXIT_OK) {
         if (writing)
             output_abort(&out);

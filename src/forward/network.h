@@ -67,10 +67,11 @@ vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err);
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens);
 
 /* Runs the network on token_ids [batch][tokens] and fills profile's rows
- * (its sub_blocks set, the rest by the caller). */
+ * (its sub_blocks set, the rest by the caller), reporting each sub-block
+ * done to progress (NULL for none). */
 vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t *token_ids,
-                         size_t batch, size_t tokens, size_t threads, vp_profile *profile,
-                         vp_error *err);
+                         size_t batch, size_t tokens, size_t threads, const vp_progress *progress,
+                         vp_profile *profile, vp_error *err);
 
 /* Bytes of weights and activations the network would take. VP_EOVERFLOW when
  * that does not fit in size_t. */

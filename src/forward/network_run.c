@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "forward/network.h"
+#include "sys/progress_meter.h"
 #include "sys/thread_pool.h"
 #include "core/profile_header.h"
 
@@ -368,8 +369,8 @@ size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t token
 }
 
 vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t *token_ids,
-                         size_t batch, size_t tokens, size_t threads, vp_profile *profile,
-                         vp_error *err)
+                         size_t batch, size_t tokens, size_t threads, const vp_progress *progress,
+                         vp_profile *profile, vp_error *err)
 {
     fw_run r = {.m = m, .cfg = cfg, .batch = batch, .tokens = tokens, .rows = batch * tokens};
     r.rows_per_task = rows_per_task_for(r.rows, threads);
@@ -407,8 +408,11 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
         r.token_ids = (uint32_t *)token_ids;
         embed(&r, profile);
         const double alpha = m->traits->residual_alpha ? cfg->alpha : 1.0;
+        progress_meter meter;
+        progress_meter_start(&meter, progress, profile->sub_blocks);
         for (size_t k = 1; k <= profile->sub_blocks; k++) {
             sub_block(&r, k);
+            progress_meter_add(&meter, 1);
             if (!fill_row(&r, profile, k, alpha)) {
                 profile->overflow_at = k;
                 profile->overflowed = isinf(profile->rows[k].stream_var) ? VP_OVERFLOW_STREAM_VAR
@@ -417,6 +421,7 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
                 break;
             }
         }
+        progress_meter_finish(&meter);
     }
     for (size_t t = 0; r.matmul_ws && t < threads; t++)
         free(r.matmul_ws[t]);
@@ -589,7 +594,8 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, 
                                       .qk_norm = o->qk_norm};
         profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
                            VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
-        status = fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, profile, err);
+        status =
+            fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, o->progress, profile, err);
     }
     fw_model_free(m);
     free(ids);

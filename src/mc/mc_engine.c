@@ -12,6 +12,7 @@
 
 #include "mc/mc_internal.h"
 #include "core/profile_header.h"
+#include "sys/progress_meter.h"
 
 const char *const vp_mc_generator = "philox4x32-10";
 
@@ -114,7 +115,17 @@ typedef struct {
     const mc_job *job;
     size_t first, end; /* tokens [first, end) */
     vp_status status;
+    progress_meter *meter;
 } worker;
+
+/* Tokens counted at once: the meter's shared counter is touched rarely. */
+#define TOKENS_PER_REPORT 64
+
+static void count_token(const worker *w, size_t t)
+{
+    if ((t - w->first + 1) % TOKENS_PER_REPORT == 0 || t + 1 == w->end)
+        progress_meter_add(w->meter, (t - w->first) % TOKENS_PER_REPORT + 1);
+}
 
 static void *run_worker(void *arg)
 {
@@ -126,8 +137,10 @@ static void *run_worker(void *arg)
             w->status = VP_ENOMEM;
             return NULL;
         }
-        for (size_t t = w->first; t < w->end; t++)
+        for (size_t t = w->first; t < w->end; t++) {
             mc_reduced_token(job, t, workspace);
+            count_token(w, t);
+        }
         mc_reduced_workspace_free(workspace);
     } else {
         void *memory = NULL;
@@ -135,8 +148,10 @@ static void *run_worker(void *arg)
             w->status = VP_ENOMEM;
             return NULL;
         }
-        for (size_t t = w->first; t < w->end; t++)
+        for (size_t t = w->first; t < w->end; t++) {
             mc_full_token(job, t, memory);
+            count_token(w, t);
+        }
         free(memory);
     }
     return NULL;
@@ -158,8 +173,10 @@ static vp_status run_threads(const mc_job *job, vp_error *err)
     }
     size_t started = 0;
     vp_status status = VP_OK;
+    progress_meter meter;
+    progress_meter_start(&meter, job->options->progress, n);
     for (size_t i = 0; i < threads; i++) {
-        workers[i] = (worker){job, i * n / threads, (i + 1) * n / threads, VP_OK};
+        workers[i] = (worker){job, i * n / threads, (i + 1) * n / threads, VP_OK, &meter};
         if (threads == 1) {
             run_worker(&workers[0]);
         } else if (pthread_create(&ids[i], NULL, run_worker, &workers[i]) != 0) {
@@ -170,6 +187,7 @@ static vp_status run_threads(const mc_job *job, vp_error *err)
     }
     for (size_t i = 0; threads > 1 && i < started; i++)
         pthread_join(ids[i], NULL);
+    progress_meter_finish(&meter);
     for (size_t i = 0; status == VP_OK && i < started; i++)
         if (workers[i].status != VP_OK)
             status = vp_fail(err, workers[i].status, "a worker ran out of memory");

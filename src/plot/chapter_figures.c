@@ -12,6 +12,7 @@
 #include "varprof/mc.h"
 #include "varprof/plot.h"
 #include "varprof/sweep.h"
+#include "sys/progress_meter.h"
 
 #define CHAPTER_LAYERS 32
 
@@ -242,6 +243,14 @@ static vp_status sweep_figure(const vp_figures_options *opts, sweep_kind kind, v
     return status;
 }
 
+/* One figure made: the meter counts figures. */
+static vp_status counted(progress_meter *meter, vp_status status)
+{
+    if (status == VP_OK)
+        progress_meter_add(meter, 1);
+    return status;
+}
+
 vp_status vp_figures_write(const char *outdir, const char *extension, int force, vp_error *err)
 {
     const vp_figures_options opts = {.outdir = outdir, .extension = extension, .force = force};
@@ -251,6 +260,7 @@ vp_status vp_figures_write(const char *outdir, const char *extension, int force,
 vp_status vp_figures_write_with(const vp_figures_options *opts, vp_error *err)
 {
     const char *outdir = opts->outdir, *extension = opts->extension;
+
     if (!outdir || !*outdir)
         return vp_fail(err, VP_EINVAL, "no output folder given");
     if (!extension || (strcmp(extension, "svg") != 0 && strcmp(extension, "png") != 0 &&
@@ -275,25 +285,31 @@ vp_status vp_figures_write_with(const vp_figures_options *opts, vp_error *err)
         return vp_fail(err, VP_EIO, "cannot make folder '%s': %s", opts->script_dir,
                        strerror(errno));
 
-    status = profile_figure(opts, "stream-gain1", "stream size: 32 layers, gain 1, closed form",
-                            1.0, VP_QUANTITY_STREAM, err);
+    progress_meter meter;
+    progress_meter_start(&meter, opts->progress, N_FIGURES);
+    status = counted(&meter, profile_figure(opts, "stream-gain1",
+                                            "stream size: 32 layers, gain 1, closed form", 1.0,
+                                            VP_QUANTITY_STREAM, err));
     if (status == VP_OK)
-        status = profile_figure(opts, "stream-gain2", "stream size: 32 layers, gain 2, closed form",
-                                2.0, VP_QUANTITY_STREAM, err);
+        status = counted(&meter, profile_figure(opts, "stream-gain2",
+                                                "stream size: 32 layers, gain 2, closed form", 2.0,
+                                                VP_QUANTITY_STREAM, err));
     if (status == VP_OK)
-        status = profile_figure(opts, "share", "embedding share: 32 layers, gain 1, closed form",
-                                1.0, VP_QUANTITY_SHARE, err);
+        status = counted(&meter, profile_figure(opts, "share",
+                                                "embedding share: 32 layers, gain 1, closed form",
+                                                1.0, VP_QUANTITY_SHARE, err));
     if (status == VP_OK)
-        status = profile_figure(opts, "update", "update ratio: 32 layers, gain 1, closed form", 1.0,
-                                VP_QUANTITY_UPDATE, err);
+        status = counted(&meter, profile_figure(opts, "update",
+                                                "update ratio: 32 layers, gain 1, closed form", 1.0,
+                                                VP_QUANTITY_UPDATE, err));
     if (status == VP_OK)
-        status = sweep_figure(opts, SWEEP_GAIN_FIGURE, err);
+        status = counted(&meter, sweep_figure(opts, SWEEP_GAIN_FIGURE, err));
     if (status == VP_OK)
-        status = sweep_figure(opts, SWEEP_DEPTH_FIGURE, err);
+        status = counted(&meter, sweep_figure(opts, SWEEP_DEPTH_FIGURE, err));
     if (status == VP_OK)
-        status = comparison_figure(opts, err);
+        status = counted(&meter, comparison_figure(opts, err));
     if (status == VP_OK)
-        status = forward_figure(opts, err);
+        status = counted(&meter, forward_figure(opts, err));
     return status;
 }
 
