@@ -14,7 +14,7 @@ int main(int argc, char **argv)
     if (rc != EXIT_OK)
         return rc;
     if (args.given[OPT_HELP]) {
-        cli_print_help();
+        cli_print_help(args.command_given ? args.command : 0, args.given[OPT_WIDE]);
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
     }
     if (args.given[OPT_VERSION]) {

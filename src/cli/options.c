@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "output_file.h"
+#include "dash_lookalike.h"
+#include "nearest_name.h"
 #include "varprof/parse.h"
 
 typedef struct {
@@ -116,9 +118,12 @@ static const option_spec options[OPT_COUNT] = {
                       "terminal"},
     [OPT_QUIET] = {"quiet", NULL, CMD_PROFILE | CMD_FIGURES,
                    "no progress line, even on a terminal"},
-    [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS | CMD_FIGURES, "print this help and exit"},
+    [OPT_WIDE] = {"wide", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
+                  "text in its full width, lines beyond 80 columns; default: fit 80 columns"},
+    [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
+                  "-h: print this help and exit; after a command, that command's alone"},
     [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
-                     "print the version and exit"},
+                     "-V: print the version and exit"},
 };
 
 static const struct {
@@ -213,35 +218,108 @@ static const char *command_name(unsigned command)
     return "?";
 }
 
+/* "did you mean --layers?" for an unknown option of the command */
+static const char *nearest_option(const char *name, size_t length, unsigned command)
+{
+    const char *names[OPT_COUNT];
+    size_t n = 0;
+    for (int i = 0; i < OPT_COUNT; i++)
+        if (options[i].commands & command)
+            names[n++] = options[i].name;
+    return nearest_name(name, length, names, n);
+}
+
+/* The command named by argv[i], "help [COMMAND]" included. Returns EXIT_OK
+ * with *i past what was read. */
+static int read_command(int argc, char **argv, int *i, cli_args *args)
+{
+    const size_t n_commands = sizeof commands / sizeof commands[0];
+    const char *names[sizeof commands / sizeof commands[0] + 1];
+    for (size_t c = 0; c < n_commands; c++)
+        names[c] = commands[c].name;
+    names[n_commands] = "help";
+    const char *name = argv[*i];
+    const dash_lookalike *dash = find_dash_lookalike(name);
+    if (dash)
+        return refuse_dash_lookalike(NULL, name, dash);
+    const int help = strcmp(name, "help") == 0;
+    if (help) { /* varprof help [COMMAND]: that command's help, or all of it */
+        args->given[OPT_HELP] = 1;
+        if (++*i >= argc || argv[*i][0] == '-')
+            return EXIT_OK;
+        name = argv[*i];
+        if (strcmp(name, "help") == 0) { /* help on help: all of it */
+            ++*i;
+            return EXIT_OK;
+        }
+    }
+    for (size_t c = 0; c < n_commands; c++)
+        if (strcmp(name, commands[c].name) == 0) {
+            args->command = commands[c].command;
+            args->command_name = commands[c].name;
+            args->command_given = 1;
+            ++*i;
+            return EXIT_OK;
+        }
+    const char *near = nearest_name(name, strlen(name), names, n_commands + !help);
+    char hint[64] = "";
+    if (near)
+        snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
+    return cli_usage_error("unknown command '%s'; %scommands: profile (the default), table, "
+                           "models, figures, help",
+                           name, hint);
+}
+
+/* A value that names a file may hold any character; elsewhere a dash from a
+ * PDF is refused, saying which it is. */
+static int check_value_text(const option_spec *spec, const char *value)
+{
+    if (strstr(spec->metavar, "FILE") || strstr(spec->metavar, "DIR"))
+        return EXIT_OK;
+    const dash_lookalike *dash = find_dash_lookalike(value);
+    char option[40];
+    snprintf(option, sizeof option, "--%s", spec->name);
+    return dash ? refuse_dash_lookalike(option, value, dash) : EXIT_OK;
+}
+
 int cli_parse(int argc, char **argv, cli_args *args)
 {
     memset(args, 0, sizeof *args);
     args->command = CMD_PROFILE;
     args->command_name = "profile";
     int i = 1;
-    if (i < argc && argv[i][0] != '-') {
-        size_t c;
-        for (c = 0; c < sizeof commands / sizeof commands[0]; c++)
-            if (strcmp(argv[i], commands[c].name) == 0)
-                break;
-        if (c == sizeof commands / sizeof commands[0])
-            return cli_usage_error("unknown command '%s'; commands: profile (the default), table, "
-                                   "models, figures",
-                                   argv[i]);
-        args->command = commands[c].command;
-        args->command_name = commands[c].name;
-        i++;
-    }
+    int rc;
+    if (i < argc && argv[i][0] != '-' && (rc = read_command(argc, argv, &i, args)) != EXIT_OK)
+        return rc;
     for (; i < argc; i++) {
         const char *arg = argv[i];
-        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')
+        const dash_lookalike *dash = find_dash_lookalike(arg);
+        if (dash)
+            return refuse_dash_lookalike(NULL, arg, dash);
+        /* the short forms every program has */
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "-V") == 0) {
+            args->given[arg[1] == 'h' ? OPT_HELP : OPT_VERSION] = 1;
+            continue;
+        }
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            const char *before = i > 1 ? argv[i - 1] : "";
+            if (*before && before[strlen(before) - 1] == ',')
+                return cli_usage_error("unexpected argument '%s' after '%s': a list takes no "
+                                       "spaces; write %s%s",
+                                       arg, before, before, arg);
             return cli_usage_error("unexpected argument '%s'; options start with '--'", arg);
+        }
         const char *name = arg + 2;
         const char *equals = strchr(name, '=');
         size_t length = equals ? (size_t)(equals - name) : strlen(name);
         int id = find_option(name, length, args->command);
-        if (id < 0)
+        if (id < 0) {
+            const char *near = nearest_option(name, length, args->command);
+            if (near)
+                return cli_usage_error("unknown option '--%.*s'; did you mean --%s?", (int)length,
+                                       name, near);
             return cli_usage_error("unknown option '--%.*s'", (int)length, name);
+        }
         const option_spec *spec = &options[id];
         if (!(spec->commands & args->command))
             return cli_usage_error("--%s does not apply to 'varprof %s'", spec->name,
@@ -254,6 +332,8 @@ int cli_parse(int argc, char **argv, cli_args *args)
                 value = argv[++i];
             else
                 return cli_usage_error("--%s needs a value: %s", spec->name, spec->metavar);
+            if ((rc = check_value_text(spec, value)) != EXIT_OK)
+                return rc;
         } else if (equals) {
             return cli_usage_error("--%s takes no value, but was given '%s'", spec->name,
                                    equals + 1);
@@ -264,7 +344,36 @@ int cli_parse(int argc, char **argv, cli_args *args)
     return EXIT_OK;
 }
 
-static void print_options(unsigned command)
+/* Help text wider than this is wrapped, unless --wide. */
+#define HELP_COLUMNS 80
+#define HELP_INDENT 30 /* "  --option METAVAR" in 26, two spaces each side */
+
+/* Prints text from column `column`, wrapped at word boundaries to
+ * HELP_COLUMNS with `indent` spaces before each further line. */
+static void print_wrapped(const char *text, size_t column, size_t indent, int wide)
+{
+    while (*text) {
+        size_t room = HELP_COLUMNS - column, length = strlen(text);
+        if (wide || length <= room) {
+            printf("%s\n", text);
+            return;
+        }
+        size_t cut = room;
+        while (cut > 0 && text[cut] != ' ')
+            cut--;
+        if (cut == 0) /* one word longer than the room: let it overflow */
+            cut = strcspn(text, " ");
+        printf("%.*s\n", (int)cut, text);
+        text += cut;
+        while (*text == ' ')
+            text++;
+        if (*text)
+            printf("%*s", (int)indent, "");
+        column = indent;
+    }
+}
+
+static void print_options(unsigned command, int wide)
 {
     for (int i = 0; i < OPT_COUNT; i++) {
         const option_spec *spec = &options[i];
@@ -274,31 +383,50 @@ static void print_options(unsigned command)
         snprintf(left, sizeof left, "--%s%s%s", spec->name, spec->metavar ? " " : "",
                  spec->metavar ? spec->metavar : "");
         if (strlen(left) > 26)
-            printf("  %s\n  %-26s  %s\n", left, "", spec->help);
+            printf("  %s\n  %-26s  ", left, "");
         else
-            printf("  %-26s  %s\n", left, spec->help);
+            printf("  %-26s  ", left);
+        print_wrapped(spec->help, HELP_INDENT, HELP_INDENT, wide);
     }
 }
 
-void cli_print_help(void)
+/* Each command's usage line and what it does, in the help's order. */
+static const struct {
+    unsigned command;
+    const char *usage;
+    const char *summary;
+} command_help[] = {
+    {CMD_PROFILE, "varprof [profile] [OPTIONS]",
+     "varprof [profile]: the profile of one or more placements"},
+    {CMD_TABLE, "varprof table [OPTIONS]",
+     "varprof table: the maths table, each formula with its value, to check by hand"},
+    {CMD_MODELS, "varprof models [OPTIONS]",
+     "varprof models: the models table: each model's layers, placement, norm, QK-norm and the "
+     "source of each fact"},
+    {CMD_FIGURES, "varprof figures [OPTIONS]",
+     "varprof figures: regenerate the chapter's figure set"},
+};
+
+void cli_print_help(unsigned command, int wide)
 {
-    printf("Usage: varprof [profile] [OPTIONS]\n"
-           "       varprof table [OPTIONS]\n"
-           "       varprof models\n"
-           "       varprof figures [OPTIONS]\n"
-           "\n"
-           "How the residual stream of a transformer grows, sub-block by sub-block, for each\n"
-           "placement of its norms: stream size, update ratio and embedding share.\n"
-           "\n"
-           "varprof [profile]: the profile of one or more placements\n");
-    print_options(CMD_PROFILE);
-    printf("\nvarprof table: the maths table, each formula with its value, to check by hand\n");
-    print_options(CMD_TABLE);
-    printf("\nvarprof models: the models table: each model's layers, placement, norm, "
-           "QK-norm\nand the source of each fact\n");
-    print_options(CMD_MODELS);
-    printf("\nvarprof figures: regenerate the chapter's figure set\n");
-    print_options(CMD_FIGURES);
+    const size_t n = sizeof command_help / sizeof command_help[0];
+    for (size_t c = 0, first = 1; c < n; c++)
+        if (!command || command_help[c].command == command) {
+            printf("%s %s\n", first ? "Usage:" : "      ", command_help[c].usage);
+            first = 0;
+        }
+    if (!command)
+        printf("       varprof help [COMMAND]\n"
+               "\n"
+               "How the residual stream of a transformer grows, sub-block by sub-block, for\n"
+               "each placement of its norms: stream size, update ratio and embedding share.\n");
+    for (size_t c = 0; c < n; c++) {
+        if (command && command_help[c].command != command)
+            continue;
+        putchar('\n');
+        print_wrapped(command_help[c].summary, 0, 0, wide);
+        print_options(command_help[c].command, wide);
+    }
     printf("\nExit status: 0 success, 1 a failure at run time, 2 a usage error.\n"
            "See varprof(1) for the formulas, the CSV columns and examples.\n");
 }

@@ -57,6 +57,7 @@ typedef enum {
     OPT_EXPLAIN,
     OPT_PROGRESS,
     OPT_QUIET,
+    OPT_WIDE,
     OPT_HELP,
     OPT_VERSION,
     OPT_COUNT
@@ -66,6 +67,7 @@ typedef enum {
 typedef struct {
     unsigned command;
     const char *command_name;
+    int command_given; /* named on the command line, not profile by default */
     const char *value[OPT_COUNT];
     int given[OPT_COUNT];
 } cli_args;
@@ -74,8 +76,9 @@ typedef struct {
  * error and the hint to standard error. */
 int cli_parse(int argc, char **argv, cli_args *args);
 
-/* Prints the help for every command to standard output. */
-void cli_print_help(void);
+/* Prints the help to standard output: command's alone (CMD_TABLE, ...), or
+ * every command's for 0; wrapped to 80 columns unless wide. */
+void cli_print_help(unsigned command, int wide);
 
 /* Prints "varprof: MESSAGE" and the hint to standard error; returns EXIT_USAGE. */
 int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));

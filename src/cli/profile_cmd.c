@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "option_lists.h"
+#include "nearest_name.h"
 #include "output_file.h"
 #include "output_format.h"
 #include "output_paths.h"
@@ -150,12 +151,25 @@ static int read_model(const cli_args *args, profile_request *req)
     int rc = load_models(&table);
     if (rc != EXIT_OK)
         return rc;
-    const vp_model *m = vp_model_find(&table, args->value[OPT_MODEL]);
+    const char *name = args->value[OPT_MODEL];
+    const vp_model *m = vp_model_find(&table, name);
     if (!m) {
+        const vp_model *near = NULL;
+        size_t best = 3;
+        for (size_t i = 0; i < table.count; i++) {
+            const size_t d = edit_distance(name, strlen(name), table.models[i].name);
+            if (d < best && 2 * d < strlen(table.models[i].name)) {
+                near = &table.models[i];
+                best = d;
+            }
+        }
+        char hint[96] = "";
+        if (near)
+            snprintf(hint, sizeof hint, "did you mean %s? ", near->name);
         vp_model_table_free(&table);
-        return cli_usage_error("--model: '%s' is not in the models table; 'varprof models' "
+        return cli_usage_error("--model: '%s' is not in the models table; %s'varprof models' "
                                "lists them",
-                               args->value[OPT_MODEL]);
+                               name, hint);
     }
     req->placements[req->n_placements++] = m->placement;
     req->model = *m;
@@ -167,6 +181,25 @@ static int read_model(const cli_args *args, profile_request *req)
     if (rc == EXIT_OK && req->model.beta.text[0] && !args->given[OPT_BETA])
         req->base.beta = vp_model_scale_value(&req->model.beta, req->base.layers);
     return rc;
+}
+
+/* A name of a --placement list that is none, with what the user most likely
+ * meant: no spaces in a list, 'all' alone, or the nearest name. */
+static int refuse_placement(const char *list, const char *name, const char *why)
+{
+    if (strchr(list, ' '))
+        return cli_usage_error("--placement: '%s': a list takes no spaces; write the names "
+                               "joined by commas alone, such as post-ln,pre-norm",
+                               list);
+    if (strcmp(name, "all") == 0)
+        return cli_usage_error("--placement: '%s': 'all' must stand alone, not in a list", list);
+    const char *names[VP_PLACEMENT_COUNT + 2] = {"pre-ln", "peri-norm"};
+    for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
+        names[2 + p] = vp_placement_name((vp_placement)p);
+    const char *near = nearest_name(name, strlen(name), names, VP_PLACEMENT_COUNT + 2);
+    if (near)
+        return cli_usage_error("--placement: %s; did you mean %s?", why, near);
+    return cli_usage_error("--placement: %s", why);
 }
 
 /* "all", or a comma list of names, each once. */
@@ -192,7 +225,7 @@ static int read_placements(const cli_args *args, profile_request *req)
         vp_placement p;
         vp_error err;
         if (vp_placement_parse(name, &p, &err) != VP_OK)
-            return cli_usage_error("--placement: %s", err.message);
+            return refuse_placement(list, name, err.message);
         for (size_t i = 0; i < req->n_placements; i++)
             if (req->placements[i] == p)
                 return cli_usage_error("--placement: '%s' names %s twice", list,
