@@ -58,4 +58,10 @@ int read_stack_options(const cli_args *args, size_t default_layers, vp_config *c
  * sweep): the rest from args, alpha and beta following these layers. */
 int read_stack_at(const cli_args *args, size_t layers, double gain, vp_config *cfg);
 
+/* Refuses --gamma, --alpha or --beta when none of the n placements has the
+ * part it scales (the placement table's norm_out, residual_alpha and
+ * branch_beta): an option that changes nothing is a usage error. Returns
+ * EXIT_OK or EXIT_USAGE after printing which placements it applies to. */
+int check_scales_apply(const cli_args *args, const vp_placement *placements, size_t n);
+
 #endif

@@ -371,6 +371,8 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         rc = read_model(args, req);
     else if ((rc = read_placements(args, req)) == EXIT_OK)
         rc = read_stack_options(args, VP_DEFAULT_LAYERS, &req->base);
+    if (rc == EXIT_OK)
+        rc = check_scales_apply(args, req->placements, req->n_placements);
     if (rc != EXIT_OK || (rc = read_output_format(args, &req->format)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
         return rc;

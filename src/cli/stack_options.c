@@ -1,3 +1,5 @@
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
@@ -31,4 +33,49 @@ int read_stack_options(const cli_args *args, size_t default_layers, vp_config *c
     if (rc != EXIT_OK || (rc = cli_double(args, OPT_GAIN, 0.0, 0, &gain)) != EXIT_OK)
         return rc;
     return read_stack_at(args, layers, gain, cfg);
+}
+
+/* A scale option and the part of a placement it scales, read from the
+ * placement table's traits, so that the rule is the table's. */
+static const struct {
+    option_id id;
+    size_t trait; /* offset of the int flag in vp_placement_traits */
+    const char *part;
+} scales[] = {
+    {OPT_GAMMA, offsetof(vp_placement_traits, norm_out),
+     "the scale of a norm on a branch's output"},
+    {OPT_ALPHA, offsetof(vp_placement_traits, residual_alpha), "DeepNorm's residual scale alpha"},
+    {OPT_BETA, offsetof(vp_placement_traits, branch_beta), "DeepNet's init scale beta"},
+};
+
+static int has_trait(vp_placement p, size_t trait)
+{
+    return *(const int *)((const char *)vp_placement_traits_of(p) + trait);
+}
+
+int check_scales_apply(const cli_args *args, const vp_placement *placements, size_t n)
+{
+    for (size_t s = 0; s < sizeof scales / sizeof *scales; s++) {
+        if (!args->given[scales[s].id])
+            continue;
+        int applies = 0;
+        for (size_t i = 0; i < n; i++)
+            applies |= has_trait(placements[i], scales[s].trait);
+        if (applies)
+            continue;
+        char chosen[128] = "", having[128] = "";
+        for (size_t i = 0; i < n; i++)
+            snprintf(chosen + strlen(chosen), sizeof chosen - strlen(chosen), "%s%s", i ? ", " : "",
+                     vp_placement_name(placements[i]));
+        for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
+            if (has_trait((vp_placement)p, scales[s].trait))
+                snprintf(having + strlen(having), sizeof having - strlen(having), "%s%s",
+                         having[0] ? ", " : "", vp_placement_name((vp_placement)p));
+        return cli_usage_error("%s sets %s, which %s%s %s, so it would change nothing; it "
+                               "applies to %s",
+                               cli_option_name(scales[s].id), scales[s].part,
+                               n == 1 ? "" : "none of ", chosen, n == 1 ? "does not have" : "has",
+                               having);
+    }
+    return EXIT_OK;
 }

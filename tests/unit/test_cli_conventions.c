@@ -172,6 +172,33 @@ static void dashes_from_a_pdf_are_named(void **state)
         check_refusal(&cases[i]);
 }
 
+/* --gamma, --alpha and --beta must scale a part of at least one chosen
+ * placement, as the placement table's traits say. */
+static void scales_apply_to_a_chosen_placement(void **state)
+{
+    (void)state;
+    const refusal cases[] = {
+        {{"--gamma", "2"}, {"--gamma", "pre-norm does not have"}},
+        {{"--placement", "post-ln", "--alpha", "2"}, {"--alpha", "it applies to deepnorm"}},
+        {{"--placement", "sandwich", "--beta", "0.5"}, {"--beta", "it applies to deepnorm"}},
+        {{"--placement", "deepnorm", "--gamma", "2"}, {"it applies to sandwich, output-norm"}},
+        {{"--placement", "sandwich,post-ln", "--alpha", "2"}, {"none of sandwich, post-ln has"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        check_refusal(&cases[i]);
+    const char *accepted[][7] = {
+        {"--placement", "sandwich,pre-norm", "--gamma", "0.5", NULL},
+        {"--placement", "deepnorm", "--alpha", "2", "--beta", "0.5", NULL},
+        {"--placement", "all", "--alpha", "2", NULL},
+        {"table", "--gamma", "0.5", "--alpha", "2", NULL},
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+        program_run run = run_varprof(accepted[i]);
+        assert_int_equal(run.status, 0);
+        program_run_free(&run);
+    }
+}
+
 /* A file's name may hold any character, an en dash included. */
 static void file_names_keep_their_dashes(void **state)
 {
@@ -199,6 +226,7 @@ int main(void)
         cmocka_unit_test(lists_take_no_spaces_and_all_stands_alone),
         cmocka_unit_test(dashes_from_a_pdf_are_named),
         cmocka_unit_test(file_names_keep_their_dashes),
+        cmocka_unit_test(scales_apply_to_a_chosen_placement),
     };
     return cmocka_run_group_tests_name("conventions a newcomer tries first", tests,
                                        test_scratch_setup, test_scratch_teardown);
