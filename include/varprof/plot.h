@@ -92,6 +92,7 @@ typedef struct {
     char *title; /* owned; "" for none */
     size_t n_panels;
     vp_panel panels[VP_PLOT_MAX_PANELS];
+    size_t text_columns; /* the text plot's width (VP_PLOT_DUMB), 20 or more; 0: 120 */
 } vp_figure;
 
 /* A new empty figure with the given title (NULL or "" for none; copied), or
@@ -178,7 +179,8 @@ typedef enum {
     VP_PLOT_PNG,  /* pngcairo at 200 dpi: 1100 px wide, 680 high (1400 for three panels) */
     VP_PLOT_SVG,  /* svg, 5.5 in wide (96 px to the inch), 3.4 in high (7 for three panels) */
     VP_PLOT_PDF,  /* pdfcairo, 5.5 in wide, 3.4 in high (7 for three panels) */
-    VP_PLOT_DUMB, /* gnuplot's dumb terminal: text, 120 columns x 30 lines a panel */
+    VP_PLOT_DUMB, /* gnuplot's dumb terminal: text, text_columns (default 120) x 30
+                     lines a panel */
 } vp_plot_format;
 
 /* The limits of a figure's size and text: inches for PDF and SVG, pixels for

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "output_file.h"
+#include "terminal_width.h"
 #include "sys/atomic_file.h"
 #include "varprof/parse.h"
 #include "varprof/plot.h"
@@ -151,6 +152,8 @@ int plot_sweep_tops(const cli_args *args, const vp_sweep_top *tops, size_t count
 static int draw_figure(const cli_args *args, vp_figure *figure)
 {
     vp_error err;
+    if (strcmp(args->value[OPT_PLOT], "-") == 0)
+        figure->text_columns = terminal_columns();
     vp_plot_target target = {.path = args->value[OPT_PLOT], .force = args->given[OPT_FORCE]};
     vp_plot_format format;
     int rc = vp_plot_format_for_path(target.path, &format, &err) == VP_OK

@@ -109,9 +109,10 @@ static void figure_size(vp_plot_format format, size_t n_panels, const vp_plot_ta
 /* gnuplot's cairo terminals take a font's size at 96 dpi and pdfcairo halves
  * it again (its fontscale 0.5): the fontscales below make a point a point at
  * the figure's size, 5.5 in wide in print by default. */
-static void write_terminal(FILE *out, vp_plot_format format, size_t n_panels,
+static void write_terminal(FILE *out, vp_plot_format format, const vp_figure *figure,
                            const vp_plot_target *size)
 {
+    const size_t n_panels = figure->n_panels;
     double width, height, font;
     figure_size(format, n_panels, size, &width, &height, &font);
     switch (format) {
@@ -136,7 +137,8 @@ static void write_terminal(FILE *out, vp_plot_format format, size_t n_panels,
                 width, height, font);
         break;
     case VP_PLOT_DUMB:
-        fprintf(out, "set terminal dumb size %d,%zu noenhanced nofeed\n", DUMB_COLUMNS,
+        fprintf(out, "set terminal dumb size %zu,%zu noenhanced nofeed\n",
+                figure->text_columns >= 20 ? figure->text_columns : (size_t)DUMB_COLUMNS,
                 DUMB_PANEL_LINES * n_panels);
         break;
     }
@@ -536,7 +538,7 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
             "# Redraw it with: gnuplot THIS_FILE\n",
             VP_VERSION);
     fputs("set encoding utf8\n", out);
-    write_terminal(out, format, figure->n_panels, size);
+    write_terminal(out, format, figure, size);
     if (output && (status = write_output(out, output, err)) != VP_OK)
         return status;
     write_data(out, figure);

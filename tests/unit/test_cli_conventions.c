@@ -93,6 +93,26 @@ static void help_fits_80_columns_unless_wide(void **state)
     program_run_free(&wide);
 }
 
+/* The terminal plot takes the terminal's width: $COLUMNS here, as standard
+ * output is a pipe; 80 without it (gnuplot's form feed aside). */
+static void terminal_plot_takes_the_terminal_width(void **state)
+{
+    (void)state;
+    unsetenv("COLUMNS");
+    program_run plain = RUN("--plot", "-");
+    assert_int_equal(plain.status, 0);
+    size_t widest = widest_line(plain.out[0] == '\f' ? plain.out + 1 : plain.out);
+    assert_true(widest <= 80 && widest >= 70);
+    setenv("COLUMNS", "132", 1);
+    program_run wide = RUN("--plot", "-");
+    unsetenv("COLUMNS");
+    assert_int_equal(wide.status, 0);
+    widest = widest_line(wide.out[0] == '\f' ? wide.out + 1 : wide.out);
+    assert_true(widest <= 132 && widest > 120);
+    program_run_free(&plain);
+    program_run_free(&wide);
+}
+
 typedef struct {
     const char *args[6];
     const char *message[2];
@@ -222,6 +242,7 @@ int main(void)
         cmocka_unit_test(short_forms_are_the_long_ones),
         cmocka_unit_test(a_command_has_its_own_help),
         cmocka_unit_test(help_fits_80_columns_unless_wide),
+        cmocka_unit_test(terminal_plot_takes_the_terminal_width),
         cmocka_unit_test(misspelt_names_get_the_nearest),
         cmocka_unit_test(lists_take_no_spaces_and_all_stands_alone),
         cmocka_unit_test(dashes_from_a_pdf_are_named),
