@@ -5,6 +5,8 @@
 #include <stdio.h>
 
 #include "varprof/compare.h"
+#include "varprof/forward.h"
+#include "varprof/mc.h"
 #include "varprof/profile.h"
 
 /* Writes a heading naming the engine, placement and configuration, one line
@@ -13,6 +15,19 @@
  * the embedding's, last update ratio and embedding share as percentages.
  * VP_EIO on a stream error. */
 vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t every);
+
+/* The heading vp_text_write_profile starts with, written before the engine
+ * runs, from what it will run: engine VP_ENGINE_CLOSED (mc and forward
+ * unused), VP_ENGINE_MC with mc, VP_ENGINE_FORWARD with forward. A long run
+ * then says what it computes before it computes it; the bytes are those
+ * vp_text_write_profile writes. VP_EINVAL for an engine without its
+ * options, VP_EIO on a stream error. */
+vp_status vp_text_write_heading(FILE *out, vp_engine engine, const vp_config *cfg,
+                                const vp_mc_options *mc, const vp_forward_options *forward);
+
+/* vp_text_write_profile after its heading: the rows, the overflow note and
+ * the top of the stack. */
+vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every);
 
 /* Writes one line per profile comparing their tops, for several placements.
  * VP_EIO on a stream error. */

@@ -468,6 +468,13 @@ static vp_status write_page_profile(const profile_request *req, FILE *out,
     return status;
 }
 
+/* Whether the text's heading is written before each run: text, with one
+ * engine (several are compared side by side after their runs). */
+static int heading_first(const profile_request *req, const FILE *out)
+{
+    return out && req->format == FORMAT_TEXT && (req->engines & (req->engines - 1)) == 0;
+}
+
 /* Writes one profile in the chosen format; the caller starts and ends the document. */
 static vp_status write_profile(const profile_request *req, FILE *out, vp_json_writer *json,
                                const vp_profile *profile, int first)
@@ -478,6 +485,8 @@ static vp_status write_profile(const profile_request *req, FILE *out, vp_json_wr
     case FORMAT_MARKDOWN:
     case FORMAT_LATEX: return write_page_profile(req, out, profile, first);
     default:
+        if (heading_first(req, out)) /* the heading came before the run */
+            return vp_text_write_rows(out, profile, req->every);
         if (!first)
             fputc('\n', out);
         return vp_text_write_profile(out, profile, req->every);
@@ -543,6 +552,30 @@ static void free_placement(placement_profiles *pp)
     vp_profile_free(pp->forward);
     vp_profile_free(pp->predicted);
     *pp = (placement_profiles){0};
+}
+
+/* The text's heading for combination i, written and flushed before its
+ * engine runs, so that a long run says first what it computes. The bytes are
+ * those the profile's own heading would have been. */
+static int write_heading_first(const profile_request *req, FILE *out, size_t i)
+{
+    vp_sweep_point point;
+    vp_config cfg;
+    vp_mc_options mc;
+    vp_forward_options fw;
+    int rc = combination_setup(req, i, &point, &cfg, &mc, &fw);
+    if (rc != EXIT_OK)
+        return rc;
+    cfg.gains = req->gains;
+    cfg.n_gains = req->n_gains;
+    const vp_engine engine = req->engines == ENGINE_MC        ? VP_ENGINE_MC
+                             : req->engines == ENGINE_FORWARD ? VP_ENGINE_FORWARD
+                                                              : VP_ENGINE_CLOSED;
+    if (i > 0)
+        fputc('\n', out);
+    if (vp_text_write_heading(out, engine, &cfg, &mc, &fw) != VP_OK || fflush(out) != 0)
+        return cli_runtime_error("cannot write the output: %s", strerror(errno));
+    return EXIT_OK;
 }
 
 static int compute_placement(const profile_request *req, size_t i, progress_line *line,
@@ -761,6 +794,8 @@ static int compute_and_write(const profile_request *req, FILE *out, progress_lin
     int first = 1;
     for (size_t i = 0; i < req->n_combinations && status == VP_OK; i++) {
         placement_profiles *pp = &all[i];
+        if (heading_first(req, out) && (rc = write_heading_first(req, out, i)) != EXIT_OK)
+            break;
         if ((rc = compute_placement(req, i, line, pp)) != EXIT_OK)
             break;
         if (out)

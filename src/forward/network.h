@@ -66,6 +66,11 @@ vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err);
 /* The bytes one run of `rows` token rows takes beyond the weights. */
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens);
 
+/* What a forward-pass profile says of itself before its rows
+ * (profile_set_header); also the text writer's heading for a run not yet
+ * made. */
+void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_options *o);
+
 /* Runs the network on token_ids [batch][tokens] and fills profile's rows
  * (its sub_blocks set, the rest by the caller), reporting each sub-block
  * done to progress (NULL for none). */

@@ -559,6 +559,24 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
     return VP_OK;
 }
 
+void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_options *o)
+{
+    const vp_sampling sampling = {.width = o->width,
+                                  .trials = o->batch * o->tokens,
+                                  .seed = o->seed,
+                                  .generator = "philox4x32-10",
+                                  .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
+                                  .eps = o->eps,
+                                  .heads = cfg->mlp_only ? 0 : o->heads,
+                                  .ffn_mult = o->ffn_mult,
+                                  .vocab = o->vocab,
+                                  .batch = o->batch,
+                                  .tokens = o->tokens,
+                                  .qk_norm = o->qk_norm};
+    profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
+                       VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
+}
+
 vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, vp_profile **out,
                              vp_error *err)
 {
@@ -579,21 +597,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, 
             memcpy(ids, o->token_ids, o->batch * o->tokens * sizeof *ids);
         else
             draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
-        const vp_sampling sampling = {.width = o->width,
-                                      .trials = o->batch * o->tokens,
-                                      .seed = o->seed,
-                                      .generator = "philox4x32-10",
-                                      .method =
-                                          o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
-                                      .eps = o->eps,
-                                      .heads = cfg->mlp_only ? 0 : o->heads,
-                                      .ffn_mult = o->ffn_mult,
-                                      .vocab = o->vocab,
-                                      .batch = o->batch,
-                                      .tokens = o->tokens,
-                                      .qk_norm = o->qk_norm};
-        profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
-                           VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
+        fw_set_header(profile, cfg, o);
         status =
             fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, o->progress, profile, err);
     }

@@ -7,6 +7,9 @@
 #include "varprof/text.h"
 #include "varprof/version.h"
 #include "core/compare_internal.h"
+#include "core/profile_header.h"
+#include "forward/network.h"
+#include "mc/mc_internal.h"
 #include "mc/finite_width.h"
 
 static const char *engine_title(vp_engine engine)
@@ -154,9 +157,31 @@ static void write_top(FILE *out, const vp_profile_top *top)
     fprintf(out, "  embedding share   %s of the stream\n", share);
 }
 
+vp_status vp_text_write_heading(FILE *out, vp_engine engine, const vp_config *cfg,
+                                const vp_mc_options *mc, const vp_forward_options *forward)
+{
+    vp_profile header = {0}; /* what the engine will say of its profile, without rows */
+    if (engine == VP_ENGINE_MC && mc)
+        mc_set_header(&header, cfg, mc);
+    else if (engine == VP_ENGINE_FORWARD && forward)
+        fw_set_header(&header, cfg, forward);
+    else if (engine == VP_ENGINE_CLOSED)
+        profile_set_header(&header, VP_ENGINE_CLOSED, VP_NORM_ANY, cfg, 0, NULL);
+    else
+        return VP_EINVAL;
+    header.sub_blocks = vp_config_sub_blocks(cfg);
+    write_heading(out, &header);
+    return ferror(out) ? VP_EIO : VP_OK;
+}
+
 vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t every)
 {
     write_heading(out, profile);
+    return vp_text_write_rows(out, profile, every);
+}
+
+vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every)
+{
     const int sampled = (profile->fields & VP_HAS_BOUNDS) != 0;
     const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
     if (measured) {

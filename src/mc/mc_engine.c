@@ -208,6 +208,18 @@ static double branch_scale(const vp_config *cfg, const vp_mc_options *options)
     return beta2 * (options->method == VP_MC_REDUCED ? sqrt(branches) : 1.0);
 }
 
+void mc_set_header(vp_profile *profile, const vp_config *cfg, const vp_mc_options *options)
+{
+    const vp_sampling sampling = {.width = options->width,
+                                  .trials = options->trials,
+                                  .seed = options->seed,
+                                  .generator = vp_mc_generator,
+                                  .method = sampling_method(options->method),
+                                  .eps = options->eps};
+    profile_set_header(profile, VP_ENGINE_MC, options->norm, cfg,
+                       VP_HAS_BOUNDS | VP_HAS_PERCENTILES, &sampling);
+}
+
 vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_profile **out,
                         vp_error *err)
 {
@@ -244,14 +256,7 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
         status = run_threads(&job, err);
     }
     if (status == VP_OK) {
-        const vp_sampling sampling = {.width = options->width,
-                                      .trials = options->trials,
-                                      .seed = options->seed,
-                                      .generator = vp_mc_generator,
-                                      .method = sampling_method(options->method),
-                                      .eps = options->eps};
-        profile_set_header(profile, VP_ENGINE_MC, options->norm, cfg,
-                           VP_HAS_BOUNDS | VP_HAS_PERCENTILES, &sampling);
+        mc_set_header(profile, cfg, options);
         if (mc_fill_rows(&job, profile) != VP_OK)
             status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");
     }

@@ -32,6 +32,11 @@ static inline void mc_store(const mc_job *job, size_t k, size_t token, const mc_
     job->samples.oo[at] = oo / job->params.d;
 }
 
+/* What a Monte Carlo profile says of itself before its rows
+ * (profile_set_header): the engine, the norm, cfg, the fields, the
+ * sampling. Also the text writer's heading for a run not yet made. */
+void mc_set_header(vp_profile *profile, const vp_config *cfg, const vp_mc_options *options);
+
 /* The reduced method, with a per-thread workspace (NULL when memory runs out). */
 typedef struct mc_reduced_workspace mc_reduced_workspace;
 mc_reduced_workspace *mc_reduced_workspace_alloc(void);

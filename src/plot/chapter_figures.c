@@ -310,6 +310,7 @@ vp_status vp_figures_write_with(const vp_figures_options *opts, vp_error *err)
         status = counted(&meter, comparison_figure(opts, err));
     if (status == VP_OK)
         status = counted(&meter, forward_figure(opts, err));
+    progress_meter_finish(&meter);
     return status;
 }
 

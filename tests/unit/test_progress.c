@@ -167,6 +167,22 @@ static void program_labels_each_engine(void **state)
     program_run_free(&shown);
 }
 
+/* The heading is written before the engine runs: a forward pass that fails
+ * in its run (a weights file without sandwich's output norms) has already
+ * said what it was computing. */
+static void heading_comes_before_the_run(void **state)
+{
+    (void)state;
+    program_run run =
+        RUN("--engine", "forward", "--weights", test_data_path("seed_stack_pre_norm.safetensors"),
+            "--placement", "sandwich");
+    assert_int_equal(run.status, 1);
+    assert_non_null(strstr(run.err, "is missing"));
+    assert_non_null(strstr(run.out, "varprof " VP_VERSION ": forward pass, sandwich"));
+    assert_non_null(strstr(run.out, "weights from file"));
+    program_run_free(&run);
+}
+
 static void figures_show_the_line(void **state)
 {
     (void)state;
@@ -187,6 +203,7 @@ int main(void)
         cmocka_unit_test(forward_pass_reports_and_changes_nothing),
         cmocka_unit_test(program_shows_the_line_only_when_asked),
         cmocka_unit_test(program_labels_each_engine),
+        cmocka_unit_test(heading_comes_before_the_run),
         cmocka_unit_test(figures_show_the_line),
     };
     return cmocka_run_group_tests_name("progress on long work", tests, NULL, NULL);
