@@ -9,6 +9,16 @@
 #include "varprof/mc.h"
 #include "varprof/profile.h"
 
+/* How wide a profile's text is: its rows, and its heading's lines. */
+typedef enum {
+    VP_TEXT_WIDE,   /* every column: the stream variance; for the Monte Carlo the
+                       variance's interval and the size's percentiles; for the
+                       forward pass the cosine and the stream norm (to 150 columns) */
+    VP_TEXT_FIT_80, /* the columns that fit 80: sub-block, layer, part, the gain,
+                       stream size, update ratio and embedding share (with their
+                       intervals for the Monte Carlo) */
+} vp_text_width;
+
 /* Writes a heading naming the engine, placement and configuration, one line
  * per sub-block vp_profile_shows_row selects (every >= 1), a note where the
  * profile overflowed, and the top of the stack: stream size in multiples of
@@ -20,14 +30,18 @@ vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t eve
  * runs, from what it will run: engine VP_ENGINE_CLOSED (mc and forward
  * unused), VP_ENGINE_MC with mc, VP_ENGINE_FORWARD with forward. A long run
  * then says what it computes before it computes it; the bytes are those
- * vp_text_write_profile writes. VP_EINVAL for an engine without its
+ * vp_text_write_profile writes, its lines broken after a comma to fit 80
+ * columns with VP_TEXT_FIT_80. VP_EINVAL for an engine without its
  * options, VP_EIO on a stream error. */
 vp_status vp_text_write_heading(FILE *out, vp_engine engine, const vp_config *cfg,
-                                const vp_mc_options *mc, const vp_forward_options *forward);
+                                const vp_mc_options *mc, const vp_forward_options *forward,
+                                vp_text_width width);
 
-/* vp_text_write_profile after its heading: the rows, the overflow note and
- * the top of the stack. */
-vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every);
+/* vp_text_write_profile after its heading: the rows in the given width, the
+ * overflow note and the top of the stack. vp_text_write_profile writes them
+ * VP_TEXT_WIDE. */
+vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
+                             vp_text_width width);
 
 /* Writes one line per profile comparing their tops, for several placements.
  * VP_EIO on a stream error. */

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "page_tables.h"
+#include "wrap_text.h"
 
 /* The table beside the program: ../data in a build tree, ../share/varprof
  * once installed. */
@@ -62,20 +63,32 @@ int run_models(const cli_args *args)
         vp_model_table_free(&table);
         return rc;
     }
-    printf("%-18s  %4s  %6s  %-12s  %-9s  %-7s  %s\n", "model", "year", "layers", "placement",
-           "norm", "qk-norm", "source");
+    /* in 80 columns the source, up to 200 characters, goes on lines of its own */
+    const int wide = args->given[OPT_WIDE];
+    printf("%-18s  %4s  %6s  %-12s  %-9s  %-7s%s\n", "model", "year", "layers", "placement", "norm",
+           "qk-norm", wide ? "  source" : "");
     // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) EXIT_OK: filled
     for (size_t i = 0; i < table.count; i++) {
         const vp_model *m = &table.models[i];
-        printf("%-18s  %4d  %6zu  %-12s  %-9s  %-7s  %s\n", m->name, m->year, m->layers,
-               vp_placement_name(m->placement), vp_norm_name(m->norm), m->qk_norm ? "yes" : "no",
-               m->source);
-        if (m->alpha.text[0] || m->beta.text[0])
-            printf("%-18s  its own alpha %s, beta %s%s; source: %s\n", "",
-                   m->alpha.text[0] ? m->alpha.text : "DeepNet's",
-                   m->beta.text[0] ? m->beta.text : "DeepNet's",
-                   m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "",
-                   m->scale_source);
+        printf("%-18s  %4d  %6zu  %-12s  %-9s  %-*s", m->name, m->year, m->layers,
+               vp_placement_name(m->placement), vp_norm_name(m->norm), wide ? 7 : 0,
+               m->qk_norm ? "yes" : "no");
+        if (wide) {
+            printf("  %s\n", m->source);
+        } else {
+            printf("\n    source: ");
+            write_wrapped(stdout, m->source, 12, 12, TEXT_COLUMNS);
+        }
+        if (m->alpha.text[0] || m->beta.text[0]) {
+            char scales[1400];
+            snprintf(scales, sizeof scales, "its own alpha %s, beta %s%s; source: %s",
+                     m->alpha.text[0] ? m->alpha.text : "DeepNet's",
+                     m->beta.text[0] ? m->beta.text : "DeepNet's",
+                     m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "",
+                     m->scale_source);
+            fputs("    ", stdout);
+            write_wrapped(stdout, scales, 4, 4, wide ? 0 : TEXT_COLUMNS);
+        }
     }
     vp_model_table_free(&table);
     return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");

@@ -8,6 +8,7 @@
 #include "output_file.h"
 #include "dash_lookalike.h"
 #include "nearest_name.h"
+#include "wrap_text.h"
 #include "varprof/parse.h"
 
 typedef struct {
@@ -344,33 +345,12 @@ int cli_parse(int argc, char **argv, cli_args *args)
     return EXIT_OK;
 }
 
-/* Help text wider than this is wrapped, unless --wide. */
-#define HELP_COLUMNS 80
 #define HELP_INDENT 30 /* "  --option METAVAR" in 26, two spaces each side */
 
-/* Prints text from column `column`, wrapped at word boundaries to
- * HELP_COLUMNS with `indent` spaces before each further line. */
+/* Prints text from column `column`, wrapped to 80 columns unless wide. */
 static void print_wrapped(const char *text, size_t column, size_t indent, int wide)
 {
-    while (*text) {
-        size_t room = HELP_COLUMNS - column, length = strlen(text);
-        if (wide || length <= room) {
-            printf("%s\n", text);
-            return;
-        }
-        size_t cut = room;
-        while (cut > 0 && text[cut] != ' ')
-            cut--;
-        if (cut == 0) /* one word longer than the room: let it overflow */
-            cut = strcspn(text, " ");
-        printf("%.*s\n", (int)cut, text);
-        text += cut;
-        while (*text == ' ')
-            text++;
-        if (*text)
-            printf("%*s", (int)indent, "");
-        column = indent;
-    }
+    write_wrapped(stdout, text, column, indent, wide ? 0 : TEXT_COLUMNS);
 }
 
 static void print_options(unsigned command, int wide)

@@ -11,6 +11,7 @@
 #include "output_format.h"
 #include "output_paths.h"
 #include "progress_line.h"
+#include "wrap_text.h"
 #include "varprof/varprof.h"
 
 /* --engine's list, as a set */
@@ -36,6 +37,7 @@ typedef struct {
     vp_safetensors weights; /* --weights, owned */
     unsigned *token_ids;    /* --token-ids, owned */
     size_t every;
+    int wide;       /* --wide: every column */
     vp_model model; /* from --model; model.name is empty without it */
     const char *gains_path;
     double *gains; /* from --gains, owned */
@@ -367,6 +369,7 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         return rc;
     const cli_args first = first_values(raw_args, req);
     const cli_args *args = &first;
+    req->wide = args->given[OPT_WIDE];
     if (args->given[OPT_MODEL])
         rc = read_model(args, req);
     else if ((rc = read_placements(args, req)) == EXIT_OK)
@@ -486,7 +489,8 @@ static vp_status write_profile(const profile_request *req, FILE *out, vp_json_wr
     case FORMAT_LATEX: return write_page_profile(req, out, profile, first);
     default:
         if (heading_first(req, out)) /* the heading came before the run */
-            return vp_text_write_rows(out, profile, req->every);
+            return vp_text_write_rows(out, profile, req->every,
+                                      req->wide ? VP_TEXT_WIDE : VP_TEXT_FIT_80);
         if (!first)
             fputc('\n', out);
         return vp_text_write_profile(out, profile, req->every);
@@ -524,18 +528,22 @@ static int check_gain_count(const profile_request *req)
 static void write_model_heading(const profile_request *req, FILE *out)
 {
     const vp_model *m = &req->model;
-    fprintf(out, "model %s (%d): %zu layers", m->name, m->year, m->layers);
+    char here[96] = "", line[1400];
     if (req->layers_text.n > 1)
-        fprintf(out, " (%s here, as --layers says)", req->args->value[OPT_LAYERS]);
+        snprintf(here, sizeof here, " (%s here, as --layers says)", req->args->value[OPT_LAYERS]);
     else if (req->base.layers != m->layers)
-        fprintf(out, " (%zu here, as --layers says)", req->base.layers);
-    fprintf(out, ", %s, %s, QK-norm %s; source: %s\n", vp_placement_name(m->placement),
-            vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);
-    if (m->alpha.text[0] || m->beta.text[0])
-        fprintf(out, "its own alpha %s, beta %s%s; source: %s\n",
-                m->alpha.text[0] ? m->alpha.text : "DeepNet's",
-                m->beta.text[0] ? m->beta.text : "DeepNet's",
-                m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "", m->scale_source);
+        snprintf(here, sizeof here, " (%zu here, as --layers says)", req->base.layers);
+    snprintf(line, sizeof line, "model %s (%d): %zu layers%s, %s, %s, QK-norm %s; source: %s",
+             m->name, m->year, m->layers, here, vp_placement_name(m->placement),
+             vp_norm_name(m->norm), m->qk_norm ? "yes" : "no", m->source);
+    write_wrapped(out, line, 0, 2, req->wide ? 0 : TEXT_COLUMNS);
+    if (m->alpha.text[0] || m->beta.text[0]) {
+        snprintf(line, sizeof line, "its own alpha %s, beta %s%s; source: %s",
+                 m->alpha.text[0] ? m->alpha.text : "DeepNet's",
+                 m->beta.text[0] ? m->beta.text : "DeepNet's",
+                 m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "", m->scale_source);
+        write_wrapped(out, line, 0, 2, req->wide ? 0 : TEXT_COLUMNS);
+    }
 }
 
 /* The profiles of one combination, each possibly NULL: the closed form, the
@@ -573,7 +581,9 @@ static int write_heading_first(const profile_request *req, FILE *out, size_t i)
                                                               : VP_ENGINE_CLOSED;
     if (i > 0)
         fputc('\n', out);
-    if (vp_text_write_heading(out, engine, &cfg, &mc, &fw) != VP_OK || fflush(out) != 0)
+    if (vp_text_write_heading(out, engine, &cfg, &mc, &fw,
+                              req->wide ? VP_TEXT_WIDE : VP_TEXT_FIT_80) != VP_OK ||
+        fflush(out) != 0)
         return cli_runtime_error("cannot write the output: %s", strerror(errno));
     return EXIT_OK;
 }

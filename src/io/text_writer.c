@@ -1,6 +1,8 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "varprof/compare.h"
 #include "varprof/format.h"
@@ -44,7 +46,51 @@ static void write_network(FILE *out, const vp_profile *p)
                 s->width, s->ffn_mult, s->vocab, s->batch, s->tokens, init, s->eps, s->seed);
 }
 
-static void write_heading(FILE *out, const vp_profile *p)
+static void write_heading_lines(FILE *out, const vp_profile *p);
+
+/* Writes each line of text, those longer than 80 columns broken after
+ * their last ", " that fits, the rest indented by two spaces. */
+static void write_fitted(FILE *out, const char *text)
+{
+    while (*text) {
+        size_t length = strcspn(text, "\n");
+        const char *line = text;
+        size_t column = 0;
+        while (column + length > 80) {
+            size_t cut = 0;
+            for (size_t i = 0; i + 1 < length && column + i + 1 <= 80; i++)
+                if (line[i] == ',' && line[i + 1] == ' ')
+                    cut = i + 1;
+            if (cut == 0)
+                break;
+            fprintf(out, "%.*s\n  ", (int)cut, line);
+            line += cut + 1;
+            length -= cut + 1;
+            column = 2;
+        }
+        fprintf(out, "%.*s\n", (int)length, line);
+        text = line + length + (line[length] == '\n');
+    }
+}
+
+static void write_heading(FILE *out, const vp_profile *p, vp_text_width width)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *memory = width == VP_TEXT_FIT_80 ? open_memstream(&text, &size) : NULL;
+    if (!memory) {
+        write_heading_lines(out, p);
+        return;
+    }
+    write_heading_lines(memory, p);
+    if (fclose(memory) == 0)
+        write_fitted(out, text);
+    else /* no memory for the text: unbroken lines rather than none */
+        write_heading_lines(out, p);
+    free(text);
+}
+
+static void write_heading_lines(FILE *out, const vp_profile *p)
 {
     const vp_config *c = &p->config;
     fprintf(out, "varprof %s: %s, %s (%s), %zu layer%s = %zu sub-block%s\n", VP_VERSION,
@@ -75,7 +121,7 @@ static void write_heading(FILE *out, const vp_profile *p)
     fputc('\n', out);
 }
 
-static void write_row(FILE *out, const vp_profile *p, size_t k)
+static void write_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width)
 {
     const vp_row *row = &p->rows[k];
     char layer[32] = "-", gain[32] = "-", update[32] = "-", share[64];
@@ -85,14 +131,23 @@ static void write_row(FILE *out, const vp_profile *p, size_t k)
         vp_format_percent(update, sizeof update, row->update_ratio);
     }
     vp_format_share(share, sizeof share, row->embedding_share, row->log2_share);
-    fprintf(out, "%9zu  %7s  %-9s  %9s  %12.6g  %11.4g  %12s  %18s\n", k, layer,
-            vp_part_name(vp_config_part_of(&p->config, k)), gain, row->stream_var,
-            vp_profile_stream_size(p, k), update, share);
+    const char *part = vp_part_name(vp_config_part_of(&p->config, k));
+    if (width == VP_TEXT_FIT_80) { /* the stream variance is the size squared times v_0 */
+        if (strlen(share) > 15 && row->embedding_share > 0.0) /* the power of two aside */
+            vp_format_percent(share, sizeof share, row->embedding_share);
+        if (k > 0)
+            snprintf(gain, sizeof gain, "%.4g", row->gain);
+        fprintf(out, "%9zu  %5s  %-9s  %6s  %11.4g  %12s  %15s\n", k, layer, part, gain,
+                vp_profile_stream_size(p, k), update, share);
+        return;
+    }
+    fprintf(out, "%9zu  %7s  %-9s  %9s  %12.6g  %11.4g  %12s  %18s\n", k, layer, part, gain,
+            row->stream_var, vp_profile_stream_size(p, k), update, share);
 }
 
 /* A sampled row: each estimate with its 95 % half-width, and the spread of
  * the per-token stream size. */
-static void write_sampled_row(FILE *out, const vp_profile *p, size_t k)
+static void write_sampled_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width)
 {
     const vp_row *row = &p->rows[k];
     char layer[32] = "-", update[48] = "-", share[48], var[48], spread[64];
@@ -107,14 +162,18 @@ static void write_sampled_row(FILE *out, const vp_profile *p, size_t k)
              (row->embedding_share_hi - row->embedding_share_lo) / 2.0);
     snprintf(spread, sizeof spread, "%.4g %.4g %.4g", row->stream_size_p05, row->stream_size_p50,
              row->stream_size_p95);
-    fprintf(out, "%9zu  %5s  %-9s  %20s  %11.4g  %22s  %20s  %20s\n", k, layer,
-            vp_part_name(vp_config_part_of(&p->config, k)), var, vp_profile_stream_size(p, k),
-            spread, update, share);
+    const char *part = vp_part_name(vp_config_part_of(&p->config, k));
+    if (width == VP_TEXT_FIT_80)
+        fprintf(out, "%9zu  %5s  %-9s  %11.4g  %18s  %18s\n", k, layer, part,
+                vp_profile_stream_size(p, k), update, share);
+    else
+        fprintf(out, "%9zu  %5s  %-9s  %20s  %11.4g  %22s  %20s  %20s\n", k, layer, part, var,
+                vp_profile_stream_size(p, k), spread, update, share);
 }
 
 /* A measured row: the three quantities, the branch's gain, the cosine of the
  * update with the stream, and the batch's stream norm. */
-static void write_measured_row(FILE *out, const vp_profile *p, size_t k)
+static void write_measured_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width)
 {
     const vp_row *row = &p->rows[k];
     char layer[32] = "-", update[32] = "-", share[64], gain[32] = "-", cosine[32] = "-";
@@ -125,9 +184,14 @@ static void write_measured_row(FILE *out, const vp_profile *p, size_t k)
         snprintf(cosine, sizeof cosine, "%+.3f", row->update_cosine);
     }
     vp_format_share(share, sizeof share, row->embedding_share, row->log2_share);
-    fprintf(out, "%9zu  %5s  %-9s  %12.6g  %11.4g  %12s  %15s  %11s  %8s  %12.6g\n", k, layer,
-            vp_part_name(vp_config_part_of(&p->config, k)), row->stream_var,
-            vp_profile_stream_size(p, k), update, share, gain, cosine, row->stream_norm);
+    const char *part = vp_part_name(vp_config_part_of(&p->config, k));
+    if (width == VP_TEXT_FIT_80)
+        fprintf(out, "%9zu  %5s  %-9s  %11.4g  %12s  %15s  %6s\n", k, layer, part,
+                vp_profile_stream_size(p, k), update, share, gain);
+    else
+        fprintf(out, "%9zu  %5s  %-9s  %12.6g  %11.4g  %12s  %15s  %11s  %8s  %12.6g\n", k, layer,
+                part, row->stream_var, vp_profile_stream_size(p, k), update, share, gain, cosine,
+                row->stream_norm);
 }
 
 static void write_overflow(FILE *out, const vp_profile *p)
@@ -158,7 +222,8 @@ static void write_top(FILE *out, const vp_profile_top *top)
 }
 
 vp_status vp_text_write_heading(FILE *out, vp_engine engine, const vp_config *cfg,
-                                const vp_mc_options *mc, const vp_forward_options *forward)
+                                const vp_mc_options *mc, const vp_forward_options *forward,
+                                vp_text_width width)
 {
     vp_profile header = {0}; /* what the engine will say of its profile, without rows */
     if (engine == VP_ENGINE_MC && mc)
@@ -170,46 +235,58 @@ vp_status vp_text_write_heading(FILE *out, vp_engine engine, const vp_config *cf
     else
         return VP_EINVAL;
     header.sub_blocks = vp_config_sub_blocks(cfg);
-    write_heading(out, &header);
+    write_heading(out, &header, width);
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
 vp_status vp_text_write_profile(FILE *out, const vp_profile *profile, size_t every)
 {
-    write_heading(out, profile);
-    return vp_text_write_rows(out, profile, every);
+    write_heading(out, profile, VP_TEXT_WIDE);
+    return vp_text_write_rows(out, profile, every, VP_TEXT_WIDE);
 }
 
-vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every)
+vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
+                             vp_text_width width)
 {
+    const int narrow = width == VP_TEXT_FIT_80;
     const int sampled = (profile->fields & VP_HAS_BOUNDS) != 0;
     const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
     if (measured) {
-        fprintf(out, "%9s  %5s  %-9s  %12s  %11s  %12s  %15s  %11s  %8s  %12s\n", "sub-block",
-                "layer", "part", "stream var", "stream size", "update ratio", "embedding share",
-                "meas. gain", "cosine", "stream norm");
+        if (narrow) /* gain: the measured one, as no other is in this profile */
+            fprintf(out, "%9s  %5s  %-9s  %11s  %12s  %15s  %6s\n", "sub-block", "layer", "part",
+                    "stream size", "update ratio", "embedding share", "gain");
+        else
+            fprintf(out, "%9s  %5s  %-9s  %12s  %11s  %12s  %15s  %11s  %8s  %12s\n", "sub-block",
+                    "layer", "part", "stream var", "stream size", "update ratio", "embedding share",
+                    "meas. gain", "cosine", "stream norm");
         for (size_t k = 0; k < profile->n_rows; k++)
             if (vp_profile_shows_row(profile, k, every))
-                write_measured_row(out, profile, k);
+                write_measured_row(out, profile, k, width);
         if (profile->overflow_at)
             write_overflow(out, profile);
         const vp_profile_top top = vp_profile_get_top(profile);
         write_top(out, &top);
         return ferror(out) ? VP_EIO : VP_OK;
     }
-    if (sampled)
+    if (sampled && narrow)
+        fprintf(out, "%9s  %5s  %-9s  %11s  %18s  %18s\n", "sub-block", "layer", "part",
+                "stream size", "update +- 95%", "share +- 95%");
+    else if (sampled)
         fprintf(out, "%9s  %5s  %-9s  %20s  %11s  %22s  %20s  %20s\n", "sub-block", "layer", "part",
                 "stream var +- 95%", "stream size", "size p5 p50 p95", "update ratio",
                 "embedding share");
+    else if (narrow)
+        fprintf(out, "%9s  %5s  %-9s  %6s  %11s  %12s  %15s\n", "sub-block", "layer", "part",
+                "gain", "stream size", "update ratio", "embedding share");
     else
         fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s\n", "sub-block", "layer", "part",
                 "gain", "stream var", "stream size", "update ratio", "embedding share");
     for (size_t k = 0; k < profile->n_rows; k++)
         if (vp_profile_shows_row(profile, k, every)) {
             if (sampled)
-                write_sampled_row(out, profile, k);
+                write_sampled_row(out, profile, k, width);
             else
-                write_row(out, profile, k);
+                write_row(out, profile, k, width);
         }
     if (profile->overflow_at)
         write_overflow(out, profile);
@@ -221,7 +298,7 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every)
 vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t count)
 {
     fprintf(out, "\nThe top of each stack:\n");
-    fprintf(out, "%-12s  %-8s  %10s  %11s  %12s  %18s\n", "placement", "engine", "sub-blocks",
+    fprintf(out, "%-12s  %-7s  %10s  %11s  %12s  %18s\n", "placement", "engine", "sub-blocks",
             "stream size", "last update", "embedding share");
     for (size_t i = 0; i < count; i++) {
         const vp_profile_top *t = &tops[i];
@@ -229,7 +306,7 @@ vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t
         if (t->sub_block > 0)
             vp_format_percent(update, sizeof update, t->update_ratio);
         vp_format_share(share, sizeof share, t->embedding_share, t->log2_share);
-        fprintf(out, "%-12s  %-8s  %10zu  %11.4g  %12s  %18s", vp_placement_name(t->placement),
+        fprintf(out, "%-12s  %-7s  %10zu  %11.4g  %12s  %18s", vp_placement_name(t->placement),
                 vp_engine_name(t->engine), t->sub_blocks, t->stream_size, update, share);
         if (t->overflow_at)
             fprintf(out, "  (%s overflows at sub-block %zu)", vp_overflow_name(t->overflowed),

@@ -386,7 +386,7 @@ static void main_job_prints_table_and_summary(void **state)
     assert_string_equal(run.err, "");
     assert_contains(run.out, "pre-norm");
     assert_contains(run.out, "sub-block");
-    assert_contains(run.out, "       64       31  mlp");
+    assert_contains(run.out, "       64     31  mlp");
     assert_contains(run.out, "stream size       16.03 x the embedding's");
     assert_contains(run.out, "last update ratio 12.6 %");
     assert_contains(run.out, "embedding share   6.24 %");

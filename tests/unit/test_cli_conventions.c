@@ -113,6 +113,50 @@ static void terminal_plot_takes_the_terminal_width(void **state)
     program_run_free(&wide);
 }
 
+/* The profile, models and a model's heading fit 80 columns; --wide gives
+ * every column, as before. */
+static void text_fits_80_columns_unless_wide(void **state)
+{
+    (void)state;
+    const char *runs[][12] = {
+        {"--placement", "all", "--layers", "40", NULL},
+        {"--engine", "mc", "--placement", "post-ln,parallel", "--layers", "3", "--trials", "300",
+         NULL},
+        {"--engine", "forward", "--placement", "sandwich", "--layers", "2", "--width", "16",
+         "--heads", "2", NULL},
+        {"models", NULL},
+        {"--model", "llama-2-7b", "--layers", "2", NULL},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        program_run narrow = run_varprof(runs[i]);
+        assert_int_equal(narrow.status, 0);
+        if (widest_line(narrow.out) > 80) {
+            print_error("%s ...: a line of %zu columns:\n%s\n", runs[i][0], widest_line(narrow.out),
+                        narrow.out);
+            fail();
+        }
+        const char *wide_args[14] = {0};
+        size_t n = 0;
+        while (runs[i][n]) {
+            wide_args[n] = runs[i][n];
+            n++;
+        }
+        wide_args[n] = "--wide";
+        program_run wide = run_varprof(wide_args);
+        assert_int_equal(wide.status, 0);
+        assert_true(widest_line(wide.out) > 80);
+        program_run_free(&narrow);
+        program_run_free(&wide);
+    }
+    program_run wide = RUN("--engine", "mc", "--layers", "2", "--trials", "100", "--wide");
+    assert_contains(wide.out, "size p5 p50 p95");
+    program_run_free(&wide);
+    program_run narrow = RUN("--engine", "mc", "--layers", "2", "--trials", "100");
+    assert_contains(narrow.out, "update +- 95%");
+    assert_null(strstr(narrow.out, "size p5 p50 p95"));
+    program_run_free(&narrow);
+}
+
 typedef struct {
     const char *args[6];
     const char *message[2];
@@ -243,6 +287,7 @@ int main(void)
         cmocka_unit_test(a_command_has_its_own_help),
         cmocka_unit_test(help_fits_80_columns_unless_wide),
         cmocka_unit_test(terminal_plot_takes_the_terminal_width),
+        cmocka_unit_test(text_fits_80_columns_unless_wide),
         cmocka_unit_test(misspelt_names_get_the_nearest),
         cmocka_unit_test(lists_take_no_spaces_and_all_stands_alone),
         cmocka_unit_test(dashes_from_a_pdf_are_named),

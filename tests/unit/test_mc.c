@@ -366,8 +366,9 @@ static void every_isa_gives_the_same_csv(void **state)
 static void text_and_json_name_the_sampling(void **state)
 {
     (void)state;
-    program_run run =
-        run_varprof((const char *const[]){"--engine", "mc", "--seed", "42", "--layers", "2", NULL});
+    /* --wide: in 80 columns the sampling's line breaks before the seed */
+    program_run run = run_varprof(
+        (const char *const[]){"--engine", "mc", "--seed", "42", "--layers", "2", "--wide", NULL});
     assert_int_equal(run.status, 0);
     assert_non_null(strstr(run.out, "generator philox4x32-10, seed 42"));
     program_run_free(&run);
