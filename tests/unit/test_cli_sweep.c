@@ -242,7 +242,7 @@ static void a_single_stack_is_no_sweep(void **state)
 {
     (void)state;
     program_run run = RUN_OK("--placement", "pre-norm,post-ln", "--gain", "2", "--layers", "2");
-    assert_contains(run.out, "\nThe top of each stack:\nplacement     engine    sub-blocks");
+    assert_contains(run.out, "\nThe top of each stack:\nplacement     engine   sub-blocks");
     program_run_free(&run);
 }
 
