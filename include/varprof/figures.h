@@ -29,12 +29,12 @@ const vp_figure_info *vp_figures_list(size_t *n);
 
 /* How vp_figures_write_with draws the set. */
 typedef struct {
-    const char *outdir;     /* where the figures go */
-    const char *extension;  /* "svg", "png" or "pdf" */
-    int force;              /* replace existing figures */
-    double width, height;   /* as vp_plot_target's: 0 for the default size */
-    double font_size;       /* points; 0 for the default */
-    const char *script_dir; /* not NULL: also write each figure's gnuplot script there as
+    const char *outdir;          /* where the figures go */
+    const char *extension;       /* "svg", "png" or "pdf" */
+    int force;                   /* replace existing figures */
+    double width, height;        /* as vp_plot_target's: 0 for the default size */
+    double font_size;            /* points; 0 for the default */
+    const char *script_dir;      /* not NULL: also write each figure's gnuplot script there as
                                NAME.gp (the folder is made if missing; older scripts are
                                replaced) */
     const vp_progress *progress; /* told of each figure made; NULL for none */
