@@ -1,7 +1,7 @@
 /* Progress of a long computation, reported to the caller.
  *
  * An engine that takes a vp_progress (vp_mc_options.progress,
- * vp_forward_options.progress, vp_figures_write_progress) calls report with
+ * vp_forward_options.progress, vp_figures_options.progress) calls report with
  * the units done so far and the units in all, from 0 to total: tokens for
  * the Monte Carlo, sub-blocks for the forward pass, figures for the figure
  * set. What a unit is matters only to the ratio.
