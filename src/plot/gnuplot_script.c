@@ -458,8 +458,12 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
     return VP_OK;
 }
 
-/* The characters a title line holds: the figure's width over a character's,
- * about 0.55 of the font's size in sans-serif. */
+/* The characters a title line holds: the width a title is centred in over a
+ * character's. A character of DejaVu Sans or Liberation Sans (what
+ * "sans-serif" becomes) averages 0.6 of the font's size; gnuplot centres a
+ * panel's title over its plot area, which a key at the right pushes left, so
+ * a line may span 0.85 of the figure without running off its left edge
+ * (measured on the gain sweep at 5.5 in, rendered by rsvg-convert). */
 static size_t title_width(vp_plot_format format, size_t n_panels, const vp_plot_target *size)
 {
     if (format == VP_PLOT_DUMB)
@@ -467,7 +471,7 @@ static size_t title_width(vp_plot_format format, size_t n_panels, const vp_plot_
     double width, height, font;
     figure_size(format, n_panels, size, &width, &height, &font);
     const double inches = format == VP_PLOT_PNG ? width / VP_PLOT_PNG_DPI : width;
-    const double chars = inches * 72.0 / (0.55 * font) - 4.0;
+    const double chars = 0.85 * inches * 72.0 / (0.6 * font);
     return chars > 20.0 ? (size_t)chars : 20;
 }
 
