@@ -313,6 +313,8 @@ static int combination_setup(const profile_request *req, size_t i, vp_sweep_poin
     if (point->width)
         mc->width = fw->width = point->width;
     cfg->placement = point->placement;
+    cfg->gains = req->gains;
+    cfg->n_gains = req->n_gains;
     return rc;
 }
 
@@ -574,8 +576,6 @@ static int write_heading_first(const profile_request *req, FILE *out, size_t i)
     int rc = combination_setup(req, i, &point, &cfg, &mc, &fw);
     if (rc != EXIT_OK)
         return rc;
-    cfg.gains = req->gains;
-    cfg.n_gains = req->n_gains;
     const vp_engine engine = req->engines == ENGINE_MC        ? VP_ENGINE_MC
                              : req->engines == ENGINE_FORWARD ? VP_ENGINE_FORWARD
                                                               : VP_ENGINE_CLOSED;
@@ -599,8 +599,6 @@ static int compute_placement(const profile_request *req, size_t i, progress_line
     int rc = combination_setup(req, i, &point, &cfg, &mc, &fw);
     if (rc != EXIT_OK)
         return rc;
-    cfg.gains = req->gains;
-    cfg.n_gains = req->n_gains;
     vp_error err;
     if (has(req, ENGINE_CLOSED) && vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
         return cli_runtime_error("%s", err.message);

@@ -46,4 +46,14 @@ const char *plot_gnuplot_program(void);
  * "forward pass"; "" for a value out of range. */
 const char *plot_engine_display_name(vp_engine engine);
 
+/* The largest y of a series; 0 for none above 0. */
+double plot_series_max(const vp_series *series);
+
+/* Where a panel's tame curves end: *limit is far times the median of the
+ * series' maxima, *tame the largest maximum at or below it (0 where none is
+ * above 0), *highest the largest of all. A curve whose maximum passes *limit
+ * runs away. VP_ENOMEM. */
+vp_status plot_tame_top(const vp_panel *panel, double far, double *limit, double *tame,
+                        double *highest, vp_error *err);
+
 #endif

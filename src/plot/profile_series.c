@@ -1,6 +1,7 @@
 /* Profiles drawn into a figure: stream size, update ratio and embedding
  * share against the sub-block, one series per profile. */
 #include "varprof/plot.h"
+#include "plot/plot_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -192,20 +193,6 @@ static void layer_tics(vp_panel *panel, const vp_profile *const *profiles, size_
     panel->x_minor_tics = layers <= 64 ? (int)step : 0;
 }
 
-static double series_max(const vp_series *s)
-{
-    double max = 0.0;
-    for (size_t i = 0; i < s->n; i++)
-        max = s->y[i] > max ? s->y[i] : max;
-    return max;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Cuts a linear axis above the tame curves when some end far above them:
  * "far" is 20 times the median curve's top. */
 static vp_status cut_runaways(vp_panel *panel, vp_error *err)
@@ -214,26 +201,16 @@ static vp_status cut_runaways(vp_panel *panel, vp_error *err)
     const size_t n = panel->n_series;
     if (n < 3 || (panel->flags & VP_AXIS_LOG_Y))
         return VP_OK;
-    double *tops = malloc(n * sizeof *tops);
-    if (!tops)
-        return vp_fail(err, VP_ENOMEM, "no memory to scale a panel");
-    for (size_t i = 0; i < n; i++)
-        tops[i] = series_max(&panel->series[i]);
-    qsort(tops, n, sizeof *tops, by_value);
-    const double limit = FAR * tops[n / 2];
-    double tame = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (tops[i] <= limit)
-            tame = tops[i];
-    free(tops);
-    if (!(tame > 0.0))
-        return VP_OK;
+    double limit, tame, highest;
+    vp_status status = plot_tame_top(panel, FAR, &limit, &tame, &highest, err);
+    if (status != VP_OK || !(tame > 0.0))
+        return status;
     char title[256];
     int used = snprintf(title, sizeof title, "%s (off the top:", panel->title);
     size_t runaways = 0;
     for (size_t i = 0; i < n && used > 0 && (size_t)used < sizeof title; i++) {
         const vp_series *s = &panel->series[i];
-        const double top = series_max(s);
+        const double top = plot_series_max(s);
         if (top <= limit)
             continue;
         size_t name_len = strcspn(s->label, ",");

@@ -161,20 +161,6 @@ static void sweep_tics(vp_panel *panel, const vp_sweep_top *tops, size_t n, vp_s
     panel->x_minor_tics = step >= 2 ? 2 : 0;
 }
 
-static double series_max(const vp_series *s)
-{
-    double max = 0.0;
-    for (size_t i = 0; i < s->n; i++)
-        max = s->y[i] > max ? s->y[i] : max;
-    return max;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* A line that ends far above the others (none's stream reaches 1e38) would
  * squeeze them into the bottom of a log panel: the axis stops at the power
  * of ten above the tame lines, and the title says where each runaway leaves
@@ -185,19 +171,10 @@ static vp_status cut_runaways(vp_panel *panel, const char *x_name, vp_error *err
     const size_t n = panel->n_series;
     if (n < 3)
         return VP_OK;
-    double tops[VP_PLACEMENT_COUNT * VP_ENGINE_COUNT * 4];
-    if (n > sizeof tops / sizeof *tops)
-        return VP_OK;
-    for (size_t i = 0; i < n; i++)
-        tops[i] = series_max(&panel->series[i]);
-    qsort(tops, n, sizeof *tops, by_value);
-    const double limit = FAR * tops[n / 2];
-    double tame = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (tops[i] <= limit)
-            tame = tops[i];
-    if (!(tame > 0.0) || tops[n - 1] <= limit)
-        return VP_OK;
+    double limit, tame, top;
+    vp_status status = plot_tame_top(panel, FAR, &limit, &tame, &top, err);
+    if (status != VP_OK || !(tame > 0.0) || top <= limit)
+        return status;
     const double cut = pow(10.0, ceil(log10(1.25 * tame)));
     char title[512];
     int used = snprintf(title, sizeof title, "%s", panel->title);
