@@ -1,6 +1,7 @@
 /* Dashes that are not hyphen-minus, said by name. */
 #include "dash_lookalike.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "options.h"
@@ -27,10 +28,16 @@ const dash_lookalike *find_dash_lookalike(const char *text)
     return first;
 }
 
-/* text with every look-alike replaced by '-' */
-static void ascii_version(char *buf, size_t size, const char *text)
+/* text with every look-alike replaced by '-'; a lone one that opens an
+ * option's name ("\u2013gain") by "--", since typesetting turns the "--"
+ * of "--gain" into a single dash */
+static void ascii_version(char *buf, size_t size, const char *text, int is_option_name)
 {
     size_t n = 0;
+    const dash_lookalike *first = find_dash_lookalike(text);
+    if (is_option_name && size > 2 && first && strncmp(text, first->utf8, 3) == 0 &&
+        isalpha((unsigned char)text[3]))
+        buf[n++] = '-'; /* the loop below writes the second */
     while (*text && n + 1 < size) {
         const dash_lookalike *dash = NULL;
         for (size_t i = 0; i < sizeof lookalikes / sizeof *lookalikes; i++)
@@ -49,7 +56,7 @@ static void ascii_version(char *buf, size_t size, const char *text)
 int refuse_dash_lookalike(const char *option, const char *text, const dash_lookalike *dash)
 {
     char fixed[256];
-    ascii_version(fixed, sizeof fixed, text);
+    ascii_version(fixed, sizeof fixed, text, option == NULL);
     if (option)
         return cli_usage_error("%s: '%s' holds %s (%s), as text copied from a PDF may; type "
                                "the ASCII '-' instead: %s %s",

@@ -219,7 +219,9 @@ static void dashes_from_a_pdf_are_named(void **state)
     const refusal cases[] = {
         {{"\xe2\x80\x93-layers", "4"},
          {"an en dash (U+2013)", "type the ASCII '-' instead: --layers"}},
-        {{"\xe2\x80\x94layers", "4"}, {"an em dash (U+2014)"}},
+        /* a PDF sets "--layers" as one dash: the fix is the two hyphens */
+        {{"\xe2\x80\x94layers", "4"}, {"an em dash (U+2014)", "instead: --layers"}},
+        {{"\xe2\x80\x93gain", "2"}, {"an en dash (U+2013)", "instead: --gain"}},
         {{"--gain", "1e\xe2\x88\x92"
                     "3"},
          {"--gain", "a minus sign (U+2212)"}},
