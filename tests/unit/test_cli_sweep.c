@@ -54,7 +54,8 @@ static void on_cell(void *text, size_t length, void *data)
     assert_true(t->rows < MAX_ROWS && t->col < MAX_COLS);
     char *copy = calloc(length + 1, 1);
     assert_non_null(copy);
-    memcpy(copy, text, length);
+    if (length) // libcsv passes NULL for an empty field
+        memcpy(copy, text, length);
     t->cell[t->rows][t->col++] = copy;
 }
 
