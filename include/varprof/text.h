@@ -48,24 +48,33 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
 vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t count);
 
 /* Writes a sampled profile beside the closed form, row by row (every >= 1),
- * with each figure's difference in standard errors. VP_EIO on a stream error. */
+ * with each figure's difference in standard errors. VP_TEXT_WIDE shows the
+ * closed form's figures beside the sampled ones (116 columns); VP_TEXT_FIT_80
+ * the sampled ones alone, a difference of 1000 standard errors or more
+ * whole, under a title of two lines. VP_EIO on a stream error. */
 vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const vp_profile *sampled,
-                                     size_t every);
+                                     size_t every, vp_text_width width);
 
-/* Writes the one-line verdict of a comparison (vp_compare). VP_EIO on a
- * stream error. */
-vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp);
+/* Writes the one-line verdict of a comparison (vp_compare), and the why of a
+ * finite width's share; with VP_TEXT_FIT_80 broken to fit 80 columns, after
+ * a comma past column 60 or else at a space, each further line indented two
+ * spaces more than its first. VP_EIO on a stream error. */
+vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp,
+                                vp_text_width width);
 
 /* Writes the forward pass beside the closed form at the configured gain and
  * the closed form at its measured gains (its prediction), row by row (every
- * >= 1), with the measured gain and update-stream cosine. VP_EIO on a stream
- * error. */
+ * >= 1), with the measured gain and update-stream cosine (VP_TEXT_WIDE, 128
+ * columns); VP_TEXT_FIT_80 keeps the prediction and the measurement alone,
+ * its title and network lines broken as vp_text_write_verdict's. VP_EIO on
+ * a stream error. */
 vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
                                            const vp_profile *predicted, const vp_profile *forward,
-                                           size_t every);
+                                           size_t every, vp_text_width width);
 
-/* One line: where the forward pass parts from its prediction, and by how much. */
+/* One line: where the forward pass parts from its prediction, and by how
+ * much; broken as vp_text_write_verdict's with VP_TEXT_FIT_80. */
 vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
-                                        const vp_profile *forward);
+                                        const vp_profile *forward, vp_text_width width);
 
 #endif

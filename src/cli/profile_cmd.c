@@ -65,6 +65,12 @@ static int comparing(const profile_request *req)
     return has(req, ENGINE_CLOSED) && has(req, ENGINE_MC | ENGINE_FORWARD);
 }
 
+/* The text's layout: every column with --wide, else 80 columns. */
+static vp_text_width width_of(const profile_request *req)
+{
+    return req->wide ? VP_TEXT_WIDE : VP_TEXT_FIT_80;
+}
+
 /* --engine closed|mc|forward|all, or a list of the first three, each once. */
 static int read_engines(const cli_args *args, profile_request *req)
 {
@@ -663,18 +669,20 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
         }
         if (pp->sampled) {
             vp_comparison cmp;
-            status = vp_text_write_side_by_side(out, pp->closed, pp->sampled, req->every);
+            status =
+                vp_text_write_side_by_side(out, pp->closed, pp->sampled, req->every, width_of(req));
             if (status == VP_OK && vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
                                               AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
-                status = vp_text_write_verdict(out, pp->closed, &cmp);
+                status = vp_text_write_verdict(out, pp->closed, &cmp, width_of(req));
         }
         if (status == VP_OK && pp->forward) {
             if (pp->sampled)
                 fputc('\n', out);
             status = vp_text_write_forward_comparison(out, pp->closed, pp->predicted, pp->forward,
-                                                      req->every);
+                                                      req->every, width_of(req));
             if (status == VP_OK)
-                status = vp_text_write_forward_verdict(out, pp->predicted, pp->forward);
+                status =
+                    vp_text_write_forward_verdict(out, pp->predicted, pp->forward, width_of(req));
         }
         return status;
     }
@@ -692,27 +700,30 @@ static vp_status write_verdicts(const profile_request *req, FILE *out,
                                 const placement_profiles *all)
 {
     if (has(req, ENGINE_MC)) {
-        fprintf(out,
-                "\nVerdicts: the Monte Carlo against the closed form, each figure within %g "
-                "standard errors or %g eps relative, and none beyond what chance allows the "
-                "largest of them\n",
-                AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
+        char line[256];
+        snprintf(line, sizeof line,
+                 "Verdicts: the Monte Carlo against the closed form, each figure within %g "
+                 "standard errors or %g eps relative, and none beyond what chance allows the "
+                 "largest of them",
+                 AGREEMENT_SE, AGREEMENT_EPS_MULTIPLE);
+        fputc('\n', out);
+        write_wrapped(out, line, 0, 2, req->wide ? 0 : TEXT_COLUMNS);
         for (size_t i = 0; i < req->n_combinations; i++) {
             vp_comparison cmp;
             if (vp_compare(all[i].closed, all[i].sampled, AGREEMENT_SE,
                            AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) != VP_OK)
                 continue;
-            if (req->sweeping)
-                write_point(out, req, i, ": ");
-            vp_text_write_verdict(out, all[i].closed, &cmp);
+            if (req->sweeping) /* in 80 columns the verdict starts a line */
+                write_point(out, req, i, req->wide ? ": " : ":\n");
+            vp_text_write_verdict(out, all[i].closed, &cmp, width_of(req));
         }
     }
     if (has(req, ENGINE_FORWARD)) {
         fprintf(out, "\nThe forward pass against the closed form fed with its measured gains:\n");
         for (size_t i = 0; i < req->n_combinations; i++) {
             if (req->sweeping)
-                write_point(out, req, i, ": ");
-            vp_text_write_forward_verdict(out, all[i].predicted, all[i].forward);
+                write_point(out, req, i, req->wide ? ": " : ":\n");
+            vp_text_write_forward_verdict(out, all[i].predicted, all[i].forward, width_of(req));
         }
     }
     return ferror(out) ? VP_EIO : VP_OK;

@@ -49,45 +49,74 @@ static void write_network(FILE *out, const vp_profile *p)
 static void write_heading_lines(FILE *out, const vp_profile *p);
 
 /* Writes each line of text, those longer than 80 columns broken after
- * their last ", " that fits, the rest indented by two spaces. */
-static void write_fitted(FILE *out, const char *text)
+ * their last ", " that fits, or at their last space that does where no
+ * comma lies from column comma_from on (a comma early in the line leaves
+ * it ragged; 0: commas alone, a line without one left whole), the rest
+ * indented by two spaces more than the line. */
+static void write_fitted(FILE *out, const char *text, size_t comma_from)
 {
     while (*text) {
         size_t length = strcspn(text, "\n");
         const char *line = text;
+        const int indent = 2 + (int)strspn(line, " ");
         size_t column = 0;
         while (column + length > 80) {
-            size_t cut = 0;
-            for (size_t i = 0; i + 1 < length && column + i + 1 <= 80; i++)
+            size_t cut = 0, space = 0;
+            for (size_t i = 0; i + 1 < length && column + i + 1 <= 80; i++) {
                 if (line[i] == ',' && line[i + 1] == ' ')
                     cut = i + 1;
+                if (line[i + 1] == ' ')
+                    space = i + 1;
+            }
+            if (column + cut < comma_from)
+                cut = space > cut ? space : cut;
             if (cut == 0)
                 break;
-            fprintf(out, "%.*s\n  ", (int)cut, line);
+            fprintf(out, "%.*s\n%*s", (int)cut, line, indent, "");
             line += cut + 1;
             length -= cut + 1;
-            column = 2;
+            column = (size_t)indent;
         }
         fprintf(out, "%.*s\n", (int)length, line);
         text = line + length + (line[length] == '\n');
     }
 }
 
-static void write_heading(FILE *out, const vp_profile *p, vp_text_width width)
+/* A sentence (a title, a verdict) breaks after a comma from this column on,
+ * before it at a space. */
+#define SENTENCE_COMMA_FROM 60
+
+/* What writes a block of lines, for write_lines_in_width. */
+typedef void (*text_lines)(FILE *out, const void *arg);
+
+/* Writes what `lines` writes, its lines broken to fit 80 columns with
+ * VP_TEXT_FIT_80 (write_fitted with comma_from). */
+static void write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from,
+                                 text_lines lines, const void *arg)
 {
     char *text = NULL;
     size_t size = 0;
     FILE *memory = width == VP_TEXT_FIT_80 ? open_memstream(&text, &size) : NULL;
     if (!memory) {
-        write_heading_lines(out, p);
+        lines(out, arg);
         return;
     }
-    write_heading_lines(memory, p);
+    lines(memory, arg);
     if (fclose(memory) == 0)
-        write_fitted(out, text);
+        write_fitted(out, text, comma_from);
     else /* no memory for the text: unbroken lines rather than none */
-        write_heading_lines(out, p);
+        lines(out, arg);
     free(text);
+}
+
+static void write_heading_text(FILE *out, const void *profile)
+{
+    write_heading_lines(out, profile);
+}
+
+static void write_heading(FILE *out, const vp_profile *p, vp_text_width width)
+{
+    write_lines_in_width(out, width, 0, write_heading_text, p); /* at commas only */
 }
 
 static void write_heading_lines(FILE *out, const vp_profile *p)
@@ -316,27 +345,59 @@ vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
-static void se_text(char *buf, size_t size, double units)
+/* A difference in standard errors; in 80 columns, whole from 1000 on (a
+ * figure exact to its last digits can lie tens of thousands away). */
+static void se_text(char *buf, size_t size, double units, vp_text_width width)
 {
     if (isinf(units))
         snprintf(buf, size, "%s", units > 0 ? "+inf" : "-inf");
+    else if (width == VP_TEXT_FIT_80 && fabs(units) >= 1000.0)
+        snprintf(buf, size, "%+.0f", units);
     else
         snprintf(buf, size, "%+.1f", units);
 }
 
-vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const vp_profile *sampled,
-                                     size_t every)
+/* What a comparison's title is written from: the profile held against the
+ * closed form, and the layout its rows take. */
+typedef struct {
+    const vp_profile *profile;
+    vp_text_width width;
+} comparison_title;
+
+/* The side-by-side's title: the sampled engine and how it sampled. */
+static void write_side_by_side_title(FILE *out, const void *arg)
 {
-    const vp_placement placement = closed->config.placement;
-    fprintf(out,
-            "%s: closed form against %s (%s method, width %zu, %zu tokens, seed %llu); "
-            "(SE): the difference in standard errors\n",
-            vp_placement_name(placement), engine_title(sampled->engine),
-            vp_sampling_method_name(sampled->sampling.method), sampled->sampling.width,
-            sampled->sampling.trials, sampled->sampling.seed);
-    fprintf(out, "%9s  %-9s  %11s %11s %6s  %11s %11s %6s  %11s %11s %6s\n", "sub-block", "part",
-            "var closed", "sampled", "(SE)", "upd closed", "sampled", "(SE)", "emb closed",
-            "sampled", "(SE)");
+    const comparison_title *title = arg;
+    const vp_profile *sampled = title->profile;
+    const vp_sampling *s = &sampled->sampling;
+    const char *placement = vp_placement_name(sampled->config.placement);
+    if (title->width == VP_TEXT_FIT_80) /* the sampled figures alone */
+        fprintf(out,
+                "%s: %s (%s method, width %zu, %zu tokens, seed %llu)\n(SE): the difference "
+                "from the closed form in standard errors (--wide: both)\n",
+                placement, engine_title(sampled->engine), vp_sampling_method_name(s->method),
+                s->width, s->trials, s->seed);
+    else
+        fprintf(out,
+                "%s: closed form against %s (%s method, width %zu, %zu tokens, seed %llu); "
+                "(SE): the difference in standard errors\n",
+                placement, engine_title(sampled->engine), vp_sampling_method_name(s->method),
+                s->width, s->trials, s->seed);
+}
+
+vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const vp_profile *sampled,
+                                     size_t every, vp_text_width width)
+{
+    const int narrow = width == VP_TEXT_FIT_80;
+    const comparison_title title = {sampled, width};
+    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_side_by_side_title, &title);
+    if (narrow) /* 80 columns: the sampled figure and its distance from the closed form's */
+        fprintf(out, "%9s  %-9s  %10s %7s  %10s %7s  %10s %7s\n", "sub-block", "part", "stream var",
+                "(SE)", "update", "(SE)", "emb. share", "(SE)");
+    else
+        fprintf(out, "%9s  %-9s  %11s %11s %6s  %11s %11s %6s  %11s %11s %6s\n", "sub-block",
+                "part", "var closed", "sampled", "(SE)", "upd closed", "sampled", "(SE)",
+                "emb closed", "sampled", "(SE)");
     const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
     for (size_t k = 0; k < rows; k++) {
         if (!(k % every == 0 || k + 1 == rows))
@@ -344,14 +405,20 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const 
         fprintf(out, "%9zu  %-9s", k, vp_part_name(vp_config_part_of(&closed->config, k)));
         for (int q = 0; q < VP_Q_COUNT; q++) {
             if (!vp_quantity_applies((vp_quantity)q, k)) {
-                fprintf(out, "  %11s %11s %6s", "-", "-", "");
+                if (narrow)
+                    fprintf(out, "  %10s %7s", "-", "");
+                else
+                    fprintf(out, "  %11s %11s %6s", "-", "-", "");
                 continue;
             }
             double c, s, se;
             char units[16];
             compare_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);
-            se_text(units, sizeof units, compare_se_units(c, s, se));
-            fprintf(out, "  %11.5g %11.5g %6s", c, s, units);
+            se_text(units, sizeof units, compare_se_units(c, s, se), width);
+            if (narrow)
+                fprintf(out, "  %10.5g %7s", s, units);
+            else
+                fprintf(out, "  %11.5g %11.5g %6s", c, s, units);
         }
         fputc('\n', out);
     }
@@ -389,11 +456,19 @@ static void write_finite_width_why(FILE *out, const vp_profile *closed, const vp
     fputc('\n', out);
 }
 
-vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp)
+/* What a verdict is written from. */
+typedef struct {
+    const vp_profile *closed;
+    const vp_comparison *cmp;
+} verdict_of;
+
+static void write_verdict_lines(FILE *out, const void *arg)
 {
+    const vp_profile *closed = ((const verdict_of *)arg)->closed;
+    const vp_comparison *cmp = ((const verdict_of *)arg)->cmp;
     const char *name = vp_placement_name(closed->config.placement);
     char units[16];
-    se_text(units, sizeof units, cmp->worst_se_units);
+    se_text(units, sizeof units, cmp->worst_se_units, VP_TEXT_WIDE);
     if (cmp->beyond == 0) {
         fprintf(out,
                 "%s: agrees within %g standard errors (or %.2g relative) at all %zu "
@@ -419,18 +494,61 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
             cmp->worst_quantity == VP_Q_EMBEDDING_SHARE && cmp->worst_k >= 1 && cmp->width)
             write_finite_width_why(out, closed, cmp);
     }
+}
+
+vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_comparison *cmp,
+                                vp_text_width width)
+{
+    const verdict_of verdict = {closed, cmp};
+    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_verdict_lines, &verdict);
     return ferror(out) ? VP_EIO : VP_OK;
+}
+
+/* The forward comparison's title and the network it ran. */
+static void write_forward_title(FILE *out, const void *arg)
+{
+    const comparison_title *title = arg;
+    const vp_profile *forward = title->profile;
+    if (title->width == VP_TEXT_FIT_80) /* no closed form at the configured gain */
+        fprintf(out,
+                "%s: the forward pass against the closed form at its measured gains\n(its "
+                "prediction); --wide adds the gains, the cosines and the closed form at the "
+                "configured gain\n",
+                vp_placement_name(forward->config.placement));
+    else
+        fprintf(out,
+                "%s: the forward pass measured, against the closed form at the configured "
+                "gain and at the measured gains (its prediction)\n",
+                vp_placement_name(forward->config.placement));
+    write_network(out, forward);
 }
 
 vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
                                            const vp_profile *predicted, const vp_profile *forward,
-                                           size_t every)
+                                           size_t every, vp_text_width width)
 {
-    fprintf(out,
-            "%s: the forward pass measured, against the closed form at the configured "
-            "gain and at the measured gains (its prediction)\n",
-            vp_placement_name(forward->config.placement));
-    write_network(out, forward);
+    const int narrow = width == VP_TEXT_FIT_80;
+    const comparison_title title = {forward, width};
+    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_forward_title, &title);
+    if (narrow) { /* 80 columns: the prediction and the measurement */
+        fprintf(out, "%9s  %-9s  %9s %9s  %8s %8s  %8s %8s\n", "sub-block", "part", "var pred.",
+                "measured", "upd pred", "meas.", "emb pred", "meas.");
+        for (size_t k = 0; k < forward->n_rows; k++) {
+            if (!(k % every == 0 || k + 1 == forward->n_rows))
+                continue;
+            const vp_row *p = k < predicted->n_rows ? &predicted->rows[k] : NULL;
+            const vp_row *f = &forward->rows[k];
+            fprintf(out, "%9zu  %-9s  %9.5g %9.5g", k,
+                    vp_part_name(vp_config_part_of(&forward->config, k)), p ? p->stream_var : NAN,
+                    f->stream_var);
+            if (k > 0)
+                fprintf(out, "  %8.4g %8.4g", p ? p->update_ratio : NAN, f->update_ratio);
+            else
+                fprintf(out, "  %8s %8s", "-", "-");
+            fprintf(out, "  %8.4g %8.4g\n", p ? p->embedding_share : NAN, f->embedding_share);
+        }
+        return ferror(out) ? VP_EIO : VP_OK;
+    }
     fprintf(out, "%9s  %-6s %8s %7s  %10s %10s %10s  %8s %8s %8s  %9s %9s %9s\n", "sub-block",
             "part", "gain", "cosine", "var closed", "predicted", "measured", "upd cl.", "pred.",
             "meas.", "emb cl.", "pred.", "meas.");
@@ -483,9 +601,10 @@ static double widest_gap(const vp_profile *predicted, const vp_profile *forward,
     return widest;
 }
 
-vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
-                                        const vp_profile *forward)
+static void write_forward_verdict_lines(FILE *out, const void *profiles)
 {
+    const vp_profile *predicted = ((const vp_profile *const *)profiles)[0];
+    const vp_profile *forward = ((const vp_profile *const *)profiles)[1];
     size_t at_v, at_u, at_e;
     const double v = widest_gap(predicted, forward, VP_Q_STREAM_VAR, &at_v);
     const double u = widest_gap(predicted, forward, VP_Q_UPDATE_RATIO, &at_u);
@@ -507,5 +626,12 @@ vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
             "ratio, %s in embedding share; mean update-stream cosine %+.3f (the idealisation "
             "assumes 0)\n",
             vp_placement_name(forward->config.placement), gaps[0], gaps[1], gaps[2], cosine);
+}
+
+vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
+                                        const vp_profile *forward, vp_text_width width)
+{
+    const vp_profile *both[] = {predicted, forward};
+    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_forward_verdict_lines, both);
     return ferror(out) ? VP_EIO : VP_OK;
 }

@@ -131,7 +131,8 @@ static void program_runs_every_engine(void **state)
                                                       "all", "--width", "64", "--layers", "4",
                                                       "--trials", "500", NULL});
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "the forward pass measured"));
+    assert_non_null(
+        strstr(r.out, "the forward pass against the closed form at its measured gains"));
     assert_non_null(strstr(r.out, "pre-norm: parts from its prediction by at most"));
     assert_non_null(strstr(r.out, "post-ln: parts from its prediction by at most"));
     program_run_free(&r);
@@ -156,7 +157,7 @@ static void weights_set_the_monte_carlos_width(void **state)
                                                       "--token-ids", tokens, "--placement",
                                                       "pre-norm", "--trials", "64", NULL});
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "closed form against Monte Carlo (reduced method, width 64, "));
+    assert_non_null(strstr(r.out, "pre-norm: Monte Carlo (reduced method, width 64, "));
     program_run_free(&r);
     r = run_varprof((const char *const[]){"--engine", "all", "--weights", weights, "--token-ids",
                                           tokens, "--placement", "pre-norm", "--trials", "64",

@@ -178,7 +178,7 @@ static char *why_line(vp_placement placement, size_t layers, double gain, size_t
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
     assert_non_null(out);
-    assert_int_equal(vp_text_write_verdict(out, closed, &cmp), VP_OK);
+    assert_int_equal(vp_text_write_verdict(out, closed, &cmp, VP_TEXT_WIDE), VP_OK);
     assert_int_equal(fclose(out), 0);
     vp_profile_free(closed);
     char *why = strstr(text, "\n  why: ");
