@@ -15,6 +15,7 @@
 #include "varprof/plot.h"
 #include "varprof/profile.h"
 #include "varprof/status.h"
+#include "varprof/text.h"
 
 /* A run holds at most this many combinations: more is a sweep to split, not
  * to wait for (each combination is a whole profile, or several). */
@@ -69,9 +70,11 @@ typedef struct {
 
 /* Writes the text table of the tops, one line per entry in order: placement,
  * gain, layers, width (with_width only; "-" where a top has none), engine,
- * sub-blocks, stream size, last update and embedding share. VP_EIO on a
- * stream error. */
-vp_status vp_sweep_write_tops(FILE *out, const vp_sweep_top *tops, size_t n, int with_width);
+ * sub-blocks, stream size, last update and embedding share (VP_TEXT_WIDE, to
+ * 109 columns); VP_TEXT_FIT_80 leaves out the sub-blocks and the share's
+ * power of two. VP_EIO on a stream error. */
+vp_status vp_sweep_write_tops(FILE *out, const vp_sweep_top *tops, size_t n, int with_width,
+                              vp_text_width text_width);
 
 /* A figure of the tops against the variable x: one panel per quantity
  * (VP_QUANTITY_ALL: stream size, last update ratio, embedding share; else the

@@ -769,7 +769,7 @@ static vp_status write_ending(const profile_request *req, FILE *out, const place
         return status;
     if (req->sweeping)
         return vp_sweep_write_tops(out, res->tops, res->n_tops,
-                                   has(req, ENGINE_MC | ENGINE_FORWARD));
+                                   has(req, ENGINE_MC | ENGINE_FORWARD), width_of(req));
     if (comparing(req) || req->n_combinations < 2)
         return VP_OK;
     vp_profile_top tops[VP_PLACEMENT_COUNT];

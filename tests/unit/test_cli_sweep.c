@@ -194,15 +194,15 @@ static void text_ends_with_the_tops_of_the_sweep(void **state)
     program_run run = RUN_OK("--placement", "pre-norm,post-ln", "--gain", "1,2", "--layers", "2");
     const char *tops = strstr(run.out, "\nThe top of each stack:\n");
     assert_non_null(tops);
-    assert_contains(tops, "placement         gain   layers  engine    sub-blocks  stream size"
-                          "   last update     embedding share\n");
+    assert_contains(tops,
+                    "placement       gain  layers  engine        size    update  emb. share\n");
     /* pre-norm at gain g: v_K = 1 + K g^2, the share 1 / sqrt(v_K) */
-    assert_contains(tops, "pre-norm             1        2  closed             4        2.236  "
-                          "        50 %              44.7 %\n");
-    assert_contains(tops, "pre-norm             2        2  closed             4        4.123");
-    assert_contains(tops, "post-ln              1        2  closed             4            1");
-    assert_contains(tops, "post-ln              2        2  closed             4            1");
-    const char *last = strstr(tops, "post-ln              2");
+    assert_contains(tops,
+                    "pre-norm           1       2  closed       2.236      50 %      44.7 %\n");
+    assert_contains(tops, "pre-norm           2       2  closed       4.123");
+    assert_contains(tops, "post-ln            1       2  closed           1");
+    assert_contains(tops, "post-ln            2       2  closed           1");
+    const char *last = strstr(tops, "post-ln            2");
     assert_non_null(last);
     assert_null(strchr(strchr(last, '\n') + 1, '\n')); /* the last line of the output */
     program_run_free(&run);
@@ -215,10 +215,10 @@ static void text_table_names_widths_when_sampled(void **state)
         RUN_OK("--engine", "closed,mc", "--width", "4,8", "--layers", "1", "--trials", "16");
     const char *tops = strstr(run.out, "\nThe top of each stack:\n");
     assert_non_null(tops);
-    assert_contains(tops, "placement         gain   layers    width  engine");
-    assert_contains(tops, "pre-norm             1        1        -  closed");
-    assert_contains(tops, "pre-norm             1        1        4  mc");
-    assert_contains(tops, "pre-norm             1        1        8  mc");
+    assert_contains(tops, "placement       gain  layers   width  engine");
+    assert_contains(tops, "pre-norm           1       1       -  closed");
+    assert_contains(tops, "pre-norm           1       1       4  mc");
+    assert_contains(tops, "pre-norm           1       1       8  mc");
     /* and each width's verdict, named */
     assert_contains(run.out, "gain 1, 1 layer, width 4:\npre-norm: ");
     assert_contains(run.out, "gain 1, 1 layer, width 8:\npre-norm: ");
@@ -232,8 +232,8 @@ static void a_models_depth_can_be_swept(void **state)
     program_run run = RUN_OK("--model", "gpt-2-small", "--layers", "6,12", "--format", "text");
     assert_contains(run.out, "model gpt-2-small");
     assert_contains(run.out, "(6,12 here, as --layers says)");
-    assert_contains(run.out, "pre-norm             1        6  closed            12");
-    assert_contains(run.out, "pre-norm             1       12  closed            24");
+    assert_contains(run.out, "pre-norm           1       6  closed       3.606");
+    assert_contains(run.out, "pre-norm           1      12  closed           5");
     program_run_free(&run);
 }
 

@@ -1,6 +1,7 @@
 /* The comparison of engines (--engine closed,mc, closed,forward, all) fits
- * 80 columns by default, its tables, titles and verdicts; --wide gives every
- * column, the closed form's figures beside the sampled ones. */
+ * 80 columns by default, its tables, titles, verdicts and a sweep's table
+ * of tops; --wide gives every column, the closed form's figures beside the
+ * sampled ones. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,6 +54,9 @@ static const char *const comparisons[][MAX_ARGS] = {
      NULL},
     {"--engine", "closed,forward", "--placement", "pre-norm,output-norm", "--layers", "2",
      SMALL_NETWORK, NULL},
+    {"--gain", "1,2", "--engine", "closed,mc", "--layers", "2", NULL},
+    {"--gain", "1,2", "--engine", "all", "--placement", "deepnorm,sandwich", "--layers", "2",
+     SMALL_NETWORK, "--trials", "64", NULL},
 };
 
 static size_t count_args(const char *const *args)
@@ -126,8 +130,8 @@ static void wide_gives_every_column(void **state)
     program_run_free(&narrow);
 }
 
-/* A sweep's verdicts: in 80 columns the verdict starts a line after its
- * point. */
+/* A sweep's verdicts and its table of tops: in 80 columns the verdict starts
+ * a line after its point, and the table leaves out the sub-blocks. */
 static void a_sweep_fits_and_widens(void **state)
 {
     (void)state;
@@ -137,6 +141,26 @@ static void a_sweep_fits_and_widens(void **state)
     assert_int_equal(wide.status, 0);
     assert_contains(narrow.out, "gain 2, 2 layers:\npre-norm: agrees");
     assert_contains(wide.out, "gain 2, 2 layers: pre-norm: agrees");
+    assert_contains(wide.out, "sub-blocks  stream size");
+    assert_null(strstr(narrow.out, "sub-blocks  stream size"));
+    program_run_free(&narrow);
+    program_run_free(&wide);
+}
+
+/* In 80 columns a top that overflowed says so on a line of its own, under
+ * its row; --wide at the row's end. */
+static void a_sweeps_overflow_goes_under_its_row(void **state)
+{
+    (void)state;
+    program_run narrow = RUN("--placement", "none", "--gain", "1,100", "--layers", "40");
+    program_run wide = RUN("--placement", "none", "--gain", "1,100", "--layers", "40", "--wide");
+    assert_int_equal(narrow.status, 0);
+    assert_int_equal(wide.status, 0);
+    const char *tops = strstr(narrow.out, "\nThe top of each stack:\n");
+    assert_non_null(tops);
+    assert_true(widest_line(tops) <= 80);
+    assert_contains(tops, "%\n  (stream variance overflows at sub-block 78)\n");
+    assert_contains(wide.out, "%  (stream variance overflows at sub-block 78)\n");
     program_run_free(&narrow);
     program_run_free(&wide);
 }
@@ -148,6 +172,7 @@ int main(void)
         cmocka_unit_test(wide_gives_every_column),
         cmocka_unit_test(a_sweep_fits_and_widens),
         cmocka_unit_test(a_why_line_breaks_under_itself),
+        cmocka_unit_test(a_sweeps_overflow_goes_under_its_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
