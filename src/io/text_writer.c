@@ -174,6 +174,16 @@ static void write_row(FILE *out, const vp_profile *p, size_t k, vp_text_width wi
             row->stream_var, vp_profile_stream_size(p, k), update, share);
 }
 
+/* An estimate and its 95 % half-width: 4 and 2 significant digits, or in 80
+ * columns 3 and 1, so that the longest, "2.63e-10 +- 3e-12", fits its 18. */
+static void write_estimate(char *buf, size_t size, double value, double half, vp_text_width width)
+{
+    if (width == VP_TEXT_FIT_80)
+        snprintf(buf, size, "%.3g +- %.1g", value, half);
+    else
+        snprintf(buf, size, "%.4g +- %.2g", value, half);
+}
+
 /* A sampled row: each estimate with its 95 % half-width, and the spread of
  * the per-token stream size. */
 static void write_sampled_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width)
@@ -182,13 +192,13 @@ static void write_sampled_row(FILE *out, const vp_profile *p, size_t k, vp_text_
     char layer[32] = "-", update[48] = "-", share[48], var[48], spread[64];
     if (k > 0) {
         snprintf(layer, sizeof layer, "%zu", vp_config_layer_of(&p->config, k));
-        snprintf(update, sizeof update, "%.4g +- %.2g", row->update_ratio,
-                 (row->update_ratio_hi - row->update_ratio_lo) / 2.0);
+        write_estimate(update, sizeof update, row->update_ratio,
+                       (row->update_ratio_hi - row->update_ratio_lo) / 2.0, width);
     }
     snprintf(var, sizeof var, "%.5g +- %.2g", row->stream_var,
              (row->stream_var_hi - row->stream_var_lo) / 2.0);
-    snprintf(share, sizeof share, "%.4g +- %.2g", row->embedding_share,
-             (row->embedding_share_hi - row->embedding_share_lo) / 2.0);
+    write_estimate(share, sizeof share, row->embedding_share,
+                   (row->embedding_share_hi - row->embedding_share_lo) / 2.0, width);
     snprintf(spread, sizeof spread, "%.4g %.4g %.4g", row->stream_size_p05, row->stream_size_p50,
              row->stream_size_p95);
     const char *part = vp_part_name(vp_config_part_of(&p->config, k));

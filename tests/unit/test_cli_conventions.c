@@ -122,6 +122,8 @@ static void text_fits_80_columns_unless_wide(void **state)
         {"--placement", "all", "--layers", "40", NULL},
         {"--engine", "mc", "--placement", "post-ln,parallel", "--layers", "3", "--trials", "300",
          NULL},
+        /* a small share with a half-width in e-notation: the widest estimate */
+        {"--engine", "mc", "--placement", "post-ln", "--layers", "8", NULL},
         {"--engine", "forward", "--placement", "sandwich", "--layers", "2", "--width", "16",
          "--heads", "2", NULL},
         {"models", NULL},
