@@ -122,6 +122,10 @@ int vp_profile_shows_row(const vp_profile *profile, size_t k, size_t every);
 
 /* "closed", "mc", "forward"; "layernorm", "rmsnorm", or "" for VP_NORM_ANY. */
 const char *vp_engine_name(vp_engine engine);
+
+/* An engine as prose and legends name it: "closed form", "Monte Carlo",
+ * "forward pass"; "" for a value out of range. */
+const char *vp_engine_title(vp_engine engine);
 const char *vp_norm_name(vp_norm norm);
 
 /* "reduced", "full", "gain", "torch", "loaded weights", or "" for

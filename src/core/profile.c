@@ -75,6 +75,17 @@ const char *vp_engine_name(vp_engine engine)
     return "";
 }
 
+const char *vp_engine_title(vp_engine engine)
+{
+    switch (engine) {
+    case VP_ENGINE_CLOSED: return "closed form";
+    case VP_ENGINE_MC: return "Monte Carlo";
+    case VP_ENGINE_FORWARD: return "forward pass";
+    case VP_ENGINE_COUNT: break;
+    }
+    return "";
+}
+
 const char *vp_norm_name(vp_norm norm)
 {
     switch (norm) {

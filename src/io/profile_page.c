@@ -31,17 +31,6 @@ static const row_field *field_named(const char *name)
     return NULL;
 }
 
-static const char *engine_words(vp_engine engine)
-{
-    switch (engine) {
-    case VP_ENGINE_CLOSED: return "closed form";
-    case VP_ENGINE_MC: return "Monte Carlo";
-    case VP_ENGINE_FORWARD: return "forward pass";
-    case VP_ENGINE_COUNT: break;
-    }
-    return "";
-}
-
 static void write_caption(const vp_profile *p, vp_page_table *table)
 {
     const vp_config *c = &p->config;
@@ -52,7 +41,7 @@ static void write_caption(const vp_profile *p, vp_page_table *table)
         snprintf(gain, sizeof gain, "gain %.*g", VP_PAGE_SIGNIFICANT, c->gain);
     snprintf(table->caption, sizeof table->caption,
              "%s, %s (%s): %zu layer%s = %zu sub-block%s, %s", vp_placement_name(c->placement),
-             engine_words(p->engine), vp_placement_formula(c->placement), c->layers,
+             vp_engine_title(p->engine), vp_placement_formula(c->placement), c->layers,
              c->layers == 1 ? "" : "s", p->sub_blocks, p->sub_blocks == 1 ? "" : "s", gain);
 }
 

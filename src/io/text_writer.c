@@ -14,17 +14,6 @@
 #include "mc/mc_internal.h"
 #include "mc/finite_width.h"
 
-static const char *engine_title(vp_engine engine)
-{
-    switch (engine) {
-    case VP_ENGINE_CLOSED: return "closed form";
-    case VP_ENGINE_MC: return "Monte Carlo";
-    case VP_ENGINE_FORWARD: return "forward pass";
-    case VP_ENGINE_COUNT: break;
-    }
-    return "";
-}
-
 static void write_network(FILE *out, const vp_profile *p)
 {
     const vp_sampling *s = &p->sampling;
@@ -123,7 +112,7 @@ static void write_heading_lines(FILE *out, const vp_profile *p)
 {
     const vp_config *c = &p->config;
     fprintf(out, "varprof %s: %s, %s (%s), %zu layer%s = %zu sub-block%s\n", VP_VERSION,
-            engine_title(p->engine), vp_placement_name(c->placement),
+            vp_engine_title(p->engine), vp_placement_name(c->placement),
             vp_placement_formula(c->placement), c->layers, c->layers == 1 ? "" : "s", p->sub_blocks,
             p->sub_blocks == 1 ? "" : "s");
     if (p->gains_from_file)
@@ -385,13 +374,13 @@ static void write_side_by_side_title(FILE *out, const void *arg)
         fprintf(out,
                 "%s: %s (%s method, width %zu, %zu tokens, seed %llu)\n(SE): the difference "
                 "from the closed form in standard errors (--wide: both)\n",
-                placement, engine_title(sampled->engine), vp_sampling_method_name(s->method),
+                placement, vp_engine_title(sampled->engine), vp_sampling_method_name(s->method),
                 s->width, s->trials, s->seed);
     else
         fprintf(out,
                 "%s: closed form against %s (%s method, width %zu, %zu tokens, seed %llu); "
                 "(SE): the difference in standard errors\n",
-                placement, engine_title(sampled->engine), vp_sampling_method_name(s->method),
+                placement, vp_engine_title(sampled->engine), vp_sampling_method_name(s->method),
                 s->width, s->trials, s->seed);
 }
 

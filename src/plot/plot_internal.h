@@ -42,10 +42,6 @@ vp_status plot_set_document_title(const char *path, vp_plot_format format, const
 /* The gnuplot program: $VARPROF_GNUPLOT if set and not empty, else "gnuplot". */
 const char *plot_gnuplot_program(void);
 
-/* An engine as a reader names it in a legend: "closed form", "Monte Carlo",
- * "forward pass"; "" for a value out of range. */
-const char *plot_engine_display_name(vp_engine engine);
-
 /* The largest y of a series; 0 for none above 0. */
 double plot_series_max(const vp_series *series);
 

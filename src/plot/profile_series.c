@@ -81,17 +81,6 @@ static size_t per_layer(const vp_profile *profile)
     return profile->config.mlp_only ? 1 : vp_sub_blocks_per_layer(profile->config.placement);
 }
 
-const char *plot_engine_display_name(vp_engine engine)
-{
-    switch (engine) {
-    case VP_ENGINE_CLOSED: return "closed form";
-    case VP_ENGINE_MC: return "Monte Carlo";
-    case VP_ENGINE_FORWARD: return "forward pass";
-    case VP_ENGINE_COUNT: break;
-    }
-    return "";
-}
-
 static int several_engines(const vp_profile *const *profiles, size_t n)
 {
     for (size_t i = 1; i < n; i++)
@@ -140,7 +129,7 @@ static void computed_title(const vp_profile *const *profiles, size_t n, const ch
         used += snprintf(
             buf + used, size - (size_t)used, "%s%s",
             seen[VP_ENGINE_CLOSED] + seen[VP_ENGINE_MC] + seen[VP_ENGINE_FORWARD] > 1 ? ", " : "",
-            plot_engine_display_name(e));
+            vp_engine_title(e));
         if (e != VP_ENGINE_CLOSED && used >= 0 && (size_t)used < size)
             used += snprintf(buf + used, size - (size_t)used, " (width %zu)",
                              profiles[i]->sampling.width);
@@ -261,7 +250,7 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
         char label[96];
         snprintf(label, sizeof label, "%s%s%s",
                  vp_placement_display_name(profile->config.placement), engines ? ", " : "",
-                 engines ? plot_engine_display_name(profile->engine) : "");
+                 engines ? vp_engine_title(profile->engine) : "");
         vp_series *series;
         status = vp_panel_add_series(
             panel, label, (int)profile->config.placement, 1 + (int)profile->engine,

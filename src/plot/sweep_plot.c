@@ -81,8 +81,7 @@ static void line_label(const vp_sweep_top *t, vp_sweep_axis x, varying v, char *
 {
     int used = snprintf(buf, size, "%s", vp_placement_display_name(t->point.placement));
     if (v.engine && used > 0 && (size_t)used < size)
-        used += snprintf(buf + used, size - (size_t)used, ", %s",
-                         plot_engine_display_name(t->top.engine));
+        used += snprintf(buf + used, size - (size_t)used, ", %s", vp_engine_title(t->top.engine));
     if (v.gain && x != VP_SWEEP_GAIN && used > 0 && (size_t)used < size)
         used += snprintf(buf + used, size - (size_t)used, ", g %.6g", t->point.gain);
     if (v.layers && x != VP_SWEEP_LAYERS && used > 0 && (size_t)used < size)
