@@ -1,6 +1,7 @@
 /* The figure model: panels, series and markers, each owning its strings and
  * arrays. */
 #include "varprof/plot.h"
+#include "plot/plot_internal.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -29,6 +30,16 @@ vp_figure *vp_figure_alloc(const char *title)
         return NULL;
     }
     return figure;
+}
+
+vp_status plot_replace_text(char **slot, const char *text, vp_error *err)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return vp_fail(err, VP_ENOMEM, "no memory for a figure's text");
+    free(*slot);
+    *slot = copy;
+    return VP_OK;
 }
 
 static void series_free(vp_series *series)

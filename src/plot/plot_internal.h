@@ -52,4 +52,8 @@ double plot_series_max(const vp_series *series);
 vp_status plot_tame_top(const vp_panel *panel, double far, double *limit, double *tame,
                         double *highest, vp_error *err);
 
+/* Replaces the string at *slot (a title or label the figure owns) with a
+ * copy of text, freeing the old one. VP_ENOMEM, leaving *slot as it was. */
+vp_status plot_replace_text(char **slot, const char *text, vp_error *err);
+
 #endif

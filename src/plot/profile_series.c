@@ -211,13 +211,8 @@ static vp_status cut_runaways(vp_panel *panel, vp_error *err)
     if (used > 0 && (size_t)used + 1 < sizeof title)
         // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) the room is checked above
         strcat(title, ")");
-    char *copy = strdup(title);
-    if (!copy)
-        return vp_fail(err, VP_ENOMEM, "no memory for a panel's title");
-    free(panel->title);
-    panel->title = copy;
     panel->y_max = 1.25 * tame;
-    return VP_OK;
+    return plot_replace_text(&panel->title, title, err);
 }
 
 static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles, size_t n,
@@ -238,9 +233,8 @@ static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles,
         layer_x_label(profiles, n, xl, sizeof xl);
     else
         x_label(profiles, n, panel->x_minor_tics > 1, xl, sizeof xl);
-    free(panel->x_label);
-    if (!(panel->x_label = strdup(xl)))
-        return vp_fail(err, VP_ENOMEM, "no memory for an axis label");
+    if ((status = plot_replace_text(&panel->x_label, xl, err)) != VP_OK)
+        return status;
     const int log_y = (quantities[quantity].flags & VP_AXIS_LOG_Y) != 0;
     const int engines = several_engines(profiles, n);
     for (size_t i = 0; i < n; i++) {

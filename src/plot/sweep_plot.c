@@ -192,13 +192,8 @@ static vp_status cut_runaways(vp_panel *panel, const char *x_name, vp_error *err
                          " (%s leaves the axis at %s %.2g; %.2g at %.3g)", s->label, x_name,
                          s->x[leaves], s->y[highest], s->x[highest]);
     }
-    char *copy = strdup(title);
-    if (!copy)
-        return vp_fail(err, VP_ENOMEM, "no memory for a panel's title");
-    free(panel->title);
-    panel->title = copy;
     panel->y_max = cut;
-    return VP_OK;
+    return plot_replace_text(&panel->title, title, err);
 }
 
 static vp_status add_panel(vp_figure *figure, const vp_sweep_top *tops, size_t n, vp_sweep_axis x,
