@@ -1,4 +1,5 @@
-#define _XOPEN_SOURCE 700 /* realpath */
+// realpath is XSI, beyond the build's _POSIX_C_SOURCE
+#define _XOPEN_SOURCE 700 // NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
 #include "output_paths.h"
 
 #include <limits.h>

@@ -36,10 +36,11 @@ vp_status vp_page_table_set_text(vp_page_table *table, size_t column, const char
     vp_cell *cell = last_row_cell(table, column);
     if (!text || !*text)
         return VP_OK;
-    char *copy = malloc(strlen(text) + 1);
+    const size_t length = strlen(text);
+    char *copy = malloc(length + 1);
     if (!copy)
         return VP_ENOMEM;
-    strcpy(copy, text);
+    memcpy(copy, text, length + 1);
     *cell = (vp_cell){.kind = VP_CELL_TEXT, .text = copy};
     return VP_OK;
 }
