@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -245,4 +246,36 @@ const char *in_scratch(const char *name)
     char *path = paths[next++ % 16];
     snprintf(path, sizeof paths[0], "%s/%s", group_scratch, name);
     return path;
+}
+
+size_t widest_line(const char *text)
+{
+    size_t widest = 0, n = 0;
+    for (; *text; text++) {
+        if (*text == '\n') {
+            widest = n > widest ? n : widest;
+            n = 0;
+        } else {
+            n++;
+        }
+    }
+    return n > widest ? n : widest;
+}
+
+size_t list_dir(const char *dir, char *names, size_t size)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        abort();
+    size_t n = 0;
+    names[0] = '\0';
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        n++;
+        strncat(names, e->d_name, size - strlen(names) - 2);
+        strcat(names, " ");
+    }
+    closedir(d);
+    return n;
 }

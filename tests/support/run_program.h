@@ -57,4 +57,11 @@ const char *in_scratch(const char *name);
 /* Removes a scratch directory and everything in it. */
 void test_remove_tree(const char *dir);
 
+/* The longest line of text, in bytes (the outputs checked are ASCII). */
+size_t widest_line(const char *text);
+
+/* The names in dir other than . and .., space-separated into names (of size
+ * bytes); returns how many. Aborts if dir cannot be read. */
+size_t list_dir(const char *dir, char *names, size_t size);
+
 #endif

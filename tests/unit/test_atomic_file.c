@@ -2,7 +2,6 @@
  * committed, is never replaced without force, has the mode `>` would give,
  * writes devices and FIFOs in place, refuses directories, leaves nothing when
  * abandoned or interrupted. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,24 +26,6 @@ static const char *path_in(const char *dir, const char *name)
     char *path = paths[next++ % 8];
     snprintf(path, sizeof paths[0], "%s/%s", dir, name);
     return path;
-}
-
-/* The names in dir other than . and .., space-separated; how many. */
-static size_t list_dir(const char *dir, char *names, size_t size)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    names[0] = '\0';
-    for (struct dirent *e; (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        n++;
-        strncat(names, e->d_name, size - strlen(names) - 2);
-        strcat(names, " ");
-    }
-    closedir(d);
-    return n;
 }
 
 static void expect_files(const char *dir, size_t want)

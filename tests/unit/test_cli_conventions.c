@@ -24,20 +24,6 @@ static void assert_contains(const char *text, const char *part)
     }
 }
 
-static size_t widest_line(const char *text)
-{
-    size_t widest = 0, n = 0;
-    for (; *text; text++) {
-        if (*text == '\n') {
-            widest = n > widest ? n : widest;
-            n = 0;
-        } else {
-            n++;
-        }
-    }
-    return n > widest ? n : widest;
-}
-
 static void short_forms_are_the_long_ones(void **state)
 {
     (void)state;

@@ -17,20 +17,6 @@
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 #define MAX_ARGS 24
 
-static size_t widest_line(const char *text)
-{
-    size_t widest = 0, n = 0;
-    for (; *text; text++) {
-        if (*text == '\n') {
-            widest = n > widest ? n : widest;
-            n = 0;
-        } else {
-            n++;
-        }
-    }
-    return n > widest ? n : widest;
-}
-
 static void assert_contains(const char *text, const char *part)
 {
     if (!strstr(text, part)) {

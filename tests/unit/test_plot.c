@@ -1,7 +1,6 @@
 /* The plotter against real gnuplot: every format a valid file, the text plot
  * labelled, hostile names refused or inert, a written script redrawing the
  * same figure, a missing or failing gnuplot reported without leaving files. */
-#include <dirent.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,24 +97,6 @@ static int exists(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0;
-}
-
-/* The names in dir, other than . and .., as one space-separated string. */
-static size_t list_dir(const char *dir, char *names, size_t size)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    size_t n = 0;
-    names[0] = '\0';
-    for (struct dirent *e; (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        n++;
-        strncat(names, e->d_name, size - strlen(names) - 2);
-        strcat(names, " ");
-    }
-    closedir(d);
-    return n;
 }
 
 static vp_status run(const vp_figure *fig, const char *path, int force, vp_error *err)
