@@ -7,6 +7,13 @@
 #include "varprof/placement.h"
 #include "varprof/status.h"
 
+/* Whether the stack ends with a norm before the head (the loss's input). */
+typedef enum {
+    VP_FINAL_NORM_DEFAULT, /* the placement's: vp_placement_traits.final_norm */
+    VP_FINAL_NORM_YES,
+    VP_FINAL_NORM_NO,
+} vp_final_norm;
+
 typedef struct {
     vp_placement placement;
     size_t layers;        /* 1 .. VP_MAX_LAYERS */
@@ -19,6 +26,10 @@ typedef struct {
     int mlp_only;         /* layers of one MLP sub-block each (--block mlp), as in the
                              seed's stack; not with parallel, whose one-branch layer
                              would be pre-norm's */
+    int grad;             /* also the backward half: grad_var, grad_size, weight_grad */
+    vp_final_norm final_norm; /* a norm between the last sub-block and the head */
+    size_t width;         /* the closed form's width d for its finite-width
+                             corrections to the backward half; 0: infinite */
 } vp_config;
 
 /* Fills cfg with the defaults for a stack: gain 1, gamma 1, v_0 = 1, no gains
@@ -46,6 +57,10 @@ vp_part vp_config_part_of(const vp_config *cfg, size_t k);
 
 /* The gain of sub-block k >= 1: gains[k-1] when given, else gain. */
 double vp_config_gain(const vp_config *cfg, size_t k);
+
+/* 1 when the stack ends with a final norm: final_norm, or the placement's
+ * default where it is VP_FINAL_NORM_DEFAULT. */
+int vp_config_has_final_norm(const vp_config *cfg);
 
 /* Checks every field against its range; VP_EINVAL with a message naming the
  * field, its value and what is allowed. */

@@ -24,6 +24,7 @@ enum {
     VP_HAS_MEASURED = 1u << 1,    /* measured_gain, update_cosine */
     VP_HAS_STREAM_NORM = 1u << 2, /* stream_norm */
     VP_HAS_PERCENTILES = 1u << 3, /* stream_size_p05, _p50, _p95 */
+    VP_HAS_GRAD = 1u << 4,        /* grad_var, grad_size, weight_grad (--grad) */
 };
 
 /* How a sampled profile's stream was drawn: the Monte Carlo's method, or the
@@ -57,6 +58,8 @@ typedef enum {
     VP_OVERFLOW_UPDATE_RATIO,    /* beyond double */
     VP_OVERFLOW_EMBEDDING_SHARE, /* beyond double (its estimate or standard error) */
     VP_OVERFLOW_FLOAT_STREAM,    /* the forward pass's float activations */
+    VP_OVERFLOW_GRAD_VAR,        /* the gradient's mean square, beyond double */
+    VP_OVERFLOW_FLOAT_GRAD,      /* the backward pass's float gradients */
 } vp_overflow;
 
 typedef struct {
@@ -72,6 +75,14 @@ typedef struct {
     double measured_gain, update_cosine, stream_norm;
     /* per-token stream size sqrt(|x_k|^2 / (d v_0)): 5th, 50th, 95th percentile */
     double stream_size_p05, stream_size_p50, stream_size_p95;
+    /* the backward half (VP_HAS_GRAD), varprof-maths(7), GRADIENTS:
+       grad_var G_k = mean of (dL/dx_k)^2; weight_grad = RMS(dL/do_k) RMS(h_k)
+       of the branch's last linear map o = A h (branch rows); grad_size
+       sqrt(G_k / G_K) is derived (vp_profile_grad_size) except its bounds */
+    double grad_var, weight_grad;
+    double grad_var_lo, grad_var_hi, grad_var_se;
+    double grad_size_lo, grad_size_hi;
+    double weight_grad_lo, weight_grad_hi, weight_grad_se;
 } vp_row;
 
 typedef struct {
@@ -98,6 +109,10 @@ void vp_profile_free(vp_profile *profile);
 
 /* sqrt(v_k / v_0): the stream's RMS in units of the embedding's. */
 double vp_profile_stream_size(const vp_profile *profile, size_t k);
+
+/* sqrt(G_k / G_K), G_K the grad_var of the profile's last row: the
+ * gradient's size relative to the top of the stack. NaN without VP_HAS_GRAD. */
+double vp_profile_grad_size(const vp_profile *profile, size_t k);
 
 /* The top of a stack: its last finite row, for summaries and comparisons. */
 typedef struct {
@@ -133,8 +148,9 @@ const char *vp_norm_name(vp_norm norm);
 const char *vp_sampling_method_name(vp_sampling_method method);
 
 /* What overflowed, as the outputs name it: "stream variance", "update
- * ratio", "embedding share", "stream (float activations out of range)", or
- * "" for VP_OVERFLOW_NONE. */
+ * ratio", "embedding share", "stream (float activations out of range)",
+ * "gradient variance", "gradient (float gradients out of range)", or "" for
+ * VP_OVERFLOW_NONE. */
 const char *vp_overflow_name(vp_overflow what);
 
 #endif

@@ -95,5 +95,19 @@ vp_status vp_config_check(const vp_config *cfg, vp_error *err)
     if (!(isfinite(cfg->embedding_var) && cfg->embedding_var > 0.0))
         return vp_fail(err, VP_EINVAL, "embedding variance is %g; it must be a finite number > 0",
                        cfg->embedding_var);
+    if ((unsigned)cfg->final_norm > VP_FINAL_NORM_NO)
+        return vp_fail(err, VP_EINVAL, "final norm is %d; it must be default, yes or no",
+                       (int)cfg->final_norm);
     return VP_OK;
+}
+
+int vp_config_has_final_norm(const vp_config *cfg)
+{
+    switch (cfg->final_norm) {
+    case VP_FINAL_NORM_YES: return 1;
+    case VP_FINAL_NORM_NO: return 0;
+    case VP_FINAL_NORM_DEFAULT: break;
+    }
+    const vp_placement_traits *t = vp_placement_traits_of(cfg->placement);
+    return t ? t->final_norm : 0;
 }

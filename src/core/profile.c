@@ -40,6 +40,14 @@ double vp_profile_stream_size(const vp_profile *profile, size_t k)
     return sqrt(profile->rows[k].stream_var) / sqrt(profile->config.embedding_var);
 }
 
+double vp_profile_grad_size(const vp_profile *profile, size_t k)
+{
+    if (!(profile->fields & VP_HAS_GRAD))
+        return NAN;
+    /* two roots, as for the stream: G_k / G_K may overflow where both are finite */
+    return sqrt(profile->rows[k].grad_var) / sqrt(profile->rows[profile->n_rows - 1].grad_var);
+}
+
 vp_profile_top vp_profile_get_top(const vp_profile *profile)
 {
     const size_t top = profile->n_rows - 1;
@@ -116,6 +124,8 @@ const char *vp_overflow_name(vp_overflow what)
     case VP_OVERFLOW_UPDATE_RATIO: return "update ratio";
     case VP_OVERFLOW_EMBEDDING_SHARE: return "embedding share";
     case VP_OVERFLOW_FLOAT_STREAM: return "stream (float activations out of range)";
+    case VP_OVERFLOW_GRAD_VAR: return "gradient variance";
+    case VP_OVERFLOW_FLOAT_GRAD: return "gradient (float gradients out of range)";
     case VP_OVERFLOW_NONE: break;
     }
     return "";

@@ -68,6 +68,11 @@ static int has_width(const vp_profile *profile)
     return profile->sampling.generator != NULL;
 }
 
+static double field_grad_size(const vp_profile *profile, size_t k)
+{
+    return vp_profile_grad_size(profile, k);
+}
+
 static double field_stream_size(const vp_profile *profile, size_t k)
 {
     return vp_profile_stream_size(profile, k);
@@ -119,12 +124,30 @@ const row_field row_field_table[] = {
     /* the share by its log2, which the closed form keeps where the share
        underflows double (Post-LN at 2000 layers: 0 as a share, -1000 here) */
     {"log2_embedding_share", MEMBER(log2_share), .appears = BOTH},
+    /* the backward half (--grad), varprof-maths(7), GRADIENTS */
+    {"grad_var", MEMBER(grad_var), .needs = VP_HAS_GRAD, .appears = BOTH, SE_OF(grad_var_se)},
+    {"grad_size", ROW_FIELD_DOUBLE, .number = field_grad_size, .needs = VP_HAS_GRAD,
+     .appears = BOTH},
+    {"weight_grad", MEMBER(weight_grad), .needs = VP_HAS_GRAD, .branch_only = 1, .appears = BOTH,
+     SE_OF(weight_grad_se)},
+    {"grad_var_lo", MEMBER(grad_var_lo), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS, .appears = BOTH},
+    {"grad_var_hi", MEMBER(grad_var_hi), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS, .appears = BOTH},
+    {"grad_size_lo", MEMBER(grad_size_lo), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS, .appears = BOTH},
+    {"grad_size_hi", MEMBER(grad_size_hi), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS, .appears = BOTH},
+    {"weight_grad_lo", MEMBER(weight_grad_lo), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS,
+     .branch_only = 1, .appears = BOTH},
+    {"weight_grad_hi", MEMBER(weight_grad_hi), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS,
+     .branch_only = 1, .appears = BOTH},
     /* JSON only: the standard errors the bounds come from */
     {"stream_var_se", MEMBER(stream_var_se), .needs = VP_HAS_BOUNDS, .appears = ROW_FIELD_JSON},
     {"update_ratio_se", MEMBER(update_ratio_se), .needs = VP_HAS_BOUNDS, .branch_only = 1,
      .appears = ROW_FIELD_JSON},
     {"embedding_share_se", MEMBER(embedding_share_se), .needs = VP_HAS_BOUNDS,
      .appears = ROW_FIELD_JSON},
+    {"grad_var_se", MEMBER(grad_var_se), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS,
+     .appears = ROW_FIELD_JSON},
+    {"weight_grad_se", MEMBER(weight_grad_se), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS,
+     .branch_only = 1, .appears = ROW_FIELD_JSON},
 };
 
 const size_t row_field_table_size = sizeof row_field_table / sizeof row_field_table[0];

@@ -46,6 +46,16 @@ static const char *const csv_contract[] = {
     "gain_setting",
     "width",
     "log2_embedding_share",
+    /* the backward half (issue 13) */
+    "grad_var",
+    "grad_size",
+    "weight_grad",
+    "grad_var_lo",
+    "grad_var_hi",
+    "grad_size_lo",
+    "grad_size_hi",
+    "weight_grad_lo",
+    "weight_grad_hi",
 };
 
 static void csv_columns_keep_their_order(void **state)
