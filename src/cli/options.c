@@ -71,10 +71,10 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
                    "default attn-mlp"},
-    [OPT_GRAD] = {"grad", NULL, CMD_PROFILE,
+    [OPT_GRAD] = {"grad", NULL, BOTH,
                   "also the backward half: the gradient's size and each branch's weight "
                   "gradient (closed form)"},
-    [OPT_FINAL_NORM] = {"final-norm", "yes|no", CMD_PROFILE,
+    [OPT_FINAL_NORM] = {"final-norm", "yes|no", BOTH,
                         "with --grad: a norm between the last sub-block and the head; default "
                         "the placement's (yes for pre-norm, sandwich, output-norm, parallel)"},
     [OPT_WEIGHTS] = {"weights", "FILE", CMD_PROFILE,

@@ -149,6 +149,49 @@ static void test_text(void **state)
     program_run_free(&run);
 }
 
+/* varprof table --grad: each placement's backward formulas beside their
+ * values, and under --explain issue 13's figures worked by hand. */
+static void test_table(void **state)
+{
+    (void)state;
+    program_run run = RUN("table", "--grad");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "G_K = 1 / v_K (final norm)               G_64 = 1 / 65 = 0.0153846");
+    assert_contains(run.out, "G_{k-1} = G_k (1 + g_k^2 / v_{k-1})      G_0 = 1");
+    assert_contains(run.out, "weight_grad_1 = 0.707107, weight_grad_64 = 0.124035");
+    assert_contains(run.out, "sqrt(G_0 / G_64) = 8.062 x the top's");
+    assert_contains(run.out, "weight_grad_k^2 = G_k / (1 + g_k^2)      weight_grad_1 = 0.707107, "
+                             "weight_grad_64 = 0.707107");
+    assert_contains(run.out, "weight_grad_k^2 = gamma^2 G_k / g_k^2");
+    assert_contains(run.out, "G_{k-1} = G_k (1 + 2 g_k^2 / v_{k-1})");
+    program_run_free(&run);
+    run = RUN("table", "--grad", "--explain");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "it telescopes to G_k = G_64 v_64 / v_k");
+    assert_contains(run.out, "sqrt(G_0 / G_64) = sqrt(v_64 / v_0) = sqrt(65) = 8.062");
+    assert_contains(run.out, "weight_grad_64 = sqrt(G_64) = 1 / sqrt(65) = 0.124");
+    assert_contains(run.out, "weight_grad_1 = sqrt(G_1) = 1 / sqrt(v_1) = 1 / sqrt(1 + 1^2) = "
+                             "0.7071");
+    assert_contains(run.out, "grad size 1 at every depth");
+    assert_contains(run.out, "sqrt(v_64 / (1 + g^2)) = sqrt(65 / 2) = 5.701, growing as sqrt(L)");
+    /* a backward step of pre-norm written out: G_1 = 1/2 into G_0 = 1 */
+    assert_contains(run.out, "  k = 1: G_k = 0.5, v_{k-1} = 1, g_k = 1\n"
+                             "    G_{k-1} = G_k (1 + g_k^2 / v_{k-1}) = 1\n");
+    program_run_free(&run);
+    /* four times the layers, twice the ratio, near enough: sqrt(257/2) = 11.34 */
+    run = RUN("table", "--grad", "--explain", "--layers", "128");
+    assert_contains(run.out, "sqrt(257 / 2) = 11.34");
+    program_run_free(&run);
+    run = RUN("table", "--grad", "--format", "csv");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "log2_embedding_share,grad_size,weight_grad_first,weight_grad_top\n");
+    assert_contains(run.out, ",8.0622577482985491,0.70710678118654757,0.12403473458920845\n");
+    program_run_free(&run);
+    run = RUN("table");
+    assert_true(strstr(run.out, "G_K") == NULL); /* the forward table stays as it was */
+    program_run_free(&run);
+}
+
 typedef struct {
     const char *args[8];
     const char *message[2];
@@ -163,7 +206,7 @@ static void test_refusals(void **state)
         {{"--grad", "--engine", "mc"}, {"--grad: the Monte Carlo's", "--engine closed"}},
         {{"--grad", "--engine", "forward"}, {"--grad: the forward pass's", "--engine closed"}},
         {{"--grad", "--engine", "all"}, {"--grad:", "not built yet"}},
-        {{"table", "--grad"}, {"--grad", ""}},
+        {{"table", "--final-norm", "yes"}, {"--final-norm changes only", "add --grad"}},
     };
     for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
         const char *args[9] = {0};
@@ -185,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_csv_figures),
         cmocka_unit_test(test_columns_empty_without_grad),
         cmocka_unit_test(test_text),
+        cmocka_unit_test(test_table),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
