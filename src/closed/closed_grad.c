@@ -36,8 +36,8 @@ static grad_step backward_step(const vp_config *cfg, const vp_placement_traits *
     const double alpha = t->residual_alpha ? cfg->alpha : 1.0;
     const double gamma2 = cfg->gamma * cfg->gamma;
     const double h_ms = t->norm_in ? 1.0 : v; /* the map's input h */
-    const double o_ms = b * b * h_ms;         /* its output o = A h */
-    const double branch_ms = t->norm_out ? gamma2 : o_ms;
+    /* the branch's output: gamma N(o), or o = A h itself */
+    const double branch_ms = t->norm_out ? gamma2 : b * b * h_ms;
 
     /* the gradient at the sum y = alpha x + branches */
     double y_grad = G;
@@ -45,21 +45,28 @@ static grad_step backward_step(const vp_config *cfg, const vp_placement_traits *
         y_grad = keep * G / (alpha * alpha * v + n * branch_ms);
     /* at o, and at h = through A^T: where an output norm divides by |o|,
        b^2 cancels, so h's gradient stays finite when the branch is silent */
-    double o_grad = y_grad, h_grad = b * b * y_grad;
+    double h_grad = b * b * y_grad, reaching = 0.0;
     if (t->norm_out) {
-        /* a silent branch (g = 0) under a norm: the idealisation divides by
-           a zero |o|, and the map's gradient is infinite unless nothing
-           reaches it (gamma = 0, or a Jacobian that keeps nothing) */
-        const double reaching = gamma2 * keep * y_grad;
-        o_grad = reaching == 0.0 ? 0.0 : o_ms == 0.0 ? HUGE_VAL : reaching / o_ms;
+        reaching = gamma2 * keep * y_grad; /* |o|^2 times o's gradient */
         h_grad = reaching / h_ms;
     }
     const double x_grad_by_branch = t->norm_in ? keep * h_grad / v : h_grad;
 
     grad_step step;
     step.grad_var_below = alpha * alpha * y_grad + n * x_grad_by_branch;
-    /* every branch of the sub-block has the same figures: their RMS is one's */
-    step.weight_grad = sqrt(o_grad) * sqrt(h_ms);
+    /* weight_grad^2 = o's gradient times h's mean square, each written with
+       what cancels cancelled, so that a tiny v_0 (1e-310) overflows no
+       figure that is finite; every branch of the sub-block has the same, so
+       their RMS is one's */
+    if (t->norm_out)
+        /* a silent branch (g = 0) under a norm: the idealisation divides by
+           a zero |o|, and the map's gradient is infinite unless nothing
+           reaches it (gamma = 0, or a Jacobian that keeps nothing) */
+        step.weight_grad = reaching == 0.0 ? 0.0 : b == 0.0 ? HUGE_VAL : sqrt(reaching) / b;
+    else if (t->norm_stream) /* keep G h_ms / (alpha^2 v + n b^2 h_ms) */
+        step.weight_grad = sqrt(keep * G / (alpha * alpha * (v / h_ms) + n * b * b));
+    else
+        step.weight_grad = sqrt(y_grad) * sqrt(h_ms);
     return step;
 }
 

@@ -192,6 +192,32 @@ static void test_table(void **state)
     program_run_free(&run);
 }
 
+/* Figures beyond double: an embedding variance of 1e-310 puts Post-LN's
+ * gradient at the embedding at about 1e310, shown as inf in text and left
+ * empty in CSV, with a note; the run succeeds and the rest is finite. A
+ * silent branch under an output norm has an infinite weight gradient. */
+static void test_extremes(void **state)
+{
+    (void)state;
+    program_run run = RUN("--grad", "--placement", "post-ln", "--embedding-var", "1e-310",
+                          "--layers", "2");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "        0      -  embedding       -            1          inf");
+    assert_contains(run.out, "the gradient variance goes beyond 1.8e+308 below the top");
+    program_run_free(&run);
+    run = RUN("--grad", "--placement", "post-ln", "--embedding-var", "1e-310", "--layers", "2",
+              "--format", "csv");
+    assert_int_equal(run.status, 0);
+    assert_true(isnan(csv_value(run.out, "grad_var", 0)));
+    assert_near("grad_var_1", csv_value(run.out, "grad_var", 1), 1.0, CSV_TOL);
+    assert_near("weight_grad_1", csv_value(run.out, "weight_grad", 1), sqrt(0.5), CSV_TOL);
+    program_run_free(&run);
+    run = RUN("--grad", "--placement", "output-norm", "--gain", "0", "--layers", "1");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "        1      0  attn            0        1.414        1.225          inf");
+    program_run_free(&run);
+}
+
 typedef struct {
     const char *args[8];
     const char *message[2];
@@ -229,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_columns_empty_without_grad),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_extremes),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -394,6 +394,9 @@ static void test_overflow(void **state)
     assert_int_equal(p->overflowed, VP_OVERFLOW_GRAD_VAR);
     assert_true(isinf(p->rows[0].grad_var));
     assert_close("grad_var_1", p->rows[1].grad_var, 1.0);
+    /* the weight gradient beside it is finite, 1/sqrt(2): G_1 / (v_0 (1 + g^2))
+       overflows on the way, v_0 G_1 / (v_0 (1 + g^2)) does not */
+    assert_close("weight_grad_1", p->rows[1].weight_grad, sqrt(0.5));
     vp_profile_free(p);
     /* where the forward stopped first, the gradient runs from its last row */
     vp_config_init(&cfg, VP_NO_NORM, 600);
