@@ -112,6 +112,22 @@ static void test_csv_figures(void **state)
     program_run_free(&yes);
 }
 
+/* JSON says where the gradient enters, with --grad alone. */
+static void test_json_final_norm(void **state)
+{
+    (void)state;
+    program_run run = RUN("--grad", "--format", "json", "--layers", "1");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "\"final_norm\":true");
+    program_run_free(&run);
+    run = RUN("--grad", "--format", "json", "--layers", "1", "--placement", "post-ln");
+    assert_contains(run.out, "\"final_norm\":false");
+    program_run_free(&run);
+    run = RUN("--format", "json", "--layers", "1");
+    assert_null(strstr(run.out, "final_norm"));
+    program_run_free(&run);
+}
+
 /* Without --grad the columns stay empty, as every engine's always were. */
 static void test_columns_empty_without_grad(void **state)
 {
@@ -253,6 +269,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_csv_figures),
         cmocka_unit_test(test_columns_empty_without_grad),
+        cmocka_unit_test(test_json_final_norm),
         cmocka_unit_test(test_text),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_extremes),
