@@ -71,6 +71,10 @@ static cJSON *profile_object(const vp_profile *profile)
     add_number(o, "embedding_var", cfg->embedding_var, 1);
     add_number(o, "overflow_at", (double)profile->overflow_at, profile->overflow_at != 0);
     add_text(o, "overflowed", vp_overflow_name(profile->overflowed));
+    /* the backward half's top: where the loss's gradient enters; only with
+       it, so that a profile without --grad is written as it always was */
+    if (profile->fields & VP_HAS_GRAD)
+        cJSON_AddBoolToObject(o, "final_norm", vp_config_has_final_norm(cfg));
     if (profile->sampling.generator) {
         const vp_sampling *sm = &profile->sampling;
         cJSON *sampling = cJSON_AddObjectToObject(o, "sampling");
