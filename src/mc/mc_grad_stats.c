@@ -28,8 +28,11 @@ vp_status mc_fill_grad_rows(const mc_job *job, vp_profile *profile, vp_error *er
         return vp_fail(err, VP_ENOMEM, "no memory for the gradients' statistics");
     double *gg = scratch, *top = scratch + n, *ff = scratch + 2 * n, *hh = scratch + 3 * n;
     mc_gather(job, job->samples.gg, k_total, top);
-    vp_status status = VP_OK;
-    for (size_t k = 0; k <= k_total; k++) {
+    /* from the top down: a gradient beyond double at sub-block k is beyond it
+       below k too, and those rows' figures are HUGE_VAL (no value in CSV and
+       JSON), as in the closed form; the forward rows stay whole */
+    int overflowed = 0;
+    for (size_t k = k_total + 1; k-- > 0;) {
         vp_row *row = &profile->rows[k];
         mc_gather(job, job->samples.gg, k, gg);
         const mc_estimate g = mc_mean_of(gg, n);
@@ -41,13 +44,14 @@ vp_status mc_fill_grad_rows(const mc_job *job, vp_profile *profile, vp_error *er
             mc_gather(job, job->samples.hh, k, hh);
             w = mc_root_of_product(ff, hh, n);
         }
-        if (!finite2(g) || !finite2(size) || !finite2(w)) {
-            status = vp_fail(err, VP_EOVERFLOW,
-                             "the gradient's mean square overflows double at sub-block %zu "
-                             "(it grows toward the embedding): use a smaller gain or fewer "
-                             "layers",
-                             k);
-            break;
+        if (overflowed || !finite2(g) || !finite2(size) || !finite2(w)) {
+            overflowed = 1;
+            row->grad_var = row->grad_var_lo = row->grad_var_hi = row->grad_var_se = HUGE_VAL;
+            row->grad_size_lo = row->grad_size_hi = HUGE_VAL;
+            if (k > 0)
+                row->weight_grad = row->weight_grad_lo = row->weight_grad_hi =
+                    row->weight_grad_se = HUGE_VAL;
+            continue;
         }
         row->grad_var = g.estimate;
         row->grad_var_se = g.se;
@@ -58,6 +62,8 @@ vp_status mc_fill_grad_rows(const mc_job *job, vp_profile *profile, vp_error *er
         if (k > 0)
             mc_bounds(w, z, &row->weight_grad_lo, &row->weight_grad_hi);
     }
+    if (overflowed)
+        profile->overflowed = VP_OVERFLOW_GRAD_VAR;
     free(scratch);
-    return status;
+    return VP_OK;
 }

@@ -74,7 +74,8 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile);
 /* The backward half's figures in the rows mc_fill_rows left: grad_var,
  * weight_grad, their standard errors and bounds, and grad_size's bounds.
  * VP_EOVERFLOW (and err) when the forward stopped early, so that the
- * backward had no top to start from, or a backward figure is beyond double. */
+ * backward had no top to start from. A backward figure beyond double makes
+ * it and every one below it HUGE_VAL, and overflowed VP_OVERFLOW_GRAD_VAR. */
 vp_status mc_fill_grad_rows(const mc_job *job, vp_profile *profile, vp_error *err);
 
 /* The bytes a run would allocate at the most: VP_EOVERFLOW (and err) when
