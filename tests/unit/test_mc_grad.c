@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -390,9 +391,92 @@ static void sample_is_the_same_for_any_thread_count(void **state)
     vp_profile_free(three);
 }
 
+/* The rows of a small run, as bytes: what every ISA must give alike. */
+static vp_profile *isa_probe(void)
+{
+    return sample_grad(VP_SANDWICH, 2, 1.0, VP_NORM_RMSNORM, 77, 200, 4, 2);
+}
+
+/* Runs this program again with VARPROF_ISA=isa, which prints isa_probe's
+ * rows (the ISA is chosen once per process); returns the bytes read. */
+static size_t probe_with_isa(const char *isa, unsigned char *out, size_t size)
+{
+    setenv("VARPROF_ISA", isa, 1);
+    setenv("MC_GRAD_PROBE", "1", 1);
+    /* popen's shell would be /proc/self/exe there: name this program */
+    char self[4096];
+    const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(length > 0);
+    self[length] = '\0';
+    FILE *child = popen(self, "r");
+    assert_non_null(child);
+    const size_t got = fread(out, 1, size, child);
+    assert_int_equal(pclose(child), 0);
+    unsetenv("MC_GRAD_PROBE");
+    unsetenv("VARPROF_ISA");
+    return got;
+}
+
+/* Bit for bit on every instruction set this machine has: the backward's
+ * loops are compiled once, and the generator's variants equal the scalar. */
+static void sample_is_the_same_on_every_isa(void **state)
+{
+    (void)state;
+    vp_profile *here = isa_probe();
+    const size_t bytes = here->n_rows * sizeof(vp_row);
+    unsigned char *scalar = malloc(bytes + 1), *simd = malloc(bytes + 1);
+    assert_non_null(scalar);
+    assert_non_null(simd);
+    assert_int_equal(probe_with_isa("scalar", scalar, bytes + 1), bytes);
+    for (int isa = VP_ISA_AVX2; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        assert_int_equal(probe_with_isa(vp_isa_name((vp_isa)isa), simd, bytes + 1), bytes);
+        assert_memory_equal(scalar, simd, bytes);
+    }
+    free(scalar);
+    free(simd);
+    vp_profile_free(here);
+}
+
+/* The reduced method keeps a few sums per token, not the gradient's d
+ * coordinates: --grad with it is refused, naming --method full; so is a
+ * tape past 1 GiB per thread, before anything is allocated. */
+static void refusals(void **state)
+{
+    (void)state;
+    vp_config cfg;
+    vp_config_init(&cfg, VP_PRE_NORM, 4);
+    cfg.grad = 1;
+    vp_mc_options o;
+    vp_mc_options_init(&o);
+    vp_error err;
+    assert_int_equal(vp_mc_check(&cfg, &o, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "--method full"));
+    o.method = VP_MC_FULL;
+    assert_int_equal(vp_mc_check(&cfg, &o, &err), VP_OK);
+    /* 2^20 wide x 1001 states of 8 bytes: 7.8 GiB */
+    cfg.layers = 500;
+    o.width = VP_MC_MAX_WIDTH;
+    assert_int_equal(vp_mc_check(&cfg, &o, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "width 1048576 x 1000 sub-blocks"));
+    assert_non_null(strstr(err.message, "smaller --width or fewer --layers"));
+    vp_profile *p = NULL;
+    assert_int_equal(vp_mc_profile(&cfg, &o, &p, &err), VP_EINVAL);
+    assert_null(p);
+}
+
 int main(void)
 {
+    if (getenv("MC_GRAD_PROBE")) {
+        vp_profile *p = isa_probe();
+        fwrite(p->rows, sizeof(vp_row), p->n_rows, stdout);
+        vp_profile_free(p);
+        return 0;
+    }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sample_is_the_same_on_every_isa),
+        cmocka_unit_test(refusals),
         cmocka_unit_test(literal_sampler_is_the_derivative),
         cmocka_unit_test(agrees_with_the_literal_sampler),
         cmocka_unit_test(sample_is_the_same_for_any_thread_count),
