@@ -4,6 +4,7 @@
  * differences), the closed form at infinite width and at finite width where
  * its (1 - p/d) factor holds, the finite-width factor derived for Post-LN
  * where it does not; and itself under any thread count and instruction set. */
+#include <gsl/gsl_integration.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -391,6 +392,88 @@ static void sample_is_the_same_for_any_thread_count(void **state)
     vp_profile_free(three);
 }
 
+/* Post-LN with RMSNorm, one sub-block in the bulk (0 < k - 1, k < K):
+ * x_{k-1} has |x|^2 = d (eps aside), y = x + g xi, and dL/dx_k is
+ * orthogonal to x_k (the next sub-block is scale-invariant in it), so
+ * backward dL/dx_{k-1} = (I - P_x)(I + A'^T) dL/dx_k / sigma, sigma^2 =
+ * |y|^2 / d, and with z, c the parts of xi along x and across it
+ * (|y|^2 = (sqrt d + g z)^2 + g^2 c, c ~ chi-square(d - 1)):
+ *     F = G_{k-1} / G_k = (1 + g^2 (1 - 1/d)) E[d / |y|^2]
+ *                         - g^2 d / (d - 1) E[c / |y|^4].
+ * Integrated here: the trapezoid over z (spectrally exact for a Gaussian),
+ * GSL's adaptive quadrature over c. */
+typedef struct {
+    double d, g, a; /* a = (sqrt d + g z)^2 */
+    int term;       /* 0: d / |y|^2, 1: c / |y|^4 */
+} bulk_integrand;
+
+static double over_c(double c, void *params)
+{
+    const bulk_integrand *b = params;
+    const double yy = b->a + b->g * b->g * c;
+    const double value = b->term == 0 ? b->d / yy : c / (yy * yy);
+    return value * gsl_ran_chisq_pdf(c, b->d - 1.0);
+}
+
+static double post_ln_bulk_factor(double d, double g)
+{
+    gsl_integration_workspace *ws = gsl_integration_workspace_alloc(200);
+    double term[2] = {0.0, 0.0};
+    const double dz = 0.02;
+    for (double z = -10.0; z <= 10.0 + 1e-9; z += dz) {
+        bulk_integrand b = {d, g, (sqrt(d) + g * z) * (sqrt(d) + g * z), 0};
+        gsl_function fn = {over_c, &b};
+        for (b.term = 0; b.term < 2; b.term++) {
+            double value, error;
+            assert_int_equal(gsl_integration_qag(&fn, 0.0, d + 40.0 * sqrt(2.0 * d), 0.0, 1e-10,
+                                                 200, GSL_INTEG_GAUSS41, ws, &value, &error),
+                             0);
+            term[b.term] += value * exp(-0.5 * z * z) / sqrt(2.0 * M_PI) * dz;
+        }
+    }
+    gsl_integration_workspace_free(ws);
+    return (1.0 + g * g * (1.0 - 1.0 / d)) * term[0] - g * g * d / (d - 1.0) * term[1];
+}
+
+/* The "product" at finite width, measured: Post-LN's gradient is flat in
+ * the infinite-width closed form, and the (1 - p/d)-per-norm factor would
+ * make it decay toward the embedding; sampled at d = 32 it grows instead,
+ * by F per sub-block (above; 1 + g^2 (2 + g^2) / (d (1 + g^2)^2) to first
+ * order, 1.0248 at g = 1). Over the K - 2 = 14 bulk sub-blocks of 8 layers:
+ * F^14 = 1.41 against 1 (infinite width) and (1 - 1/32)^14 = 0.64. */
+static void post_ln_gradient_grows_at_finite_width(void **state)
+{
+    (void)state;
+    const double d = 32.0, g = 1.0;
+    const double factor = post_ln_bulk_factor(d, g);
+    print_message("Post-LN bulk factor at d = 32, g = 1: %.6f\n", factor);
+    /* the first order in 1/d is within 2/d^2 of it (1.0248 against 1.0234) */
+    assert_true(fabs(factor - (1.0 + g * g * (2.0 + g * g) / (d * (1.0 + g * g) * (1.0 + g * g)))) <
+                2.0 / (d * d));
+    vp_profile *mc = sample_grad(VP_POST_LN, 8, g, VP_NORM_RMSNORM, 32, 20000, 77, 2);
+    const size_t k_total = mc->n_rows - 1;
+    const vp_row *low = &mc->rows[1], *high = &mc->rows[k_total - 1];
+    const double ratio = low->grad_var / high->grad_var;
+    /* the two means share their tokens and are positively correlated:
+       adding their relative errors in quadrature overstates the error */
+    const double se = ratio * hypot(low->grad_var_se / low->grad_var,
+                                    high->grad_var_se / high->grad_var);
+    const double steps = (double)(k_total - 2);
+    print_message("G_1 / G_{K-1} sampled %.4f +- %.4f, F^%g = %.4f\n", ratio, se, steps,
+                  pow(factor, steps));
+    check("Post-LN's bulk gradient ratio G_1 / G_{K-1} against F^(K-2)", mc, 1,
+          pow(factor, steps), ratio, se, 0);
+    /* neither the infinite width's flat 1 nor (1 - p/d)'s decay */
+    vp_config cfg = mc->config;
+    vp_profile *closed;
+    assert_int_equal(vp_closed_profile(&cfg, &closed, NULL), VP_OK);
+    assert_true(fabs(closed->rows[1].grad_var / closed->rows[k_total - 1].grad_var - 1.0) < 1e-12);
+    assert_true(ratio - 1.0 > N_SE * se);
+    assert_true(ratio - pow(1.0 - 1.0 / d, steps) > N_SE * se);
+    vp_profile_free(closed);
+    vp_profile_free(mc);
+}
+
 /* The rows of a small run, as bytes: what every ISA must give alike. */
 static vp_profile *isa_probe(void)
 {
@@ -477,6 +560,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sample_is_the_same_on_every_isa),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(post_ln_gradient_grows_at_finite_width),
         cmocka_unit_test(literal_sampler_is_the_derivative),
         cmocka_unit_test(agrees_with_the_literal_sampler),
         cmocka_unit_test(sample_is_the_same_for_any_thread_count),
