@@ -538,7 +538,7 @@ static void refusals(void **state)
     assert_non_null(strstr(err.message, "--method full"));
     o.method = VP_MC_FULL;
     assert_int_equal(vp_mc_check(&cfg, &o, &err), VP_OK);
-    /* 2^20 wide x 1001 states of 8 bytes: 7.8 GiB */
+    /* 2^20 wide: 1001 streams of doubles and 1000 noises of floats, 11.8 GiB */
     cfg.layers = 500;
     o.width = VP_MC_MAX_WIDTH;
     assert_int_equal(vp_mc_check(&cfg, &o, &err), VP_EINVAL);
