@@ -374,9 +374,6 @@ static int check_grad_engines(const cli_args *args, const profile_request *req)
 {
     if (!args->given[OPT_GRAD])
         return EXIT_OK;
-    if (has(req, ENGINE_MC))
-        return cli_usage_error("--grad: the Monte Carlo's backward half is not built yet; "
-                               "use --engine closed");
     if (has(req, ENGINE_FORWARD))
         return cli_usage_error("--grad: the forward pass's backward half is not built yet; "
                                "use --engine closed");

@@ -54,13 +54,20 @@ vp_status mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, s
 {
     int overflow = 0;
     const size_t k_total = vp_config_sub_blocks(cfg);
+    const size_t per_cell = cfg->grad ? 6 : 3; /* xx, oo, cc, and gg, ff, hh for --grad */
     size_t cells = mul_add(k_total + 1, options->trials, 0, &overflow);
-    size_t total = mul_add(cells, 3 * sizeof(double), 0, &overflow);        /* the samples */
+    size_t total = mul_add(cells, per_cell * sizeof(double), 0, &overflow); /* the samples */
     total = mul_add(options->trials, 5 * sizeof(double), total, &overflow); /* statistics */
     total = mul_add(k_total + 1, sizeof(vp_row), total, &overflow);         /* the profile */
     const size_t threads = options->threads < options->trials ? options->threads : options->trials;
-    if (options->method == VP_MC_FULL)
-        total = mul_add(threads, mc_full_workspace_bytes(options->width) + 64, total, &overflow);
+    if (options->method == VP_MC_FULL) {
+        const size_t workspace = mc_full_workspace_bytes(options->width, k_total,
+                                                         vp_config_branches(cfg), cfg->grad);
+        if (workspace == 0 || workspace > SIZE_MAX - 64)
+            overflow = 1;
+        else
+            total = mul_add(threads, workspace + 64, total, &overflow);
+    }
     if (overflow)
         return vp_fail(err, VP_EOVERFLOW, "the run's memory does not fit in an address");
     *bytes = total;
@@ -73,6 +80,31 @@ static size_t physical_memory(void)
     if (pages <= 0 || page <= 0)
         return SIZE_MAX;
     return (size_t)pages * (size_t)page;
+}
+
+/* The backward half needs every coordinate (the reduced method keeps a few
+ * sums, and the gradient's direction is not among them) and a tape of the
+ * forward per thread, which must stay within MC_TAPE_MAX_BYTES. */
+static vp_status check_grad(const vp_config *cfg, const vp_mc_options *o, vp_error *err)
+{
+    if (!cfg->grad)
+        return VP_OK;
+    if (o->method != VP_MC_FULL)
+        return vp_fail(err, VP_EINVAL,
+                       "the backward half (--grad) is sampled by the full method only: add "
+                       "--method full (the reduced method keeps a few sums of each token, not "
+                       "its gradient's d coordinates)");
+    const size_t k_total = vp_config_sub_blocks(cfg);
+    const size_t tape = mc_tape_bytes(o->width, k_total, vp_config_branches(cfg));
+    if (tape == 0 || tape > MC_TAPE_MAX_BYTES)
+        return vp_fail(err, VP_EINVAL,
+                       "the backward half (--grad) keeps each token's forward, width %zu x %zu "
+                       "sub-blocks, %.3g GiB per thread; at most %.3g GiB is allowed: use a "
+                       "smaller --width or fewer --layers",
+                       o->width, k_total,
+                       tape == 0 ? INFINITY : (double)tape / 1073741824.0,
+                       (double)MC_TAPE_MAX_BYTES / 1073741824.0);
+    return VP_OK;
 }
 
 vp_status vp_mc_check(const vp_config *cfg, const vp_mc_options *o, vp_error *err)
@@ -97,6 +129,8 @@ vp_status vp_mc_check(const vp_config *cfg, const vp_mc_options *o, vp_error *er
         return vp_fail(err, VP_EINVAL, "eps is %g; it must be a finite number > 0", o->eps);
     if (vp_config_sub_blocks(cfg) > UINT32_MAX)
         return vp_fail(err, VP_EINVAL, "too many sub-blocks for the generator's counter");
+    if ((status = check_grad(cfg, o, err)) != VP_OK)
+        return status;
     size_t bytes;
     if ((status = mc_memory_needed(cfg, o, &bytes, err)) != VP_OK)
         return status;
@@ -144,7 +178,9 @@ static void *run_worker(void *arg)
         mc_reduced_workspace_free(workspace);
     } else {
         void *memory = NULL;
-        if (posix_memalign(&memory, 64, mc_full_workspace_bytes(job->options->width)) != 0) {
+        const size_t bytes = mc_full_workspace_bytes(job->options->width, job->sub_blocks,
+                                                     vp_config_branches(job->cfg), job->cfg->grad);
+        if (posix_memalign(&memory, 64, bytes) != 0) {
             w->status = VP_ENOMEM;
             return NULL;
         }
@@ -217,7 +253,8 @@ void mc_set_header(vp_profile *profile, const vp_config *cfg, const vp_mc_option
                                   .method = sampling_method(options->method),
                                   .eps = options->eps};
     profile_set_header(profile, VP_ENGINE_MC, options->norm, cfg,
-                       VP_HAS_BOUNDS | VP_HAS_PERCENTILES, &sampling);
+                       VP_HAS_BOUNDS | VP_HAS_PERCENTILES | (cfg->grad ? VP_HAS_GRAD : 0u),
+                       &sampling);
 }
 
 vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_profile **out,
@@ -249,8 +286,14 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
         .samples = {malloc(cells * sizeof(double)), malloc(cells * sizeof(double)),
                     malloc(cells * sizeof(double))},
     };
+    if (cfg->grad) {
+        job.samples.gg = malloc(cells * sizeof(double));
+        job.samples.ff = malloc(cells * sizeof(double));
+        job.samples.hh = malloc(cells * sizeof(double));
+    }
+    const int have_grad = !cfg->grad || (job.samples.gg && job.samples.ff && job.samples.hh);
     vp_profile *profile = vp_profile_alloc(k_total);
-    if (!profile || !job.samples.xx || !job.samples.oo || !job.samples.cc) {
+    if (!profile || !job.samples.xx || !job.samples.oo || !job.samples.cc || !have_grad) {
         status = vp_fail(err, VP_ENOMEM, "no memory for %zu samples", cells);
     } else {
         status = run_threads(&job, err);
@@ -259,10 +302,15 @@ vp_status vp_mc_profile(const vp_config *cfg, const vp_mc_options *options, vp_p
         mc_set_header(profile, cfg, options);
         if (mc_fill_rows(&job, profile) != VP_OK)
             status = vp_fail(err, VP_ENOMEM, "no memory for the percentiles");
+        else if (cfg->grad)
+            status = mc_fill_grad_rows(&job, profile, err);
     }
     free(job.samples.xx);
     free(job.samples.oo);
     free(job.samples.cc);
+    free(job.samples.gg);
+    free(job.samples.ff);
+    free(job.samples.hh);
     if (status != VP_OK) {
         vp_profile_free(profile);
         return status;

@@ -16,9 +16,17 @@ static size_t round_up(size_t bytes)
     return (bytes + 63) & ~(size_t)63;
 }
 
-size_t mc_full_workspace_bytes(size_t width)
+static size_t forward_bytes(size_t width)
 {
     return 2 * round_up(width * sizeof(double)) + 2 * round_up(width * sizeof(float));
+}
+
+size_t mc_full_workspace_bytes(size_t width, size_t sub_blocks, size_t branches, int grad)
+{
+    if (!grad)
+        return forward_bytes(width);
+    const size_t tape = mc_tape_bytes(width, sub_blocks, branches);
+    return tape == 0 || tape > SIZE_MAX - forward_bytes(width) ? 0 : forward_bytes(width) + tape;
 }
 
 static workspace carve(void *memory, size_t d)
@@ -60,24 +68,43 @@ static void start(const mc_job *job, size_t token, workspace *w, mc_state *s)
     s->x1 = s->c1 = sums[1];
 }
 
+/* The tape's copy of branch b's noise in sub-block k (mc_tape.h). */
+static float *tape_noise(const mc_tape *tape, size_t k, size_t branch)
+{
+    return tape->xi + ((k - 1) * tape->branches + branch) * tape->d;
+}
+
 void mc_full_token(const mc_job *job, size_t token, void *memory)
 {
     const mc_params *p = &job->params;
     const size_t d = job->options->width;
     const unsigned long long seed = job->options->seed;
     const size_t branches = vp_config_branches(job->cfg);
+    const int grad = job->cfg->grad;
     workspace w = carve(memory, d);
+    /* the backward's tape follows the forward's vectors; the forward's draws
+       and sums are the same with it or without */
+    mc_tape tape = {0};
+    if (grad)
+        tape = mc_tape_carve((char *)memory + forward_bytes(d), d, job->sub_blocks, branches);
     mc_state s;
     start(job, token, &w, &s);
     mc_store(job, 0, token, &s, 0.0);
+    if (grad)
+        memcpy(tape.x, w.x, d * sizeof *w.x);
     for (size_t k = 1; k <= job->sub_blocks; k++) {
         vp_gauss_fill(w.xi, d, seed, (uint32_t)token, (uint32_t)k, 0);
+        if (grad)
+            memcpy(tape_noise(&tape, k, 0), w.xi, d * sizeof *w.xi);
         for (size_t branch = 1; branch < branches; branch++) {
             /* a block's branches' noises, literally: draws d .. 2d-1 are the second */
             vp_gauss_fill(w.xi2, d, seed, (uint32_t)token, (uint32_t)k, branch * d);
+            if (grad)
+                memcpy(tape_noise(&tape, k, branch), w.xi2, d * sizeof *w.xi2);
             for (size_t i = 0; i < d; i++)
                 w.xi[i] += w.xi2[i];
         }
+        const mc_state before = s;
         mc_noise n = {0, 0, 0};
         if (plan_reads_noise(p->traits)) {
             double sums[3];
@@ -99,5 +126,12 @@ void mc_full_token(const mc_job *job, size_t token, void *memory)
             s.x1 = sums[1];
         }
         mc_store(job, k, token, &s, oo);
+        if (grad) {
+            tape.steps[k - 1] =
+                (mc_tape_step){before, n, plan, vp_config_gain(job->cfg, k)};
+            memcpy(tape.x + k * d, w.x, d * sizeof *w.x);
+        }
     }
+    if (grad)
+        mc_backward_token(job, token, &tape, &s);
 }

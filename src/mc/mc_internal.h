@@ -4,6 +4,7 @@
 
 #include "kernels/kern_table.h"
 #include "mc/mc_step.h"
+#include "mc/mc_tape.h"
 #include "varprof/mc.h"
 
 /* Per-token results, per coordinate, token t's sub-block k at
@@ -13,6 +14,10 @@ typedef struct {
     double *xx; /* |x_k|^2 / d */
     double *oo; /* |o_k|^2 / d, k >= 1 */
     double *cc; /* |c_k|^2 / d */
+    /* the backward half (cfg->grad), NULL without it */
+    double *gg; /* |dL/dx_k|^2 / d */
+    double *ff; /* |dL/df_k|^2 / d, k >= 1, the mean over the sub-block's branches */
+    double *hh; /* |h_k|^2 / d, k >= 1, the branches' input */
 } mc_samples;
 
 typedef struct {
@@ -32,6 +37,14 @@ static inline void mc_store(const mc_job *job, size_t k, size_t token, const mc_
     job->samples.oo[at] = oo / job->params.d;
 }
 
+/* Sub-block k's column of samples, one per token, into column[0..trials). */
+static inline void mc_gather(const mc_job *job, const double *samples, size_t k, double *column)
+{
+    const size_t stride = job->sub_blocks + 1, n = job->options->trials;
+    for (size_t t = 0; t < n; t++)
+        column[t] = samples[t * stride + k];
+}
+
 /* What a Monte Carlo profile says of itself before its rows
  * (profile_set_header): the engine, the norm, cfg, the fields, the
  * sampling. Also the text writer's heading for a run not yet made. */
@@ -44,14 +57,26 @@ void mc_reduced_workspace_free(mc_reduced_workspace *workspace);
 void mc_reduced_token(const mc_job *job, size_t token, mc_reduced_workspace *workspace);
 
 /* The full method: memory is its workspace, mc_full_workspace_bytes of it,
- * 64-byte aligned. */
-size_t mc_full_workspace_bytes(size_t width);
+ * 64-byte aligned; with grad, the backward's tape too (0: past size_t). */
+size_t mc_full_workspace_bytes(size_t width, size_t sub_blocks, size_t branches, int grad);
 void mc_full_token(const mc_job *job, size_t token, void *memory);
+
+/* The backward sweep of one token whose forward the tape holds, top the
+ * stream's sums after sub-block K: fills the token's gg, ff and hh
+ * (varprof-maths(7), MONTE CARLO OF THE BACKWARD HALF). */
+void mc_backward_token(const mc_job *job, size_t token, const mc_tape *tape, const mc_state *top);
 
 /* Turns the samples into the profile's rows: estimates, 95 % bounds,
  * standard errors and percentiles; sets overflow_at where a figure is not
  * finite. VP_ENOMEM when the percentiles' scratch cannot be allocated. */
 vp_status mc_fill_rows(const mc_job *job, vp_profile *profile);
+
+/* The backward half's figures in the rows mc_fill_rows left: grad_var,
+ * weight_grad, their standard errors and bounds, and grad_size's bounds.
+ * VP_EOVERFLOW (and err) when the forward stopped early, so that the
+ * backward had no top to start from. A backward figure beyond double makes
+ * it and every one below it HUGE_VAL, and overflowed VP_OVERFLOW_GRAD_VAR. */
+vp_status mc_fill_grad_rows(const mc_job *job, vp_profile *profile, vp_error *err);
 
 /* The bytes a run would allocate at the most: VP_EOVERFLOW (and err) when
  * that does not fit in size_t. */

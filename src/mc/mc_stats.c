@@ -6,58 +6,8 @@
 #include <string.h>
 
 #include "mc/mc_internal.h"
+#include "mc/mc_estimate.h"
 #include "mc/quantile.h"
-
-typedef struct {
-    double estimate, se;
-} estimate;
-
-/* sqrt(sum num / sum den) and its standard error: the ratio R of means has
- * variance var(num - R den) / (n mean(den)^2), and sqrt halves the relative
- * error. den_scale multiplies every den (DeepNorm's alpha^2). */
-static estimate root_of_ratio(const double *num, const double *den, double den_scale, size_t n)
-{
-    double sum_num = 0.0, sum_den = 0.0;
-    for (size_t t = 0; t < n; t++) {
-        sum_num += num[t];
-        sum_den += den_scale * den[t];
-    }
-    const double ratio = sum_num / sum_den;
-    double residual = 0.0;
-    for (size_t t = 0; t < n; t++) {
-        double r = num[t] - ratio * den_scale * den[t];
-        residual += r * r;
-    }
-    const double mean_den = sum_den / (double)n;
-    const double se_ratio = sqrt(residual / (double)(n - 1) / (double)n) / mean_den;
-    const double root = sqrt(ratio);
-    return (estimate){root, root > 0.0 ? se_ratio / (2.0 * root) : se_ratio};
-}
-
-static void gather(const mc_job *job, const double *samples, size_t k, double *column)
-{
-    const size_t stride = job->sub_blocks + 1, n = job->options->trials;
-    for (size_t t = 0; t < n; t++)
-        column[t] = samples[t * stride + k];
-}
-
-static estimate mean_of(const double *x, size_t n)
-{
-    double sum = 0.0;
-    for (size_t t = 0; t < n; t++)
-        sum += x[t];
-    const double mean = sum / (double)n;
-    double squares = 0.0;
-    for (size_t t = 0; t < n; t++)
-        squares += (x[t] - mean) * (x[t] - mean);
-    return (estimate){mean, sqrt(squares / (double)(n - 1) / (double)n)};
-}
-
-static void bounds(estimate e, double z, double *lo, double *hi)
-{
-    *lo = fmax(e.estimate - z * e.se, 0.0); /* none of the three can be negative */
-    *hi = e.estimate + z * e.se;
-}
 
 static int finite3(double a, double b, double c)
 {
@@ -78,19 +28,19 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
            *xx_before = scratch + 4 * n;
     for (size_t k = 0; k <= job->sub_blocks; k++) {
         /* this sub-block's column, and the one before it, gathered per token */
-        gather(job, job->samples.xx, k, xx);
-        gather(job, job->samples.cc, k, cc);
+        mc_gather(job, job->samples.xx, k, xx);
+        mc_gather(job, job->samples.cc, k, cc);
         if (k > 0) {
-            gather(job, job->samples.oo, k, oo);
-            gather(job, job->samples.xx, k - 1, xx_before);
+            mc_gather(job, job->samples.oo, k, oo);
+            mc_gather(job, job->samples.xx, k - 1, xx_before);
         }
         vp_row *row = &profile->rows[k];
         row->gain = k > 0 ? vp_config_gain(job->cfg, k) : 0.0;
-        estimate v = mean_of(xx, n);
-        estimate e = root_of_ratio(cc, xx, 1.0, n);
-        estimate u = {0.0, 0.0};
+        mc_estimate v = mc_mean_of(xx, n);
+        mc_estimate e = mc_root_of_ratio(cc, xx, 1.0, n);
+        mc_estimate u = {0.0, 0.0};
         if (k > 0)
-            u = root_of_ratio(oo, xx_before, alpha2, n);
+            u = mc_root_of_ratio(oo, xx_before, alpha2, n);
         if (!finite3(v.estimate, u.estimate, e.estimate) || !finite3(v.se, u.se, e.se)) {
             profile->overflow_at = k;
             profile->overflowed = !isfinite(v.estimate) || !isfinite(v.se) ? VP_OVERFLOW_STREAM_VAR
@@ -102,14 +52,14 @@ vp_status mc_fill_rows(const mc_job *job, vp_profile *profile)
         }
         row->stream_var = v.estimate;
         row->stream_var_se = v.se;
-        bounds(v, z, &row->stream_var_lo, &row->stream_var_hi);
+        mc_bounds(v, z, &row->stream_var_lo, &row->stream_var_hi);
         row->update_ratio = u.estimate;
         row->update_ratio_se = u.se;
-        bounds(u, z, &row->update_ratio_lo, &row->update_ratio_hi);
+        mc_bounds(u, z, &row->update_ratio_lo, &row->update_ratio_hi);
         row->embedding_share = e.estimate;
         row->embedding_share_se = e.se;
         row->log2_share = log2(e.estimate);
-        bounds(e, z, &row->embedding_share_lo, &row->embedding_share_hi);
+        mc_bounds(e, z, &row->embedding_share_lo, &row->embedding_share_hi);
         /* percentiles of |x|^2 / d, then the root: sqrt(./v0) is increasing, so
            it maps order statistics to order statistics (interpolation aside,
            which is done on the sizes below) */
