@@ -460,7 +460,10 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
         }
         /* the backward starts from the top of a stack that stayed finite */
         if (backward && !profile->overflow_at) {
-            memcpy(r.saved[profile->sub_blocks + 1].x_in, r.x, r.rows * m->d * sizeof(float));
+            const fw_saved *top = &r.saved[profile->sub_blocks + 1];
+            memcpy(top->x_in, r.x, r.rows * m->d * sizeof(float));
+            if (m->has_final_norm)
+                fw_normalise(&r, top->h, top->x_in, &m->final_norm);
             status = fw_backward(&r, o, profile, err);
         }
         progress_meter_finish(&meter);
