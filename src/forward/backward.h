@@ -10,13 +10,12 @@ typedef struct {
     fw_run *r;
     const vp_forward_options *o;
     /* [rows][d] each: gradients in flight and scratch */
-    float *dx, *dz, *df, *dh, *dsum, *dpre, *datt, *dq, *dk, *dv, *z, *xhat;
+    float *dx, *dz, *df, *dh, *dsum, *dpre, *datt, *dq, *dk, *dv, *z;
     float *dhid, *dhid_pre; /* [rows][m d] */
     float *logits;          /* [rows][V], with a head */
     double *row_loss;       /* [rows] */
-    float *ones, *zeros;    /* [d]: a norm of weight 1 and bias 0 */
     /* with o->on_param_grad: one parameter's gradient at a time */
-    float *dw, *db, *dy_t, *x_t, *x_packed;
+    float *dw, *db;
     float **thread_ws; /* per thread: the dW matmul's workspace, then 2 T floats */
     char name[96];
 } fw_bw;

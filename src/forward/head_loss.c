@@ -31,23 +31,6 @@ static int target_of(const fw_bw *b, size_t row, uint32_t *target)
     return 1;
 }
 
-/* Cross-entropy of one row of logits, turned in place into dL/dlogits:
-   (softmax - onehot) scale. Sums in double. */
-static double cross_entropy_row(float *logits, size_t V, uint32_t target, double scale)
-{
-    double most = -INFINITY;
-    for (size_t j = 0; j < V; j++)
-        most = logits[j] > most ? logits[j] : most;
-    double sum = 0.0;
-    for (size_t j = 0; j < V; j++)
-        sum += exp((double)logits[j] - most);
-    const double lse = most + log(sum);
-    const double loss = lse - logits[target];
-    for (size_t j = 0; j < V; j++)
-        logits[j] = (float)((exp((double)logits[j] - lse) - (j == target)) * scale);
-    return loss;
-}
-
 static void loss_task(void *ctx, size_t task, size_t thread)
 {
     (void)thread;
@@ -70,8 +53,9 @@ static void loss_task(void *ctx, size_t task, size_t thread)
         }
         uint32_t target;
         float *logits = b->logits + row * V;
-        if (target_of(b, row, &target)) {
-            b->row_loss[row] = cross_entropy_row(logits, V, target, j->scale);
+        if (target_of(b, row, &target)) { /* a row at a time: its loss kept apart */
+            b->row_loss[row] =
+                b->r->m->kernels->cross_entropy(logits, logits, &target, 1, V, j->scale);
         } else {
             b->row_loss[row] = 0.0;
             memset(logits, 0, V * sizeof *logits);

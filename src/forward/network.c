@@ -40,24 +40,12 @@ static size_t layer_floats(const fw_model *shape, const kern_table *kern)
     return n;
 }
 
-/* The largest W of the model, in floats: what W^T is written to before it is
- * packed. */
-static size_t biggest_weight(const fw_model *shape)
-{
-    size_t most = shape->d * shape->hidden;
-    if (shape->has_head && shape->vocab * shape->d > most)
-        most = shape->vocab * shape->d;
-    return most;
-}
-
-/* The head, the final norm, and with a backward the transposing scratch. */
+/* The head and the final norm. */
 static size_t top_floats(const fw_model *shape, const kern_table *kern)
 {
     size_t n = shape->has_final_norm ? 2 * aligned(shape->d) : 0;
     if (shape->has_head)
         n += linear_floats(shape, kern, shape->d, shape->vocab);
-    if (shape->backward)
-        n += aligned(biggest_weight(shape));
     return n;
 }
 
@@ -170,8 +158,6 @@ fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
         make_norm(m, &m->final_norm, 1.0f);
     if (m->has_head)
         make_linear(m, &m->head, m->d, m->vocab);
-    if (m->backward)
-        m->transpose_scratch = take(m, biggest_weight(m));
     return m;
 }
 
@@ -187,13 +173,9 @@ void fw_model_free(fw_model *model)
 void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias)
 {
     m->kernels->matmul_pack(linear->packed, w, linear->in, linear->out);
-    if (linear->packed_t) {
-        float *t = m->transpose_scratch;
-        for (size_t j = 0; j < linear->out; j++)
-            for (size_t i = 0; i < linear->in; i++)
-                t[i * linear->out + j] = w[j * linear->in + i];
-        m->kernels->matmul_pack(linear->packed_t, t, linear->out, linear->in);
-    }
+    if (linear->packed_t) /* W^T [in][out] as a layer of `in` outputs, packed from W */
+        m->kernels->matmul_pack_transposed(linear->packed_t, w, linear->in, linear->out,
+                                           linear->in);
     for (size_t j = 0; j < linear->out; j++)
         linear->bias[j] = bias ? bias[j] : 0.0f;
 }

@@ -45,7 +45,6 @@ typedef struct {
     const kern_table *kernels;
     float *arena; /* every weight, one allocation */
     size_t arena_used, arena_size;
-    float *transpose_scratch; /* [biggest W]: W^T before packing, when backward */
 } fw_model;
 
 /* Which of the optional parts a model of cfg and o has: the head and the

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "forward/backward.h"
-#include "forward/tmp_grad_kernels.h"
 
 static size_t aligned(size_t floats)
 {
@@ -45,25 +44,17 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     TAKE(dk, d);
     TAKE(dv, d);
     TAKE(z, d);
-    TAKE(xhat, d);
     TAKE(dhid, hid);
     TAKE(dhid_pre, hid);
     TAKE(logits, m->has_head ? rows * m->vocab : 0);
     if (b) /* doubles, at a 64-byte boundary as every buffer */
         b->row_loss = (double *)(void *)(block + used);
     used += aligned(2 * rows);
-    TAKE(ones, m->d);
-    TAKE(zeros, m->d);
     /* one parameter's gradient: the largest W is the embedding, the head or
        an MLP projection */
     const size_t most_w = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
     TAKE(dw, most_w);
     TAKE(db, w);
-    TAKE(dy_t, w * rows);
-    TAKE(x_t, w * rows);
-    const size_t pa = m->kernels->matmul_packed_floats(rows, m->d);
-    const size_t pb = m->kernels->matmul_packed_floats(rows, m->hidden);
-    TAKE(x_packed, pa > pb ? pa : pb);
 #undef TAKE
     return used;
 }
@@ -75,11 +66,13 @@ size_t fw_backward_floats(const fw_model *m, size_t rows)
 
 size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads)
 {
-    /* the dW matmul takes up to all of W's rows in one task */
+    /* the dW matmul takes up to all of W's rows in one task; the attention's
+       backward 2 T floats, T <= rows */
     const size_t w = widest(m);
-    const size_t a = m->kernels->matmul_workspace_floats(w, rows, m->d);
-    const size_t b = m->kernels->matmul_workspace_floats(w, rows, m->hidden);
-    return threads * (aligned(a > b ? a : b) + aligned(2 * rows) + 32);
+    const size_t a = m->kernels->matmul_weight_grad_workspace_floats(rows, m->d, w);
+    const size_t b = m->kernels->matmul_weight_grad_workspace_floats(rows, m->hidden, w);
+    const size_t most = a > b ? a : b;
+    return threads * aligned((most > 2 * rows ? most : 2 * rows) + 32);
 }
 
 /* ---- per sub-block ---- */
@@ -98,9 +91,9 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
     const fw_run *r = b->r;
     const fw_model *m = r->m;
     const size_t at = seq * r->tokens * m->d;
-    fw_tmp_attention_backward(b->dq + at, b->dk + at, b->dv + at, b->datt + at, m->d, s->q + at,
-                              s->k + at, s->v + at, m->d, r->tokens, m->heads, m->head_dim,
-                              b->thread_ws[thread]);
+    m->kernels->attention_backward(b->dq + at, b->dk + at, b->dv + at, m->d, b->datt + at, m->d,
+                                   s->q + at, s->k + at, s->v + at, m->d, r->tokens, m->heads,
+                                   m->head_dim, b->thread_ws[thread]);
 }
 
 static void add_into(float *acc, const float *v, size_t n)
@@ -117,7 +110,7 @@ static void mlp_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, con
     fw_bw_linear_dx(b, b->dhid, df, &layer->fc2);
     snprintf(prefix, 64, "layers.%zu.mlp.fc2", layer_index);
     fw_bw_linear_params(b, prefix, &layer->fc2, df, s->hid);
-    fw_tmp_gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, r->rows * r->m->hidden);
+    r->m->kernels->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, r->rows * r->m->hidden);
     snprintf(prefix, 64, "layers.%zu.mlp.fc1", layer_index);
     fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
     fw_bw_linear_dx(b, b->dsum, b->dhid_pre, &layer->fc1);
@@ -296,8 +289,6 @@ vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profil
     const size_t per_thread = fw_backward_thread_floats(m, r->rows, 1);
     for (size_t t = 0; t < threads; t++)
         b.thread_ws[t] = thread_block + t * per_thread;
-    for (size_t i = 0; i < m->d; i++)
-        b.ones[i] = 1.0f, b.zeros[i] = 0.0f;
     profile->fields |= VP_HAS_GRAD;
     profile->sampling.loss = vp_loss_name(o->loss);
     const fw_saved *top = &r->saved[K + 1];
