@@ -36,6 +36,9 @@ int read_sampling_options(const cli_args *args, vp_mc_options *mc)
     if ((rc = read_norm(args, &mc->norm, &mc->eps)) != EXIT_OK ||
         (rc = cli_choice(args, OPT_METHOD, methods, &method)) != EXIT_OK)
         return rc;
+    /* the backward half needs every coordinate: --grad makes full the default */
+    if (!args->given[OPT_METHOD] && args->given[OPT_GRAD])
+        method = 1;
     mc->method = method == 1 ? VP_MC_FULL : VP_MC_REDUCED;
     const size_t min_width = mc->norm == VP_NORM_LAYERNORM ? 2 : 1;
     if ((rc = cli_size(args, OPT_WIDTH, min_width, VP_MC_MAX_WIDTH, &mc->width)) != EXIT_OK ||
@@ -66,6 +69,11 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         (rc = cli_size(args, OPT_SEED, 0, SIZE_MAX, &seed)) != EXIT_OK)
         return rc;
     fw->init = init == 1 ? VP_INIT_TORCH : VP_INIT_GAIN;
+    static const char *const losses[] = {"copy", "next", "random", NULL};
+    int loss = VP_LOSS_COPY;
+    if ((rc = cli_choice(args, OPT_LOSS, losses, &loss)) != EXIT_OK)
+        return rc;
+    fw->loss = (vp_loss)loss;
     fw->qk_norm = args->given[OPT_QK_NORM];
     fw->seed = seed;
     if (fw->width % fw->heads != 0)
