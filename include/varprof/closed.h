@@ -11,11 +11,42 @@
 #include "varprof/profile.h"
 
 /* Runs the recursion of cfg's placement for every sub-block and returns a new
- * profile in *out, owned by the caller (vp_profile_free). Fails with
+ * profile in *out, owned by the caller (vp_profile_free). With cfg->grad it
+ * also fills the backward half at infinite width (vp_closed_grad with width
+ * 0): the closed form has no norm of its own, and cfg->width without one
+ * would not say which directions a norm projects out; a finite-width
+ * gradient is vp_closed_grad called on the profile again. Fails with
  * VP_EINVAL (and err) when vp_config_check fails, VP_ENOMEM when the rows
  * cannot be allocated. A figure that overflows double is not a failure: the
  * profile stops before that sub-block and says so in overflow_at. */
 vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *err);
+
+/* The backward half of the idealisation, varprof-maths(7), GRADIENTS, on a
+ * profile whose forward rows (stream_var, gain) are already filled, by any
+ * engine: sets grad_var on every row, weight_grad on every branch row (for a
+ * parallel sub-block the RMS of its two branches', which are equal here) and
+ * VP_HAS_GRAD in fields, overwriting any backward figures already there. It
+ * reads profile->config's placement traits, gamma, alpha, beta, branches and
+ * final norm (vp_config_has_final_norm) and runs down from the top row
+ * (n_rows - 1, the last finite one where the forward overflowed).
+ *
+ * width 0 or norm VP_NORM_ANY: infinite width, the table of the manual.
+ * width d > 0 with VP_NORM_LAYERNORM (p = 2) or VP_NORM_RMSNORM (p = 1):
+ * each norm Jacobian a gradient passes through, the final norm included,
+ * keeps (1 - p/d) of its mean square (0 at d = p).
+ *
+ * weight_grad is HUGE_VAL (no value in CSV and JSON) where a normalised
+ * branch's output is zero (g = 0 under an output norm): the idealisation
+ * divides by it. A grad_var beyond double is HUGE_VAL, and so is every
+ * backward figure below it; profile->overflowed is then
+ * VP_OVERFLOW_GRAD_VAR unless the forward had overflowed already, and the
+ * rows (n_rows, overflow_at) are left as they were.
+ *
+ * Fails with VP_EINVAL (and err, the profile untouched) when profile is
+ * NULL or has no rows, norm is out of range, width is 1 with LayerNorm,
+ * profile->config fails vp_config_check, or a row has a stream variance
+ * that is not finite and > 0 or a gain that is not finite and >= 0. */
+vp_status vp_closed_grad(vp_profile *profile, size_t width, vp_norm norm, vp_error *err);
 
 /* The closed form at a measured profile's own gains and embedding variance:
  * what the idealisation predicts for the very network that was measured.

@@ -34,6 +34,34 @@ typedef enum {
                       and biases; nn.Embedding standard normal; norms 1 and 0 */
 } vp_init;
 
+/* The loss the backward pass (cfg->grad) differentiates, on the batch's B T
+ * tokens; varprof-maths(7), THE NETWORK'S BACKWARD PASS. */
+typedef enum {
+    VP_LOSS_COPY,   /* the head's logits at position t against token t: mean
+                       cross-entropy over B T (the seed's task) */
+    VP_LOSS_NEXT,   /* logits at t against token t + 1: mean over B (T - 1) */
+    VP_LOSS_RANDOM, /* sum over tokens of <r_t, y_t>, y_t the head's input (the
+                       final norm's output where there is one), r_t iid N(0, 1):
+                       vp_gauss_fill(seed, token b T + t, sub-block
+                       VP_LOSS_RANDOM_STREAM); needs no head */
+    VP_LOSS_COUNT
+} vp_loss;
+
+#define VP_LOSS_RANDOM_STREAM 0xFFFFFF02u
+
+/* One parameter's gradient, as the backward pass hands it out. */
+typedef struct {
+    const char *name;      /* the weights' name (below), "layers.0.mlp.fc2.weight" */
+    size_t rank;           /* 1 or 2 */
+    size_t shape[2];       /* PyTorch's shape; shape[1] 0 for rank 1 */
+    const float *gradient; /* dL/dW, shape[0] (x shape[1]) floats, row-major */
+} vp_param_grad;
+
+/* Called once per parameter tensor, on the calling thread, the head first
+ * and the embedding last; the gradient is the callee's to read until it
+ * returns. */
+typedef void (*vp_param_grad_fn)(void *ctx, const vp_param_grad *grad);
+
 typedef struct {
     size_t width;    /* d */
     size_t heads;    /* H, dividing d */
@@ -52,10 +80,14 @@ typedef struct {
     const struct vp_safetensors_file *weights;
     const unsigned *token_ids;
     const vp_progress *progress; /* optional, not owned: sub-blocks run so far */
+    /* with cfg->grad: the loss, and optionally every parameter's gradient */
+    vp_loss loss;
+    vp_param_grad_fn on_param_grad; /* NULL: parameter gradients not wanted */
+    void *param_grad_ctx;
 } vp_forward_options;
 
 /* d 512, 8 heads, m 4, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
- * QK-norm, gain init, seed 1, no progress. */
+ * QK-norm, gain init, seed 1, no progress, loss copy, no gradient callback. */
 void vp_forward_options_init(vp_forward_options *options);
 
 /* Weights by name, PyTorch's [out, in] layout for projections, i the layer
@@ -69,7 +101,11 @@ void vp_forward_options_init(vp_forward_options *options);
  *     layer's one norm is attn_norm
  *   layers.i.{attn_out_norm,mlp_out_norm}.weight (.bias): sandwich's and output-norm's
  *     norm on the branch output (its weight is the scale gamma)
- * An MLP-only layer has no attn tensors. */
+ *   final_norm.weight [d] (.bias [d] for LayerNorm): the norm before the head
+ *   head.weight [V, d], .bias [V]: the output head (the losses copy and next)
+ * An MLP-only layer has no attn tensors. With a file, the presence of
+ * final_norm.weight decides the final norm; a file without head.* still
+ * serves the forward profile and the loss random. */
 
 /* What a weights file says of the network: width and vocab (embed.weight),
  * layers (the highest i + 1), whether layers have attention, the MLP's width
@@ -83,13 +119,27 @@ vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config 
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
 
+/* "copy", "next", "random"; NULL for a value out of range. */
+const char *vp_loss_name(vp_loss loss);
+
+/* The loss of that name; VP_EINVAL naming the losses there are. */
+vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
+
 /* Checks cfg and options: every size in its range, H dividing d, the network
- * within half of the machine's memory. VP_EINVAL or VP_ENOMEM, with a message
- * naming the limit; nothing is allocated. */
+ * within half of the machine's memory; with cfg->grad, a loss in range, at
+ * least 2 tokens for next, and with weights a head of shape [V, d] where the
+ * loss needs one and a final norm agreeing with cfg->final_norm (unless
+ * VP_FINAL_NORM_DEFAULT). VP_EINVAL or VP_ENOMEM, with a message naming the
+ * limit; nothing is allocated. */
 vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options, vp_error *err);
 
 /* Builds the network, runs it and returns the measured profile in *out
- * (vp_profile_free), with VP_HAS_MEASURED and VP_HAS_STREAM_NORM. Fails as
+ * (vp_profile_free), with VP_HAS_MEASURED and VP_HAS_STREAM_NORM. With
+ * cfg->grad it also runs the backward pass of options->loss: grad_var and
+ * weight_grad in every row, VP_HAS_GRAD, the loss in profile->loss, each
+ * parameter's gradient to options->on_param_grad; a float gradient that
+ * overflows stops the rows' gradients at that sub-block
+ * (VP_OVERFLOW_FLOAT_GRAD). Fails as
  * vp_forward_check does, VP_ENOMEM when an allocation fails, VP_ETHREAD when
  * a thread cannot start, VP_EINVAL when a gain cannot be reached (GSL's
  * integration failed). A figure that overflows stops the profile there. */

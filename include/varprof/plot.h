@@ -141,10 +141,14 @@ typedef enum {
     VP_QUANTITY_STREAM, /* sqrt(v_k / v_0) against sub-block, linear y, k >= 0 */
     VP_QUANTITY_UPDATE, /* u_k, log y, k >= 1 */
     VP_QUANTITY_SHARE,  /* e_k, log y, k >= 0; rows where e_k underflowed are left out */
+    /* the backward half, from profiles with VP_HAS_GRAD (others draw no
+       series); per sub-block only, not in sweeps (vp_plot_sweep refuses) */
+    VP_QUANTITY_GRAD,        /* grad_size sqrt(G_k / G_K), log y, k >= 0 */
+    VP_QUANTITY_WEIGHT_GRAD, /* weight_grad, log y, k >= 1; infinite ones left out */
 } vp_plot_quantity;
 
-/* Finds a quantity by name: "all", "stream", "update", "share". VP_EINVAL with
- * a message listing the valid names otherwise. */
+/* Finds a quantity by name: "all", "stream", "update", "share", "grad",
+ * "weight-grad". VP_EINVAL with a message listing the valid names otherwise. */
 vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_error *err);
 
 /* Draws profiles (n >= 1, not owned, read only) into a new figure in *out,

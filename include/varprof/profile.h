@@ -49,6 +49,8 @@ typedef struct {
     /* the forward pass's network; zero for the Monte Carlo */
     size_t heads, ffn_mult, vocab, batch, tokens;
     int qk_norm;
+    const char *loss; /* the forward pass's loss with VP_HAS_GRAD ("copy",
+                         "next", "random"), NULL otherwise; static storage */
 } vp_sampling;
 
 /* The figure that went out of range first, when a profile stops early. */
@@ -96,6 +98,8 @@ typedef struct {
     size_t overflow_at;     /* 0, or the first sub-block where a figure
                               overflowed double: rows stop before it */
     vp_overflow overflowed; /* which figure overflowed, or VP_OVERFLOW_NONE */
+    double loss;            /* the batch's loss (sampling.loss), forward with
+                              VP_HAS_GRAD; 0 otherwise */
     size_t n_rows;          /* K + 1, or overflow_at when it overflowed */
     vp_row rows[];          /* rows[k] for sub-block k */
 } vp_profile;

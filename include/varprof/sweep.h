@@ -88,7 +88,8 @@ vp_status vp_sweep_write_tops(FILE *out, const vp_sweep_top *tops, size_t n, int
  * 30 times above the median line's top cuts the y axis at the power of ten
  * above the others, and the panel's title says where it leaves. The caller
  * frees *out with vp_figure_free. VP_EINVAL for n == 0 or an unknown
- * quantity, axis or placement; VP_ENOMEM. */
+ * quantity (the gradient's, VP_QUANTITY_GRAD and VP_QUANTITY_WEIGHT_GRAD,
+ * which the tops do not hold, among them), axis or placement; VP_ENOMEM. */
 vp_status vp_plot_sweep(const vp_sweep_top *tops, size_t n, vp_sweep_axis x,
                         vp_plot_quantity quantity, const char *title, vp_figure **out,
                         vp_error *err);

@@ -71,6 +71,12 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
                    "default attn-mlp"},
+    [OPT_GRAD] = {"grad", NULL, BOTH,
+                  "also the backward half: the gradient's size and each branch's weight "
+                  "gradient (closed form)"},
+    [OPT_FINAL_NORM] = {"final-norm", "yes|no", BOTH,
+                        "with --grad: a norm between the last sub-block and the head; default "
+                        "the placement's (yes for pre-norm, sandwich, output-norm, parallel)"},
     [OPT_WEIGHTS] = {"weights", "FILE", CMD_PROFILE,
                      "forward: load every weight from a safetensors file (PyTorch's names; "
                      "see the manual); width, vocab, layers, MLP width, norm and QK-norm "
@@ -97,8 +103,9 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_PLOT_SCRIPT] = {"plot-script", "FILE", CMD_PROFILE,
                          "with --plot, also write the gnuplot script, data inline, to rerun or "
                          "restyle"},
-    [OPT_QUANTITY] = {"quantity", "all|stream|update|share", CMD_PROFILE,
-                      "what --plot draws; default all (three panels)"},
+    [OPT_QUANTITY] = {"quantity", "all|stream|update|share|grad|weight-grad", CMD_PROFILE,
+                      "what --plot draws; default all (three panels); grad and weight-grad "
+                      "with --grad"},
     [OPT_SIZE] = {"size", "W,H", CMD_PROFILE | CMD_FIGURES,
                   "the figure's size: inches for .pdf and .svg (1 to 50), pixels for .png "
                   "(100 to 10000, at 200 dpi); default 5.5,3.4 in (7 in high for three panels)"},

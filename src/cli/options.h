@@ -38,6 +38,8 @@ typedef enum {
     OPT_TOKENS,
     OPT_QK_NORM,
     OPT_BLOCK,
+    OPT_GRAD,
+    OPT_FINAL_NORM,
     OPT_INIT,
     OPT_WEIGHTS,
     OPT_TOKEN_IDS,

@@ -15,7 +15,31 @@ static const vp_page_column maths_columns[] = {
     {"update_ratio", "u_K", "$u_K$", 0},
     {"embedding_share", "e_K", "$e_K$", 0},
     {"log2_embedding_share", "log2 e_K", "$\\log_2 e_K$", 0},
+    /* with --grad, the backward half (varprof-maths(7), GRADIENTS) */
+    {"grad_size", "sqrt(G_0/G_K)", "$\\sqrt{G_0/G_K}$", 0},
+    {"weight_grad_first", "wg_1", "$\\mathrm{wg}_1$", 0},
+    {"weight_grad_top", "wg_K", "$\\mathrm{wg}_K$", 0},
 };
+
+/* The columns without the backward half's three */
+#define MATHS_FORWARD_COLUMNS 8
+
+/* Fills the backward half's columns of the table's last row. */
+static int set_grad_columns(const vp_config *cfg, vp_page_table *table)
+{
+    vp_config with_grad = *cfg;
+    with_grad.grad = 1;
+    vp_profile *p = NULL;
+    vp_error err;
+    if (vp_closed_profile(&with_grad, &p, &err) != VP_OK)
+        return cli_runtime_error("%s", err.message);
+    const size_t top = p->n_rows - 1;
+    vp_page_table_set_number(table, 8, vp_profile_grad_size(p, 0));
+    vp_page_table_set_number(table, 9, p->rows[1].weight_grad);
+    vp_page_table_set_number(table, 10, p->rows[top].weight_grad);
+    vp_profile_free(p);
+    return EXIT_OK;
+}
 
 static int no_memory(vp_page_table *table)
 {
@@ -25,7 +49,9 @@ static int no_memory(vp_page_table *table)
 
 int maths_page_table(vp_config cfg, vp_page_table *table)
 {
-    vp_page_table_init(table, maths_columns, sizeof maths_columns / sizeof *maths_columns);
+    vp_page_table_init(table, maths_columns,
+                       cfg.grad ? sizeof maths_columns / sizeof *maths_columns
+                                : MATHS_FORWARD_COLUMNS);
     snprintf(table->caption, sizeof table->caption,
              "The maths table: v_0 = 1, L = %zu layers, g = %.*g, gamma = %.*g; DeepNorm "
              "alpha = %.*g, beta = %.*g",
@@ -49,6 +75,10 @@ int maths_page_table(vp_config cfg, vp_page_table *table)
         vp_page_table_set_number(table, 5, top.update_ratio);
         vp_page_table_set_number(table, 6, top.embedding_share);
         vp_page_table_set_number(table, 7, top.log2_share);
+        if (cfg.grad && set_grad_columns(&cfg, table) != EXIT_OK) {
+            vp_page_table_free(table);
+            return EXIT_RUNTIME;
+        }
     }
     return EXIT_OK;
 }

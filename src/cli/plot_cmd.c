@@ -54,6 +54,25 @@ int read_plot_size(const cli_args *args, vp_plot_format format, vp_plot_target *
     return EXIT_OK;
 }
 
+/* grad and weight-grad are the backward half's, per sub-block: they need
+ * --grad, and a sweep, which draws each stack's top, has no such figure. */
+static int check_grad_quantity(const cli_args *args, vp_plot_quantity quantity)
+{
+    if (quantity != VP_QUANTITY_GRAD && quantity != VP_QUANTITY_WEIGHT_GRAD)
+        return EXIT_OK;
+    if (!args->given[OPT_GRAD])
+        return cli_usage_error("--quantity %s draws the backward half; add --grad",
+                               args->value[OPT_QUANTITY]);
+    static const option_id lists[] = {OPT_LAYERS, OPT_GAIN, OPT_WIDTH};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+        if (args->given[lists[i]] && strchr(args->value[lists[i]], ','))
+            return cli_usage_error("--quantity %s is drawn per sub-block, but the list in %s "
+                                   "makes a sweep, drawn by its tops; choose stream, update, "
+                                   "share or all",
+                                   args->value[OPT_QUANTITY], cli_option_name(lists[i]));
+    return EXIT_OK;
+}
+
 int check_plot_options(const cli_args *args)
 {
     vp_error err;
@@ -76,6 +95,9 @@ int check_plot_options(const cli_args *args)
         vp_plot_quantity quantity;
         if (vp_plot_quantity_parse(args->value[OPT_QUANTITY], &quantity, &err) != VP_OK)
             return cli_usage_error("--quantity: %s", err.message);
+        int rc = check_grad_quantity(args, quantity);
+        if (rc != EXIT_OK)
+            return rc;
     }
     if (args->given[OPT_PLOT]) {
         vp_plot_format format;

@@ -367,6 +367,22 @@ static int make_sweep(profile_request *req)
     return EXIT_OK;
 }
 
+/* The engines whose backward half is not built yet, refused here alone, so
+ * that --grad never prints empty columns; each line goes when its engine
+ * fills VP_HAS_GRAD. */
+static int check_grad_engines(const cli_args *args, const profile_request *req)
+{
+    if (!args->given[OPT_GRAD])
+        return EXIT_OK;
+    if (has(req, ENGINE_MC))
+        return cli_usage_error("--grad: the Monte Carlo's backward half is not built yet; "
+                               "use --engine closed");
+    if (has(req, ENGINE_FORWARD))
+        return cli_usage_error("--grad: the forward pass's backward half is not built yet; "
+                               "use --engine closed");
+    return EXIT_OK;
+}
+
 static int read_request(const cli_args *raw_args, profile_request *req)
 {
     int rc;
@@ -435,6 +451,8 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         if (args->given[scoped[i].id] && !scoped[i].applies)
             return cli_usage_error("%s applies to the sampled engines: add --engine %s",
                                    cli_option_name(scoped[i].id), scoped[i].engines);
+    if ((rc = check_grad_engines(args, req)) != EXIT_OK)
+        return rc;
     if (args->given[OPT_GAINS] && args->given[OPT_GAIN])
         return cli_usage_error("--gain and --gains both given; a file of gains replaces the "
                                "single gain, so give one of them");

@@ -14,6 +14,17 @@ int read_stack_at(const cli_args *args, size_t layers, double gain, vp_config *c
         (rc = cli_double(args, OPT_BETA, 0.0, 0, &cfg->beta)) != EXIT_OK ||
         (rc = cli_double(args, OPT_EMBEDDING_VAR, 0.0, 1, &cfg->embedding_var)) != EXIT_OK)
         return rc;
+    cfg->grad = args->given[OPT_GRAD];
+    if (args->given[OPT_FINAL_NORM]) {
+        /* in the order of vp_final_norm after its default */
+        static const char *const answers[] = {"yes", "no", NULL};
+        int answer = 0;
+        if ((rc = cli_choice(args, OPT_FINAL_NORM, answers, &answer)) != EXIT_OK)
+            return rc;
+        if (!cfg->grad)
+            return cli_usage_error("--final-norm changes only the backward half; add --grad");
+        cfg->final_norm = answer == 0 ? VP_FINAL_NORM_YES : VP_FINAL_NORM_NO;
+    }
     return EXIT_OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "page_tables.h"
+#include "table_grad.h"
 #include "varprof/varprof.h"
 
 /* A number for the reader: six significant digits. Rotating buffers let one
@@ -288,6 +289,10 @@ int run_table(const cli_args *args)
            "v_k: stream variance after sub-block k; u_k: update ratio; e_K: embedding share "
            "at the top.\n",
            cfg.layers, num(cfg.gain), num(cfg.gamma), num(cfg.alpha), num(cfg.beta));
+    if (cfg.grad)
+        printf("G_k: the loss's gradient's mean square at the stream after sub-block k, from "
+               "the\nhead's input (mean square 1) down; weight_grad_k: RMS(dL/do) RMS(h) of "
+               "branch k's\nlast linear map o = A h.\n");
     for (int pl = 0; pl < VP_PLACEMENT_COUNT; pl++) {
         cfg.placement = (vp_placement)pl;
         vp_closed_top top;
@@ -295,13 +300,18 @@ int run_table(const cli_args *args)
         if (vp_closed_form_top(&cfg, &top, &err) != VP_OK)
             return cli_runtime_error("%s", err.message);
         print_placement(&cfg, &top);
+        if (cfg.grad && (rc = print_grad_rows(&cfg)) != EXIT_OK)
+            return rc;
     }
     if (args->given[OPT_EXPLAIN]) {
         for (int pl = 0; pl < VP_PLACEMENT_COUNT; pl++) {
             cfg.placement = (vp_placement)pl;
-            if ((rc = explain(&cfg)) != EXIT_OK)
+            if ((rc = explain(&cfg)) != EXIT_OK ||
+                (cfg.grad && (rc = explain_grad(&cfg)) != EXIT_OK))
                 return rc;
         }
+        if (cfg.grad && (rc = explain_grad_figures(&cfg)) != EXIT_OK)
+            return rc;
     }
     return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");
 }

@@ -91,6 +91,13 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
         }
         set_share(row, s.embedding, s.v);
     }
+    if (cfg->grad) {
+        status = vp_closed_grad(profile, 0, VP_NORM_ANY, err);
+        if (status != VP_OK) {
+            vp_profile_free(profile);
+            return status;
+        }
+    }
     *out = profile;
     return VP_OK;
 }

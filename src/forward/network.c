@@ -23,9 +23,11 @@ static size_t aligned(size_t floats)
     return (floats + 15) & ~(size_t)15; /* 64 bytes */
 }
 
-static size_t linear_floats(const kern_table *kern, size_t in, size_t out)
+/* W packed, W^T packed for a backward, and the bias */
+static size_t linear_floats(const fw_model *shape, const kern_table *kern, size_t in, size_t out)
 {
-    return aligned(kern->matmul_packed_floats(in, out)) + aligned(out);
+    const size_t transposed = shape->backward ? aligned(kern->matmul_packed_floats(out, in)) : 0;
+    return aligned(kern->matmul_packed_floats(in, out)) + transposed + aligned(out);
 }
 
 static size_t layer_floats(const fw_model *shape, const kern_table *kern)
@@ -33,12 +35,33 @@ static size_t layer_floats(const fw_model *shape, const kern_table *kern)
     const size_t d = shape->d;
     size_t n = 4 * 2 * aligned(d); /* four norms, weight and bias */
     if (!shape->mlp_only)
-        n += 4 * linear_floats(kern, d, d) + 2 * aligned(shape->head_dim);
-    n += linear_floats(kern, d, shape->hidden) + linear_floats(kern, shape->hidden, d);
+        n += 4 * linear_floats(shape, kern, d, d) + 2 * aligned(shape->head_dim);
+    n += linear_floats(shape, kern, d, shape->hidden) + linear_floats(shape, kern, shape->hidden, d);
     return n;
 }
 
-static void set_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o)
+/* The head and the final norm. */
+static size_t top_floats(const fw_model *shape, const kern_table *kern)
+{
+    size_t n = shape->has_final_norm ? 2 * aligned(shape->d) : 0;
+    if (shape->has_head)
+        n += linear_floats(shape, kern, shape->d, shape->vocab);
+    return n;
+}
+
+void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_head,
+                    int *has_final_norm)
+{
+    if (o->weights) {
+        *has_head = vp_safetensors_find(o->weights, "head.weight") != NULL;
+        *has_final_norm = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
+    } else {
+        *has_head = cfg->grad && o->loss != VP_LOSS_RANDOM;
+        *has_final_norm = vp_config_has_final_norm(cfg);
+    }
+}
+
+void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o)
 {
     m->placement = cfg->placement;
     m->traits = vp_placement_traits_of(cfg->placement);
@@ -52,13 +75,16 @@ static void set_shape(fw_model *m, const vp_config *cfg, const vp_forward_option
     m->hidden = o->ffn_mult * o->width;
     m->vocab = o->vocab;
     m->layers = cfg->layers;
+    m->backward = cfg->grad;
+    fw_model_parts(cfg, o, &m->has_head, &m->has_final_norm);
 }
 
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o, const kern_table *kernels)
 {
     fw_model shape;
-    set_shape(&shape, cfg, o);
-    return aligned(shape.vocab * shape.d) + shape.layers * layer_floats(&shape, kernels);
+    fw_model_shape(&shape, cfg, o);
+    return aligned(shape.vocab * shape.d) + shape.layers * layer_floats(&shape, kernels) +
+           top_floats(&shape, kernels);
 }
 
 static float *take(fw_model *m, size_t floats)
@@ -85,6 +111,7 @@ static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out)
     l->in = in;
     l->out = out;
     l->packed = take(m, m->kernels->matmul_packed_floats(in, out));
+    l->packed_t = m->backward ? take(m, m->kernels->matmul_packed_floats(out, in)) : NULL;
     l->bias = take(m, out);
 }
 
@@ -94,7 +121,7 @@ fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
     fw_model *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
-    set_shape(m, cfg, o);
+    fw_model_shape(m, cfg, o);
     m->kernels = kernels;
     m->arena_size = fw_model_floats(cfg, o, kernels);
     m->layers_ = calloc(m->layers, sizeof *m->layers_);
@@ -127,6 +154,10 @@ fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
         make_linear(m, &layer->fc1, m->d, m->hidden);
         make_linear(m, &layer->fc2, m->hidden, m->d);
     }
+    if (m->has_final_norm)
+        make_norm(m, &m->final_norm, 1.0f);
+    if (m->has_head)
+        make_linear(m, &m->head, m->d, m->vocab);
     return m;
 }
 
@@ -142,6 +173,9 @@ void fw_model_free(fw_model *model)
 void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias)
 {
     m->kernels->matmul_pack(linear->packed, w, linear->in, linear->out);
+    if (linear->packed_t) /* W^T [in][out] as a layer of `in` outputs, packed from W */
+        m->kernels->matmul_pack_transposed(linear->packed_t, w, linear->in, linear->out,
+                                           linear->in);
     for (size_t j = 0; j < linear->out; j++)
         linear->bias[j] = bias ? bias[j] : 0.0f;
 }
@@ -236,7 +270,9 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
                         vp_error *err)
 {
     const size_t d = m->d;
-    const size_t biggest = d * m->hidden + m->hidden;
+    size_t biggest = d * m->hidden + m->hidden;
+    if (m->has_head && m->vocab * d + m->vocab > biggest)
+        biggest = m->vocab * d + m->vocab;
     float *scratch = malloc(biggest * sizeof *scratch);
     if (!scratch)
         return vp_fail(err, VP_ENOMEM, "no memory to draw the weights");
@@ -286,6 +322,10 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
             draw_linear(m, &layer->fc2, o, stream_of(l, 5), sqrt(fc2_var), beta, scratch);
         }
     }
+    /* the head after the layers, as nn.Sequential(Embedding, blocks...,
+       Linear) draws it: nn.Linear's default, or N(0, 1/d) with no bias */
+    if (status == VP_OK && m->has_head)
+        draw_linear(m, &m->head, o, stream_of(m->layers, 0), 1.0 / sqrt((double)d), 1.0, scratch);
     vp_profile_free(expected);
     free(scratch);
     return status;

@@ -15,8 +15,10 @@ typedef struct {
 
 typedef struct {
     size_t in, out;
-    float *packed; /* W [out][in] packed for the matmul */
-    float *bias;   /* [out] */
+    float *packed;   /* W [out][in] packed for the matmul */
+    float *packed_t; /* W^T [in][out] packed, for the backward's dX = dY W;
+                        NULL when the model runs no backward */
+    float *bias;     /* [out] */
 } fw_linear;
 
 typedef struct {
@@ -36,10 +38,22 @@ typedef struct {
     size_t d, heads, head_dim, hidden, vocab, layers;
     float *embed; /* [V][d] */
     fw_layer *layers_;
+    /* the output head and the final norm before it (head.*, final_norm.*) */
+    int has_head, has_final_norm, backward;
+    fw_norm final_norm;
+    fw_linear head; /* d -> V */
     const kern_table *kernels;
     float *arena; /* every weight, one allocation */
     size_t arena_used, arena_size;
 } fw_model;
+
+/* Which of the optional parts a model of cfg and o has: the head and the
+ * final norm, and whether it keeps what its backward pass needs. With
+ * weights, the file decides: head.weight and final_norm.weight present or
+ * not; otherwise a head when the loss needs one (cfg->grad, loss copy or
+ * next) and the final norm vp_config_has_final_norm says. */
+void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_head,
+                    int *has_final_norm);
 
 /* Floats of weights the model holds (packed sizes included). */
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,
@@ -51,7 +65,8 @@ fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
                          const kern_table *kernels);
 void fw_model_free(fw_model *model);
 
-/* Packs W [out][in] into a linear layer; copies bias [out] (NULL: zero). */
+/* Packs W [out][in] into a linear layer (and W^T, when the model runs a
+ * backward); copies bias [out] (NULL: zero). */
 void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias);
 
 /* Draws the weights as o->init says (see vp_init), from o->seed. */
@@ -71,12 +86,16 @@ size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t token
  * made. */
 void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_options *o);
 
-/* Runs the network on token_ids [batch][tokens] and fills profile's rows
- * (its sub_blocks set, the rest by the caller), reporting each sub-block
- * done to progress (NULL for none). */
-vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t *token_ids,
-                         size_t batch, size_t tokens, size_t threads, const vp_progress *progress,
-                         vp_profile *profile, vp_error *err);
+/* Runs the network on token_ids [o->batch][o->tokens] on o->threads and
+ * fills profile's rows (its sub_blocks set, the rest by the caller),
+ * reporting each sub-block done to o->progress (NULL for none); with
+ * cfg->grad and a model made for it, the backward pass of o->loss too. */
+vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                         const uint32_t *token_ids, vp_profile *profile, vp_error *err);
+
+/* The shape fields of a model of cfg and o, as fw_model_alloc sets them
+ * (no weights). */
+void fw_model_shape(fw_model *shape, const vp_config *cfg, const vp_forward_options *o);
 
 /* Bytes of weights and activations the network would take. VP_EOVERFLOW when
  * that does not fit in size_t. */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "forward/network.h"
+#include "forward/run.h"
 #include "sys/progress_meter.h"
 #include "sys/thread_pool.h"
 #include "core/profile_header.h"
@@ -35,16 +36,6 @@ static size_t groups_of(size_t rows)
     return (rows + GROUP_ROWS - 1) / GROUP_ROWS;
 }
 
-typedef struct {
-    const fw_model *m;
-    const vp_config *cfg;
-    thread_pool *pool;
-    size_t rows, batch, tokens, rows_per_task, n_tasks;
-    float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
-    float **matmul_ws, **att_scratch; /* per thread */
-    double *stats;                    /* [groups][N_STATS] */
-    uint32_t *token_ids;
-} fw_run;
 
 /* ---- row-parallel steps ---- */
 
@@ -69,7 +60,7 @@ static void matmul_task(void *ctx, size_t task, size_t thread)
                           r->matmul_ws[thread]);
 }
 
-static void project(fw_run *r, float *out, const float *in, const fw_linear *linear)
+void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
 {
     matmul_job j = {r, out, in, linear->out, linear->in, linear};
     thread_pool_run(r->pool, r->n_tasks, matmul_task, &j);
@@ -103,7 +94,7 @@ static void rowwise_task(void *ctx, size_t task, size_t thread)
         m->kernels->layernorm(out, in, j->weight, j->bias, n, j->width, m->eps);
 }
 
-static void normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
+void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
 {
     rowwise_job j = {r,
                      out,
@@ -118,18 +109,18 @@ static void normalise(fw_run *r, float *out, const float *in, const fw_norm *nor
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
-static void gelu(fw_run *r, float *inout)
+static void gelu(fw_run *r, float *out, const float *in)
 {
-    rowwise_job j = {r, inout, inout, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1};
+    rowwise_job j = {r, out, in, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
 /* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * H][hd]. */
-static void head_norm(fw_run *r, float *qk, const float *weight)
+static void head_norm(fw_run *r, float *out, const float *in, const float *weight)
 {
     const size_t heads = r->m->heads;
     rowwise_job j = {
-        r, qk, qk, weight, NULL, r->m->head_dim, r->rows_per_task * heads, r->rows * heads, 1, 0};
+        r, out, in, weight, NULL, r->m->head_dim, r->rows_per_task * heads, r->rows * heads, 1, 0};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
@@ -146,22 +137,22 @@ static void attention_task(void *ctx, size_t b, size_t thread)
 
 static void attention_branch(fw_run *r, const fw_layer *layer, const float *h, float *out)
 {
-    project(r, r->q, h, &layer->q);
-    project(r, r->k, h, &layer->k);
-    project(r, r->v, h, &layer->v);
+    fw_project(r, r->q_pre, h, &layer->q);
+    fw_project(r, r->k_pre, h, &layer->k);
+    fw_project(r, r->v, h, &layer->v);
     if (r->m->qk_norm) {
-        head_norm(r, r->q, layer->q_norm);
-        head_norm(r, r->k, layer->k_norm);
+        head_norm(r, r->q, r->q_pre, layer->q_norm);
+        head_norm(r, r->k, r->k_pre, layer->k_norm);
     }
     thread_pool_run(r->pool, r->batch, attention_task, r);
-    project(r, out, r->att, &layer->o);
+    fw_project(r, out, r->att, &layer->o);
 }
 
 static void mlp_branch(fw_run *r, const fw_layer *layer, const float *h, float *out)
 {
-    project(r, r->hid, h, &layer->fc1);
-    gelu(r, r->hid);
-    project(r, out, r->hid, &layer->fc2);
+    fw_project(r, r->hid_pre, h, &layer->fc1);
+    gelu(r, r->hid, r->hid_pre);
+    fw_project(r, out, r->hid, &layer->fc2);
 }
 
 /* ---- the residual update and the measurements ---- */
@@ -242,7 +233,7 @@ static void sub_block(fw_run *r, size_t k)
     /* the branch's input: the stream, or its norm */
     const float *h = r->x;
     if (t->norm_in) {
-        normalise(r, r->h, r->x, part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm);
+        fw_normalise(r, r->h, r->x, part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm);
         h = r->h;
     }
     if (attn)
@@ -255,7 +246,7 @@ static void sub_block(fw_run *r, size_t k)
     /* what is added: the branch's output, or its norm (gamma its weight) */
     const float *o = r->f;
     if (t->norm_out) {
-        normalise(r, r->o, r->f,
+        fw_normalise(r, r->o, r->f,
                   part == VP_PART_MLP ? &layer->mlp_out_norm : &layer->attn_out_norm);
         o = r->o;
     }
@@ -341,19 +332,22 @@ static size_t activation_floats(const fw_model *m, size_t rows)
     return rows * (9 * m->d + m->hidden);
 }
 
+/* The most workspace a row-split matmul takes: the forward's projections,
+   the head's, and the backward's dX = dY W (k and m swapped). */
 static size_t matmul_ws_floats(const fw_model *m, size_t rows)
 {
     const kern_table *kn = m->kernels;
-    size_t a = kn->matmul_workspace_floats(rows, m->d, m->d);
-    size_t b = kn->matmul_workspace_floats(rows, m->d, m->hidden);
-    size_t c = kn->matmul_workspace_floats(rows, m->hidden, m->d);
-    size_t most = a > b ? a : b;
-    return most > c ? most : c;
+    const size_t widths[] = {m->d, m->hidden, m->has_head ? m->vocab : m->d};
+    size_t most = 0;
+    for (size_t a = 0; a < 3; a++)
+        for (size_t b = 0; b < 3; b++) {
+            size_t w = kn->matmul_workspace_floats(rows, widths[a], widths[b]);
+            most = w > most ? w : most;
+        }
+    return most;
 }
 
-/* Rows per task: about four tasks a thread (one on one thread), in whole
-   groups. */
-static size_t rows_per_task_for(size_t rows, size_t threads)
+size_t fw_rows_per_task(size_t rows, size_t threads)
 {
     const size_t tasks = threads == 1 ? 1 : 4 * threads;
     const size_t per_task = (rows + tasks - 1) / tasks;
@@ -362,18 +356,48 @@ static size_t rows_per_task_for(size_t rows, size_t threads)
 
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens)
 {
-    const size_t per_task = rows_per_task_for(rows, threads);
-    return activation_floats(m, rows) * sizeof(float) + groups_of(rows) * N_STATS * sizeof(double) +
-           threads * ((matmul_ws_floats(m, per_task) + tokens + 32) * sizeof(float)) +
-           rows * sizeof(uint32_t);
+    const size_t per_task = fw_rows_per_task(rows, threads);
+    size_t bytes = activation_floats(m, rows) * sizeof(float) +
+                   groups_of(rows) * N_STATS * sizeof(double) +
+                   threads * ((matmul_ws_floats(m, per_task) + tokens + 32) * sizeof(float)) +
+                   rows * sizeof(uint32_t);
+    if (m->backward)
+        bytes += (fw_saved_floats(m, rows) + fw_backward_floats(m, rows) +
+                  fw_backward_thread_floats(m, rows, threads)) *
+                 sizeof(float);
+    return bytes;
 }
 
-vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t *token_ids,
-                         size_t batch, size_t tokens, size_t threads, const vp_progress *progress,
-                         vp_profile *profile, vp_error *err)
+/* With a backward, sub-block k's stream and intermediate values go where
+   the backward finds them; the run's own buffers serve otherwise. */
+static void keep_sub_block(fw_run *r, size_t k)
 {
+    fw_saved *s = &r->saved[k];
+    memcpy(s->x_in, r->x, r->rows * r->m->d * sizeof(float));
+    if (s->h)
+        r->h = s->h;
+    r->f = s->f;
+    if (s->hid) {
+        r->hid_pre = s->hid_pre;
+        r->hid = s->hid;
+    }
+    if (s->q) {
+        r->q_pre = s->q_pre;
+        r->k_pre = s->k_pre;
+        r->q = s->q;
+        r->k = s->k;
+        r->v = s->v;
+        r->att = s->att;
+    }
+}
+
+vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                         const uint32_t *token_ids, vp_profile *profile, vp_error *err)
+{
+    const size_t batch = o->batch, tokens = o->tokens, threads = o->threads;
+    const vp_progress *progress = o->progress;
     fw_run r = {.m = m, .cfg = cfg, .batch = batch, .tokens = tokens, .rows = batch * tokens};
-    r.rows_per_task = rows_per_task_for(r.rows, threads);
+    r.rows_per_task = fw_rows_per_task(r.rows, threads);
     r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
     vp_status status = VP_OK;
     r.pool = thread_pool_create(threads, err);
@@ -381,9 +405,16 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
     r.stats = malloc(groups_of(r.rows) * N_STATS * sizeof(double));
     r.matmul_ws = calloc(threads, sizeof *r.matmul_ws);
     r.att_scratch = calloc(threads, sizeof *r.att_scratch);
+    const int backward = cfg->grad && m->backward;
+    float *kept = NULL;
+    if (backward) {
+        kept = malloc(fw_saved_floats(m, r.rows) * sizeof(float));
+        r.saved = calloc(profile->sub_blocks + 2, sizeof *r.saved);
+    }
     if (!r.pool)
         status = VP_ETHREAD;
-    else if (!acts || !r.stats || !r.matmul_ws || !r.att_scratch)
+    else if (!acts || !r.stats || !r.matmul_ws || !r.att_scratch ||
+             (backward && (!kept || !r.saved)))
         status = vp_fail(err, VP_ENOMEM, "no memory for the activations");
     for (size_t t = 0; status == VP_OK && t < threads; t++) {
         r.matmul_ws[t] = malloc((matmul_ws_floats(m, r.rows_per_task) + 16) * sizeof(float));
@@ -405,12 +436,18 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
         r.v = p, p += block;
         r.att = r.o; /* the attention's output is projected before o is written */
         r.hid = p;
+        r.q_pre = r.q, r.k_pre = r.k, r.hid_pre = r.hid; /* normalised, GELU'd in place */
         r.token_ids = (uint32_t *)token_ids;
+        if (backward)
+            fw_saved_lay_out(r.saved, kept, m, r.rows);
         embed(&r, profile);
         const double alpha = m->traits->residual_alpha ? cfg->alpha : 1.0;
         progress_meter meter;
-        progress_meter_start(&meter, progress, profile->sub_blocks);
+        progress_meter_start(&meter, progress, profile->sub_blocks * (backward ? 2 : 1));
+        r.meter = &meter;
         for (size_t k = 1; k <= profile->sub_blocks; k++) {
+            if (backward)
+                keep_sub_block(&r, k);
             sub_block(&r, k);
             progress_meter_add(&meter, 1);
             if (!fill_row(&r, profile, k, alpha)) {
@@ -421,8 +458,18 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const uint32_t
                 break;
             }
         }
+        /* the backward starts from the top of a stack that stayed finite */
+        if (backward && !profile->overflow_at) {
+            const fw_saved *top = &r.saved[profile->sub_blocks + 1];
+            memcpy(top->x_in, r.x, r.rows * m->d * sizeof(float));
+            if (m->has_final_norm)
+                fw_normalise(&r, top->h, top->x_in, &m->final_norm);
+            status = fw_backward(&r, o, profile, err);
+        }
         progress_meter_finish(&meter);
     }
+    free(kept);
+    free(r.saved);
     for (size_t t = 0; r.matmul_ws && t < threads; t++)
         free(r.matmul_ws[t]);
     for (size_t t = 0; r.att_scratch && t < threads; t++)
@@ -454,6 +501,23 @@ void vp_forward_options_init(vp_forward_options *o)
     };
 }
 
+static const char *const loss_names[VP_LOSS_COUNT] = {"copy", "next", "random"};
+
+const char *vp_loss_name(vp_loss loss)
+{
+    return (unsigned)loss < VP_LOSS_COUNT ? loss_names[loss] : NULL;
+}
+
+vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err)
+{
+    for (int i = 0; i < VP_LOSS_COUNT; i++)
+        if (strcmp(name, loss_names[i]) == 0) {
+            *out = (vp_loss)i;
+            return VP_OK;
+        }
+    return vp_fail(err, VP_EINVAL, "loss '%s' is not one of: copy, next, random", name);
+}
+
 static vp_sampling_method init_method(vp_init init)
 {
     return init == VP_INIT_TORCH ? VP_SAMPLING_TORCH_INIT : VP_SAMPLING_GAIN_INIT;
@@ -469,11 +533,14 @@ vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, si
 {
     /* every size was range-checked, so these products stay far below 2^64 */
     const kern_table *kern = kern_current();
-    fw_model shape = {.d = o->width,
-                      .hidden = o->ffn_mult * o->width,
-                      .heads = o->heads,
-                      .head_dim = o->width / o->heads,
-                      .kernels = kern};
+    fw_model shape;
+    fw_model_shape(&shape, cfg, o);
+    shape.kernels = kern;
+    /* what the backward keeps grows with depth times batch: sized in double
+       first, so that no product wraps */
+    const double kept = (double)fw_saved_row_floats(&shape) * (double)(o->batch * o->tokens);
+    if (shape.backward && kept * sizeof(float) > 9e18)
+        return vp_fail(err, VP_EOVERFLOW, "the backward's activations do not fit in an address");
     const double weights = (double)fw_model_floats(cfg, o, kern) * sizeof(float);
     const double run = (double)fw_run_bytes(&shape, o->batch * o->tokens, o->threads, o->tokens);
     if (weights + run > 9e18)
@@ -598,8 +665,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, 
         else
             draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
         fw_set_header(profile, cfg, o);
-        status =
-            fw_run_network(m, cfg, ids, o->batch, o->tokens, o->threads, o->progress, profile, err);
+        status = fw_run_network(m, cfg, o, ids, profile, err);
     }
     fw_model_free(m);
     free(ids);

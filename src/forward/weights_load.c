@@ -77,8 +77,9 @@ static vp_status load_linear(loader *l, const fw_model *m, const char *prefix, f
     vp_status status = fetch(l, name, lin->out, lin->in, &w);
     if (status != VP_OK)
         return status;
-    /* the weights are packed straight from scratch; the bias goes in after */
-    m->kernels->matmul_pack(lin->packed, w, lin->in, lin->out);
+    /* the weights are packed straight from scratch (W^T too, for a
+       backward); the bias goes in after */
+    fw_linear_set(m, lin, w, NULL);
     snprintf(name, sizeof name, "%s.bias", prefix);
     return load_vector(l, name, lin->bias, lin->out);
 }
@@ -133,6 +134,7 @@ static vp_status load_layer(loader *l, const fw_model *m, size_t i, fw_layer *la
 
 vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
 {
+    /* the embedding and the head are both [V, d] */
     const size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
     loader l = {file, calloc(file->count ? file->count : 1, 1),
                 malloc((biggest + m->hidden) * sizeof(float)), err};
@@ -147,6 +149,10 @@ vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
     }
     for (size_t i = 0; i < m->layers && status == VP_OK; i++)
         status = load_layer(&l, m, i, &m->layers_[i]);
+    if (status == VP_OK && m->has_final_norm)
+        status = load_norm(&l, m, "final_norm", &m->final_norm);
+    if (status == VP_OK && m->has_head)
+        status = load_linear(&l, m, "head", &m->head);
     for (size_t t = 0; t < file->count && status == VP_OK; t++)
         if (!l.used[t])
             status = vp_fail(err, VP_EFORMAT,

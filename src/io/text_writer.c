@@ -130,6 +130,11 @@ static void write_heading_lines(FILE *out, const vp_profile *p)
     if (p->norm != VP_NORM_ANY)
         fprintf(out, ", %s", vp_norm_name(p->norm));
     fprintf(out, ", embedding variance %.6g\n", c->embedding_var);
+    if (c->grad) /* the top of the backward half, which the final norm decides */
+        fprintf(out, "gradients from the head, %s%s\n",
+                vp_config_has_final_norm(c) ? "through a final norm" : "no final norm",
+                c->final_norm == VP_FINAL_NORM_DEFAULT ? " (the placement's default)"
+                                                       : " (--final-norm)");
     if (p->engine == VP_ENGINE_FORWARD)
         write_network(out, p);
     else if (p->sampling.generator)
@@ -137,6 +142,31 @@ static void write_heading_lines(FILE *out, const vp_profile *p)
                 vp_sampling_method_name(p->sampling.method), p->sampling.width, p->sampling.trials,
                 p->sampling.eps, p->sampling.generator, p->sampling.seed);
     fputc('\n', out);
+}
+
+/* A closed-form row with the backward half: in 80 columns the stream's size
+ * beside the gradient's and the branch's weight gradient, the update ratio
+ * and the share left to --wide; wide, every figure. */
+static void write_grad_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width)
+{
+    const vp_row *row = &p->rows[k];
+    char layer[32] = "-", gain[32] = "-", update[32] = "-", weight[32] = "-", share[64];
+    if (k > 0) {
+        snprintf(layer, sizeof layer, "%zu", vp_config_layer_of(&p->config, k));
+        snprintf(gain, sizeof gain, "%.4g", row->gain);
+        vp_format_percent(update, sizeof update, row->update_ratio);
+        snprintf(weight, sizeof weight, "%.4g", row->weight_grad);
+    }
+    const char *part = vp_part_name(vp_config_part_of(&p->config, k));
+    if (width == VP_TEXT_FIT_80) {
+        fprintf(out, "%9zu  %5s  %-9s  %6s  %11.4g  %11.4g  %11s\n", k, layer, part, gain,
+                vp_profile_stream_size(p, k), vp_profile_grad_size(p, k), weight);
+        return;
+    }
+    vp_format_share(share, sizeof share, row->embedding_share, row->log2_share);
+    fprintf(out, "%9zu  %7s  %-9s  %9s  %12.6g  %11.4g  %12s  %18s  %12.6g  %11.4g  %11s\n", k,
+            layer, part, gain, row->stream_var, vp_profile_stream_size(p, k), update, share,
+            row->grad_var, vp_profile_grad_size(p, k), weight);
 }
 
 static void write_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width)
@@ -235,6 +265,24 @@ static void write_overflow(FILE *out, const vp_profile *p)
             forward ? (double)FLT_MAX : DBL_MAX, forward ? "float" : "double", p->n_rows - 1);
 }
 
+/* The backward half's summary: the gradient at the embedding against the
+ * top's, and the weight gradients of the first and last branches. */
+static void write_grad_top(FILE *out, const vp_profile *p)
+{
+    if (!(p->fields & VP_HAS_GRAD) || p->n_rows < 2)
+        return;
+    const size_t top = p->n_rows - 1;
+    fprintf(out, "  gradient size     %.4g x the top's at the embedding (gradient variance "
+                 "%.6g)\n",
+            vp_profile_grad_size(p, 0), p->rows[0].grad_var);
+    fprintf(out, "  weight gradient   %.4g at sub-block 1, %.4g at sub-block %zu\n",
+            p->rows[1].weight_grad, p->rows[top].weight_grad, top);
+    if (p->overflowed == VP_OVERFLOW_GRAD_VAR)
+        fprintf(out, "  (the gradient variance goes beyond %.3g below the top; those figures "
+                     "are inf)\n",
+                DBL_MAX);
+}
+
 static void write_top(FILE *out, const vp_profile_top *top)
 {
     char update[32] = "-", share[64];
@@ -279,6 +327,7 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
     const int narrow = width == VP_TEXT_FIT_80;
     const int sampled = (profile->fields & VP_HAS_BOUNDS) != 0;
     const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
+    const int grad = (profile->fields & VP_HAS_GRAD) != 0;
     if (measured) {
         if (narrow) /* gain: the measured one, as no other is in this profile */
             fprintf(out, "%9s  %5s  %-9s  %11s  %12s  %15s  %6s\n", "sub-block", "layer", "part",
@@ -303,6 +352,13 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
         fprintf(out, "%9s  %5s  %-9s  %20s  %11s  %22s  %20s  %20s\n", "sub-block", "layer", "part",
                 "stream var +- 95%", "stream size", "size p5 p50 p95", "update ratio",
                 "embedding share");
+    else if (grad && narrow)
+        fprintf(out, "%9s  %5s  %-9s  %6s  %11s  %11s  %11s\n", "sub-block", "layer", "part",
+                "gain", "stream size", "grad size", "weight grad");
+    else if (grad)
+        fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s  %12s  %11s  %11s\n",
+                "sub-block", "layer", "part", "gain", "stream var", "stream size", "update ratio",
+                "embedding share", "grad var", "grad size", "weight grad");
     else if (narrow)
         fprintf(out, "%9s  %5s  %-9s  %6s  %11s  %12s  %15s\n", "sub-block", "layer", "part",
                 "gain", "stream size", "update ratio", "embedding share");
@@ -313,6 +369,8 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
         if (vp_profile_shows_row(profile, k, every)) {
             if (sampled)
                 write_sampled_row(out, profile, k, width);
+            else if (grad)
+                write_grad_row(out, profile, k, width);
             else
                 write_row(out, profile, k, width);
         }
@@ -320,6 +378,7 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
         write_overflow(out, profile);
     const vp_profile_top top = vp_profile_get_top(profile);
     write_top(out, &top);
+    write_grad_top(out, profile);
     return ferror(out) ? VP_EIO : VP_OK;
 }
 

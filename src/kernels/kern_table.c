@@ -11,6 +11,16 @@
         .matmul_pack = kern_matmul_pack_##ISA,                                                     \
         .matmul_workspace_floats = kern_matmul_workspace_floats_##ISA,                             \
         .matmul = kern_matmul_##ISA, .layernorm = kern_layernorm_##ISA,                            \
+        .matmul_pack_transposed = kern_matmul_pack_transposed_##ISA,                               \
+        .matmul_accumulate = kern_matmul_accumulate_##ISA,                                         \
+        .matmul_weight_grad_workspace_floats = kern_matmul_weight_grad_workspace_floats_##ISA,     \
+        .matmul_weight_grad = kern_matmul_weight_grad_##ISA,                                       \
+        .layernorm_backward = kern_layernorm_backward_##ISA,                                       \
+        .rmsnorm_backward = kern_rmsnorm_backward_##ISA,                                           \
+        .norm_param_grads = kern_norm_param_grads_##ISA,                                           \
+        .gelu_backward = kern_gelu_backward_##ISA,                                                 \
+        .attention_backward = kern_attention_backward_##ISA,                                       \
+        .cross_entropy = kern_cross_entropy_##ISA,                                                 \
         .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \
         .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
         .square_sum = kern_square_sum_##ISA, .gauss_fill = kern_gauss_fill_##ISA,                  \

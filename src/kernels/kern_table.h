@@ -49,6 +49,41 @@ typedef struct {
     void (*matmul)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                    const float *bias, size_t n, size_t k, size_t m, float *workspace);
 
+    /* ---- the matmul's backward (matmul_ISA.c, matmul_grad_body.h) ----
+       For y = x W^T + b with W [m][k] (out = m, in = k) and n rows:
+       dx = dy W, dW += dy^T x, db += the column sums of dy. */
+    /* The packing matmul_pack makes of w [m][k], made from its transpose:
+       w[j][p] = wt[p * ldwt + j], wt [k][m] with row stride ldwt >= m;
+       matmul_packed_floats(k, m) floats. dx = dy W is then the matmul of dy
+       with W^T, packed from W itself: matmul_pack_transposed(packed, W, k,
+       m, k) (in = m, out = k), then matmul(dx, .., dy, .., packed, NULL,
+       n, m, k, ..): rows of dx split across threads as the forward's. */
+    void (*matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k,
+                                   size_t m);
+    /* out[i][j] += sum_p x[i][p] w[j][p]: matmul's contract and order of
+       the sums (matmul_internal.h), starting from out's own values instead
+       of the bias; the same workspace. For sums of gradients (dh = dq Wq +
+       dk Wk + dv Wv). */
+    void (*matmul_accumulate)(float *out, size_t ldo, const float *x, size_t ldx,
+                              const float *packed, size_t n, size_t k, size_t m,
+                              float *workspace);
+    /* Floats of workspace one matmul_weight_grad call over n rows needs. */
+    size_t (*matmul_weight_grad_workspace_floats)(size_t n, size_t k, size_t m);
+    /* dw[j][p] += sum_i dy[i][j] x[i][p] and, if db is not NULL, db[j] +=
+       sum_i dy[i][j], for j < m, p < k, i < n; dy [n][m] (row stride ldy),
+       x [n][k] (stride ldx), dw [m][k] (stride ldw). dw is the matmul of dy^T
+       (transposed into the workspace) with x, packed as a W [k][n]
+       (matmul_pack_transposed): each dw[j][p] takes one multiply-add per i,
+       i = 0, 1, .., n - 1 in that order, onto its own value; db's column
+       sums in double, in i order, added to db[j] once (one rounding). A
+       caller splits the work over the rows j of dW (pass dy + j0, dw + j0 *
+       ldw, db + j0 and m = the rows' count), never over i: then every bit
+       is the same for any split. Calls over consecutive blocks of rows of
+       dy and x accumulate as one call would, but for db's rounding. */
+    void (*matmul_weight_grad)(float *dw, size_t ldw, float *db, const float *dy, size_t ldy,
+                               const float *x, size_t ldx, size_t n, size_t k, size_t m,
+                               float *workspace);
+
     /* ---- the forward pass's other kernels (nn_ISA.c) ---- */
     /* out[i] = (x[i] - mean) / sqrt(var + eps) * weight + bias, per row of
        d (biased variance, as PyTorch; mean and variance summed in double);
@@ -69,6 +104,56 @@ typedef struct {
        scratch holds T floats. */
     void (*attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
                       size_t ld, size_t T, size_t H, size_t hd, float *scratch);
+
+    /* ---- the backward pass's other kernels (nn_backward_ISA.c) ----
+       Each the exact derivative of its forward kernel above as PyTorch's
+       autograd computes it, with the forward's row statistics recomputed
+       as the forward computes them (double sums, rounded to float); the
+       sums over a row in double. dx may be dy. Each row's result depends
+       on that row alone: a caller splits rows across threads, as forward.
+       The SIMD variants equal the scalar one within the tolerances their
+       tests state (sums in another order, vector exp and erf). */
+    /* dx = dL/dx of layernorm, given dy = dL/dout, per row of d:
+       xhat = (x - mean) rstd, g = dy weight,
+       dx = rstd (g - mean(g) - xhat mean(g xhat)). */
+    void (*layernorm_backward)(float *dx, const float *dy, const float *x, const float *weight,
+                               size_t n, size_t d, float eps);
+    /* dx of rmsnorm: xhat = x rrms, g = dy weight,
+       dx = rrms (g - xhat mean(g xhat)), per row of d. QK-norm's backward
+       is this over rows of one head: q, dq [rows][H * hd] read as
+       [rows * H][hd], n = rows * H, d = hd, as the forward calls rmsnorm. */
+    void (*rmsnorm_backward)(float *dx, const float *dy, const float *x, const float *weight,
+                             size_t n, size_t d, float eps);
+    /* The norm's parameters' gradients, for columns j0 <= j < j1 of rows of
+       d (the row statistics from the whole row): dweight[j] += sum_i dy[i][j]
+       xhat[i][j] and, if dbias is not NULL, dbias[j] += sum_i dy[i][j],
+       i = 0 .. n - 1 in that order, in double, added to dweight[j] and
+       dbias[j] once. rms: xhat of rmsnorm (dbias NULL), else of layernorm.
+       A caller splits the columns across threads, never the rows: then the
+       bits do not depend on the split. The column sums are the scalar
+       one's bits wherever xhat is (the products are exact in double). */
+    void (*norm_param_grads)(float *dweight, float *dbias, const float *dy, const float *x,
+                             size_t n, size_t d, size_t j0, size_t j1, float eps, int rms);
+    /* dx = dy (Phi(x) + x phi(x)), the exact-erf GELU's derivative
+       (PyTorch's default, not the tanh one); dx may be dy or x. */
+    void (*gelu_backward)(float *dx, const float *dy, const float *x, size_t n);
+    /* The backward of attention for one sequence (same q, k, v, ld, T, H,
+       hd): given dout (stride ldo), writes dq, dk, dv (stride ldg) over the
+       T rows and H * hd columns, recomputing each softmax as the forward
+       does. dk[s] and dv[s] sum over t >= s in t order. scratch holds 2 T
+       floats. dq, dk, dv must not overlap the inputs. */
+    void (*attention_backward)(float *dq, float *dk, float *dv, size_t ldg, const float *dout,
+                               size_t ldo, const float *q, const float *k, const float *v,
+                               size_t ld, size_t T, size_t H, size_t hd, float *scratch);
+    /* The output head's loss: per row of V logits, loss_i = log sum exp -
+       logits[targets[i]] (max subtracted; sums in double); returns
+       sum_i loss_i in double, and writes dlogits = (softmax - onehot) scale
+       (dlogits may be logits). PyTorch's F.cross_entropy (mean) is scale =
+       1 / n and the returned sum times 1 / n. targets[i] < V (the caller's
+       check). The embedding's backward (rows of dx added into dE[token])
+       is not a kernel: the network's code does it. */
+    double (*cross_entropy)(float *dlogits, const float *logits, const uint32_t *targets,
+                            size_t n, size_t V, double scale);
 
     /* ---- the forward pass's measurements (residual_ISA.c) ---- */
     /* The residual update of n floats (rows of the stream side by side) and

@@ -21,6 +21,29 @@
     void kern_matmul_##ISA(float *out, size_t ldo, const float *x, size_t ldx,                     \
                            const float *packed, const float *bias, size_t n, size_t k, size_t m,   \
                            float *workspace);                                                      \
+    void kern_matmul_pack_transposed_##ISA(float *packed, const float *wt, size_t ldwt, size_t k,  \
+                                           size_t m);                                              \
+    void kern_matmul_accumulate_##ISA(float *out, size_t ldo, const float *x, size_t ldx,          \
+                                      const float *packed, size_t n, size_t k, size_t m,           \
+                                      float *workspace);                                           \
+    size_t kern_matmul_weight_grad_workspace_floats_##ISA(size_t n, size_t k, size_t m);           \
+    void kern_matmul_weight_grad_##ISA(float *dw, size_t ldw, float *db, const float *dy,          \
+                                       size_t ldy, const float *x, size_t ldx, size_t n, size_t k, \
+                                       size_t m, float *workspace);                                \
+    void kern_layernorm_backward_##ISA(float *dx, const float *dy, const float *x,                 \
+                                       const float *weight, size_t n, size_t d, float eps);        \
+    void kern_rmsnorm_backward_##ISA(float *dx, const float *dy, const float *x,                   \
+                                     const float *weight, size_t n, size_t d, float eps);          \
+    void kern_norm_param_grads_##ISA(float *dweight, float *dbias, const float *dy,                \
+                                     const float *x, size_t n, size_t d, size_t j0, size_t j1,     \
+                                     float eps, int rms);                                          \
+    void kern_gelu_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);           \
+    void kern_attention_backward_##ISA(float *dq, float *dk, float *dv, size_t ldg,                \
+                                       const float *dout, size_t ldo, const float *q,              \
+                                       const float *k, const float *v, size_t ld, size_t T,        \
+                                       size_t H, size_t hd, float *scratch);                       \
+    double kern_cross_entropy_##ISA(float *dlogits, const float *logits, const uint32_t *targets,  \
+                                    size_t n, size_t V, double scale);                             \
     void kern_layernorm_##ISA(float *out, const float *x, const float *weight, const float *bias,  \
                               size_t n, size_t d, float eps);                                      \
     void kern_rmsnorm_##ISA(float *out, const float *x, const float *weight, size_t n, size_t d,   \

@@ -121,5 +121,21 @@ void KERN_FN(kern_matmul)(float *out, size_t ldo, const float *x, size_t ldx, co
                           const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, bias, n, k, m, workspace);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, bias, n, k, m, workspace, 0);
 }
+
+void KERN_FN(kern_matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k,
+                                          size_t m)
+{
+    matmul_pack_wt(tile_for(m), packed, wt, ldwt, k, m);
+}
+
+void KERN_FN(kern_matmul_accumulate)(float *out, size_t ldo, const float *x, size_t ldx,
+                                     const float *packed, size_t n, size_t k, size_t m,
+                                     float *workspace)
+{
+    // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k); out +=
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, n, k, m, workspace, 1);
+}
+
+#include "kernels/matmul_grad_body.h"

@@ -125,6 +125,25 @@ static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const
     }
 }
 
+/* The same layout from wt = w^T, [k][m] with row stride ldwt: each panel
+   row's nr values are consecutive in wt, a copy rather than a gather. */
+static inline void matmul_pack_wt(const matmul_blocking *bk, float *packed, const float *wt,
+                                  size_t ldwt, size_t k, size_t m)
+{
+    size_t nr = bk->nr, mpad = matmul_round_up(m, nr);
+    for (size_t pc = 0; pc < k; pc += bk->kc) {
+        size_t kc = matmul_min(bk->kc, k - pc);
+        for (size_t jr = 0; jr < mpad; jr += nr) {
+            float *panel = packed + pc * mpad + jr * kc;
+            size_t valid = jr < m ? matmul_min(nr, m - jr) : 0;
+            for (size_t p = 0; p < kc; p++) {
+                memcpy(panel + p * nr, wt + (pc + p) * ldwt + jr, valid * sizeof *panel);
+                memset(panel + p * nr + valid, 0, (nr - valid) * sizeof *panel);
+            }
+        }
+    }
+}
+
 /* rows x kc of x (row stride ldx) into rows of stride lda. */
 static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_t rows, size_t kc,
                                  size_t lda)
@@ -136,10 +155,11 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
 /* The five loops around the micro-kernel (BLIS's order, with the roles of
  * its A and B swapped because out is row-major): blocks of rows, blocks of
  * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
- * L1), NR-column panels. */
+ * L1), NR-column panels. accumulate: the sums start from out's values, not
+ * from the bias (which is then ignored). */
 static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo, const float *x,
                                   size_t ldx, const float *packed, const float *bias, size_t n,
-                                  size_t k, size_t m, float *workspace)
+                                  size_t k, size_t m, float *workspace, int accumulate)
 {
     static const float zeros[MATMUL_MAX_NR];
     size_t misalign = ((size_t)workspace / sizeof(float)) % MATMUL_ALIGN_FLOATS;
@@ -168,7 +188,9 @@ static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t 
                         size_t nr_valid = matmul_min(nr, m - jr);
                         const float *b = wblock + jr * kc;
                         float *c = out + (i0 + ir) * ldo + jr;
-                        const float *init = pc > 0 ? NULL : bias != NULL ? bias + jr : zeros;
+                        const float *init = pc > 0 || accumulate ? NULL
+                                           : bias != NULL ? bias + jr
+                                                          : zeros;
                         matmul_next_tile next = {NULL, 0, 0};
                         if (jr + nr < jend) {
                             next.c = c + nr;

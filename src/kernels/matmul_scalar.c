@@ -40,3 +40,33 @@ void kern_matmul_scalar(float *out, size_t ldo, const float *x, size_t ldx, cons
         }
     }
 }
+
+void kern_matmul_pack_transposed_scalar(float *packed, const float *wt, size_t ldwt, size_t k,
+                                        size_t m)
+{
+    // wt: (k, m) row stride ldwt; packed = w: (m, k)
+    for (size_t j = 0; j < m; j++)
+        for (size_t p = 0; p < k; p++)
+            packed[j * k + p] = wt[p * ldwt + j];
+}
+
+void kern_matmul_accumulate_scalar(float *out, size_t ldo, const float *x, size_t ldx,
+                                   const float *packed, size_t n, size_t k, size_t m,
+                                   float *workspace)
+{
+    // x: (n, k) row stride ldx; packed = w: (m, k); out: (n, m) row stride ldo; out +=
+    (void)workspace;
+    for (size_t i = 0; i < n; i++) {
+        const float *xi = x + i * ldx;
+        for (size_t j = 0; j < m; j++) {
+            const float *wj = packed + j * k;
+            float acc = out[i * ldo + j];
+            for (size_t p = 0; p < k; p++)
+                acc += xi[p] * wj[p];
+            out[i * ldo + j] = acc;
+        }
+    }
+}
+
+#define KERN_ISA scalar
+#include "kernels/matmul_grad_body.h"

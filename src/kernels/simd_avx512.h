@@ -210,6 +210,19 @@ static inline vd vd_fmadd(vd a, vd b, vd c)
 {
     return _mm512_fmadd_pd(a, b, c);
 }
+/* SIMD_W / 2 doubles from or to memory, any alignment */
+static inline vd vd_load(const double *p)
+{
+    return _mm512_loadu_pd(p);
+}
+static inline void vd_store(double *p, vd v)
+{
+    _mm512_storeu_pd(p, v);
+}
+static inline vd vd_mul(vd a, vd b)
+{
+    return _mm512_mul_pd(a, b);
+}
 static inline vd vf_widen_lo(vf v)
 {
     return _mm512_cvtps_pd(_mm512_castps512_ps256(v));

@@ -16,13 +16,16 @@ vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_err
     } names[] = {{"all", VP_QUANTITY_ALL},
                  {"stream", VP_QUANTITY_STREAM},
                  {"update", VP_QUANTITY_UPDATE},
-                 {"share", VP_QUANTITY_SHARE}};
+                 {"share", VP_QUANTITY_SHARE},
+                 {"grad", VP_QUANTITY_GRAD},
+                 {"weight-grad", VP_QUANTITY_WEIGHT_GRAD}};
     for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0) {
             *out = names[i].quantity;
             return VP_OK;
         }
-    return vp_fail(err, VP_EINVAL, "unknown quantity '%s'; valid: stream, update, share, all",
+    return vp_fail(err, VP_EINVAL,
+                   "unknown quantity '%s'; valid: stream, update, share, all, grad, weight-grad",
                    name ? name : "");
 }
 
@@ -47,6 +50,12 @@ static int get_value(const vp_profile *profile, size_t k, vp_plot_quantity quant
         *v = (value){row->embedding_share, row->embedding_share_lo, row->embedding_share_hi};
         // 0 means it underflowed double: absent, not zero, on a log axis
         return row->embedding_share > 0.0;
+    case VP_QUANTITY_GRAD:
+        *v = (value){vp_profile_grad_size(profile, k), row->grad_size_lo, row->grad_size_hi};
+        return (profile->fields & VP_HAS_GRAD) != 0;
+    case VP_QUANTITY_WEIGHT_GRAD:
+        *v = (value){row->weight_grad, row->weight_grad_lo, row->weight_grad_hi};
+        return k >= 1 && (profile->fields & VP_HAS_GRAD) != 0;
     case VP_QUANTITY_ALL: break;
     }
     return 0;
@@ -73,6 +82,8 @@ static const struct {
     [VP_QUANTITY_STREAM] = {"stream size", "sqrt(v_k/v_0)", 0},
     [VP_QUANTITY_UPDATE] = {"update ratio", "u_k", VP_AXIS_LOG_Y},
     [VP_QUANTITY_SHARE] = {"embedding share", "e_k", VP_AXIS_LOG_Y},
+    [VP_QUANTITY_GRAD] = {"gradient size", "sqrt(G_k/G_K)", VP_AXIS_LOG_Y},
+    [VP_QUANTITY_WEIGHT_GRAD] = {"weight gradient", "RMS(dL/do_k) RMS(h_k)", VP_AXIS_LOG_Y},
 };
 
 /* A profile's sub-blocks in a layer: 1 for parallel and MLP-only layers. */
@@ -276,7 +287,7 @@ vp_status vp_plot_profiles_on(const vp_profile *const *profiles, size_t n,
     *out = NULL;
     if (!profiles || n == 0)
         return vp_fail(err, VP_EINVAL, "nothing to plot: no profiles given");
-    if ((unsigned)quantity > VP_QUANTITY_SHARE)
+    if ((unsigned)quantity > VP_QUANTITY_WEIGHT_GRAD)
         return vp_fail(err, VP_EINVAL, "unknown quantity %d", (int)quantity);
     if (x_axis != VP_X_LAYER && x_axis != VP_X_SUB_BLOCK)
         return vp_fail(err, VP_EINVAL, "unknown x axis %d", (int)x_axis);

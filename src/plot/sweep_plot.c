@@ -45,6 +45,8 @@ static double top_value(const vp_profile_top *t, vp_plot_quantity quantity)
     case VP_QUANTITY_STREAM: return t->stream_size;
     case VP_QUANTITY_UPDATE: return t->sub_block > 0 ? t->update_ratio : 0.0;
     case VP_QUANTITY_SHARE: return t->embedding_share; /* 0 where it underflowed */
+    case VP_QUANTITY_GRAD: /* per sub-block only: vp_plot_sweep refuses them */
+    case VP_QUANTITY_WEIGHT_GRAD:
     case VP_QUANTITY_ALL: break;
     }
     return 0.0;

@@ -133,6 +133,143 @@ done:
     return result;
 }
 
+/* ---- the matmul's backward: dx = dy W and dW += dy^T x ---- */
+
+typedef struct {
+    void (*pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k, size_t m);
+    size_t (*grad_workspace_floats)(size_t n, size_t k, size_t m);
+    void (*weight_grad)(float *dw, size_t ldw, float *db, const float *dy, size_t ldy,
+                        const float *x, size_t ldx, size_t n, size_t k, size_t m, float *ws);
+} backward_fns;
+
+static const backward_fns bfns[VP_ISA_COUNT] = {
+    {kern_matmul_pack_transposed_scalar, kern_matmul_weight_grad_workspace_floats_scalar,
+     kern_matmul_weight_grad_scalar},
+#if defined(__x86_64__)
+    {kern_matmul_pack_transposed_avx2, kern_matmul_weight_grad_workspace_floats_avx2,
+     kern_matmul_weight_grad_avx2},
+    {kern_matmul_pack_transposed_avx512, kern_matmul_weight_grad_workspace_floats_avx512,
+     kern_matmul_weight_grad_avx512},
+#endif
+};
+
+/* The backward of y = x W^T + b at shape s (n x k x m): the shapes the
+ * forward bench's networks run (MLP d = 512: 512 tokens, 512 <-> 2048;
+ * d = 1024: 256 tokens, 1024 <-> 1024, 4096). */
+static const shape backward_shapes[] = {
+    {1024, 1024, 1024}, {512, 512, 2048},  {512, 2048, 512},
+    {256, 1024, 1024},  {256, 1024, 4096}, {256, 4096, 1024},
+};
+
+/* GFLOP/s (2 n k m a call) of dx = dy W (the matmul on W^T packed once,
+ * as a backward pass packs it once per step: the packing is not timed) in
+ * *dx_gflops and of dW += dy^T x, db += sums (weight_grad: its transposes
+ * and packing are timed) in *dw_gflops; 0 on success. Checks a few
+ * entries of each against double sums. */
+static int time_backward(vp_isa isa, shape s, int quick, double *dx_gflops, double *dw_gflops)
+{
+    const matmul_fns *f = &fns[isa];
+    const backward_fns *b = &bfns[isa];
+    float *x = alloc_floats(s.n * s.k), *w = alloc_floats(s.m * s.k), *dy = alloc_floats(s.n * s.m);
+    float *dx = alloc_floats(s.n * s.k), *dw = alloc_floats(s.m * s.k), *db = alloc_floats(s.m);
+    float *packed = alloc_floats(f->packed_floats(s.m, s.k));
+    float *ws = alloc_floats(f->workspace_floats(s.n, s.m, s.k));
+    float *gws = alloc_floats(b->grad_workspace_floats(s.n, s.k, s.m));
+    int status = 1;
+    if (!x || !w || !dy || !dx || !dw || !db || !packed || !ws || !gws) {
+        fprintf(stderr, "bench_matmul: out of memory\n");
+        goto done;
+    }
+    for (size_t i = 0; i < s.n * s.k; i++)
+        x[i] = uniform_pm1();
+    for (size_t i = 0; i < s.m * s.k; i++)
+        w[i] = uniform_pm1();
+    for (size_t i = 0; i < s.n * s.m; i++)
+        dy[i] = uniform_pm1();
+    b->pack_transposed(packed, w, s.k, s.m, s.k);
+    const double flops = 2.0 * (double)s.n * (double)s.k * (double)s.m;
+    int repeats = quick || isa == VP_ISA_SCALAR ? 1 : REPEATS;
+    for (int which = 0; which < 2; which++) {
+        double best = 1e300;
+        for (int r = -1; r < repeats; r++) { /* r = -1: the warm-up */
+            long calls = 0;
+            double t0 = bench_now(), t;
+            memset(dw, 0, s.m * s.k * sizeof *dw);
+            memset(db, 0, s.m * sizeof *db);
+            do {
+                if (which == 0)
+                    f->matmul(dx, s.k, dy, s.m, packed, NULL, s.n, s.m, s.k, ws);
+                else
+                    b->weight_grad(dw, s.k, db, dy, s.m, x, s.k, s.n, s.k, s.m, gws);
+                calls++;
+                t = bench_now() - t0;
+            } while (r >= 0 && t < (quick ? 0.02 : MIN_SECONDS) && isa != VP_ISA_SCALAR);
+            if (r >= 0 && t / (double)calls < best)
+                best = t / (double)calls;
+            if (r == -1 && which == 1) {
+                /* one call from zero: check it before the repeats pile up */
+                for (int c = 0; c < 8; c++) {
+                    size_t j = (size_t)c * 7919 % s.m, p = (size_t)c * 104729 % s.k;
+                    double sum = 0.0, mag = 0.0;
+                    for (size_t i = 0; i < s.n; i++) {
+                        sum += (double)dy[i * s.m + j] * x[i * s.k + p];
+                        mag += fabs((double)dy[i * s.m + j] * x[i * s.k + p]);
+                    }
+                    if (fabs(dw[j * s.k + p] - sum) > 4.0 * (double)s.n * 0x1p-24 * mag) {
+                        fprintf(stderr, "bench_matmul: %s dW[%zu][%zu] = %.9g, want %.9g\n",
+                                vp_isa_name(isa), j, p, dw[j * s.k + p], sum);
+                        goto done;
+                    }
+                }
+            }
+        }
+        *(which == 0 ? dx_gflops : dw_gflops) = flops / best * 1e-9;
+    }
+    for (int c = 0; c < 8; c++) {
+        size_t i = (size_t)c * 7919 % s.n, p = (size_t)c * 104729 % s.k;
+        double sum = 0.0, mag = 0.0;
+        for (size_t j = 0; j < s.m; j++) {
+            sum += (double)dy[i * s.m + j] * w[j * s.k + p];
+            mag += fabs((double)dy[i * s.m + j] * w[j * s.k + p]);
+        }
+        if (fabs(dx[i * s.k + p] - sum) > 4.0 * (double)s.m * 0x1p-24 * mag) {
+            fprintf(stderr, "bench_matmul: %s dx[%zu][%zu] = %.9g, want %.9g\n",
+                    vp_isa_name(isa), i, p, dx[i * s.k + p], sum);
+            goto done;
+        }
+    }
+    status = 0;
+done:
+    free(x), free(w), free(dy), free(dx), free(dw), free(db), free(packed), free(ws), free(gws);
+    return status;
+}
+
+static int print_backward(const double *peak, int quick)
+{
+    int failed = 0;
+    printf("\nbackward of y = x W^T + b, one thread: dx = dy W (matmul on packed W^T), "
+           "dW += dy^T x with db (weight_grad)\n");
+    printf("%-7s %18s %10s %8s %10s %8s\n", "isa", "n x k x m", "dx GF/s", "% peak", "dW GF/s",
+           "% peak");
+    for (int isa = VP_ISA_COUNT - 1; isa > VP_ISA_SCALAR; isa--) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        for (size_t si = 0; si < sizeof backward_shapes / sizeof *backward_shapes; si++) {
+            shape s = backward_shapes[si];
+            double gx, gw;
+            if (time_backward((vp_isa)isa, s, quick, &gx, &gw) != 0) {
+                failed = 1;
+                continue;
+            }
+            char dims[40];
+            snprintf(dims, sizeof dims, "%zux%zux%zu", s.n, s.k, s.m);
+            printf("%-7s %18s %10.1f %8.1f %10.1f %8.1f\n", vp_isa_name((vp_isa)isa), dims, gx,
+                   100.0 * gx / peak[isa], gw, 100.0 * gw / peak[isa]);
+        }
+    }
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     int quick = 0;
@@ -184,6 +321,7 @@ int main(int argc, char **argv)
                 target_share = g / peak[isa];
         }
     }
+    failed |= print_backward(peak, quick);
     printf("\ntarget (issue 5): avx512 at 1024x1024x1024 >= %.0f %% of the FMA peak: ",
            100.0 * TARGET_SHARE);
     if (target_share < 0)

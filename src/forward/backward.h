@@ -1,0 +1,52 @@
+/* The backward pass's buffers and its row-parallel steps (backward_steps.c),
+ * shared by the sweep through the sub-blocks (network_backward.c) and the
+ * head with its loss (head_loss.c). Private to src/forward. */
+#ifndef VARPROF_FORWARD_BACKWARD_H
+#define VARPROF_FORWARD_BACKWARD_H
+
+#include "forward/run.h"
+
+typedef struct {
+    fw_run *r;
+    const vp_forward_options *o;
+    /* [rows][d] each: gradients in flight and scratch */
+    float *dx, *dz, *df, *dh, *dsum, *dpre, *datt, *dq, *dk, *dv, *z;
+    float *dhid, *dhid_pre; /* [rows][m d] */
+    float *logits;          /* [rows][V], with a head */
+    double *row_loss;       /* [rows] */
+    /* with o->on_param_grad: one parameter's gradient at a time */
+    float *dw, *db;
+    float **thread_ws; /* per thread: the dW matmul's workspace, then 2 T floats */
+    char name[96];
+} fw_bw;
+
+/* dx [rows][in] = dy [rows][out] W, rows split over the pool. */
+void fw_bw_linear_dx(fw_bw *b, float *dx, const float *dy, const fw_linear *lin);
+
+/* The gradients of W and b of `prefix` (".weight", ".bias" appended) from
+ * dy [rows][out] and the layer's input x [rows][in], to o->on_param_grad;
+ * nothing without one. W's rows split over the pool, each summed over the
+ * rows in one fixed order. */
+void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
+                         const float *x);
+
+/* dx from dy of a norm of x (rows of width, RMSNorm or LayerNorm as rms
+ * says), rows split over the pool; dx is not dy or x. */
+void fw_bw_norm_dx(fw_bw *b, float *dx, const float *dy, const float *x, const float *weight,
+                   size_t rows, size_t width, int rms);
+
+/* The norm's weight (and bias) gradients from dy and x, to on_param_grad. */
+void fw_bw_norm_params(fw_bw *b, const char *prefix, const float *dy, const float *x,
+                       size_t rows, size_t width, int rms, int has_bias);
+
+/* Hands one gradient to on_param_grad, named name (rank 1 when cols is 0). */
+void fw_bw_emit(fw_bw *b, const char *name, const float *grad, size_t rows, size_t cols);
+
+/* sum of v^2 over n floats, in double, in one order whatever the threads. */
+double fw_bw_square_sum(const fw_bw *b, const float *v, size_t n);
+
+/* The loss of o->loss at the head's input y [rows][d]: into *loss, and
+ * dL/dy into dy; the head's gradients to on_param_grad. */
+void fw_head_loss(fw_bw *b, const float *y, float *dy, double *loss);
+
+#endif

@@ -1,0 +1,136 @@
+/* The backward pass's steps: dX of a projection, the parameter gradients of
+ * a projection and of a norm, a norm's dx. Row-wise steps split rows over
+ * the pool; parameter gradients split W's rows, each a sum over the batch's
+ * rows in one fixed order, so that no figure depends on the thread count. */
+#include <stdio.h>
+#include <string.h>
+
+#include "forward/backward.h"
+
+void fw_bw_linear_dx(fw_bw *b, float *dx, const float *dy, const fw_linear *lin)
+{
+    /* W^T packed is W's transpose as a layer of in outputs from out inputs */
+    const fw_linear t = {.in = lin->out, .out = lin->in, .packed = lin->packed_t, .bias = NULL};
+    fw_project(b->r, dx, dy, &t);
+}
+
+void fw_bw_emit(fw_bw *b, const char *name, const float *grad, size_t rows, size_t cols)
+{
+    const vp_param_grad g = {name, cols ? 2 : 1, {rows, cols}, grad};
+    b->o->on_param_grad(b->o->param_grad_ctx, &g);
+}
+
+typedef struct {
+    fw_bw *b;
+    const float *dy, *x;
+    size_t out, in, per_task;
+} dw_job;
+
+/* dW's rows [first, first + n) and db's, each a sum over the batch's rows in
+   one order, whatever the split */
+static void dw_task(void *ctx, size_t task, size_t thread)
+{
+    const dw_job *j = ctx;
+    fw_bw *b = j->b;
+    const size_t first = task * j->per_task, rows = b->r->rows;
+    if (first >= j->out)
+        return;
+    const size_t n = j->out - first < j->per_task ? j->out - first : j->per_task;
+    b->r->m->kernels->matmul_weight_grad(b->dw + first * j->in, j->in, b->db + first,
+                                         j->dy + first, j->out, j->x, j->in, rows, j->in, n,
+                                         b->thread_ws[thread]);
+}
+
+void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
+                         const float *x)
+{
+    if (!b->o->on_param_grad)
+        return;
+    const size_t out = lin->out, in = lin->in;
+    memset(b->dw, 0, out * in * sizeof *b->dw); /* the kernel adds to them */
+    memset(b->db, 0, out * sizeof *b->db);
+    const size_t tasks = b->r->n_tasks;
+    dw_job j = {b, dy, x, out, in, (out + tasks - 1) / tasks};
+    thread_pool_run(b->r->pool, tasks, dw_task, &j);
+    snprintf(b->name, sizeof b->name, "%s.weight", prefix);
+    fw_bw_emit(b, b->name, b->dw, out, in);
+    snprintf(b->name, sizeof b->name, "%s.bias", prefix);
+    fw_bw_emit(b, b->name, b->db, out, 0);
+}
+
+typedef struct {
+    fw_bw *b;
+    float *dx;
+    const float *dy, *x, *weight;
+    size_t width, rows, per_task;
+    int rms;
+} norm_job;
+
+static void norm_task(void *ctx, size_t task, size_t thread)
+{
+    (void)thread;
+    const norm_job *j = ctx;
+    const size_t first = task * j->per_task;
+    if (first >= j->rows)
+        return;
+    const size_t n = j->rows - first < j->per_task ? j->rows - first : j->per_task;
+    const size_t at = first * j->width;
+    const kern_table *kern = j->b->r->m->kernels;
+    const float eps = j->b->r->m->eps;
+    if (j->rms)
+        kern->rmsnorm_backward(j->dx + at, j->dy + at, j->x + at, j->weight, n, j->width, eps);
+    else
+        kern->layernorm_backward(j->dx + at, j->dy + at, j->x + at, j->weight, n, j->width, eps);
+}
+
+void fw_bw_norm_dx(fw_bw *b, float *dx, const float *dy, const float *x, const float *weight,
+                   size_t rows, size_t width, int rms)
+{
+    const size_t tasks = b->r->n_tasks;
+    norm_job j = {b, dx, dy, x, weight, width, rows, (rows + tasks - 1) / tasks, rms};
+    thread_pool_run(b->r->pool, tasks, norm_task, &j);
+}
+
+typedef struct {
+    fw_bw *b;
+    const float *dy, *x;
+    size_t rows, width, per_task;
+    int rms;
+} norm_params_job;
+
+/* the columns [first, first + per_task) of the norm's weight and bias */
+static void norm_params_task(void *ctx, size_t task, size_t thread)
+{
+    (void)thread;
+    const norm_params_job *j = ctx;
+    const size_t first = task * j->per_task;
+    if (first >= j->width)
+        return;
+    const size_t end = first + j->per_task < j->width ? first + j->per_task : j->width;
+    fw_bw *b = j->b;
+    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, j->rows,
+                                       j->width, first, end, b->r->m->eps, j->rms);
+}
+
+void fw_bw_norm_params(fw_bw *b, const char *prefix, const float *dy, const float *x,
+                       size_t rows, size_t width, int rms, int has_bias)
+{
+    if (!b->o->on_param_grad)
+        return;
+    memset(b->dw, 0, width * sizeof *b->dw); /* the kernel adds to them */
+    memset(b->db, 0, width * sizeof *b->db);
+    const size_t tasks = b->r->n_tasks;
+    norm_params_job j = {b, dy, x, rows, width, (width + tasks - 1) / tasks, rms};
+    thread_pool_run(b->r->pool, tasks, norm_params_task, &j);
+    snprintf(b->name, sizeof b->name, "%s.weight", prefix);
+    fw_bw_emit(b, b->name, b->dw, width, 0);
+    if (has_bias) {
+        snprintf(b->name, sizeof b->name, "%s.bias", prefix);
+        fw_bw_emit(b, b->name, b->db, width, 0);
+    }
+}
+
+double fw_bw_square_sum(const fw_bw *b, const float *v, size_t n)
+{
+    return b->r->m->kernels->square_sum(v, n);
+}

@@ -1,0 +1,85 @@
+/* The head and the loss: the logits, the loss of o->loss on the batch, and
+ * its gradient at the head's input (varprof-maths(7), THE NETWORK'S
+ * BACKWARD PASS). Per row in parallel, each row's loss kept apart and summed
+ * in row order, so that the loss does not depend on the thread count. */
+#include <math.h>
+#include <string.h>
+
+#include "forward/backward.h"
+#include "varprof/gauss.h"
+
+typedef struct {
+    fw_bw *b;
+    const float *y;
+    float *dy;
+    size_t per_task;
+    double scale; /* 1 / the rows the loss averages over */
+} loss_job;
+
+/* The row's target under copy or next; 0 when the row has none (next's last
+   token), else 1. */
+static int target_of(const fw_bw *b, size_t row, uint32_t *target)
+{
+    const size_t T = b->r->tokens;
+    if (b->o->loss == VP_LOSS_NEXT) {
+        if (row % T == T - 1)
+            return 0;
+        *target = b->r->token_ids[row + 1];
+    } else {
+        *target = b->r->token_ids[row];
+    }
+    return 1;
+}
+
+static void loss_task(void *ctx, size_t task, size_t thread)
+{
+    (void)thread;
+    const loss_job *j = ctx;
+    fw_bw *b = j->b;
+    const size_t d = b->r->m->d, V = b->r->m->vocab, rows = b->r->rows;
+    const size_t first = task * j->per_task;
+    const size_t end = first + j->per_task < rows ? first + j->per_task : rows;
+    for (size_t row = first; row < end; row++) {
+        if (b->o->loss == VP_LOSS_RANDOM) {
+            /* r_t, keyed as the Gaussian stream of token `row` */
+            float *r = j->dy + row * d;
+            b->r->m->kernels->gauss_fill(r, d, b->o->seed, (uint32_t)row, VP_LOSS_RANDOM_STREAM,
+                                         0);
+            double dot = 0.0;
+            for (size_t i = 0; i < d; i++)
+                dot += (double)r[i] * j->y[row * d + i];
+            b->row_loss[row] = dot;
+            continue;
+        }
+        uint32_t target;
+        float *logits = b->logits + row * V;
+        if (target_of(b, row, &target)) { /* a row at a time: its loss kept apart */
+            b->row_loss[row] =
+                b->r->m->kernels->cross_entropy(logits, logits, &target, 1, V, j->scale);
+        } else {
+            b->row_loss[row] = 0.0;
+            memset(logits, 0, V * sizeof *logits);
+        }
+    }
+}
+
+void fw_head_loss(fw_bw *b, const float *y, float *dy, double *loss)
+{
+    fw_run *r = b->r;
+    const fw_model *m = r->m;
+    const int random = b->o->loss == VP_LOSS_RANDOM;
+    const size_t counted = b->o->loss == VP_LOSS_NEXT ? r->batch * (r->tokens - 1) : r->rows;
+    if (!random)
+        fw_project(r, b->logits, y, &m->head);
+    const size_t tasks = r->n_tasks;
+    loss_job j = {b, y, dy, (r->rows + tasks - 1) / tasks, 1.0 / (double)counted};
+    thread_pool_run(r->pool, tasks, loss_task, &j);
+    double sum = 0.0;
+    for (size_t row = 0; row < r->rows; row++)
+        sum += b->row_loss[row];
+    *loss = random ? sum : sum / (double)counted;
+    if (random)
+        return;
+    fw_bw_linear_dx(b, dy, b->logits, &m->head);
+    fw_bw_linear_params(b, "head", &m->head, b->logits, y);
+}

@@ -1,0 +1,316 @@
+/* The network's backward pass (varprof-maths(7), THE NETWORK'S BACKWARD
+ * PASS): from the loss down through the head, the final norm and every
+ * sub-block to the embedding, on what the forward pass kept. Per sub-block k
+ * it measures grad_var, the mean square of dL/dx_k, and weight_grad,
+ * RMS(dL/do) RMS(h) of each branch's last projection o = A h. Every buffer is
+ * taken before the first sub-block. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forward/backward.h"
+
+static size_t aligned(size_t floats)
+{
+    return (floats + 15) & ~(size_t)15;
+}
+
+static size_t widest(const fw_model *m)
+{
+    size_t w = m->d > m->hidden ? m->d : m->hidden;
+    return m->has_head && m->vocab > w ? m->vocab : w;
+}
+
+/* Lays the buffers out from block on (NULL: counts only); returns floats. */
+static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
+{
+    size_t used = 0;
+#define TAKE(field, n)                                                                            \
+    do {                                                                                          \
+        if (b)                                                                                    \
+            b->field = block + used;                                                              \
+        used += aligned(n);                                                                       \
+    } while (0)
+    const size_t d = rows * m->d, hid = rows * m->hidden, w = widest(m);
+    TAKE(dx, d);
+    TAKE(dz, d);
+    TAKE(df, d);
+    TAKE(dh, d);
+    TAKE(dsum, d);
+    TAKE(dpre, d);
+    TAKE(datt, d);
+    TAKE(dq, d);
+    TAKE(dk, d);
+    TAKE(dv, d);
+    TAKE(z, d);
+    TAKE(dhid, hid);
+    TAKE(dhid_pre, hid);
+    TAKE(logits, m->has_head ? rows * m->vocab : 0);
+    if (b) /* doubles, at a 64-byte boundary as every buffer */
+        b->row_loss = (double *)(void *)(block + used);
+    used += aligned(2 * rows);
+    /* one parameter's gradient: the largest W is the embedding, the head or
+       an MLP projection */
+    const size_t most_w = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
+    TAKE(dw, most_w);
+    TAKE(db, w);
+#undef TAKE
+    return used;
+}
+
+size_t fw_backward_floats(const fw_model *m, size_t rows)
+{
+    return lay_out(NULL, NULL, m, rows);
+}
+
+size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads)
+{
+    /* the dW matmul takes up to all of W's rows in one task; the attention's
+       backward 2 T floats, T <= rows */
+    const size_t w = widest(m);
+    const size_t a = m->kernels->matmul_weight_grad_workspace_floats(rows, m->d, w);
+    const size_t b = m->kernels->matmul_weight_grad_workspace_floats(rows, m->hidden, w);
+    const size_t most = a > b ? a : b;
+    return threads * aligned((most > 2 * rows ? most : 2 * rows) + 32);
+}
+
+/* ---- per sub-block ---- */
+
+typedef struct {
+    const fw_bw *b;
+    const fw_saved *s;
+} att_job;
+
+/* one sequence's attention backward: dq, dk, dv from datt */
+static void attention_task(void *ctx, size_t seq, size_t thread)
+{
+    const att_job *j = ctx;
+    const fw_bw *b = j->b;
+    const fw_saved *s = j->s;
+    const fw_run *r = b->r;
+    const fw_model *m = r->m;
+    const size_t at = seq * r->tokens * m->d;
+    m->kernels->attention_backward(b->dq + at, b->dk + at, b->dv + at, m->d, b->datt + at, m->d,
+                                   s->q + at, s->k + at, s->v + at, m->d, r->tokens, m->heads,
+                                   m->head_dim, b->thread_ws[thread]);
+}
+
+static void add_into(float *acc, const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        acc[i] += v[i];
+}
+
+/* dh = the MLP's share of dL/dh, from df */
+static void mlp_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, const float *h,
+                         const float *df, char *prefix, size_t layer_index)
+{
+    fw_run *r = b->r;
+    fw_bw_linear_dx(b, b->dhid, df, &layer->fc2);
+    snprintf(prefix, 64, "layers.%zu.mlp.fc2", layer_index);
+    fw_bw_linear_params(b, prefix, &layer->fc2, df, s->hid);
+    r->m->kernels->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, r->rows * r->m->hidden);
+    snprintf(prefix, 64, "layers.%zu.mlp.fc1", layer_index);
+    fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
+    fw_bw_linear_dx(b, b->dsum, b->dhid_pre, &layer->fc1);
+}
+
+/* QK-norm's backward of one of q, k: dpre from dqk; its weight's gradient */
+static void head_norm_backward(fw_bw *b, float *dpre, const float *dqk, const float *pre,
+                               const float *weight, const char *name)
+{
+    const fw_model *m = b->r->m;
+    const size_t rows = b->r->rows * m->heads;
+    fw_bw_norm_dx(b, dpre, dqk, pre, weight, rows, m->head_dim, 1);
+    fw_bw_norm_params(b, name, dqk, pre, rows, m->head_dim, 1, 0);
+}
+
+/* b->dsum = the attention's share of dL/dh, from df */
+static void attention_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, const float *h,
+                               const float *df, char *prefix, size_t l)
+{
+    fw_run *r = b->r;
+    const fw_model *m = r->m;
+    const size_t n = r->rows * m->d;
+    fw_bw_linear_dx(b, b->datt, df, &layer->o);
+    snprintf(prefix, 64, "layers.%zu.attn.o", l);
+    fw_bw_linear_params(b, prefix, &layer->o, df, s->att);
+    att_job j = {b, s};
+    thread_pool_run(r->pool, r->batch, attention_task, &j);
+    const fw_linear *proj[3] = {&layer->q, &layer->k, &layer->v};
+    const float *norms[2] = {layer->q_norm, layer->k_norm};
+    const char *names[3] = {"q", "k", "v"};
+    float *dqkv[3] = {b->dq, b->dk, b->dv};
+    const float *pre[2] = {s->q_pre, s->k_pre};
+    for (size_t i = 0; i < 3; i++) {
+        const float *dproj = dqkv[i];
+        if (i < 2 && m->qk_norm) {
+            snprintf(prefix, 64, "layers.%zu.attn.%s_norm", l, names[i]);
+            head_norm_backward(b, b->dpre, dqkv[i], pre[i], norms[i], prefix);
+            dproj = b->dpre;
+        }
+        snprintf(prefix, 64, "layers.%zu.attn.%s", l, names[i]);
+        fw_bw_linear_params(b, prefix, proj[i], dproj, h);
+        if (i == 0) {
+            fw_bw_linear_dx(b, b->dsum, dproj, proj[i]);
+        } else {
+            fw_bw_linear_dx(b, b->z, dproj, proj[i]);
+            add_into(b->dsum, b->z, n);
+        }
+    }
+}
+
+static double rms(const fw_bw *b, const float *v, size_t n)
+{
+    return sqrt(fw_bw_square_sum(b, v, n) / (double)n);
+}
+
+/* One sub-block's backward: dx = dL/dx_k on entry, dL/dx_{k-1} on return.
+   Returns weight_grad. */
+static double sub_block_backward(fw_bw *b, size_t k)
+{
+    fw_run *r = b->r;
+    const fw_model *m = r->m;
+    const vp_placement_traits *t = m->traits;
+    const size_t l = vp_config_layer_of(r->cfg, k), n = r->rows * m->d;
+    const vp_part part = vp_config_part_of(r->cfg, k);
+    const fw_layer *layer = &m->layers_[l];
+    const fw_saved *s = &r->saved[k];
+    const int attn = part == VP_PART_ATTN || part == VP_PART_BLOCK;
+    const int mlp = part == VP_PART_MLP || part == VP_PART_BLOCK;
+    const int rms_norm = m->norm == VP_NORM_RMSNORM;
+    const char *side = part == VP_PART_MLP ? "mlp" : "attn";
+    const fw_norm *in_norm = part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm;
+    const fw_norm *out_norm = part == VP_PART_MLP ? &layer->mlp_out_norm : &layer->attn_out_norm;
+    char prefix[64];
+    /* dL/do, o what the sub-block adds */
+    const float *d_added = b->dx;
+    if (t->norm_stream) {
+        /* x_k = N(alpha x_{k-1} + o): z again, as the forward summed it */
+        const double alpha = t->residual_alpha ? r->cfg->alpha : 1.0;
+        const float *o = s->f;
+        if (t->norm_out) {
+            fw_normalise(r, b->dpre, s->f, out_norm);
+            o = b->dpre;
+        }
+        for (size_t i = 0; i < n; i++)
+            b->z[i] = (float)(alpha * s->x_in[i] + o[i]);
+        fw_bw_norm_dx(b, b->dz, b->dx, b->z, in_norm->weight, r->rows, m->d, rms_norm);
+        snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
+        fw_bw_norm_params(b, prefix, b->dx, b->z, r->rows, m->d, rms_norm, !rms_norm);
+        for (size_t i = 0; i < n; i++)
+            b->dx[i] = (float)(alpha * b->dz[i]);
+        d_added = b->dz;
+    }
+    const float *df = d_added;
+    if (t->norm_out) {
+        fw_bw_norm_dx(b, b->df, d_added, s->f, out_norm->weight, r->rows, m->d, rms_norm);
+        snprintf(prefix, sizeof prefix, "layers.%zu.%s_out_norm", l, side);
+        fw_bw_norm_params(b, prefix, d_added, s->f, r->rows, m->d, rms_norm, !rms_norm);
+        df = b->df;
+    }
+    const float *h = s->h ? s->h : s->x_in;
+    /* weight_grad: RMS(dL/do) RMS(h) of each branch's last projection */
+    const double rms_df = rms(b, df, n);
+    double wg2 = 0.0;
+    if (mlp) {
+        const double wg = rms_df * rms(b, s->hid, r->rows * m->hidden);
+        wg2 += wg * wg;
+        mlp_backward(b, layer, s, h, df, prefix, l);
+        memcpy(b->dh, b->dsum, n * sizeof *b->dh);
+    }
+    if (attn) {
+        const double wg = rms_df * rms(b, s->att, n);
+        wg2 += wg * wg;
+        attention_backward(b, layer, s, h, df, prefix, l);
+        if (mlp)
+            add_into(b->dh, b->dsum, n);
+        else
+            memcpy(b->dh, b->dsum, n * sizeof *b->dh);
+    }
+    /* the branch input's gradient joins the residual path's */
+    if (t->norm_in) {
+        fw_bw_norm_dx(b, b->dsum, b->dh, s->x_in, in_norm->weight, r->rows, m->d, rms_norm);
+        snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
+        fw_bw_norm_params(b, prefix, b->dh, s->x_in, r->rows, m->d, rms_norm, !rms_norm);
+        add_into(b->dx, b->dsum, n);
+    } else {
+        add_into(b->dx, b->dh, n);
+    }
+    return sqrt(wg2 / (double)(attn + mlp));
+}
+
+/* dL/dE: each row's dL/dx_0 added to its token's row, in row order */
+static void embedding_backward(fw_bw *b)
+{
+    if (!b->o->on_param_grad)
+        return;
+    const fw_run *r = b->r;
+    const size_t d = r->m->d;
+    memset(b->dw, 0, r->m->vocab * d * sizeof *b->dw);
+    for (size_t row = 0; row < r->rows; row++)
+        add_into(b->dw + (size_t)r->token_ids[row] * d, b->dx + row * d, d);
+    fw_bw_emit(b, "embed.weight", b->dw, r->m->vocab, d);
+}
+
+/* grad_var of row k from b->dx; 0 when it is not a finite float's */
+static int measure(fw_bw *b, vp_profile *profile, size_t k)
+{
+    const size_t n = b->r->rows * b->r->m->d;
+    const double g = fw_bw_square_sum(b, b->dx, n) / (double)n;
+    profile->rows[k].grad_var = g;
+    return isfinite(g);
+}
+
+static void overflowed(vp_profile *profile, size_t k)
+{
+    profile->overflow_at = k;
+    profile->overflowed = VP_OVERFLOW_FLOAT_GRAD;
+    for (size_t i = 0; i < k; i++)
+        profile->rows[i].grad_var = profile->rows[i].weight_grad = NAN;
+}
+
+vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile, vp_error *err)
+{
+    const fw_model *m = r->m;
+    const size_t K = profile->sub_blocks, threads = o->threads;
+    fw_bw b = {.r = r, .o = o};
+    float *block = malloc(fw_backward_floats(m, r->rows) * sizeof(float));
+    float *thread_block = malloc(fw_backward_thread_floats(m, r->rows, threads) * sizeof(float));
+    b.thread_ws = calloc(threads, sizeof *b.thread_ws);
+    if (!block || !thread_block || !b.thread_ws) {
+        free(block);
+        free(thread_block);
+        free(b.thread_ws);
+        return vp_fail(err, VP_ENOMEM, "no memory for the backward pass");
+    }
+    lay_out(&b, block, m, r->rows);
+    const size_t per_thread = fw_backward_thread_floats(m, r->rows, 1);
+    for (size_t t = 0; t < threads; t++)
+        b.thread_ws[t] = thread_block + t * per_thread;
+    profile->fields |= VP_HAS_GRAD;
+    profile->sampling.loss = vp_loss_name(o->loss);
+    const fw_saved *top = &r->saved[K + 1];
+    fw_head_loss(&b, top->h, m->has_final_norm ? b.dz : b.dx, &profile->loss);
+    if (m->has_final_norm) {
+        const int rms_norm = m->norm == VP_NORM_RMSNORM;
+        fw_bw_norm_dx(&b, b.dx, b.dz, top->x_in, m->final_norm.weight, r->rows, m->d, rms_norm);
+        fw_bw_norm_params(&b, "final_norm", b.dz, top->x_in, r->rows, m->d, rms_norm, !rms_norm);
+    }
+    int finite = isfinite(profile->loss) && measure(&b, profile, K);
+    if (!finite)
+        overflowed(profile, K);
+    for (size_t k = K; finite && k >= 1; k--) {
+        profile->rows[k].weight_grad = sub_block_backward(&b, k);
+        progress_meter_add(r->meter, 1);
+        if (!(finite = measure(&b, profile, k - 1) && isfinite(profile->rows[k].weight_grad)))
+            overflowed(profile, k);
+    }
+    if (finite)
+        embedding_backward(&b);
+    free(block);
+    free(thread_block);
+    free(b.thread_ws);
+    return VP_OK;
+}

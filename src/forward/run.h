@@ -1,0 +1,69 @@
+/* One run of the network on a batch: its buffers, its thread pool and the
+ * row-parallel steps the forward and the backward pass share. Private to
+ * src/forward. */
+#ifndef VARPROF_FORWARD_RUN_H
+#define VARPROF_FORWARD_RUN_H
+
+#include <stdint.h>
+
+#include "forward/network.h"
+#include "sys/progress_meter.h"
+#include "sys/thread_pool.h"
+
+/* What the backward pass needs of one sub-block, kept by the forward pass
+ * (fw_saved_lay_out). Entries a sub-block has no use for are NULL. */
+typedef struct {
+    float *x_in;             /* the stream before the sub-block [rows][d] */
+    float *h;                /* the branch input where it is a norm's output; else NULL (x_in) */
+    float *f;                /* the branches' output (their sum), before any output norm */
+    float *hid_pre, *hid;    /* fc1's output and its GELU [rows][m d] */
+    float *q_pre, *k_pre;    /* the projections before QK-norm (q, k without it) */
+    float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input */
+} fw_saved;
+
+typedef struct {
+    const fw_model *m;
+    const vp_config *cfg;
+    thread_pool *pool;
+    size_t rows, batch, tokens, rows_per_task, n_tasks;
+    float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
+    float *q_pre, *k_pre, *hid_pre; /* q, k and hid themselves when nothing is kept */
+    float **matmul_ws, **att_scratch; /* per thread */
+    double *stats;                    /* [groups][N_STATS] */
+    uint32_t *token_ids;
+    progress_meter *meter; /* a sub-block done, forward or backward */
+    fw_saved *saved; /* with a backward: [K + 2], sub-blocks 1..K, then the top
+                        (x_in the stream x_K, h the head's input) */
+} fw_run;
+
+/* out[rows][linear->out] = in[rows][linear->in] W^T + b, rows split over the pool. */
+void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear);
+
+/* The model's norm (LayerNorm or RMSNorm) of every row of d. */
+void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm);
+
+/* Rows per task: about four tasks a thread (one on one thread), in whole
+   groups of rows. */
+size_t fw_rows_per_task(size_t rows, size_t threads);
+
+/* Floats the kept activations of the model's K sub-blocks and the top take, at
+ * `rows` rows; fw_saved_lay_out cuts them from one block of that size. */
+size_t fw_saved_floats(const fw_model *m, size_t rows);
+/* The same per row, in all sub-blocks; fw_saved_floats is at most this times
+   rows plus alignment. */
+size_t fw_saved_row_floats(const fw_model *m);
+void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t rows);
+
+/* Floats of the backward pass's own buffers at `rows` rows, and per thread. */
+size_t fw_backward_floats(const fw_model *m, size_t rows);
+size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads);
+
+/* The backward pass of o->loss after a forward pass that kept r->saved: fills
+ * grad_var and weight_grad of the profile's rows, profile->loss, and hands
+ * each parameter's gradient to o->on_param_grad. VP_ENOMEM when its buffers
+ * cannot be had (they are taken before the first sub-block); a float
+ * gradient out of range stops it, recorded in the profile
+ * (VP_OVERFLOW_FLOAT_GRAD). */
+vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile, vp_error *err);
+
+#endif

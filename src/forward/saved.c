@@ -1,0 +1,91 @@
+/* What the forward pass keeps for the backward: per sub-block, the stream
+ * before it and every intermediate value a backward kernel reads, cut from
+ * one block allocated before the first sub-block. */
+#include "forward/run.h"
+
+static size_t aligned(size_t floats)
+{
+    return (floats + 15) & ~(size_t)15; /* 64 bytes */
+}
+
+static size_t sub_blocks_of(const fw_model *m)
+{
+    return m->mlp_only ? m->layers : m->layers * m->traits->sub_blocks_per_layer;
+}
+
+/* Whether sub-block k (from 1) runs attention, an MLP. */
+static void parts_of(const fw_model *m, size_t k, int *attn, int *mlp)
+{
+    if (m->mlp_only) {
+        *attn = 0, *mlp = 1;
+        return;
+    }
+    const size_t per_layer = m->traits->sub_blocks_per_layer;
+    const size_t at = (k - 1) % per_layer;
+    *attn = per_layer == 1 || at == 0;
+    *mlp = per_layer == 1 || at == 1;
+}
+
+/* The next n floats of block, or NULL when only counting (block NULL). */
+static float *take(float *block, size_t *used, size_t n)
+{
+    float *at = block ? block + *used : NULL;
+    *used += aligned(n);
+    return at;
+}
+
+/* Lays out sub-block k's entries (k 0: the top) from block on; returns the
+ * floats they take. */
+static size_t lay_out_one(fw_saved *s, float *block, const fw_model *m, size_t k, size_t rows)
+{
+    const size_t d = rows * m->d, hid = rows * m->hidden;
+    size_t used = 0;
+    fw_saved z = {0};
+    z.x_in = take(block, &used, d);
+    if (k == 0) { /* the top: the stream x_K and the head's input */
+        z.h = m->has_final_norm ? take(block, &used, d) : z.x_in;
+    } else {
+        int attn, mlp;
+        parts_of(m, k, &attn, &mlp);
+        if (m->traits->norm_in)
+            z.h = take(block, &used, d);
+        z.f = take(block, &used, d);
+        if (mlp) {
+            z.hid_pre = take(block, &used, hid);
+            z.hid = take(block, &used, hid);
+        }
+        if (attn) {
+            z.q = take(block, &used, d);
+            z.k = take(block, &used, d);
+            z.v = take(block, &used, d);
+            z.att = take(block, &used, d);
+            z.q_pre = m->qk_norm ? take(block, &used, d) : z.q;
+            z.k_pre = m->qk_norm ? take(block, &used, d) : z.k;
+        }
+    }
+    if (s)
+        *s = z;
+    return used;
+}
+
+size_t fw_saved_floats(const fw_model *m, size_t rows)
+{
+    size_t n = lay_out_one(NULL, NULL, m, 0, rows);
+    for (size_t k = 1; k <= sub_blocks_of(m); k++)
+        n += lay_out_one(NULL, NULL, m, k, rows);
+    return n;
+}
+
+size_t fw_saved_row_floats(const fw_model *m)
+{
+    /* at most a dozen rows of d and two of m d per sub-block, and the top's two */
+    return (sub_blocks_of(m) + 1) * (12 * m->d + 2 * m->hidden);
+}
+
+void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t rows)
+{
+    const size_t K = sub_blocks_of(m);
+    for (size_t k = 1; k <= K; k++)
+        block += lay_out_one(&saved[k], block, m, k, rows);
+    lay_out_one(&saved[K + 1], block, m, 0, rows);
+}

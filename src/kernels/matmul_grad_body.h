@@ -1,0 +1,99 @@
+/* The matmul's weight gradient, dW += dy^T x and db += the column sums of
+ * dy, written once over the instruction set's own matmul entry points
+ * (KERN_FN(kern_matmul_accumulate), ..): included by matmul_body.h for the
+ * SIMD sets and by matmul_scalar.c, after KERN_ISA is set. Contract in
+ * kern_table.h.
+ *
+ * dW [m][k] is a matmul with m rows, inner size n and k outputs: its x is
+ * dy^T (m rows of n), its W is x^T ([k][n]), which matmul_pack_transposed
+ * packs from x as it lies. Both are made in the workspace for a block of
+ * GRAD_ROWS rows of dy and x at a time and accumulated into dW: the matmul
+ * adds one product per row in row order onto dW's value, so blocks in
+ * order give the bits one call over all rows would. GRAD_ROWS = 512 is no
+ * more than either SIMD set's KC, so the matmul reads dy^T where it lies. */
+#include <stddef.h>
+
+#include "kernels/kern_variants.h"
+
+#define GRAD_ROWS 512
+/* dy^T's row stride: rows of 512 floats (2 KiB) would share L1 sets */
+#define GRAD_LD(rows) ((rows) + 16)
+#define GRAD_ALIGN 16 /* floats: a 64-byte line */
+/* db's column sums: columns at a time, their double sums on the stack */
+#define GRAD_DB_COLUMNS 64
+
+static size_t grad_rows(size_t n)
+{
+    return n < GRAD_ROWS ? n : GRAD_ROWS;
+}
+
+size_t KERN_FN(kern_matmul_weight_grad_workspace_floats)(size_t n, size_t k, size_t m)
+{
+    size_t rows = grad_rows(n);
+    return m * GRAD_LD(rows) + KERN_FN(kern_matmul_packed_floats)(rows, k) +
+           KERN_FN(kern_matmul_workspace_floats)(m, rows, k) + 3 * GRAD_ALIGN;
+}
+
+static float *grad_align(float *p)
+{
+    size_t misalign = ((size_t)p / sizeof(float)) % GRAD_ALIGN;
+    return p + (misalign ? GRAD_ALIGN - misalign : 0);
+}
+
+/* dyt[j][r] = dy[r][j], r < rows, j < m: blocks of 8 x 8 so that both
+   sides' lines are used while in L1. */
+static void grad_transpose(float *restrict dyt, size_t ldt, const float *restrict dy, size_t ldy,
+                           size_t rows, size_t m)
+{
+    for (size_t r0 = 0; r0 < rows; r0 += 8) {
+        size_t r1 = r0 + 8 < rows ? r0 + 8 : rows;
+        for (size_t j0 = 0; j0 < m; j0 += 8) {
+            size_t j1 = j0 + 8 < m ? j0 + 8 : m;
+            for (size_t j = j0; j < j1; j++)
+                for (size_t r = r0; r < r1; r++)
+                    dyt[j * ldt + r] = dy[r * ldy + j];
+        }
+    }
+}
+
+/* db[j] += sum_i dy[i][j], each column's sum in double in i order: the
+   same bits on every set, however it vectorises across columns. */
+static void grad_bias(float *db, const float *dy, size_t ldy, size_t n, size_t m)
+{
+    for (size_t j0 = 0; j0 < m; j0 += GRAD_DB_COLUMNS) {
+        size_t cols = m - j0 < GRAD_DB_COLUMNS ? m - j0 : GRAD_DB_COLUMNS;
+        double sum[GRAD_DB_COLUMNS] = {0};
+        for (size_t i = 0; i < n; i++)
+            for (size_t c = 0; c < cols; c++)
+                sum[c] += dy[i * ldy + j0 + c];
+        for (size_t c = 0; c < cols; c++)
+            db[j0 + c] = (float)(db[j0 + c] + sum[c]);
+    }
+}
+
+void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const float *dy,
+                                      size_t ldy, const float *x, size_t ldx, size_t n, size_t k,
+                                      size_t m, float *workspace)
+{
+    // dy: (n, m) stride ldy; x: (n, k) stride ldx; dw: (m, k) stride ldw; db: (m)
+    if (db != NULL)
+        grad_bias(db, dy, ldy, n, m);
+    if (n == 0 || k == 0 || m == 0)
+        return;
+    const size_t ldt = GRAD_LD(grad_rows(n));
+    float *dyt = grad_align(workspace);
+    float *packed = grad_align(dyt + m * ldt);
+    float *inner = grad_align(packed + KERN_FN(kern_matmul_packed_floats)(grad_rows(n), k));
+    for (size_t i0 = 0; i0 < n; i0 += GRAD_ROWS) {
+        size_t rows = n - i0 < GRAD_ROWS ? n - i0 : GRAD_ROWS;
+        grad_transpose(dyt, ldt, dy + i0 * ldy, ldy, rows, m);
+        /* x's block [rows][k] is the transpose of the W [k][rows] wanted */
+        KERN_FN(kern_matmul_pack_transposed)(packed, x + i0 * ldx, ldx, rows, k);
+        KERN_FN(kern_matmul_accumulate)(dw, ldw, dyt, ldt, packed, m, rows, k, inner);
+    }
+}
+
+#undef GRAD_ROWS
+#undef GRAD_LD
+#undef GRAD_ALIGN
+#undef GRAD_DB_COLUMNS

@@ -1,0 +1,14 @@
+/* What the backward kernels' scalar reference and SIMD body share. */
+#ifndef VARPROF_NN_BACKWARD_INTERNAL_H
+#define VARPROF_NN_BACKWARD_INTERNAL_H
+
+/* GELU's derivative's 1/sqrt(2 pi), rounded to float once, as PyTorch's
+ * kAlpha = M_2_SQRTPI * M_SQRT1_2 * 0.5. */
+#define NN_INV_SQRT_2PI 0.39894228040143267794f
+
+/* norm_param_grads' columns at a time: their double sums live on the stack
+ * (2 x 512 doubles, 8 KiB), and a row's statistics are recomputed once per
+ * block, so once for d <= 512 and twice for d = 1024. */
+#define NN_PARAM_COLUMNS 512
+
+#endif
