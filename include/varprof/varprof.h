@@ -14,6 +14,7 @@
 #include "varprof/forward.h"
 #include "varprof/gains_file.h"
 #include "varprof/gauss.h"
+#include "varprof/grads_csv.h"
 #include "varprof/isa.h"
 #include "varprof/json.h"
 #include "varprof/latex.h"

@@ -83,6 +83,13 @@ static const option_spec options[OPT_COUNT] = {
                      "follow from it"},
     [OPT_TOKEN_IDS] = {"token-ids", "FILE", CMD_PROFILE,
                        "forward: the batch's token ids, a CSV of B rows of T ids"},
+    [OPT_LOSS] = {"loss", "copy|next|random", CMD_PROFILE,
+                  "forward with --grad: the loss differentiated: the head's cross-entropy "
+                  "against token t (copy) or t + 1 (next), or <r_t, y_t> with r_t Gaussian "
+                  "(random, no head needed); default copy"},
+    [OPT_GRADS_OUT] = {"grads-out", "FILE", CMD_PROFILE,
+                       "forward with --grad: write each parameter's gradient as a CSV row "
+                       "name,shape,frobenius,rms; never replaces a file without --force"},
     [OPT_INIT] = {"init", "gain|torch", CMD_PROFILE,
                   "forward: weights scaled to --gain, or PyTorch's default init; default gain"},
     [OPT_METHOD] = {"method", "full|reduced", CMD_PROFILE,
@@ -95,7 +102,8 @@ static const option_spec options[OPT_COUNT] = {
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},
     [OPT_FORCE] = {"force", NULL, CMD_PROFILE,
-                   "let --output, --plot and --plot-script replace an existing file"},
+                   "let --output, --plot, --plot-script and --grads-out replace an existing "
+                   "file"},
     [OPT_EVERY] = {"every", "N", CMD_PROFILE,
                    "show every Nth sub-block (the first and last always); default 1"},
     [OPT_PLOT] = {"plot", "FILE|-", CMD_PROFILE,

@@ -43,6 +43,8 @@ typedef enum {
     OPT_INIT,
     OPT_WEIGHTS,
     OPT_TOKEN_IDS,
+    OPT_LOSS,
+    OPT_GRADS_OUT,
     OPT_FORMAT,
     OPT_OUTPUT,
     OPT_FORCE,

@@ -46,7 +46,7 @@ int outputs_are_one_file(const char *a, const char *b)
 
 int check_distinct_outputs(const cli_args *args)
 {
-    static const option_id files[] = {OPT_OUTPUT, OPT_PLOT, OPT_PLOT_SCRIPT};
+    static const option_id files[] = {OPT_OUTPUT, OPT_PLOT, OPT_PLOT_SCRIPT, OPT_GRADS_OUT};
     const size_t n = sizeof files / sizeof *files;
     for (size_t i = 0; i < n; i++)
         for (size_t j = i + 1; j < n; j++) {

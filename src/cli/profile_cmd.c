@@ -36,6 +36,7 @@ typedef struct {
     vp_forward_options forward;
     vp_safetensors weights; /* --weights, owned */
     unsigned *token_ids;    /* --token-ids, owned */
+    vp_grad_norms *grad_norms; /* --grads-out: the forward's gradients, owned */
     size_t every;
     int wide;       /* --wide: every column */
     vp_model model; /* from --model; model.name is empty without it */
@@ -377,9 +378,22 @@ static int check_grad_engines(const cli_args *args, const profile_request *req)
     if (has(req, ENGINE_MC))
         return cli_usage_error("--grad: the Monte Carlo's backward half is not built yet; "
                                "use --engine closed");
-    if (has(req, ENGINE_FORWARD))
-        return cli_usage_error("--grad: the forward pass's backward half is not built yet; "
-                               "use --engine closed");
+    return EXIT_OK;
+}
+
+/* --loss and --grads-out: the forward's backward, one profile's gradients */
+static int check_backward_options(const cli_args *args, const profile_request *req)
+{
+    static const option_id needs_grad[] = {OPT_LOSS, OPT_GRADS_OUT};
+    for (size_t i = 0; i < sizeof needs_grad / sizeof *needs_grad; i++)
+        if (args->given[needs_grad[i]] && !args->given[OPT_GRAD])
+            return cli_usage_error("%s applies to the backward pass: add --grad",
+                                   cli_option_name(needs_grad[i]));
+    if (args->given[OPT_GRADS_OUT] && req->n_combinations > 1)
+        return cli_usage_error("--grads-out holds one network's gradients, but %zu profiles "
+                               "were asked (a list of placements, layers, gains or widths); "
+                               "give one of each",
+                               req->n_combinations);
     return EXIT_OK;
 }
 
@@ -446,6 +460,8 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         {OPT_INIT, forward, "forward or all"},
         {OPT_WEIGHTS, forward, "forward or all"},
         {OPT_TOKEN_IDS, forward, "forward or all"},
+        {OPT_LOSS, forward, "forward or all"},
+        {OPT_GRADS_OUT, forward, "forward or all"},
     };
     for (size_t i = 0; i < sizeof scoped / sizeof *scoped; i++)
         if (args->given[scoped[i].id] && !scoped[i].applies)
@@ -456,9 +472,12 @@ static int read_request(const cli_args *raw_args, profile_request *req)
     if (args->given[OPT_GAINS] && args->given[OPT_GAIN])
         return cli_usage_error("--gain and --gains both given; a file of gains replaces the "
                                "single gain, so give one of them");
-    if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT] && !args->given[OPT_PLOT])
-        return cli_usage_error("--force only applies with --output, --plot or --plot-script");
-    if ((rc = check_width_list(raw_args, req)) != EXIT_OK || (rc = make_sweep(req)) != EXIT_OK)
+    if (args->given[OPT_FORCE] && !args->given[OPT_OUTPUT] && !args->given[OPT_PLOT] &&
+        !args->given[OPT_GRADS_OUT])
+        return cli_usage_error("--force only applies with --output, --plot, --plot-script or "
+                               "--grads-out");
+    if ((rc = check_width_list(raw_args, req)) != EXIT_OK || (rc = make_sweep(req)) != EXIT_OK ||
+        (rc = check_backward_options(args, req)) != EXIT_OK)
         return rc;
     /* every size, memory included, is checked before anything is allocated */
     const char *engine_text = args->given[OPT_ENGINE] ? args->value[OPT_ENGINE] : "closed";
@@ -641,6 +660,10 @@ static int compute_placement(const profile_request *req, size_t i, progress_line
     if (has(req, ENGINE_FORWARD)) {
         snprintf(label, sizeof label, "forward pass, %s", vp_placement_name(cfg.placement));
         fw.progress = progress_line_begin(line, label);
+        if (req->grad_norms) {
+            fw.on_param_grad = vp_grad_norms_add;
+            fw.param_grad_ctx = req->grad_norms;
+        }
         status = vp_forward_profile(&cfg, &fw, &out->forward, &err);
         progress_line_end(line);
     }
@@ -872,6 +895,21 @@ static void free_request(profile_request *req)
     vp_safetensors_free(&req->weights);
     free(req->token_ids);
     free(req->gains);
+    vp_grad_norms_free(req->grad_norms);
+    free(req->grad_norms);
+}
+
+/* --grads-out: the gradients the run collected, written as --output is */
+static int write_grads(const cli_args *args, output_file *grads, const profile_request *req)
+{
+    vp_status status = vp_grads_csv_write(grads->stream, req->grad_norms);
+    if (status != VP_OK) {
+        output_abort(grads);
+        return status == VP_EIO ? cli_runtime_error("--grads-out: cannot write %s: %s",
+                                                    args->value[OPT_GRADS_OUT], strerror(errno))
+                                : cli_library_error("--grads-out", status, NULL);
+    }
+    return output_commit(grads);
 }
 
 /* Computes, writes and plots, once the request is read. */
@@ -885,6 +923,20 @@ static int profile_and_write(const cli_args *args, profile_request *req)
     if (writing &&
         (rc = output_open(&out, args->value[OPT_OUTPUT], args->given[OPT_FORCE])) != EXIT_OK)
         return rc;
+    /* --grads-out: opened before the run, so that a file in the way stops it early */
+    output_file grads = {0};
+    if (args->given[OPT_GRADS_OUT]) {
+        req->grad_norms = calloc(1, sizeof *req->grad_norms);
+        if (!req->grad_norms) {
+            output_abort(&out);
+            return cli_runtime_error("no memory for the gradients");
+        }
+        if ((rc = output_open(&grads, args->value[OPT_GRADS_OUT], args->given[OPT_FORCE])) !=
+            EXIT_OK) {
+            output_abort(&out);
+            return rc;
+        }
+    }
     if (args->given[OPT_GAINS]) {
         vp_error err;
         req->gains_path = args->value[OPT_GAINS];
@@ -900,8 +952,12 @@ static int profile_and_write(const cli_args *args, profile_request *req)
     if (rc != EXIT_OK) {
         if (writing)
             output_abort(&out);
-    } else if (writing) {
-        rc = output_commit(&out);
+        output_abort(&grads);
+    } else {
+        if (writing)
+            rc = output_commit(&out);
+        if (args->given[OPT_GRADS_OUT])
+            rc = rc == EXIT_OK ? write_grads(args, &grads, req) : (output_abort(&grads), rc);
     }
     /* the output is written even when gnuplot then fails or is missing */
     if (rc == EXIT_OK && plotting && req->sweeping) {

@@ -66,6 +66,11 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         (rc = cli_size(args, OPT_SEED, 0, SIZE_MAX, &seed)) != EXIT_OK)
         return rc;
     fw->init = init == 1 ? VP_INIT_TORCH : VP_INIT_GAIN;
+    static const char *const losses[] = {"copy", "next", "random", NULL};
+    int loss = VP_LOSS_COPY;
+    if ((rc = cli_choice(args, OPT_LOSS, losses, &loss)) != EXIT_OK)
+        return rc;
+    fw->loss = (vp_loss)loss;
     fw->qk_norm = args->given[OPT_QK_NORM];
     fw->seed = seed;
     if (fw->width % fw->heads != 0)

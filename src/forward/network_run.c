@@ -555,6 +555,39 @@ static size_t physical_memory(void)
     return pages > 0 && page > 0 ? (size_t)pages * (size_t)page : (size_t)-1;
 }
 
+/* The backward's own demands: a loss it has, tokens for next, and in a
+   weights file a head of the vocabulary's shape and a final norm as asked. */
+static vp_status check_grad(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
+{
+    if ((unsigned)o->loss >= VP_LOSS_COUNT)
+        return vp_fail(err, VP_EINVAL, "loss %d is not one of: copy, next, random", (int)o->loss);
+    if (o->loss == VP_LOSS_NEXT && o->tokens < 2)
+        return vp_fail(err, VP_EINVAL,
+                       "loss next with 1 token per sequence: no token has a next one to "
+                       "predict; use at least 2 tokens, or loss copy");
+    if (!o->weights)
+        return VP_OK;
+    const vp_tensor_info *head = vp_safetensors_find(o->weights, "head.weight");
+    if (!head && o->loss != VP_LOSS_RANDOM)
+        return vp_fail(err, VP_EINVAL,
+                       "tensor 'head.weight' is missing: loss %s needs the output head "
+                       "(head.weight [%zu, %zu], head.bias [%zu]); add it to the file, or "
+                       "use loss random",
+                       vp_loss_name(o->loss), o->vocab, o->width, o->vocab);
+    if (head && (head->rank != 2 || head->shape[0] != o->vocab || head->shape[1] != o->width))
+        return vp_fail(err, VP_EINVAL,
+                       "tensor 'head.weight' is not [%zu, %zu]: the head must map the width "
+                       "%zu to the vocabulary of %zu (embed.weight's)",
+                       o->vocab, o->width, o->width, o->vocab);
+    const int in_file = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
+    if (cfg->final_norm != VP_FINAL_NORM_DEFAULT && in_file != (cfg->final_norm == VP_FINAL_NORM_YES))
+        return vp_fail(err, VP_EINVAL,
+                       "final norm %s asked, but the weights file %s final_norm.weight; the "
+                       "file decides: drop the final-norm option",
+                       in_file ? "no" : "yes", in_file ? "has" : "has no");
+    return VP_OK;
+}
+
 vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
 {
     vp_status status = vp_config_check(cfg, err);
@@ -613,6 +646,8 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                            "pass's float weights hold; it must be 0 or from 1e-15 to 1e15",
                            g, k);
     }
+    if (cfg->grad && (status = check_grad(cfg, o, err)) != VP_OK)
+        return status;
     size_t bytes;
     if ((status = fw_memory_needed(cfg, o, &bytes, err)) != VP_OK)
         return status;

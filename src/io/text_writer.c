@@ -33,6 +33,9 @@ static void write_network(FILE *out, const vp_profile *p)
                 "network: MLP-only layers, width %zu, MLP %zu x wide, vocab %zu, batch %zu "
                 "x %zu tokens, %s, eps %.3g, seed %llu\n",
                 s->width, s->ffn_mult, s->vocab, s->batch, s->tokens, init, s->eps, s->seed);
+    /* --grad: the loss differentiated, and its value on the batch */
+    if (s->loss && (p->fields & VP_HAS_GRAD))
+        fprintf(out, "backward: loss %s = %.6g on the batch\n", s->loss, p->loss);
 }
 
 static void write_heading_lines(FILE *out, const vp_profile *p);

@@ -204,7 +204,6 @@ static void test_refusals(void **state)
         {{"--grad", "--final-norm", "maybe"}, {"--final-norm: 'maybe'", "yes, no"}},
         {{"--final-norm", "no"}, {"--final-norm changes only the backward half", "--grad"}},
         {{"--grad", "--engine", "mc"}, {"--grad: the Monte Carlo's", "--engine closed"}},
-        {{"--grad", "--engine", "forward"}, {"--grad: the forward pass's", "--engine closed"}},
         {{"--grad", "--engine", "all"}, {"--grad:", "not built yet"}},
         {{"table", "--final-norm", "yes"}, {"--final-norm changes only", "add --grad"}},
     };
