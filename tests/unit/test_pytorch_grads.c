@@ -245,23 +245,18 @@ static profile_figures read_profile(const char *csv)
     return f;
 }
 
-/* The loss the program reports: a line of its text on standard error or
-   output, "loss <number>" (the first such). NAN when it says none. */
-static double reported_loss(const program_run *run)
+/* The loss the program reports: "loss_value" in its JSON. NAN when absent. */
+static double reported_loss(const char *json)
 {
-    const char *texts[2] = {run->err, run->out};
-    for (int i = 0; i < 2; i++) {
-        for (const char *p = texts[i]; p && (p = strstr(p, "loss")) != NULL; p += 4) {
-            const char *q = p + 4;
-            while (*q == ' ' || *q == ':' || *q == '=')
-                q++;
-            char *end;
-            const double v = strtod(q, &end);
-            if (end != q && isfinite(v))
-                return v;
-        }
-    }
-    return NAN;
+    const char *p = json ? strstr(json, "\"loss_value\"") : NULL;
+    if (!p)
+        return NAN;
+    p += strlen("\"loss_value\"");
+    while (*p == ' ' || *p == ':')
+        p++;
+    char *end;
+    const double v = strtod(p, &end);
+    return end != p ? v : NAN;
 }
 
 /* ---- the comparison ---- */
@@ -302,10 +297,10 @@ static void run_grad_case(const grad_case *c, const char *isa)
     const char *fixed[] = {"--engine", "forward",   "--weights", w,       "--token-ids",
                            t,          "--placement", c->placement, "--grad", "--loss",
                            c->loss,    "--grads-out", grads,     "--format", "csv"};
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-        args[n++] = fixed[i];
     for (size_t i = 0; c->shape_args && c->shape_args[i]; i++)
         args[n++] = c->shape_args[i];
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        args[n++] = fixed[i]; /* ends --grads-out FILE --format csv */
     args[n] = NULL;
     setenv("VARPROF_ISA", isa, 1);
     program_run run = run_varprof(args);
@@ -322,10 +317,16 @@ static void run_grad_case(const grad_case *c, const char *isa)
     int bad = 0;
     worst_errors worst = {0, 0, 0, 0};
 
-    /* the loss */
-    const double loss = reported_loss(&run);
+    /* the loss, from the same command line in JSON */
+    args[n - 1] = "json";
+    args[n - 3] = "/dev/null"; /* --grads-out */
+    setenv("VARPROF_ISA", isa, 1);
+    program_run json = run_varprof(args);
+    unsetenv("VARPROF_ISA");
+    const double loss = reported_loss(json.status == 0 ? json.out : NULL);
+    program_run_free(&json);
     if (isnan(loss)) {
-        print_error("%s on %s: no 'loss <number>' in the program's output\n", c->case_name, isa);
+        print_error("%s on %s: no \"loss_value\" in the program's JSON\n", c->case_name, isa);
         bad = 1;
     } else
         bad |= check(c->case_name, isa, "loss", loss, want->loss, &worst.loss);
