@@ -75,9 +75,10 @@ PYTHON3 ?= /usr/bin/python3
 BENCH_BIN := $(BUILD)/bench/bench_mc
 BENCH_MATMUL_BIN := $(BUILD)/bench/bench_matmul
 BENCH_FORWARD_BIN := $(BUILD)/bench/bench_forward
+BENCH_BACKWARD_BIN := $(BUILD)/bench/bench_backward
 
 .PHONY: bench
-bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN)
+bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWARD_BIN)
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -97,6 +98,15 @@ bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN)
 	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
 	       "skipping the PyTorch comparison"; \
 	  $(BENCH_FORWARD_BIN) --no-torch; \
+	fi
+	@echo
+	@if $(PYTHON3) -c 'import torch' 2>/dev/null; then \
+	  echo "$(BENCH_BACKWARD_BIN) --python $(PYTHON3) --script tests/bench/backward_torch.py"; \
+	  $(BENCH_BACKWARD_BIN) --python $(PYTHON3) --script tests/bench/backward_torch.py; \
+	else \
+	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
+	       "skipping the PyTorch autograd comparison"; \
+	  $(BENCH_BACKWARD_BIN) --no-torch; \
 	fi
 
 $(BUILD)/bench/bench_mc.o: tests/bench/bench_mc.c
@@ -126,6 +136,15 @@ $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
+
+# Forward plus backward against PyTorch autograd and the FMA peak
+# (tests/bench/bench_backward.c, issue 13); PyTorch optional, as above.
+$(BUILD)/bench/bench_backward.o: tests/bench/bench_backward.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 # Install any missing Debian package one kind of work needs

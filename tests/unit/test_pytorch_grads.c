@@ -1,0 +1,483 @@
+/* The real backward pass matched to PyTorch (issue 13): the seed's stacks
+ * with their own head and the attention stack with RMSNorm, QK-norm and a
+ * head, exported with their tokens and PyTorch's exact gradients by
+ * tests/data/gen_torch_grads.py, give on every instruction set the loss,
+ * every named tensor's gradient norm (--grads-out) and every sub-block's
+ * grad_var and weight_grad (the CSV profile) that PyTorch gives. */
+#include <ctype.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "io/csv_reader.h"
+#include "run_program.h"
+#include "varprof/isa.h"
+#include "varprof/varprof.h"
+
+/* varprof's float32 against the exact gradient (PyTorch in float64 on the
+ * same float32 weights): 1e-5 relative, the issue's bound, for every figure.
+ * It is reachable: PyTorch's own float32 run moves no figure of these cases
+ * by more than 4.8e-7 relative from the float64 one (the tensor gradients;
+ * grad_var by at most 1.4e-7, weight_grad 6.6e-8, the loss 1.3e-7), and
+ * varprof's float32 summation order is another, equally short, one. */
+#define GRAD_TOLERANCE 1e-5
+
+/* The data's own check: its float32 and float64 columns agree this well
+   (measured 4.8e-7 at worst when the data was made), or the file is not
+   what gen_torch_grads.py wrote. */
+#define DATA_FLOAT32_NOISE 1e-6
+
+#define MOST_TENSORS 256
+#define MOST_SUB_BLOCKS 64
+
+typedef struct {
+    char name[64];
+    char shape[32]; /* "48x96" */
+    double frobenius, rms;
+    int seen;
+} tensor_ref;
+
+typedef struct {
+    const char *wanted_case;
+    double loss;
+    int have_loss;
+    tensor_ref tensors[MOST_TENSORS];
+    size_t n_tensors;
+    double grad_var[MOST_SUB_BLOCKS + 1]; /* k = 0..K */
+    size_t n_grad_var;
+    double weight_grad[MOST_SUB_BLOCKS + 1]; /* k = 1..K at [k] */
+    size_t n_weight_grad;
+    double worst_noise; /* float32 against float64 in the data */
+} expected;
+
+static tensor_ref *find_tensor(expected *e, const char *name)
+{
+    for (size_t i = 0; i < e->n_tensors; i++)
+        if (strcmp(e->tensors[i].name, name) == 0)
+            return &e->tensors[i];
+    return NULL;
+}
+
+static vp_status on_expected_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
+                                 vp_error *err)
+{
+    (void)line;
+    (void)err;
+    expected *e = ctx;
+    if (n_cells != 6 || cells[0][0] == '#' || strcmp(cells[0], e->wanted_case) != 0)
+        return VP_OK;
+    const char *q = cells[1], *key = cells[2];
+    const double f32 = strtod(cells[4], NULL), f64 = strtod(cells[5], NULL);
+    const double noise = fabs(f32 - f64) / fabs(f64);
+    e->worst_noise = noise > e->worst_noise ? noise : e->worst_noise;
+    if (strcmp(q, "loss") == 0) {
+        e->loss = f64;
+        e->have_loss = 1;
+    } else if (strcmp(q, "frobenius") == 0 || strcmp(q, "rms") == 0) {
+        tensor_ref *t = find_tensor(e, key);
+        if (!t && e->n_tensors < MOST_TENSORS) {
+            t = &e->tensors[e->n_tensors++];
+            snprintf(t->name, sizeof t->name, "%s", key);
+            snprintf(t->shape, sizeof t->shape, "%s", cells[3]);
+        }
+        if (t && q[0] == 'f')
+            t->frobenius = f64;
+        else if (t)
+            t->rms = f64;
+    } else if (strcmp(q, "grad_var") == 0) {
+        const size_t k = strtoul(key, NULL, 10);
+        if (k <= MOST_SUB_BLOCKS) {
+            e->grad_var[k] = f64;
+            e->n_grad_var = k + 1 > e->n_grad_var ? k + 1 : e->n_grad_var;
+        }
+    } else if (strcmp(q, "weight_grad") == 0) {
+        const size_t k = strtoul(key, NULL, 10);
+        if (k >= 1 && k <= MOST_SUB_BLOCKS) {
+            e->weight_grad[k] = f64;
+            e->n_weight_grad = k > e->n_weight_grad ? k : e->n_weight_grad;
+        }
+    }
+    return VP_OK;
+}
+
+static expected *load_expected(const char *which)
+{
+    expected *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    e->wanted_case = which;
+    vp_error err;
+    if (csv_read_file(test_data_path("grads_expected.csv"), on_expected_row, e, &err) != VP_OK) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    if (!e->have_loss || e->n_tensors == 0 || e->n_grad_var < 2 ||
+        e->n_weight_grad + 1 != e->n_grad_var) {
+        print_error("grads_expected.csv: case %s is missing or incomplete\n", which);
+        fail();
+    }
+    if (e->worst_noise > DATA_FLOAT32_NOISE) {
+        print_error("grads_expected.csv: case %s's float32 and float64 differ by %.2g\n", which,
+                    e->worst_noise);
+        fail();
+    }
+    return e;
+}
+
+/* ---- what the program wrote ---- */
+
+/* "[48, 96]", "48x96", "(48,96)": the numbers, joined by 'x'. */
+static void shape_digits(const char *s, char *out, size_t size)
+{
+    size_t n = 0;
+    int in_number = 0;
+    for (; *s && n + 2 < size; s++) {
+        if (isdigit((unsigned char)*s)) {
+            if (!in_number && n > 0)
+                out[n++] = 'x';
+            out[n++] = *s;
+            in_number = 1;
+        } else
+            in_number = 0;
+    }
+    out[n] = '\0';
+}
+
+typedef struct {
+    double got_frobenius[MOST_TENSORS], got_rms[MOST_TENSORS];
+    expected *want;
+    char unknown[256]; /* a name the program wrote that PyTorch's data lacks */
+    char bad_shape[256];
+    size_t rows;
+    int header_ok;
+} grads_file;
+
+static vp_status on_grads_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
+                              vp_error *err)
+{
+    (void)err;
+    grads_file *g = ctx;
+    if (line == 1 || !g->header_ok) {
+        g->header_ok = n_cells == 4 && strcmp(cells[0], "name") == 0 &&
+                       strcmp(cells[1], "shape") == 0 && strcmp(cells[2], "frobenius") == 0 &&
+                       strcmp(cells[3], "rms") == 0;
+        return VP_OK;
+    }
+    if (n_cells != 4)
+        return VP_OK;
+    g->rows++;
+    tensor_ref *t = find_tensor(g->want, cells[0]);
+    if (!t) {
+        snprintf(g->unknown, sizeof g->unknown, "%s", cells[0]);
+        return VP_OK;
+    }
+    char shape[32];
+    shape_digits(cells[1], shape, sizeof shape);
+    if (strcmp(shape, t->shape) != 0)
+        snprintf(g->bad_shape, sizeof g->bad_shape, "%s: %s, PyTorch %s", cells[0], cells[1],
+                 t->shape);
+    const size_t i = (size_t)(t - g->want->tensors);
+    t->seen++;
+    g->got_frobenius[i] = strtod(cells[2], NULL);
+    g->got_rms[i] = strtod(cells[3], NULL);
+    return VP_OK;
+}
+
+/* The column called name in a CSV header line, or -1. */
+static int column_of(const char *header, const char *name)
+{
+    const size_t len = strlen(name);
+    int col = 0;
+    for (const char *p = header; *p && *p != '\n'; col++) {
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\n' || p[len] == '\0'))
+            return col;
+        while (*p && *p != ',' && *p != '\n')
+            p++;
+        if (*p == ',')
+            p++;
+    }
+    return -1;
+}
+
+/* The cell in column col of the line at p, as a number (NAN when empty). */
+static double cell_of(const char *p, int col)
+{
+    for (int c = 0; c < col && p; c++) {
+        p = strpbrk(p, ",\n");
+        if (!p || *p == '\n')
+            return NAN;
+        p++;
+    }
+    if (!p || *p == ',' || *p == '\n' || *p == '\0')
+        return NAN;
+    return strtod(p, NULL);
+}
+
+typedef struct {
+    double grad_var[MOST_SUB_BLOCKS + 1], weight_grad[MOST_SUB_BLOCKS + 1];
+    size_t rows;
+} profile_figures;
+
+static profile_figures read_profile(const char *csv)
+{
+    profile_figures f;
+    memset(&f, 0, sizeof f);
+    const int c_k = column_of(csv, "sub_block"), c_g = column_of(csv, "grad_var"),
+              c_w = column_of(csv, "weight_grad");
+    if (c_k < 0 || c_g < 0 || c_w < 0) {
+        print_error("the CSV lacks sub_block, grad_var or weight_grad:\n%.300s\n", csv);
+        fail();
+    }
+    for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        const double k = cell_of(line + 1, c_k);
+        if (!(k >= 0 && k <= MOST_SUB_BLOCKS))
+            continue;
+        f.grad_var[(size_t)k] = cell_of(line + 1, c_g);
+        f.weight_grad[(size_t)k] = cell_of(line + 1, c_w);
+        f.rows++;
+    }
+    return f;
+}
+
+/* The loss the program reports: "loss_value" in its JSON. NAN when absent. */
+static double reported_loss(const char *json)
+{
+    const char *p = json ? strstr(json, "\"loss_value\"") : NULL;
+    if (!p)
+        return NAN;
+    p += strlen("\"loss_value\"");
+    while (*p == ' ' || *p == ':')
+        p++;
+    char *end;
+    const double v = strtod(p, &end);
+    return end != p ? v : NAN;
+}
+
+/* ---- the comparison ---- */
+
+typedef struct {
+    double loss, tensors, grad_var, weight_grad; /* worst relative errors */
+} worst_errors;
+
+static int check(const char *what, const char *isa, const char *label, double got, double want,
+                 double *worst)
+{
+    const double rel = fabs(got - want) / fabs(want);
+    if (!(rel <= *worst))
+        *worst = isnan(rel) ? INFINITY : rel;
+    if (!(rel <= GRAD_TOLERANCE)) {
+        print_error("%s on %s, %s: %.9g, PyTorch %.9g (%.2g relative)\n", what, isa, label, got,
+                    want, rel);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *case_name; /* in grads_expected.csv */
+    const char *weights, *tokens, *placement, *loss;
+    const char *const *shape_args; /* NULL-terminated, or NULL */
+} grad_case;
+
+static void run_grad_case(const grad_case *c, const char *isa)
+{
+    expected *want = load_expected(c->case_name);
+    char w[512], t[512], grads[512];
+    snprintf(w, sizeof w, "%s", test_data_path(c->weights));
+    snprintf(t, sizeof t, "%s", test_data_path(c->tokens));
+    snprintf(grads, sizeof grads, "%s/%s_%s.csv", test_scratch(), c->case_name, isa);
+    const char *args[40];
+    size_t n = 0;
+    const char *fixed[] = {"--engine", "forward",   "--weights", w,       "--token-ids",
+                           t,          "--placement", c->placement, "--grad", "--loss",
+                           c->loss,    "--grads-out", grads,     "--format", "csv"};
+    for (size_t i = 0; c->shape_args && c->shape_args[i]; i++)
+        args[n++] = c->shape_args[i];
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        args[n++] = fixed[i]; /* ends --grads-out FILE --format csv */
+    args[n] = NULL;
+    setenv("VARPROF_ISA", isa, 1);
+    program_run run = run_varprof(args);
+    unsetenv("VARPROF_ISA");
+    if (run.status == 2 && strstr(run.err, "not supported by this CPU")) {
+        program_run_free(&run); /* under valgrind the CPU it emulates lacks AVX-512 */
+        free(want);
+        return;
+    }
+    if (run.status != 0) {
+        print_error("%s on %s: exit %d: %s", c->case_name, isa, run.status, run.err);
+        fail();
+    }
+    int bad = 0;
+    worst_errors worst = {0, 0, 0, 0};
+
+    /* the loss, from the same command line in JSON */
+    args[n - 1] = "json";
+    args[n - 3] = "/dev/null"; /* --grads-out */
+    setenv("VARPROF_ISA", isa, 1);
+    program_run json = run_varprof(args);
+    unsetenv("VARPROF_ISA");
+    const double loss = reported_loss(json.status == 0 ? json.out : NULL);
+    program_run_free(&json);
+    if (isnan(loss)) {
+        print_error("%s on %s: no \"loss_value\" in the program's JSON\n", c->case_name, isa);
+        bad = 1;
+    } else
+        bad |= check(c->case_name, isa, "loss", loss, want->loss, &worst.loss);
+
+    /* every sub-block's grad_var and weight_grad */
+    const profile_figures got = read_profile(run.out);
+    assert_int_equal(got.rows, want->n_grad_var);
+    char label[96];
+    for (size_t k = 0; k < want->n_grad_var; k++) {
+        snprintf(label, sizeof label, "grad_var at sub-block %zu", k);
+        bad |= check(c->case_name, isa, label, got.grad_var[k], want->grad_var[k], &worst.grad_var);
+        if (k == 0) {
+            assert_true(isnan(got.weight_grad[0])); /* the embedding has no branch */
+            continue;
+        }
+        snprintf(label, sizeof label, "weight_grad at sub-block %zu", k);
+        bad |= check(c->case_name, isa, label, got.weight_grad[k], want->weight_grad[k],
+                     &worst.weight_grad);
+    }
+
+    /* every named tensor's gradient, once each, no other */
+    grads_file *g = calloc(1, sizeof *g);
+    assert_non_null(g);
+    g->want = want;
+    vp_error err;
+    if (csv_read_file(grads, on_grads_row, g, &err) != VP_OK) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    if (!g->header_ok) {
+        print_error("%s: the header is not name,shape,frobenius,rms\n", grads);
+        bad = 1;
+    }
+    if (g->unknown[0]) {
+        print_error("%s on %s: --grads-out names '%s', which PyTorch's model lacks\n",
+                    c->case_name, isa, g->unknown);
+        bad = 1;
+    }
+    if (g->bad_shape[0]) {
+        print_error("%s on %s: shape of %s\n", c->case_name, isa, g->bad_shape);
+        bad = 1;
+    }
+    for (size_t i = 0; i < want->n_tensors; i++) {
+        const tensor_ref *r = &want->tensors[i];
+        if (r->seen != 1) {
+            print_error("%s on %s: --grads-out has %d rows for %s\n", c->case_name, isa, r->seen,
+                        r->name);
+            bad = 1;
+            continue;
+        }
+        snprintf(label, sizeof label, "||dL/d %s||", r->name);
+        bad |= check(c->case_name, isa, label, g->got_frobenius[i], r->frobenius, &worst.tensors);
+        snprintf(label, sizeof label, "rms(dL/d %s)", r->name);
+        bad |= check(c->case_name, isa, label, g->got_rms[i], r->rms, &worst.tensors);
+    }
+    print_message("  %-20s %-7s worst relative error: loss %.1e, tensors %.1e (%zu), "
+                  "grad_var %.1e, weight_grad %.1e\n",
+                  c->case_name, isa, worst.loss, worst.tensors, want->n_tensors, worst.grad_var,
+                  worst.weight_grad);
+    free(g);
+    free(want);
+    program_run_free(&run);
+    if (bad)
+        fail();
+}
+
+static void run_on_every_isa(const grad_case *c)
+{
+    for (int isa = 0; isa < VP_ISA_COUNT; isa++)
+        if (vp_isa_supported((vp_isa)isa))
+            run_grad_case(c, vp_isa_name((vp_isa)isa));
+}
+
+/* The seed's command line, as issue 13 writes it. */
+static const char *const seed_shape[] = {"--block",    "mlp", "--layers", "24", "--width", "48",
+                                         "--ffn-mult", "2",   "--vocab",  "24", NULL};
+
+/* The seed's own figures, from the data: the step-0 losses its text prints
+   (to 4 decimals) and ||dL/dW|| of fc2 at layers 0, 11, 23 (to 5). */
+static void seed_data_holds_the_seed_figures(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *which;
+        double loss, fc2[3];
+    } seed[] = {{"seed_pre_norm_copy", 3.5975, {0.61352, 0.47737, 0.37269}},
+                {"seed_post_ln_copy", 3.4074, {0.45142, 0.40969, 0.33580}}};
+    for (size_t s = 0; s < 2; s++) {
+        expected *e = load_expected(seed[s].which);
+        assert_true(round(e->loss * 1e4) == round(seed[s].loss * 1e4));
+        const int layers[3] = {0, 11, 23};
+        for (int i = 0; i < 3; i++) {
+            char name[64];
+            snprintf(name, sizeof name, "layers.%d.mlp.fc2.weight", layers[i]);
+            const tensor_ref *t = find_tensor(e, name);
+            assert_non_null(t);
+            assert_true(round(t->frobenius * 1e5) == round(seed[s].fc2[i] * 1e5));
+        }
+        assert_int_equal(e->n_tensors, 1 + 24 * 6 + 2); /* embed, 24 blocks, head */
+        assert_int_equal(e->n_grad_var, 25);
+        free(e);
+    }
+}
+
+static void seed_pre_norm_gradients(void **state)
+{
+    (void)state;
+    const grad_case c = {"seed_pre_norm_copy", "seed_grads_pre_norm.safetensors",
+                         "seed_grads_tokens.csv", "pre-norm", "copy", seed_shape};
+    run_on_every_isa(&c);
+}
+
+static void seed_post_ln_gradients(void **state)
+{
+    (void)state;
+    const grad_case c = {"seed_post_ln_copy", "seed_grads_post_ln.safetensors",
+                         "seed_grads_tokens.csv", "post-ln", "copy", seed_shape};
+    run_on_every_isa(&c);
+}
+
+static void attention_pre_norm_gradients(void **state)
+{
+    (void)state;
+    const grad_case copy = {"attn_pre_norm_copy", "attn_grads_pre_norm.safetensors",
+                            "attn_tokens.csv", "pre-norm", "copy", NULL};
+    const grad_case next = {"attn_pre_norm_next", "attn_grads_pre_norm.safetensors",
+                            "attn_tokens.csv", "pre-norm", "next", NULL};
+    run_on_every_isa(&copy);
+    run_on_every_isa(&next);
+}
+
+static void attention_post_ln_gradients(void **state)
+{
+    (void)state;
+    const grad_case copy = {"attn_post_ln_copy", "attn_grads_post_ln.safetensors",
+                            "attn_tokens.csv", "post-ln", "copy", NULL};
+    const grad_case next = {"attn_post_ln_next", "attn_grads_post_ln.safetensors",
+                            "attn_tokens.csv", "post-ln", "next", NULL};
+    run_on_every_isa(&copy);
+    run_on_every_isa(&next);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(seed_data_holds_the_seed_figures),
+        cmocka_unit_test(seed_pre_norm_gradients),
+        cmocka_unit_test(seed_post_ln_gradients),
+        cmocka_unit_test(attention_pre_norm_gradients),
+        cmocka_unit_test(attention_post_ln_gradients),
+    };
+    return cmocka_run_group_tests_name("gradients matched to PyTorch", tests, test_scratch_setup,
+                                       test_scratch_teardown);
+}
