@@ -677,6 +677,12 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
                                   .qk_norm = o->qk_norm};
     profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
                        VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
+    /* a weights file decides the final norm: the profile says what ran, and
+       so does the prediction made from its config */
+    if (o->weights)
+        profile->config.final_norm = vp_safetensors_find(o->weights, "final_norm.weight")
+                                         ? VP_FINAL_NORM_YES
+                                         : VP_FINAL_NORM_NO;
 }
 
 vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, vp_profile **out,
