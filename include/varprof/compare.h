@@ -4,10 +4,23 @@
 
 #include "varprof/profile.h"
 
-typedef enum { VP_Q_STREAM_VAR, VP_Q_UPDATE_RATIO, VP_Q_EMBEDDING_SHARE, VP_Q_COUNT } vp_quantity;
+/* The forward half's three, then the backward half's two, compared only
+ * where both profiles carry the backward half (VP_HAS_GRAD). */
+typedef enum {
+    VP_Q_STREAM_VAR,
+    VP_Q_UPDATE_RATIO,
+    VP_Q_EMBEDDING_SHARE,
+    VP_Q_GRAD_VAR,
+    VP_Q_WEIGHT_GRAD,
+    VP_Q_COUNT
+} vp_quantity;
 
-/* "stream variance", "update ratio", "embedding share". */
+/* "stream variance", "update ratio", "embedding share", "gradient
+ * variance", "weight gradient"; "" for a value out of range. */
 const char *vp_quantity_name(vp_quantity q);
+
+/* 1 for the backward half's quantities (VP_Q_GRAD_VAR, VP_Q_WEIGHT_GRAD). */
+int vp_quantity_is_grad(vp_quantity q);
 
 /* Whether q is a figure of sub-block k: the update ratio is not one of
  * sub-block 0, the embedding, which no branch updates. */
@@ -19,7 +32,8 @@ typedef struct {
                          sampled values by about eps, below any standard error) */
     double family_se;           /* the bound chance allows the largest of `checked` figures:
                          two-sided 5 % with Bonferroni's correction, and >= n_se */
-    size_t checked;             /* figures compared: 3 per sub-block (2 for sub-block 0) */
+    size_t checked;             /* figures compared: 3 per sub-block (2 for sub-block 0),
+                                   5 (3) with the backward half */
     size_t beyond;              /* figures beyond n_se (and rel_floor) */
     size_t disagree;            /* figures beyond family_se (and rel_floor): a real difference */
     size_t rows;                /* rows compared (sub-block 0 included) */
@@ -33,7 +47,9 @@ typedef struct {
 } vp_comparison;
 
 /* Compares every row both profiles have (same placement and layers, the
- * sampled one with VP_HAS_BOUNDS). VP_EINVAL when they do not match. The
+ * sampled one with VP_HAS_BOUNDS), the gradients too where both have
+ * VP_HAS_GRAD (a gradient figure out of range in either is not compared).
+ * VP_EINVAL when they do not match. The
  * difference in standard errors is (sampled - closed) / se; a zero se with a
  * difference counts as infinitely many. With hundreds of figures a few lie
  * beyond 3 standard errors by chance alone, so the two agree unless one lies

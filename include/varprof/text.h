@@ -72,6 +72,24 @@ vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
                                            const vp_profile *predicted, const vp_profile *forward,
                                            size_t every, vp_text_width width);
 
+/* The backward half side by side, where both profiles have it
+ * (VP_HAS_GRAD; nothing is written otherwise): the sampled profile's
+ * gradient variance and weight gradient with their distance from the closed
+ * form's in standard errors, and its gradient size; with VP_TEXT_WIDE the
+ * closed form's figures too. VP_EIO on a stream error. */
+vp_status vp_text_write_grad_side_by_side(FILE *out, const vp_profile *closed,
+                                          const vp_profile *sampled, size_t every,
+                                          vp_text_width width);
+
+/* The forward pass's backward half against its prediction (the closed form
+ * at its measured gains), where both have it: the gradient's size relative
+ * to the top, its variance (predicted only for the random loss, whose
+ * gradient at the head is the closed form's unit one) and the measured
+ * weight gradient. VP_EIO on a stream error. */
+vp_status vp_text_write_grad_forward_comparison(FILE *out, const vp_profile *predicted,
+                                                const vp_profile *forward, size_t every,
+                                                vp_text_width width);
+
 /* One line: where the forward pass parts from its prediction, and by how
  * much; broken as vp_text_write_verdict's with VP_TEXT_FIT_80. */
 vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,

@@ -697,6 +697,11 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
             vp_comparison cmp;
             status =
                 vp_text_write_side_by_side(out, pp->closed, pp->sampled, req->every, width_of(req));
+            if (status == VP_OK && (pp->sampled->fields & VP_HAS_GRAD)) {
+                fputc('\n', out);
+                status = vp_text_write_grad_side_by_side(out, pp->closed, pp->sampled, req->every,
+                                                         width_of(req));
+            }
             if (status == VP_OK && vp_compare(pp->closed, pp->sampled, AGREEMENT_SE,
                                               AGREEMENT_EPS_MULTIPLE * req->mc.eps, &cmp) == VP_OK)
                 status = vp_text_write_verdict(out, pp->closed, &cmp, width_of(req));
@@ -706,6 +711,11 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
                 fputc('\n', out);
             status = vp_text_write_forward_comparison(out, pp->closed, pp->predicted, pp->forward,
                                                       req->every, width_of(req));
+            if (status == VP_OK && (pp->forward->fields & VP_HAS_GRAD)) {
+                fputc('\n', out);
+                status = vp_text_write_grad_forward_comparison(out, pp->predicted, pp->forward,
+                                                               req->every, width_of(req));
+            }
             if (status == VP_OK)
                 status =
                     vp_text_write_forward_verdict(out, pp->predicted, pp->forward, width_of(req));

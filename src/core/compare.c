@@ -19,6 +19,26 @@ const char *vp_quantity_name(vp_quantity q)
     return field ? field->compared_as : "";
 }
 
+int vp_quantity_is_grad(vp_quantity q)
+{
+    return q == VP_Q_GRAD_VAR || q == VP_Q_WEIGHT_GRAD;
+}
+
+/* Whether both profiles have q at row k as a figure to compare. */
+static int compared_at(const vp_profile *closed, const vp_profile *sampled, vp_quantity q,
+                       size_t k)
+{
+    if (!vp_quantity_applies(q, k))
+        return 0;
+    if (!vp_quantity_is_grad(q))
+        return 1;
+    if (!(closed->fields & sampled->fields & VP_HAS_GRAD))
+        return 0;
+    double c, s, se;
+    compare_quantity_values(closed, sampled, k, q, &c, &s, &se);
+    return isfinite(c) && isfinite(s);
+}
+
 int vp_quantity_applies(vp_quantity q, size_t k)
 {
     return row_field_applies(quantity_field(q), k);
@@ -56,13 +76,14 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
     const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
     /* each quantity at every row, but a branch's not at sub-block 0; 1 for no rows */
     size_t figures = 0;
-    for (int q = 0; rows > 0 && q < VP_Q_COUNT; q++)
-        figures += rows - !vp_quantity_applies((vp_quantity)q, 0);
+    for (size_t k = 0; k < rows; k++)
+        for (int q = 0; q < VP_Q_COUNT; q++)
+            figures += (size_t)compared_at(closed, sampled, (vp_quantity)q, k);
     out->rows = rows;
     out->family_se = fmax(n_se, gsl_cdf_ugaussian_Qinv(0.025 / (double)(figures ? figures : 1)));
     for (size_t k = 0; k < rows; k++) {
         for (int q = 0; q < VP_Q_COUNT; q++) {
-            if (!vp_quantity_applies((vp_quantity)q, k))
+            if (!compared_at(closed, sampled, (vp_quantity)q, k))
                 continue;
             double c, s, se;
             compare_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);

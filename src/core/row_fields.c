@@ -125,11 +125,12 @@ const row_field row_field_table[] = {
        underflows double (Post-LN at 2000 layers: 0 as a share, -1000 here) */
     {"log2_embedding_share", MEMBER(log2_share), .appears = BOTH},
     /* the backward half (--grad), varprof-maths(7), GRADIENTS */
-    {"grad_var", MEMBER(grad_var), .needs = VP_HAS_GRAD, .appears = BOTH, SE_OF(grad_var_se)},
+    {"grad_var", MEMBER(grad_var), .needs = VP_HAS_GRAD, .appears = BOTH,
+     .compared_as = "gradient variance", SE_OF(grad_var_se)},
     {"grad_size", ROW_FIELD_DOUBLE, .number = field_grad_size, .needs = VP_HAS_GRAD,
      .appears = BOTH},
     {"weight_grad", MEMBER(weight_grad), .needs = VP_HAS_GRAD, .branch_only = 1, .appears = BOTH,
-     SE_OF(weight_grad_se)},
+     .compared_as = "weight gradient", SE_OF(weight_grad_se)},
     {"grad_var_lo", MEMBER(grad_var_lo), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS, .appears = BOTH},
     {"grad_var_hi", MEMBER(grad_var_hi), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS, .appears = BOTH},
     {"grad_size_lo", MEMBER(grad_size_lo), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS, .appears = BOTH},

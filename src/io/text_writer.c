@@ -11,6 +11,7 @@
 #include "core/compare_internal.h"
 #include "core/profile_header.h"
 #include "forward/network.h"
+#include "io/text_internal.h"
 #include "mc/mc_internal.h"
 #include "mc/finite_width.h"
 
@@ -74,17 +75,8 @@ static void write_fitted(FILE *out, const char *text, size_t comma_from)
     }
 }
 
-/* A sentence (a title, a verdict) breaks after a comma from this column on,
- * before it at a space. */
-#define SENTENCE_COMMA_FROM 60
-
-/* What writes a block of lines, for write_lines_in_width. */
-typedef void (*text_lines)(FILE *out, const void *arg);
-
-/* Writes what `lines` writes, its lines broken to fit 80 columns with
- * VP_TEXT_FIT_80 (write_fitted with comma_from). */
-static void write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from,
-                                 text_lines lines, const void *arg)
+void text_write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from,
+                               text_lines lines, const void *arg)
 {
     char *text = NULL;
     size_t size = 0;
@@ -108,7 +100,7 @@ static void write_heading_text(FILE *out, const void *profile)
 
 static void write_heading(FILE *out, const vp_profile *p, vp_text_width width)
 {
-    write_lines_in_width(out, width, 0, write_heading_text, p); /* at commas only */
+    text_write_lines_in_width(out, width, 0, write_heading_text, p); /* at commas only */
 }
 
 static void write_heading_lines(FILE *out, const vp_profile *p)
@@ -406,9 +398,7 @@ vp_status vp_text_write_comparison(FILE *out, const vp_profile_top *tops, size_t
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
-/* A difference in standard errors; in 80 columns, whole from 1000 on (a
- * figure exact to its last digits can lie tens of thousands away). */
-static void se_text(char *buf, size_t size, double units, vp_text_width width)
+void text_se_units(char *buf, size_t size, double units, vp_text_width width)
 {
     if (isinf(units))
         snprintf(buf, size, "%s", units > 0 ? "+inf" : "-inf");
@@ -451,7 +441,7 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const 
 {
     const int narrow = width == VP_TEXT_FIT_80;
     const comparison_title title = {sampled, width};
-    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_side_by_side_title, &title);
+    text_write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_side_by_side_title, &title);
     if (narrow) /* 80 columns: the sampled figure and its distance from the closed form's */
         fprintf(out, "%9s  %-9s  %10s %7s  %10s %7s  %10s %7s\n", "sub-block", "part", "stream var",
                 "(SE)", "update", "(SE)", "emb. share", "(SE)");
@@ -464,7 +454,7 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const 
         if (!(k % every == 0 || k + 1 == rows))
             continue;
         fprintf(out, "%9zu  %-9s", k, vp_part_name(vp_config_part_of(&closed->config, k)));
-        for (int q = 0; q < VP_Q_COUNT; q++) {
+        for (int q = 0; q < VP_Q_GRAD_VAR; q++) {
             if (!vp_quantity_applies((vp_quantity)q, k)) {
                 if (narrow)
                     fprintf(out, "  %10s %7s", "-", "");
@@ -475,7 +465,7 @@ vp_status vp_text_write_side_by_side(FILE *out, const vp_profile *closed, const 
             double c, s, se;
             char units[16];
             compare_quantity_values(closed, sampled, k, (vp_quantity)q, &c, &s, &se);
-            se_text(units, sizeof units, compare_se_units(c, s, se), width);
+            text_se_units(units, sizeof units, compare_se_units(c, s, se), width);
             if (narrow)
                 fprintf(out, "  %10.5g %7s", s, units);
             else
@@ -530,7 +520,7 @@ static void write_verdict_lines(FILE *out, const void *arg)
     const vp_comparison *cmp = ((const verdict_of *)arg)->cmp;
     const char *name = vp_placement_name(closed->config.placement);
     char units[16];
-    se_text(units, sizeof units, cmp->worst_se_units, VP_TEXT_WIDE);
+    text_se_units(units, sizeof units, cmp->worst_se_units, VP_TEXT_WIDE);
     if (cmp->beyond == 0) {
         fprintf(out,
                 "%s: agrees within %g standard errors (or %.2g relative) at all %zu "
@@ -562,7 +552,7 @@ vp_status vp_text_write_verdict(FILE *out, const vp_profile *closed, const vp_co
                                 vp_text_width width)
 {
     const verdict_of verdict = {closed, cmp};
-    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_verdict_lines, &verdict);
+    text_write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_verdict_lines, &verdict);
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
@@ -591,7 +581,7 @@ vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,
 {
     const int narrow = width == VP_TEXT_FIT_80;
     const comparison_title title = {forward, width};
-    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_forward_title, &title);
+    text_write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_forward_title, &title);
     if (narrow) { /* 80 columns: the prediction and the measurement */
         fprintf(out, "%9s  %-9s  %9s %9s  %8s %8s  %8s %8s\n", "sub-block", "part", "var pred.",
                 "measured", "upd pred", "meas.", "emb pred", "meas.");
@@ -686,14 +676,21 @@ static void write_forward_verdict_lines(FILE *out, const void *profiles)
     fprintf(out,
             "%s: parts from its prediction by at most %s in stream variance, %s in update "
             "ratio, %s in embedding share; mean update-stream cosine %+.3f (the idealisation "
-            "assumes 0)\n",
+            "assumes 0)",
             vp_placement_name(forward->config.placement), gaps[0], gaps[1], gaps[2], cosine);
+    if (predicted->fields & forward->fields & VP_HAS_GRAD) {
+        size_t at_g;
+        const double g = text_grad_size_gap(predicted, forward, &at_g);
+        fprintf(out, "; its gradient's size, by at most %+.3g %% (sub-block %zu)", 100.0 * g,
+                at_g);
+    }
+    fputc('\n', out);
 }
 
 vp_status vp_text_write_forward_verdict(FILE *out, const vp_profile *predicted,
                                         const vp_profile *forward, vp_text_width width)
 {
     const vp_profile *both[] = {predicted, forward};
-    write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_forward_verdict_lines, both);
+    text_write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_forward_verdict_lines, both);
     return ferror(out) ? VP_EIO : VP_OK;
 }

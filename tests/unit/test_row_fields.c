@@ -106,6 +106,10 @@ static void compared_fields_are_the_quantities(void **state)
     assert_string_equal(vp_quantity_name(VP_Q_STREAM_VAR), "stream variance");
     assert_string_equal(vp_quantity_name(VP_Q_UPDATE_RATIO), "update ratio");
     assert_string_equal(vp_quantity_name(VP_Q_EMBEDDING_SHARE), "embedding share");
+    assert_string_equal(vp_quantity_name(VP_Q_GRAD_VAR), "gradient variance");
+    assert_string_equal(vp_quantity_name(VP_Q_WEIGHT_GRAD), "weight gradient");
+    assert_false(vp_quantity_applies(VP_Q_WEIGHT_GRAD, 0));
+    assert_true(vp_quantity_applies(VP_Q_GRAD_VAR, 0));
     assert_false(vp_quantity_applies(VP_Q_UPDATE_RATIO, 0));
     assert_true(vp_quantity_applies(VP_Q_UPDATE_RATIO, 1));
     assert_true(vp_quantity_applies(VP_Q_STREAM_VAR, 0));
