@@ -96,7 +96,10 @@ typedef struct {
     unsigned fields;        /* VP_HAS_* */
     vp_sampling sampling;   /* for sampled engines; zero otherwise */
     size_t overflow_at;     /* 0, or the first sub-block where a figure
-                              overflowed double: rows stop before it */
+                              overflowed: the rows stop before it, except
+                              for VP_OVERFLOW_FLOAT_GRAD, where the forward
+                              rows stay whole and the gradient figures stop
+                              (NaN from overflow_at - 1 down) */
     vp_overflow overflowed; /* which figure overflowed, or VP_OVERFLOW_NONE */
     double loss;            /* the batch's loss (sampling.loss), forward with
                               VP_HAS_GRAD; 0 otherwise */

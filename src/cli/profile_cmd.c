@@ -529,6 +529,13 @@ static vp_status write_profile(const profile_request *req, FILE *out, vp_json_wr
 
 static void warn_overflow(const vp_profile *p)
 {
+    if (p->overflowed == VP_OVERFLOW_FLOAT_GRAD) {
+        fprintf(stderr,
+                "varprof: warning: %s: the gradient overflows float at sub-block %zu; no "
+                "gradient figures from there down\n",
+                vp_placement_name(p->config.placement), p->overflow_at);
+        return;
+    }
     fprintf(stderr,
             "varprof: warning: %s: the %s overflows double at sub-block %zu; rows stop "
             "at sub-block %zu\n",

@@ -263,12 +263,20 @@ static int measure(fw_bw *b, vp_profile *profile, size_t k)
     return isfinite(g);
 }
 
+/* The gradient left float's range at sub-block k: no gradient figure from
+ * there down (NaN: no value in CSV and JSON), but sub-block k's own where
+ * they were measured finite before it. */
 static void overflowed(vp_profile *profile, size_t k)
 {
     profile->overflow_at = k;
     profile->overflowed = VP_OVERFLOW_FLOAT_GRAD;
     for (size_t i = 0; i < k; i++)
         profile->rows[i].grad_var = profile->rows[i].weight_grad = NAN;
+    vp_row *row = &profile->rows[k];
+    if (!isfinite(row->grad_var))
+        row->grad_var = NAN;
+    if (!isfinite(row->weight_grad))
+        row->weight_grad = NAN;
 }
 
 vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile, vp_error *err)
@@ -298,6 +306,9 @@ vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profil
         fw_bw_norm_dx(&b, b.dx, b.dz, top->x_in, m->final_norm.weight, r->rows, m->d, rms_norm);
         fw_bw_norm_params(&b, "final_norm", b.dz, top->x_in, r->rows, m->d, rms_norm, !rms_norm);
     }
+    profile->rows[K].grad_var = NAN; /* until measured */
+    for (size_t k = 1; k <= K; k++)
+        profile->rows[k].weight_grad = NAN;
     int finite = isfinite(profile->loss) && measure(&b, profile, K);
     if (!finite)
         overflowed(profile, K);

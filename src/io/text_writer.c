@@ -128,8 +128,9 @@ static void write_heading_lines(FILE *out, const vp_profile *p)
     if (c->grad) /* the top of the backward half, which the final norm decides */
         fprintf(out, "gradients from the head, %s%s\n",
                 vp_config_has_final_norm(c) ? "through a final norm" : "no final norm",
-                c->final_norm == VP_FINAL_NORM_DEFAULT ? " (the placement's default)"
-                                                       : " (--final-norm)");
+                p->sampling.method == VP_SAMPLING_LOADED  ? " (the weights file's)"
+                : c->final_norm == VP_FINAL_NORM_DEFAULT ? " (the placement's default)"
+                                                         : " (--final-norm)");
     if (p->engine == VP_ENGINE_FORWARD)
         write_network(out, p);
     else if (p->sampling.generator)
@@ -249,6 +250,16 @@ static void write_measured_row(FILE *out, const vp_profile *p, size_t k, vp_text
 
 static void write_overflow(FILE *out, const vp_profile *p)
 {
+    if (p->overflowed == VP_OVERFLOW_FLOAT_GRAD) { /* the forward rows are whole */
+        fprintf(out,
+                "\nThe gradient goes out of range at sub-block %zu (layer %zu, %s): beyond "
+                "%.3g, the largest float, so the backward half stops there: no gradient "
+                "figures from sub-block %zu down.\n",
+                p->overflow_at, vp_config_layer_of(&p->config, p->overflow_at),
+                vp_part_name(vp_config_part_of(&p->config, p->overflow_at)), (double)FLT_MAX,
+                p->overflow_at);
+        return;
+    }
     /* the forward pass runs in float: its limit is float's */
     const int forward = p->engine == VP_ENGINE_FORWARD;
     fprintf(out,
@@ -285,7 +296,9 @@ static void write_top(FILE *out, const vp_profile_top *top)
         vp_format_percent(update, sizeof update, top->update_ratio);
     vp_format_share(share, sizeof share, top->embedding_share, top->log2_share);
     fprintf(out, "\n%s of the stack, after sub-block %zu:\n",
-            top->overflow_at ? "Last finite row" : "Top", top->sub_block);
+            top->overflow_at && top->overflowed != VP_OVERFLOW_FLOAT_GRAD ? "Last finite row"
+                                                                          : "Top",
+            top->sub_block);
     fprintf(out, "  stream size       %.4g x the embedding's (stream variance %.6g)\n",
             top->stream_size, top->stream_var);
     fprintf(out, "  last update ratio %s of the stream it is added to\n", update);

@@ -53,6 +53,47 @@ static void bad_input_is_a_usage_error(void **state)
     refused(RUN("--engine", "forward", "--weights", test_data_path("seed_stack_pre_norm.safetensors"),
                 "--grad", "--loss", "random", "--final-norm", "yes"),
             "the weights file has no final_norm.weight");
+    /* a head of 4 rows for a vocabulary of 5 (gen_backward_edge_cases.py) */
+    refused(RUN("--engine", "forward", "--weights", test_data_path("grad_bad_head.safetensors"),
+                "--grad", "--batch", "1", "--tokens", "3"),
+            "tensor 'head.weight' is not [5, 8]: the head must map the width 8 to the "
+            "vocabulary of 5");
+}
+
+/* A final norm of weight 1e38 on a stream of sigma about 1e-3
+ * (gen_backward_edge_cases.py): the forward fits float, the gradient
+ * through the norm (1e38 r / sigma) does not. The run says where, on
+ * standard error and in the text, and writes no number for the gradients
+ * it could not carry. */
+static void a_float_gradient_overflow_is_reported_by_sub_block(void **state)
+{
+    (void)state;
+    char weights[512];
+    snprintf(weights, sizeof weights, "%s", test_data_path("grad_float_overflow.safetensors"));
+    program_run run = RUN("--engine", "forward", "--weights", weights, "--grad", "--loss",
+                          "random", "--batch", "2", "--tokens", "4");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.err, "the gradient overflows float at sub-block 1");
+    assert_contains(run.out, "The gradient goes out of range at sub-block 1 (layer 0, mlp)");
+    assert_false(strstr(run.out, "inf") || strstr(run.out, "nan"));
+    program_run_free(&run);
+
+    run = RUN("--engine", "forward", "--weights", weights, "--grad", "--loss", "random",
+              "--batch", "2", "--tokens", "4", "--format", "csv");
+    assert_int_equal(run.status, 0);
+    /* sub-block 1's row: every figure of the forward, none of the backward */
+    const char *row = strstr(run.out, "\nforward,pre-norm,layernorm,1,1,");
+    assert_non_null(row);
+    const char *grad = strstr(run.out, "grad_var");
+    assert_non_null(grad);
+    size_t column = 0;
+    for (const char *c = run.out; c < grad; c++)
+        column += *c == ',';
+    const char *cell = row + 1;
+    for (size_t i = 0; i < column; i++)
+        cell = strchr(cell, ',') + 1;
+    assert_true(cell[0] == ',' && cell[1] == ','); /* grad_var and grad_size empty */
+    program_run_free(&run);
 }
 
 /* The brief's command line, on the seed stack with the random loss (its file
@@ -98,6 +139,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_input_is_a_usage_error),
         cmocka_unit_test(grads_out_writes_every_tensor),
+        cmocka_unit_test(a_float_gradient_overflow_is_reported_by_sub_block),
     };
     return cmocka_run_group_tests(tests, test_scratch_setup, test_scratch_teardown);
 }
