@@ -77,8 +77,11 @@ BENCH_MATMUL_BIN := $(BUILD)/bench/bench_matmul
 BENCH_FORWARD_BIN := $(BUILD)/bench/bench_forward
 BENCH_BACKWARD_BIN := $(BUILD)/bench/bench_backward
 
-.PHONY: bench
-bench: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWARD_BIN)
+.PHONY: bench bench-run
+bench: deps-bench
+	$(MAKE) bench-run
+
+bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWARD_BIN)
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -152,10 +155,10 @@ $(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o
 # what the tests add, deps-valgrind, deps-lint and deps-fuzz theirs. Each
 # target below installs first, then builds in a sub-make, so that `make -j2
 # run` on a fresh machine never compiles before the headers are there.
-.PHONY: deps-test deps-valgrind deps-lint deps-fuzz
+.PHONY: deps-test deps-valgrind deps-lint deps-fuzz deps-bench
 deps:
 	@scripts/install-deps run
-deps-test deps-valgrind deps-lint deps-fuzz: deps-%:
+deps-test deps-valgrind deps-lint deps-fuzz deps-bench: deps-%:
 	@scripts/install-deps $*
 
 # The chapter's figure set, committed in plots/.

@@ -120,8 +120,18 @@ def flops(a):
 
 
 def blas_info():
+    """torch's BLAS_INFO and, where it is Debian's "generic" (the system
+    libblas.so.3, which update-alternatives points at the reference BLAS or
+    at OpenBLAS), the library this process actually loaded."""
     m = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
-    return m.group(1) if m else "?"
+    info = m.group(1) if m else "?"
+    loaded = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1]
+            if re.search(r"/lib(open)?blas[^/]*\.so", path):
+                loaded.add(os.path.realpath(path))
+    return info + (" (" + ", ".join(sorted(loaded)) + ")" if loaded else "")
 
 
 def main():
