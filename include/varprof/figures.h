@@ -1,4 +1,4 @@
-/* The chapter's figure set, regenerated from the closed form.
+/* The chapter's figure set, regenerated: the first six from the closed form.
  *
  *     stream-gain1   stream size, every placement, 32 layers, gain 1
  *     stream-gain2   the same at gain 2: pre-norm doubles, output-norm unmoved
@@ -6,6 +6,10 @@
  *     update         update ratio, log y
  *     gain-sweep     stream size at the top of 32 layers, gain 0.25..4 (log x, log y)
  *     depth-sweep    stream size at the top, 1..128 layers at gain 1 (log y)
+ *     mc-comparison  the closed form against the Monte Carlo at width 64
+ *     forward-comparison  the three engines on a random network, width 256
+ *     gradient       the backward half: gradient size and weight gradient (log y),
+ *                    pre-norm against Post-LN, the three engines
  *
  * The two sweeps are the program's sweeps (vp_sweep, vp_plot_sweep): varprof(1),
  * SWEEPS, gives the commands that draw them.

@@ -586,10 +586,10 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
             fputs("set key off\n", out);
         else if (figure->n_panels == 1)
             fputs("set key on\n", out);
-        else
+        else // above the panels, where the sample has room to show a dash (Monte Carlo's)
             fprintf(out,
                     "set key on at screen 0.5, screen %.4f center center vertical Left "
-                    "reverse maxrows %zu samplen 2.5\n",
+                    "reverse maxrows %zu samplen 4\n",
                     key_at, (panel->n_series + 1) / 2);
         if ((status = write_plot(out, p, panel, format, err)) != VP_OK)
             return status;

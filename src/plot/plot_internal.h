@@ -39,6 +39,17 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
 vp_status plot_set_document_title(const char *path, vp_plot_format format, const vp_figure *figure,
                                   vp_error *err);
 
+/* Appends to figure a panel of one quantity (not VP_QUANTITY_ALL) drawn from
+ * profiles as vp_plot_profiles draws it, below the panels already there,
+ * with the quantity's title where title is NULL and the legend beside or
+ * above it when show_key is set; the caller checks the profiles and the
+ * quantity, as vp_plot_profiles_on does. Stacked panels share their x axis:
+ * the caller clears the x label of all but the last. VP_EINVAL when the
+ * figure is full, VP_ENOMEM. */
+vp_status plot_profiles_panel(vp_figure *figure, const vp_profile *const *profiles, size_t n,
+                              vp_plot_quantity quantity, vp_plot_x_axis x_axis, const char *title,
+                              int show_key, vp_error *err);
+
 /* The gnuplot program: $VARPROF_GNUPLOT if set and not empty, else "gnuplot". */
 const char *plot_gnuplot_program(void);
 

@@ -226,9 +226,9 @@ static vp_status cut_runaways(vp_panel *panel, vp_error *err)
     return plot_replace_text(&panel->title, title, err);
 }
 
-static vp_status add_panel(vp_figure *figure, const vp_profile *const *profiles, size_t n,
-                           vp_plot_quantity quantity, vp_plot_x_axis x_axis, const char *title,
-                           int show_key, vp_error *err)
+vp_status plot_profiles_panel(vp_figure *figure, const vp_profile *const *profiles, size_t n,
+                              vp_plot_quantity quantity, vp_plot_x_axis x_axis, const char *title,
+                              int show_key, vp_error *err)
 {
     vp_panel *panel;
     vp_status status =
@@ -309,13 +309,13 @@ vp_status vp_plot_profiles_on(const vp_profile *const *profiles, size_t n,
     vp_status status = VP_OK;
     if (quantity == VP_QUANTITY_ALL) {
         for (int q = VP_QUANTITY_STREAM; q <= VP_QUANTITY_SHARE && status == VP_OK; q++)
-            status = add_panel(figure, profiles, n, (vp_plot_quantity)q, x_axis, NULL,
-                               q == VP_QUANTITY_STREAM, err);
+            status = plot_profiles_panel(figure, profiles, n, (vp_plot_quantity)q, x_axis, NULL,
+                                         q == VP_QUANTITY_STREAM, err);
         // the panels share their x axis: it is named once, under the last
         for (size_t p = 0; p + 1 < figure->n_panels && status == VP_OK; p++)
             figure->panels[p].x_label[0] = '\0';
     } else {
-        status = add_panel(figure, profiles, n, quantity, x_axis, title, 1, err);
+        status = plot_profiles_panel(figure, profiles, n, quantity, x_axis, title, 1, err);
     }
     if (status != VP_OK) {
         vp_figure_free(figure);

@@ -136,8 +136,9 @@ static void figure_set_is_regenerated(void **state)
     const char *dir = in_scratch("figures");
     program_run run = RUN("figures", "--outdir", dir);
     assert_int_equal(run.status, 0);
-    const char *names[] = {"stream-gain1", "stream-gain2", "share",         "update",
-                           "gain-sweep",   "depth-sweep",  "mc-comparison", "forward-comparison"};
+    const char *names[] = {"stream-gain1",  "stream-gain2",       "share",
+                           "update",        "gain-sweep",         "depth-sweep",
+                           "mc-comparison", "forward-comparison", "gradient"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.svg", dir, names[i]);
@@ -258,8 +259,9 @@ static void figures_write_every_script(void **state)
     program_run run = RUN("figures", "--outdir", dir, "--format", "pdf", "--plot-script", scripts,
                           "--font-size", "10");
     assert_int_equal(run.status, 0);
-    const char *names[] = {"stream-gain1", "stream-gain2", "share",         "update",
-                           "gain-sweep",   "depth-sweep",  "mc-comparison", "forward-comparison"};
+    const char *names[] = {"stream-gain1",  "stream-gain2",       "share",
+                           "update",        "gain-sweep",         "depth-sweep",
+                           "mc-comparison", "forward-comparison", "gradient"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s.gp", scripts, names[i]);
