@@ -73,7 +73,7 @@ static const option_spec options[OPT_COUNT] = {
                    "default attn-mlp"},
     [OPT_GRAD] = {"grad", NULL, BOTH,
                   "also the backward half: the gradient's size and each branch's weight "
-                  "gradient (closed form)"},
+                  "gradient, in every engine"},
     [OPT_FINAL_NORM] = {"final-norm", "yes|no", BOTH,
                         "with --grad: a norm between the last sub-block and the head; default "
                         "the placement's (yes for pre-norm, sandwich, output-norm, parallel)"},

@@ -29,4 +29,11 @@ void text_se_units(char *buf, size_t size, double units, vp_text_width width);
  * VP_HAS_GRAD. */
 double text_grad_size_gap(const vp_profile *predicted, const vp_profile *forward, size_t *at);
 
+/* The column heads and rows of a sampled (VP_HAS_BOUNDS) or a measured
+ * (VP_HAS_MEASURED) profile with the backward half (VP_HAS_GRAD). */
+void text_write_grad_sampled_head(FILE *out, vp_text_width width);
+void text_write_grad_sampled_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width);
+void text_write_grad_measured_head(FILE *out, vp_text_width width);
+void text_write_grad_measured_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width);
+
 #endif

@@ -278,7 +278,14 @@ static void write_grad_top(FILE *out, const vp_profile *p)
     if (!(p->fields & VP_HAS_GRAD) || p->n_rows < 2)
         return;
     const size_t top = p->n_rows - 1;
-    fprintf(out, "  gradient size     %.4g x the top's at the embedding (gradient variance "
+    if (p->overflowed == VP_OVERFLOW_FLOAT_GRAD) { /* no figure at the embedding */
+        fprintf(out, "  gradient          beyond float from sub-block %zu down\n", p->overflow_at);
+        if (p->sampling.loss)
+            fprintf(out, "  loss              %s, %.6g on the batch\n", p->sampling.loss,
+                    p->loss);
+        return;
+    }
+    fprintf(out, "  gradient size     %.4g x the top's at the embedding (variance "
                  "%.6g)\n",
             vp_profile_grad_size(p, 0), p->rows[0].grad_var);
     fprintf(out, "  weight gradient   %.4g at sub-block 1, %.4g at sub-block %zu\n",
@@ -287,6 +294,8 @@ static void write_grad_top(FILE *out, const vp_profile *p)
         fprintf(out, "  (the gradient variance goes beyond %.3g below the top; those figures "
                      "are inf)\n",
                 DBL_MAX);
+    if (p->sampling.loss) /* the forward pass's: a loss on its batch */
+        fprintf(out, "  loss              %s, %.6g on the batch\n", p->sampling.loss, p->loss);
 }
 
 static void write_top(FILE *out, const vp_profile_top *top)
@@ -337,7 +346,9 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
     const int measured = (profile->fields & VP_HAS_MEASURED) != 0;
     const int grad = (profile->fields & VP_HAS_GRAD) != 0;
     if (measured) {
-        if (narrow) /* gain: the measured one, as no other is in this profile */
+        if (grad)
+            text_write_grad_measured_head(out, width);
+        else if (narrow) /* gain: the measured one, as no other is in this profile */
             fprintf(out, "%9s  %5s  %-9s  %11s  %12s  %15s  %6s\n", "sub-block", "layer", "part",
                     "stream size", "update ratio", "embedding share", "gain");
         else
@@ -345,15 +356,22 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
                     "layer", "part", "stream var", "stream size", "update ratio", "embedding share",
                     "meas. gain", "cosine", "stream norm");
         for (size_t k = 0; k < profile->n_rows; k++)
-            if (vp_profile_shows_row(profile, k, every))
-                write_measured_row(out, profile, k, width);
+            if (vp_profile_shows_row(profile, k, every)) {
+                if (grad)
+                    text_write_grad_measured_row(out, profile, k, width);
+                else
+                    write_measured_row(out, profile, k, width);
+            }
         if (profile->overflow_at)
             write_overflow(out, profile);
         const vp_profile_top top = vp_profile_get_top(profile);
         write_top(out, &top);
+        write_grad_top(out, profile);
         return ferror(out) ? VP_EIO : VP_OK;
     }
-    if (sampled && narrow)
+    if (sampled && grad)
+        text_write_grad_sampled_head(out, width);
+    else if (sampled && narrow)
         fprintf(out, "%9s  %5s  %-9s  %11s  %18s  %18s\n", "sub-block", "layer", "part",
                 "stream size", "update +- 95%", "share +- 95%");
     else if (sampled)
@@ -375,7 +393,9 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
                 "gain", "stream var", "stream size", "update ratio", "embedding share");
     for (size_t k = 0; k < profile->n_rows; k++)
         if (vp_profile_shows_row(profile, k, every)) {
-            if (sampled)
+            if (sampled && grad)
+                text_write_grad_sampled_row(out, profile, k, width);
+            else if (sampled)
                 write_sampled_row(out, profile, k, width);
             else if (grad)
                 write_grad_row(out, profile, k, width);
