@@ -34,10 +34,9 @@ vp_status vp_closed_profile(const vp_config *cfg, vp_profile **out, vp_error *er
  * width d > 0 with VP_NORM_LAYERNORM (p = 2) or VP_NORM_RMSNORM (p = 1):
  * each norm Jacobian a gradient passes through, the final norm included,
  * keeps (1 - p/d) of its mean square (0 at d = p). That is the
- * projection's effect alone, and not yet the finite-width expectation:
- * tests/data/sim_finite_width_grad.py, the model sampled literally at
- * d = 64, finds Post-LN's G_0/G_K = 1.24 where this gives 0.78
- * (varprof-maths(7), GRADIENTS, Finite width).
+ * projection's effect alone, and not yet the finite-width expectation: the
+ * model sampled literally at d = 64 finds Post-LN's G_0/G_K = 1.24 where
+ * this gives 0.78 (varprof-maths(7), GRADIENTS, Finite width).
  *
  * weight_grad is HUGE_VAL (no value in CSV and JSON) where a normalised
  * branch's output is zero (g = 0 under an output norm): the idealisation
