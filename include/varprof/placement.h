@@ -47,11 +47,11 @@ typedef struct {
     int residual_alpha;       /* the stream is scaled by alpha before the add (DeepNorm) */
     int branch_beta;          /* DeepNet's init scales both of a branch's matrices by beta,
                              so a branch's gain is beta^2 g */
+    int final_norm;           /* by default the stack ends with a norm before
+                                 its head (pre-norm's family; not Post-LN's,
+                                 whose last sub-block ends with one) */
     size_t branches_per_sub_block; /* 2 for parallel: attention and MLP summed */
     size_t sub_blocks_per_layer;   /* 1 for parallel, 2 (attention, MLP) otherwise */
-    int final_norm;                /* by default the stack ends with a norm before
-                                      its head (pre-norm's family; not Post-LN's,
-                                      whose last sub-block ends with one) */
 } vp_placement_traits;
 
 /* The row of the placement table for placement; a pointer to static storage,

@@ -95,7 +95,7 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
 
 /* The shape fields of a model of cfg and o, as fw_model_alloc sets them
  * (no weights). */
-void fw_model_shape(fw_model *shape, const vp_config *cfg, const vp_forward_options *o);
+void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o);
 
 /* Bytes of weights and activations the network would take. VP_EOVERFLOW when
  * that does not fit in size_t. */

@@ -349,8 +349,8 @@ static size_t matmul_ws_floats(const fw_model *m, size_t rows)
 
 size_t fw_rows_per_task(size_t rows, size_t threads)
 {
-    const size_t tasks = threads == 1 ? 1 : 4 * threads;
-    const size_t per_task = (rows + tasks - 1) / tasks;
+    const size_t tasks = threads <= 1 ? 1 : 4 * threads;
+    const size_t per_task = rows == 0 ? 1 : (rows + tasks - 1) / tasks;
     return (per_task + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS;
 }
 
@@ -397,6 +397,9 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
     const size_t batch = o->batch, tokens = o->tokens, threads = o->threads;
     const vp_progress *progress = o->progress;
     fw_run r = {.m = m, .cfg = cfg, .batch = batch, .tokens = tokens, .rows = batch * tokens};
+    if (r.rows == 0 || threads == 0) /* vp_forward_options_check refuses these first */
+        return vp_fail(err, VP_EINVAL, "a forward pass needs a token and a thread, not %zu x %zu "
+                       "tokens on %zu threads", batch, tokens, threads);
     r.rows_per_task = fw_rows_per_task(r.rows, threads);
     r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
     vp_status status = VP_OK;

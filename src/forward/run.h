@@ -43,7 +43,7 @@ void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
 void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm);
 
 /* Rows per task: about four tasks a thread (one on one thread), in whole
-   groups of rows. */
+   groups of rows; one group when there are no rows. */
 size_t fw_rows_per_task(size_t rows, size_t threads);
 
 /* Floats the kept activations of the model's K sub-blocks and the top take, at

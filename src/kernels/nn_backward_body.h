@@ -84,7 +84,7 @@ void KERN_FN(kern_norm_param_grads)(float *dweight, float *dbias, const float *d
     /* a column's sum is the scalar one's: products of floats are exact in
        double, added in row order; vectors only run columns side by side */
     for (size_t c0 = j0; c0 < j1; c0 += NN_PARAM_COLUMNS) {
-        size_t cols = j1 - c0 < NN_PARAM_COLUMNS ? j1 - c0 : NN_PARAM_COLUMNS;
+        size_t cols = nn_param_block(j1 - c0);
         double sum_w[NN_PARAM_COLUMNS], sum_b[NN_PARAM_COLUMNS];
         for (size_t c = 0; c < cols; c++)
             sum_w[c] = sum_b[c] = 0.0;
@@ -221,6 +221,7 @@ double KERN_FN(kern_cross_entropy)(float *dlogits, const float *logits, const ui
             add_widened(&lo, &hi, e);
         }
         double sum = vd_hsum(vd_add(lo, hi));
+        // cppcheck-suppress invalidFunctionArg ; sum >= 1: the max's own term is exp(0)
         total += (double)max + log(sum) - (double)target;
         const vf factor = vf_set1((float)(scale / sum));
         for (j = 0; j < V; j += W)

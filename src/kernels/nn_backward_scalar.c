@@ -89,7 +89,7 @@ void kern_norm_param_grads_scalar(float *dweight, float *dbias, const float *dy,
 {
     // x, dy: (n, d); dweight, dbias: (d), columns j0 .. j1 - 1
     for (size_t c0 = j0; c0 < j1; c0 += NN_PARAM_COLUMNS) {
-        size_t cols = j1 - c0 < NN_PARAM_COLUMNS ? j1 - c0 : NN_PARAM_COLUMNS;
+        size_t cols = nn_param_block(j1 - c0);
         double sum_w[NN_PARAM_COLUMNS] = {0}, sum_b[NN_PARAM_COLUMNS] = {0};
         for (size_t row = 0; row < n; row++) {
             const float *xr = x + row * d, *dyr = dy + row * d;
@@ -197,6 +197,7 @@ double kern_cross_entropy_scalar(float *dlogits, const float *logits, const uint
             dr[j] = expf(xr[j] - max);
             sum += dr[j];
         }
+        // cppcheck-suppress invalidFunctionArg ; sum >= 1: the max's own term is exp(0)
         total += (double)max + log(sum) - (double)target;
         float factor = (float)(scale / sum);
         for (size_t j = 0; j < V; j++)

@@ -36,19 +36,17 @@ mc_tape mc_tape_carve(void *memory, size_t width, size_t sub_blocks, size_t bran
 {
     char *p = memory;
     mc_tape t = {.d = width, .sub_blocks = sub_blocks, .branches = branches};
-    /* cppcheck-suppress-begin invalidPointerCast ; posix_memalign'd, untyped */
-    t.x = (double *)p;
+    t.x = (double *)p; // cppcheck-suppress invalidPointerCast ; posix_memalign'd, untyped
     p += line((sub_blocks + 1) * width, sizeof(double));
-    t.xi = (float *)p;
+    t.xi = (float *)p; // cppcheck-suppress invalidPointerCast ; posix_memalign'd, untyped
     p += line(sub_blocks * branches * width, sizeof(float));
     t.steps = (mc_tape_step *)p;
     p += line(sub_blocks, sizeof(mc_tape_step));
     double **vectors[] = {&t.delta, &t.delta_y, &t.delta_h, &t.delta_f, &t.h, &t.y};
     for (size_t i = 0; i < sizeof vectors / sizeof *vectors; i++) {
-        *vectors[i] = (double *)p;
+        *vectors[i] = (double *)p; // cppcheck-suppress invalidPointerCast ; memalign'd, untyped
         p += line(width, sizeof(double));
     }
-    t.zeta = (float *)p;
-    /* cppcheck-suppress-end invalidPointerCast */
+    t.zeta = (float *)p; // cppcheck-suppress invalidPointerCast ; posix_memalign'd, untyped
     return t;
 }

@@ -249,16 +249,17 @@ static vp_status gradient_figure(const vp_figures_options *opts, vp_error *err)
     if (status == VP_OK)
         status = plot_profiles_panel(figure, (const vp_profile *const *)profiles, 6,
                                      VP_QUANTITY_GRAD, VP_X_LAYER, NULL, 1, err);
-    const vp_profile *idealised[] = {profiles[0], profiles[1], profiles[3], profiles[4]};
-    if (status == VP_OK)
+    if (status == VP_OK) {
+        const vp_profile *idealised[] = {profiles[0], profiles[1], profiles[3], profiles[4]};
         status = plot_profiles_panel(figure, idealised, 4, VP_QUANTITY_WEIGHT_GRAD, VP_X_LAYER,
                                      NULL, 0, err);
+    }
     if (status == VP_OK)
         status = mark_pre_norm(figure, profiles[0], err);
-    if (status == VP_OK)
+    if (status == VP_OK) {
         figure->panels[0].x_label[0] = '\0'; // one x axis, named under the last panel
-    if (status == VP_OK)
         status = draw(figure, opts, "gradient", err);
+    }
     vp_figure_free(figure);
     for (size_t i = 0; i < 6; i++)
         vp_profile_free(profiles[i]);
