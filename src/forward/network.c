@@ -23,11 +23,12 @@ static size_t aligned(size_t floats)
     return (floats + 15) & ~(size_t)15; /* 64 bytes */
 }
 
-/* W packed, W^T packed for a backward, and the bias */
+/* W packed, W^T packed for a backward, the bias, and W as given to train */
 static size_t linear_floats(const fw_model *shape, const kern_table *kern, size_t in, size_t out)
 {
     const size_t transposed = shape->backward ? aligned(kern->matmul_packed_floats(out, in)) : 0;
-    return aligned(kern->matmul_packed_floats(in, out)) + transposed + aligned(out);
+    const size_t raw = shape->keep_raw ? aligned(in * out) : 0;
+    return aligned(kern->matmul_packed_floats(in, out)) + transposed + aligned(out) + raw;
 }
 
 static size_t layer_floats(const fw_model *shape, const kern_table *kern)
@@ -79,12 +80,17 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     fw_model_parts(cfg, o, &m->has_head, &m->has_final_norm);
 }
 
+static size_t model_floats(const fw_model *shape, const kern_table *kernels)
+{
+    return aligned(shape->vocab * shape->d) + shape->layers * layer_floats(shape, kernels) +
+           top_floats(shape, kernels);
+}
+
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o, const kern_table *kernels)
 {
-    fw_model shape;
+    fw_model shape = {0};
     fw_model_shape(&shape, cfg, o);
-    return aligned(shape.vocab * shape.d) + shape.layers * layer_floats(&shape, kernels) +
-           top_floats(&shape, kernels);
+    return model_floats(&shape, kernels);
 }
 
 static float *take(fw_model *m, size_t floats)
@@ -113,17 +119,19 @@ static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out)
     l->packed = take(m, m->kernels->matmul_packed_floats(in, out));
     l->packed_t = m->backward ? take(m, m->kernels->matmul_packed_floats(out, in)) : NULL;
     l->bias = take(m, out);
+    l->raw = m->keep_raw ? take(m, in * out) : NULL;
 }
 
-fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
-                         const kern_table *kernels)
+static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
+                             const kern_table *kernels, int keep_raw)
 {
     fw_model *m = calloc(1, sizeof *m);
     if (!m)
         return NULL;
     fw_model_shape(m, cfg, o);
+    m->keep_raw = keep_raw;
     m->kernels = kernels;
-    m->arena_size = fw_model_floats(cfg, o, kernels);
+    m->arena_size = model_floats(m, kernels);
     m->layers_ = calloc(m->layers, sizeof *m->layers_);
     if (!m->layers_ || posix_memalign((void **)&m->arena, 64, m->arena_size * sizeof(float))) {
         m->arena = NULL;
@@ -161,6 +169,18 @@ fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
     return m;
 }
 
+fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
+                         const kern_table *kernels)
+{
+    return model_alloc(cfg, o, kernels, 0);
+}
+
+fw_model *fw_model_alloc_trainable(const vp_config *cfg, const vp_forward_options *o,
+                                   const kern_table *kernels)
+{
+    return model_alloc(cfg, o, kernels, 1);
+}
+
 void fw_model_free(fw_model *model)
 {
     if (!model)
@@ -170,14 +190,27 @@ void fw_model_free(fw_model *model)
     free(model);
 }
 
-void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias)
+static void pack(const fw_model *m, fw_linear *linear, const float *w)
 {
     m->kernels->matmul_pack(linear->packed, w, linear->in, linear->out);
     if (linear->packed_t) /* W^T [in][out] as a layer of `in` outputs, packed from W */
         m->kernels->matmul_pack_transposed(linear->packed_t, w, linear->in, linear->out,
                                            linear->in);
+}
+
+void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias)
+{
+    if (linear->raw)
+        memcpy(linear->raw, w, linear->in * linear->out * sizeof *w);
+    pack(m, linear, w);
     for (size_t j = 0; j < linear->out; j++)
         linear->bias[j] = bias ? bias[j] : 0.0f;
+}
+
+void fw_linear_pack(const fw_model *m, fw_linear *linear)
+{
+    if (linear->raw)
+        pack(m, linear, linear->raw);
 }
 
 /* ---- drawing ---- */

@@ -19,6 +19,8 @@ typedef struct {
     float *packed_t; /* W^T [in][out] packed, for the backward's dX = dY W;
                         NULL when the model runs no backward */
     float *bias;     /* [out] */
+    float *raw;      /* W [out][in] as given, for a model that trains (keep_raw);
+                        else NULL: the packed copies are all there is */
 } fw_linear;
 
 typedef struct {
@@ -40,6 +42,7 @@ typedef struct {
     fw_layer *layers_;
     /* the output head and the final norm before it (head.*, final_norm.*) */
     int has_head, has_final_norm, backward;
+    int keep_raw; /* each linear keeps W as given (raw), to be updated and repacked */
     fw_norm final_norm;
     fw_linear head; /* d -> V */
     const kern_table *kernels;
@@ -65,9 +68,40 @@ fw_model *fw_model_alloc(const vp_config *cfg, const vp_forward_options *o,
                          const kern_table *kernels);
 void fw_model_free(fw_model *model);
 
+/* fw_model_alloc's model with keep_raw set: each linear layer keeps W as
+ * given beside its packed copies, for a trainer to update in place and then
+ * repack (fw_model_repack). NULL when memory runs out. */
+fw_model *fw_model_alloc_trainable(const vp_config *cfg, const vp_forward_options *o,
+                                   const kern_table *kernels);
+
+/* One tensor of the model, named as a weights file names it: rows x cols
+ * floats at data, row-major (cols 0: a vector of rows), and for a linear
+ * layer's W (data its raw copy, NULL without keep_raw) the layer. */
+#define FW_TENSOR_NAME_MAX 128
+typedef struct {
+    const char *name;
+    size_t rows, cols;
+    float *data;
+    fw_linear *linear;
+} fw_tensor;
+typedef vp_status (*fw_tensor_fn)(void *ctx, const fw_tensor *t);
+
+/* Calls fn for every tensor of the model in the weights' order
+ * (include/varprof/forward.h: embed.weight, each layer's norms, attention
+ * and MLP, final_norm, head), a linear's weight before its bias; stops at
+ * and returns the first status that is not VP_OK. */
+vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx);
+
+/* Packs every linear layer again from its raw W (a keep_raw model), after a
+ * trainer changed them. */
+void fw_model_repack(fw_model *m);
+
 /* Packs W [out][in] into a linear layer (and W^T, when the model runs a
  * backward); copies bias [out] (NULL: zero). */
 void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const float *bias);
+
+/* Packs the layer's raw W again (and W^T for a backward); the bias stays. */
+void fw_linear_pack(const fw_model *m, fw_linear *linear);
 
 /* Draws the weights as o->init says (see vp_init), from o->seed. */
 vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_options *o,

@@ -536,7 +536,7 @@ vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, si
 {
     /* every size was range-checked, so these products stay far below 2^64 */
     const kern_table *kern = kern_current();
-    fw_model shape;
+    fw_model shape = {0};
     fw_model_shape(&shape, cfg, o);
     shape.kernels = kern;
     /* what the backward keeps grows with depth times batch: sized in double

@@ -10,6 +10,7 @@
 #include "varprof/safetensors.h"
 
 typedef struct {
+    const fw_model *m;
     const vp_safetensors *file;
     unsigned char *used; /* per tensor of the file */
     float *scratch;
@@ -48,111 +49,33 @@ static vp_status fetch(loader *l, const char *name, size_t rows, size_t cols, co
     return VP_OK;
 }
 
-static vp_status load_vector(loader *l, const char *name, float *dest, size_t n)
+/* One tensor of the network from the file: a linear layer's W packed (and
+ * kept, for a model that trains), anything else copied in place. */
+static vp_status load_one(void *ctx, const fw_tensor *t)
 {
-    const float *v;
-    vp_status status = fetch(l, name, n, 0, &v);
-    if (status == VP_OK)
-        memcpy(dest, v, n * sizeof *dest);
-    return status;
-}
-
-static vp_status load_norm(loader *l, const fw_model *m, const char *prefix, fw_norm *n)
-{
-    char name[128];
-    snprintf(name, sizeof name, "%s.weight", prefix);
-    vp_status status = load_vector(l, name, n->weight, m->d);
-    if (status == VP_OK && n->bias) {
-        snprintf(name, sizeof name, "%s.bias", prefix);
-        status = load_vector(l, name, n->bias, m->d);
-    }
-    return status;
-}
-
-static vp_status load_linear(loader *l, const fw_model *m, const char *prefix, fw_linear *lin)
-{
-    char name[128];
-    const float *w;
-    snprintf(name, sizeof name, "%s.weight", prefix);
-    vp_status status = fetch(l, name, lin->out, lin->in, &w);
+    loader *l = ctx;
+    const float *v = NULL;
+    vp_status status = fetch(l, t->name, t->rows, t->cols, &v);
     if (status != VP_OK)
         return status;
-    /* the weights are packed straight from scratch (W^T too, for a
-       backward); the bias goes in after */
-    fw_linear_set(m, lin, w, NULL);
-    snprintf(name, sizeof name, "%s.bias", prefix);
-    return load_vector(l, name, lin->bias, lin->out);
-}
-
-/* Which norms a layer has, as the placement table says: one per sub-block on
- * the branch inputs or the stream (attn_norm, mlp_norm; a block of summed
- * branches has one, attn_norm), and one per branch on the outputs
- * (attn_out_norm, mlp_out_norm). */
-static int has_input_norms(const vp_placement_traits *t)
-{
-    return t->norm_in || t->norm_stream;
-}
-
-static vp_status load_layer(loader *l, const fw_model *m, size_t i, fw_layer *layer)
-{
-    char prefix[96];
-    vp_status status = VP_OK;
-#define PREFIX(...) (snprintf(prefix, sizeof prefix, __VA_ARGS__), prefix)
-    const int attention = !m->mlp_only;
-    const vp_placement_traits *t = m->traits;
-    if (attention && has_input_norms(t))
-        status = load_norm(l, m, PREFIX("layers.%zu.attn_norm", i), &layer->attn_norm);
-    if (status == VP_OK && has_input_norms(t) && t->branches_per_sub_block == 1)
-        status = load_norm(l, m, PREFIX("layers.%zu.mlp_norm", i), &layer->mlp_norm);
-    if (status == VP_OK && attention && t->norm_out)
-        status = load_norm(l, m, PREFIX("layers.%zu.attn_out_norm", i), &layer->attn_out_norm);
-    if (status == VP_OK && t->norm_out)
-        status = load_norm(l, m, PREFIX("layers.%zu.mlp_out_norm", i), &layer->mlp_out_norm);
-    if (attention) {
-        if (status == VP_OK)
-            status = load_linear(l, m, PREFIX("layers.%zu.attn.q", i), &layer->q);
-        if (status == VP_OK)
-            status = load_linear(l, m, PREFIX("layers.%zu.attn.k", i), &layer->k);
-        if (status == VP_OK)
-            status = load_linear(l, m, PREFIX("layers.%zu.attn.v", i), &layer->v);
-        if (status == VP_OK)
-            status = load_linear(l, m, PREFIX("layers.%zu.attn.o", i), &layer->o);
-        if (status == VP_OK && m->qk_norm)
-            status = load_vector(l, PREFIX("layers.%zu.attn.q_norm.weight", i), layer->q_norm,
-                                 m->head_dim);
-        if (status == VP_OK && m->qk_norm)
-            status = load_vector(l, PREFIX("layers.%zu.attn.k_norm.weight", i), layer->k_norm,
-                                 m->head_dim);
-    }
-    if (status == VP_OK)
-        status = load_linear(l, m, PREFIX("layers.%zu.mlp.fc1", i), &layer->fc1);
-    if (status == VP_OK)
-        status = load_linear(l, m, PREFIX("layers.%zu.mlp.fc2", i), &layer->fc2);
-#undef PREFIX
-    return status;
+    if (t->linear)
+        fw_linear_set(l->m, t->linear, v, NULL);
+    else
+        memcpy(t->data, v, t->rows * (t->cols ? t->cols : 1) * sizeof *t->data);
+    return VP_OK;
 }
 
 vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
 {
     /* the embedding and the head are both [V, d] */
     const size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
-    loader l = {file, calloc(file->count ? file->count : 1, 1),
+    loader l = {m, file, calloc(file->count ? file->count : 1, 1),
                 malloc((biggest + m->hidden) * sizeof(float)), err};
     vp_status status = VP_OK;
     if (!l.used || !l.scratch)
         status = vp_fail(err, VP_ENOMEM, "no memory to load the weights");
-    if (status == VP_OK) {
-        const float *e;
-        status = fetch(&l, "embed.weight", m->vocab, m->d, &e);
-        if (status == VP_OK)
-            memcpy(m->embed, e, m->vocab * m->d * sizeof(float));
-    }
-    for (size_t i = 0; i < m->layers && status == VP_OK; i++)
-        status = load_layer(&l, m, i, &m->layers_[i]);
-    if (status == VP_OK && m->has_final_norm)
-        status = load_norm(&l, m, "final_norm", &m->final_norm);
-    if (status == VP_OK && m->has_head)
-        status = load_linear(&l, m, "head", &m->head);
+    if (status == VP_OK)
+        status = fw_model_tensors(m, load_one, &l);
     for (size_t t = 0; t < file->count && status == VP_OK; t++)
         if (!l.used[t])
             status = vp_fail(err, VP_EFORMAT,

@@ -1,0 +1,105 @@
+/* The network's tensors by name, in the one order the weights' names are
+ * written in (include/varprof/forward.h): the loader, the trainer and the
+ * checkpoint writer all walk this list, so a name is spelled once. */
+#include <stdio.h>
+
+#include "forward/network.h"
+
+typedef struct {
+    fw_model *m;
+    fw_tensor_fn fn;
+    void *ctx;
+    vp_status status;
+} walker;
+
+static void visit(walker *w, const char *name, size_t rows, size_t cols, float *data,
+                  fw_linear *linear)
+{
+    if (w->status != VP_OK)
+        return;
+    const fw_tensor t = {name, rows, cols, data, linear};
+    w->status = w->fn(w->ctx, &t);
+}
+
+static void visit_norm(walker *w, const char *prefix, fw_norm *n)
+{
+    char name[FW_TENSOR_NAME_MAX];
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    visit(w, name, w->m->d, 0, n->weight, NULL);
+    if (n->bias) {
+        snprintf(name, sizeof name, "%s.bias", prefix);
+        visit(w, name, w->m->d, 0, n->bias, NULL);
+    }
+}
+
+/* W before its bias: loading W (fw_linear_set) zeroes the bias */
+static void visit_linear(walker *w, const char *prefix, fw_linear *l)
+{
+    char name[FW_TENSOR_NAME_MAX];
+    snprintf(name, sizeof name, "%s.weight", prefix);
+    visit(w, name, l->out, l->in, l->raw, l);
+    snprintf(name, sizeof name, "%s.bias", prefix);
+    visit(w, name, l->out, 0, l->bias, NULL);
+}
+
+/* Which norms a layer has, as the placement table says: one per sub-block on
+ * the branch inputs or the stream (attn_norm, mlp_norm; a block of summed
+ * branches has one, attn_norm), and one per branch on the outputs
+ * (attn_out_norm, mlp_out_norm). */
+static void visit_layer(walker *w, size_t i, fw_layer *layer)
+{
+    const fw_model *m = w->m;
+    const vp_placement_traits *t = m->traits;
+    const int attention = !m->mlp_only, input_norms = t->norm_in || t->norm_stream;
+    char p[FW_TENSOR_NAME_MAX - 16];
+#define PREFIX(...) (snprintf(p, sizeof p, __VA_ARGS__), p)
+    if (attention && input_norms)
+        visit_norm(w, PREFIX("layers.%zu.attn_norm", i), &layer->attn_norm);
+    if (input_norms && t->branches_per_sub_block == 1)
+        visit_norm(w, PREFIX("layers.%zu.mlp_norm", i), &layer->mlp_norm);
+    if (attention && t->norm_out)
+        visit_norm(w, PREFIX("layers.%zu.attn_out_norm", i), &layer->attn_out_norm);
+    if (t->norm_out)
+        visit_norm(w, PREFIX("layers.%zu.mlp_out_norm", i), &layer->mlp_out_norm);
+    if (attention) {
+        visit_linear(w, PREFIX("layers.%zu.attn.q", i), &layer->q);
+        visit_linear(w, PREFIX("layers.%zu.attn.k", i), &layer->k);
+        visit_linear(w, PREFIX("layers.%zu.attn.v", i), &layer->v);
+        visit_linear(w, PREFIX("layers.%zu.attn.o", i), &layer->o);
+        if (m->qk_norm) {
+            visit(w, PREFIX("layers.%zu.attn.q_norm.weight", i), m->head_dim, 0, layer->q_norm,
+                  NULL);
+            visit(w, PREFIX("layers.%zu.attn.k_norm.weight", i), m->head_dim, 0, layer->k_norm,
+                  NULL);
+        }
+    }
+    visit_linear(w, PREFIX("layers.%zu.mlp.fc1", i), &layer->fc1);
+    visit_linear(w, PREFIX("layers.%zu.mlp.fc2", i), &layer->fc2);
+#undef PREFIX
+}
+
+vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx)
+{
+    walker w = {m, fn, ctx, VP_OK};
+    visit(&w, "embed.weight", m->vocab, m->d, m->embed, NULL);
+    for (size_t i = 0; i < m->layers; i++)
+        visit_layer(&w, i, &m->layers_[i]);
+    if (m->has_final_norm)
+        visit_norm(&w, "final_norm", &m->final_norm);
+    if (m->has_head)
+        visit_linear(&w, "head", &m->head);
+    return w.status;
+}
+
+static vp_status repack(void *ctx, const fw_tensor *t)
+{
+    const fw_model *m = ctx;
+    if (t->linear)
+        fw_linear_pack(m, t->linear);
+    return VP_OK;
+}
+
+void fw_model_repack(fw_model *m)
+{
+    (void)fw_model_tensors(m, repack, m);
+}
