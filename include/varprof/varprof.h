@@ -32,6 +32,7 @@
 #include "varprof/sweep.h"
 #include "varprof/text.h"
 #include "varprof/token_ids.h"
+#include "varprof/train.h"
 #include "varprof/version.h"
 
 #endif

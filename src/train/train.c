@@ -1,0 +1,358 @@
+/* The training loop (include/varprof/train.h): one model, its parameters
+ * found by name (fw_model_tensors), each step's gradients collected by name
+ * from the backward pass, then clipped and handed to Adam. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forward/network.h"
+#include "train/adam.h"
+#include "train/tokens.h"
+#include "varprof/train.h"
+
+typedef struct {
+    const char *name;  /* the model's tensor name, owned by the trainer */
+    float *data;       /* the values trained: a linear's raw W, else in place */
+    fw_linear *linear; /* to repack after an update; NULL for a vector */
+    size_t n;
+    float *grad, *m, *v; /* [n] each */
+    int received;        /* this step's gradient came */
+    double grad_norm;
+} param;
+
+typedef struct {
+    fw_model *model;
+    param *params;
+    size_t count;
+    char *names;
+    float *state; /* every param's grad, m and v, one block */
+    size_t cursor; /* where the next gradient's name is looked for first */
+} trainer;
+
+/* ---- the parameters, by name ---- */
+
+static size_t tensor_floats(const fw_tensor *t)
+{
+    return t->rows * (t->cols ? t->cols : 1);
+}
+
+static vp_status count_tensor(void *ctx, const fw_tensor *t)
+{
+    trainer *tr = ctx;
+    (void)t;
+    tr->count++;
+    return VP_OK;
+}
+
+static vp_status add_tensor(void *ctx, const fw_tensor *t)
+{
+    trainer *tr = ctx;
+    param *p = &tr->params[tr->count];
+    char *name = tr->names + tr->count * FW_TENSOR_NAME_MAX;
+    snprintf(name, FW_TENSOR_NAME_MAX, "%s", t->name);
+    *p = (param){.name = name, .data = t->data, .linear = t->linear, .n = tensor_floats(t)};
+    tr->count++;
+    return VP_OK;
+}
+
+static vp_status trainer_make(trainer *tr, fw_model *model, vp_error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    tr->model = model;
+    (void)fw_model_tensors(model, count_tensor, tr);
+    const size_t count = tr->count;
+    tr->params = calloc(count, sizeof *tr->params);
+    tr->names = calloc(count, FW_TENSOR_NAME_MAX);
+    if (!tr->params || !tr->names)
+        return vp_fail(err, VP_ENOMEM, "no memory for the trainer");
+    tr->count = 0;
+    (void)fw_model_tensors(model, add_tensor, tr);
+    size_t floats = 0;
+    for (size_t i = 0; i < count; i++)
+        floats += 3 * tr->params[i].n;
+    tr->state = calloc(floats, sizeof(float));
+    if (!tr->state)
+        return vp_fail(err, VP_ENOMEM, "no memory for Adam's state (%zu floats)", floats);
+    float *s = tr->state;
+    for (size_t i = 0; i < count; i++) {
+        param *p = &tr->params[i];
+        p->grad = s;
+        p->m = s + p->n;
+        p->v = s + 2 * p->n;
+        s += 3 * p->n;
+    }
+    return VP_OK;
+}
+
+static void trainer_free(trainer *tr)
+{
+    free(tr->params);
+    free(tr->names);
+    free(tr->state);
+}
+
+/* The backward pass hands out the gradients in its own order (the head
+   first); the same order every step, so the cursor finds each at once. */
+static void collect_grad(void *ctx, const vp_param_grad *g)
+{
+    trainer *tr = ctx;
+    for (size_t tried = 0; tried < tr->count; tried++) {
+        param *p = &tr->params[(tr->cursor + tried) % tr->count];
+        if (strcmp(p->name, g->name) != 0)
+            continue;
+        const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
+        if (n == p->n) {
+            memcpy(p->grad, g->gradient, n * sizeof(float));
+            p->received = 1;
+        }
+        tr->cursor = (size_t)(p - tr->params + 1) % tr->count;
+        return;
+    }
+}
+
+/* ---- one step ---- */
+
+/* The global L2 norm in double, tensor by tensor in the model's order: the
+   same sum whatever the threads did. */
+static double global_grad_norm(trainer *tr)
+{
+    double total = 0.0;
+    for (size_t i = 0; i < tr->count; i++) {
+        param *p = &tr->params[i];
+        double sum = 0.0;
+        for (size_t j = 0; j < p->n; j++)
+            sum += (double)p->grad[j] * p->grad[j];
+        p->grad_norm = sqrt(sum);
+        total += sum;
+    }
+    return sqrt(total);
+}
+
+/* torch.nn.utils.clip_grad_norm_: coef = C / (norm + 1e-6), clamped to 1,
+   each gradient multiplied in float */
+static void clip(trainer *tr, double norm, double max_norm)
+{
+    const double coef = max_norm / (norm + 1e-6);
+    if (coef >= 1.0)
+        return;
+    const float c = (float)coef;
+    for (size_t i = 0; i < tr->count; i++)
+        for (size_t j = 0; j < tr->params[i].n; j++)
+            tr->params[i].grad[j] *= c;
+}
+
+static double square_sum(const float *x, size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += (double)x[i] * x[i];
+    return sum;
+}
+
+static double update_square_sum(const float *after, const float *before, size_t n)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double u = (double)after[i] - before[i];
+        sum += u * u;
+    }
+    return sum;
+}
+
+/* Adam on every tensor; with on_tensor, each one's norms reported. */
+static void update(trainer *tr, const vp_train_options *o, size_t step, double lr,
+                   float *before)
+{
+    const adam_step s = {lr, o->beta1, o->beta2, o->adam_eps, o->weight_decay, step + 1};
+    for (size_t i = 0; i < tr->count; i++) {
+        param *p = &tr->params[i];
+        if (o->on_tensor)
+            memcpy(before, p->data, p->n * sizeof(float));
+        adam_update(p->data, p->m, p->v, p->grad, p->n, &s);
+        if (o->on_tensor) {
+            const vp_train_tensor t = {step, p->name, p->grad_norm, sqrt(square_sum(before, p->n)),
+                                       sqrt(update_square_sum(p->data, before, p->n))};
+            o->on_tensor(o->ctx, &t);
+        }
+    }
+    fw_model_repack(tr->model);
+}
+
+/* ---- checks ---- */
+
+static vp_status check_options(const vp_forward_options *network, const vp_train_options *o,
+                               vp_error *err)
+{
+    if ((unsigned)o->task >= VP_TASK_COUNT)
+        return vp_fail(err, VP_EINVAL, "task %d is not one of: copy, next", (int)o->task);
+    if ((unsigned)o->schedule >= VP_SCHEDULE_COUNT)
+        return vp_fail(err, VP_EINVAL, "schedule %d is not one of: constant, cosine",
+                       (int)o->schedule);
+    if (!(o->lr > 0.0 && isfinite(o->lr)))
+        return vp_fail(err, VP_EINVAL, "learning rate %g: it must be positive and finite", o->lr);
+    if (o->steps < 1 || o->steps > VP_TRAIN_MAX_STEPS)
+        return vp_fail(err, VP_EINVAL, "steps is %zu; it must be from 1 to %u", o->steps,
+                       VP_TRAIN_MAX_STEPS);
+    if (o->warmup > o->steps)
+        return vp_fail(err, VP_EINVAL,
+                       "warm-up of %zu steps is longer than the run of %zu; it must be from 0 "
+                       "to %zu",
+                       o->warmup, o->steps, o->steps);
+    if (!(o->beta1 >= 0.0 && o->beta1 < 1.0) || !(o->beta2 >= 0.0 && o->beta2 < 1.0))
+        return vp_fail(err, VP_EINVAL, "Adam's betas %g and %g: each must be in [0, 1)",
+                       o->beta1, o->beta2);
+    if (!(o->adam_eps > 0.0 && isfinite(o->adam_eps)))
+        return vp_fail(err, VP_EINVAL, "Adam's eps %g: it must be positive and finite",
+                       o->adam_eps);
+    if (!(o->weight_decay >= 0.0 && isfinite(o->weight_decay)))
+        return vp_fail(err, VP_EINVAL, "weight decay %g: it must be 0 or more, and finite",
+                       o->weight_decay);
+    if (!(o->clip_norm >= 0.0 && isfinite(o->clip_norm)))
+        return vp_fail(err, VP_EINVAL, "clip norm %g: it must be 0 (none) or positive, and finite",
+                       o->clip_norm);
+    if (!o->token_stream)
+        return VP_OK;
+    const size_t per_step = network->batch * network->tokens;
+    if (o->token_stream_steps < o->steps)
+        return vp_fail(err, VP_EINVAL,
+                       "the token stream holds %zu steps of %zu x %zu ids; the run needs %zu",
+                       o->token_stream_steps, network->batch, network->tokens, o->steps);
+    for (size_t i = 0; i < o->steps * per_step; i++)
+        if (o->token_stream[i] >= network->vocab)
+            return vp_fail(err, VP_EINVAL,
+                           "token id %u at step %zu, row %zu, column %zu is not below the "
+                           "vocab size %zu",
+                           o->token_stream[i], i / per_step, i % per_step / network->tokens + 1,
+                           i % network->tokens + 1, network->vocab);
+    return VP_OK;
+}
+
+/* The network's options as the trainer runs them: the task's loss, the
+   trainer's gradient callback, its own tokens, no progress per pass. */
+static void network_of(vp_config *cfg, vp_forward_options *fo, const vp_config *given,
+                       const vp_forward_options *network, const vp_train_options *o)
+{
+    *cfg = *given;
+    cfg->grad = 1;
+    *fo = *network;
+    fo->loss = o->task == VP_TASK_NEXT ? VP_LOSS_NEXT : VP_LOSS_COPY;
+    fo->token_ids = NULL;
+    fo->progress = NULL;
+    fo->on_param_grad = NULL;
+    fo->param_grad_ctx = NULL;
+}
+
+vp_status vp_train_check(const vp_config *given, const vp_forward_options *network,
+                         const vp_train_options *o, vp_error *err)
+{
+    vp_config cfg;
+    vp_forward_options fo;
+    vp_status status = check_options(network, o, err);
+    if (status != VP_OK)
+        return status;
+    network_of(&cfg, &fo, given, network, o);
+    return vp_forward_check(&cfg, &fo, err);
+}
+
+/* ---- the run ---- */
+
+static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
+                     const vp_train_options *o, vp_train_result *res, vp_error *err)
+{
+    const size_t per_step = fo->batch * fo->tokens;
+    fw_model *m = tr->model;
+    unsigned *ids = malloc(per_step * sizeof *ids);
+    uint32_t *next = malloc(fo->vocab * sizeof *next);
+    vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));
+    size_t biggest = 0;
+    for (size_t i = 0; i < tr->count; i++)
+        biggest = tr->params[i].n > biggest ? tr->params[i].n : biggest;
+    float *before = o->on_tensor ? malloc(biggest * sizeof *before) : NULL;
+    vp_status status = VP_OK;
+    if (!ids || !next || !profile || (o->on_tensor && !before))
+        status = vp_fail(err, VP_ENOMEM, "no memory for a training step");
+    if (status == VP_OK) {
+        train_successors(next, fo->vocab, fo->seed);
+        fw_set_header(profile, cfg, fo);
+    }
+    for (size_t step = 0; step < o->steps && status == VP_OK; step++) {
+        if (o->token_stream)
+            memcpy(ids, o->token_stream + step * per_step, per_step * sizeof *ids);
+        else
+            train_tokens(ids, fo->batch, fo->tokens, fo->vocab, o->task, next, fo->seed, step);
+        for (size_t i = 0; i < tr->count; i++)
+            tr->params[i].received = 0;
+        status = fw_run_network(m, cfg, fo, (const uint32_t *)ids, profile, err);
+        if (status != VP_OK)
+            break;
+        const double loss = profile->loss, norm = global_grad_norm(tr);
+        vp_train_step *row = &res->steps[res->steps_run++];
+        *row = (vp_train_step){step, vp_train_lr(o, step), loss, norm};
+        if (o->on_step)
+            o->on_step(o->ctx, row);
+        if (!isfinite(loss) || !isfinite(norm)) {
+            res->diverged = 1;
+            res->diverged_at = step;
+            break;
+        }
+        for (size_t i = 0; i < tr->count; i++)
+            if (!tr->params[i].received)
+                status = vp_fail(err, VP_EINVAL, "the backward pass gave no gradient for '%s'",
+                                 tr->params[i].name);
+        if (status != VP_OK)
+            break;
+        if (o->clip_norm > 0.0)
+            clip(tr, norm, o->clip_norm);
+        update(tr, o, step, row->lr, before);
+    }
+    free(ids);
+    free(next);
+    free(before);
+    vp_profile_free(profile);
+    return status;
+}
+
+vp_status vp_train(const vp_config *given, const vp_forward_options *network,
+                   const vp_train_options *o, vp_train_result **out, vp_error *err)
+{
+    *out = NULL;
+    vp_status status = vp_train_check(given, network, o, err);
+    if (status != VP_OK)
+        return status;
+    vp_config cfg;
+    vp_forward_options fo;
+    network_of(&cfg, &fo, given, network, o);
+    trainer tr = {0};
+    fw_model *m = fw_model_alloc_trainable(&cfg, &fo, kern_current());
+    vp_train_result *res = calloc(1, sizeof *res);
+    if (res)
+        res->steps = calloc(o->steps, sizeof *res->steps);
+    if (!m || !res || !res->steps)
+        status = vp_fail(err, VP_ENOMEM, "no memory for the network to train");
+    if (status == VP_OK)
+        status = fo.weights ? fw_model_load(m, fo.weights, err) : fw_model_init(m, &cfg, &fo, err);
+    if (status == VP_OK)
+        status = trainer_make(&tr, m, err);
+    if (status == VP_OK) {
+        fo.on_param_grad = collect_grad;
+        fo.param_grad_ctx = &tr;
+        status = run(&tr, &cfg, &fo, o, res, err);
+    }
+    trainer_free(&tr);
+    fw_model_free(m);
+    if (status != VP_OK) {
+        vp_train_result_free(res);
+        return status;
+    }
+    *out = res;
+    return VP_OK;
+}
+
+void vp_train_result_free(vp_train_result *result)
+{
+    if (!result)
+        return;
+    free(result->steps);
+    free(result);
+}
