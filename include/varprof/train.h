@@ -76,9 +76,10 @@ typedef struct {
     size_t token_stream_steps;
     /* optional: called after each step, on the calling thread, in step order */
     void (*on_step)(void *ctx, const vp_train_step *step);
+    void *step_ctx;
     /* optional: called for every tensor after each step's update */
     void (*on_tensor)(void *ctx, const vp_train_tensor *tensor);
-    void *ctx;
+    void *tensor_ctx;
 } vp_train_options;
 
 typedef struct {
@@ -86,6 +87,11 @@ typedef struct {
     vp_train_step *steps; /* [steps_run] */
     int diverged;         /* the loss or the gradient norm was not finite ... */
     size_t diverged_at;   /* ... at this step (the last row) */
+    vp_overflow overflowed; /* where float overflowed in that step's network, as a
+                               profile says it (the loss NaN after a forward
+                               overflow, the gradient norm infinite after a
+                               backward one); VP_OVERFLOW_NONE else */
+    size_t overflow_at;     /* the sub-block */
 } vp_train_result;
 
 /* Task copy, lr 1e-3, 301 steps, no warm-up, constant schedule, Adam's
@@ -120,5 +126,22 @@ vp_status vp_train(const vp_config *cfg, const vp_forward_options *network,
                    const vp_train_options *options, vp_train_result **out, vp_error *err);
 
 void vp_train_result_free(vp_train_result *result);
+
+/* One configuration of a sweep: what vp_train takes, and what it gave. */
+typedef struct {
+    vp_config config;
+    vp_forward_options network; /* its threads are vp_train_many's to set */
+    vp_train_options train;     /* its on_step is called from the job's thread */
+    vp_train_result *result;    /* set by vp_train_many; the caller frees it */
+} vp_train_job;
+
+/* Trains every job on `threads` threads: the jobs side by side, one thread
+ * each, when there are at least as many jobs as threads; else one after
+ * another, each on all of them (the result is the same either way).
+ * Reports the steps done over all jobs to progress (optional). Fails with
+ * the first job's failure in job order (its index in err's message), the
+ * other jobs' results freed; a divergence is not a failure. */
+vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads,
+                        const vp_progress *progress, vp_error *err);
 
 #endif

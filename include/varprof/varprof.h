@@ -33,6 +33,7 @@
 #include "varprof/text.h"
 #include "varprof/token_ids.h"
 #include "varprof/train.h"
+#include "varprof/train_output.h"
 #include "varprof/version.h"
 
 #endif

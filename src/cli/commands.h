@@ -15,6 +15,11 @@ int run_profile(const cli_args *args);
 int run_table(const cli_args *args);
 int run_models(const cli_args *args);
 int run_figures(const cli_args *args);
+int run_train(const cli_args *args);
+
+/* Writes --plot-script if asked, runs gnuplot on the figure for --plot, and
+ * frees the figure. Returns EXIT_OK or EXIT_RUNTIME after printing why. */
+int plot_figure(const cli_args *args, vp_figure *figure);
 
 /* Draws the profiles as --plot, --plot-script and --quantity say, under
  * title (NULL for none). Returns EXIT_OK or EXIT_RUNTIME after printing why. */

@@ -30,6 +30,7 @@ int main(int argc, char **argv)
     case CMD_TABLE: return run_table(&args);
     case CMD_MODELS: return run_models(&args);
     case CMD_FIGURES: return run_figures(&args);
+    case CMD_TRAIN: return run_train(&args);
     default: return run_profile(&args);
     }
 }

@@ -52,21 +52,21 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_SEED] = {"seed", "S", CMD_PROFILE,
                   "Monte Carlo and forward: the seed of draws, weights and tokens, 0 to "
                   "2^64-1; default 1"},
-    [OPT_THREADS] = {"threads", "T", CMD_PROFILE,
+    [OPT_THREADS] = {"threads", "T", CMD_TRAIN | CMD_PROFILE,
                      "Monte Carlo and forward: threads, 1 to 1024; default all cores; the "
                      "result is the same for any T"},
-    [OPT_NORM] = {"norm", "layernorm|rmsnorm", CMD_PROFILE,
+    [OPT_NORM] = {"norm", "layernorm|rmsnorm", CMD_TRAIN | CMD_PROFILE,
                   "Monte Carlo and forward: the norm; default layernorm"},
-    [OPT_NORM_EPS] = {"norm-eps", "E", CMD_PROFILE,
+    [OPT_NORM_EPS] = {"norm-eps", "E", CMD_TRAIN | CMD_PROFILE,
                       "Monte Carlo and forward: the norms' eps, > 0 and < 1; default 1e-5"},
-    [OPT_HEADS] = {"heads", "H", CMD_PROFILE,
+    [OPT_HEADS] = {"heads", "H", CMD_TRAIN | CMD_PROFILE,
                    "forward: attention heads, dividing the width; default 8"},
     [OPT_FFN_MULT] = {"ffn-mult", "M", CMD_PROFILE,
                       "forward: the MLP's hidden width in widths, 1 to 64; default 4"},
     [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
     [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},
-    [OPT_QK_NORM] = {"qk-norm", NULL, CMD_PROFILE,
+    [OPT_QK_NORM] = {"qk-norm", NULL, CMD_TRAIN | CMD_PROFILE,
                      "forward: RMSNorm over each head's queries and keys"},
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
@@ -77,7 +77,7 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_FINAL_NORM] = {"final-norm", "yes|no", BOTH,
                         "with --grad: a norm between the last sub-block and the head; default "
                         "the placement's (yes for pre-norm, sandwich, output-norm, parallel)"},
-    [OPT_WEIGHTS] = {"weights", "FILE", CMD_PROFILE,
+    [OPT_WEIGHTS] = {"weights", "FILE", CMD_TRAIN | CMD_PROFILE,
                      "forward: load every weight from a safetensors file (PyTorch's names; "
                      "see the manual); width, vocab, layers, MLP width, norm and QK-norm "
                      "follow from it"},
@@ -98,26 +98,27 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_FORMAT] = {"format", "text|csv|json|markdown|latex", CMD_PROFILE | CMD_TABLE | CMD_MODELS,
                     "output format; default text, or as --output's .csv, .json, .md or .tex "
                     "says"},
-    [OPT_OUTPUT] = {"output", "FILE", CMD_PROFILE,
+    [OPT_OUTPUT] = {"output", "FILE", CMD_TRAIN | CMD_PROFILE,
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},
-    [OPT_FORCE] = {"force", NULL, CMD_PROFILE,
-                   "let --output, --plot, --plot-script and --grads-out replace an existing "
-                   "file"},
+    [OPT_FORCE] = {"force", NULL, CMD_TRAIN | CMD_PROFILE,
+                   "let --output, --plot, --plot-script, --grads-out and --layer-stats replace "
+                   "an existing file"},
     [OPT_EVERY] = {"every", "N", CMD_PROFILE,
                    "show every Nth sub-block (the first and last always); default 1"},
-    [OPT_PLOT] = {"plot", "FILE|-", CMD_PROFILE,
-                  "draw the profile with gnuplot: FILE.png, .svg or .pdf, or - for the terminal"},
-    [OPT_PLOT_SCRIPT] = {"plot-script", "FILE", CMD_PROFILE,
+    [OPT_PLOT] = {"plot", "FILE|-", CMD_TRAIN | CMD_PROFILE,
+                  "draw the profile (train: the loss curves) with gnuplot: FILE.png, .svg or "
+                  ".pdf, or - for the terminal"},
+    [OPT_PLOT_SCRIPT] = {"plot-script", "FILE", CMD_TRAIN | CMD_PROFILE,
                          "with --plot, also write the gnuplot script, data inline, to rerun or "
                          "restyle"},
     [OPT_QUANTITY] = {"quantity", "all|stream|update|share|grad|weight-grad", CMD_PROFILE,
                       "what --plot draws; default all (three panels); grad and weight-grad "
                       "with --grad"},
-    [OPT_SIZE] = {"size", "W,H", CMD_PROFILE | CMD_FIGURES,
+    [OPT_SIZE] = {"size", "W,H", CMD_TRAIN | CMD_PROFILE | CMD_FIGURES,
                   "the figure's size: inches for .pdf and .svg (1 to 50), pixels for .png "
                   "(100 to 10000, at 200 dpi); default 5.5,3.4 in (7 in high for three panels)"},
-    [OPT_FONT_SIZE] = {"font-size", "PT", CMD_PROFILE | CMD_FIGURES,
+    [OPT_FONT_SIZE] = {"font-size", "PT", CMD_TRAIN | CMD_PROFILE | CMD_FIGURES,
                        "the figures' text in points at that size, 5 to 48; default 9"},
     [OPT_X_AXIS] = {"x", "layer|sub-block", CMD_PROFILE,
                     "what --plot's x axis counts; default layer, so that parallel (one "
@@ -129,16 +130,64 @@ static const option_spec options[OPT_COUNT] = {
                            "the figures' format; default svg"},
     [OPT_EXPLAIN] = {"explain", NULL, CMD_TABLE,
                      "walk the recursion step by step, with the arithmetic written out"},
-    [OPT_PROGRESS] = {"progress", NULL, CMD_PROFILE | CMD_FIGURES,
+    [OPT_PROGRESS] = {"progress", NULL, CMD_TRAIN | CMD_PROFILE | CMD_FIGURES,
                       "show the progress line on standard error even when it is not a "
                       "terminal"},
-    [OPT_QUIET] = {"quiet", NULL, CMD_PROFILE | CMD_FIGURES,
+    [OPT_QUIET] = {"quiet", NULL, CMD_TRAIN | CMD_PROFILE | CMD_FIGURES,
                    "no progress line, even on a terminal"},
-    [OPT_WIDE] = {"wide", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
+    [OPT_WIDE] = {"wide", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
                   "text in its full width, lines beyond 80 columns; default: fit 80 columns"},
-    [OPT_HELP] = {"help", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
+    [OPT_TRAIN_PLACEMENT] = {"placement", "NAME[,NAME...]", CMD_TRAIN,
+                             "the placements to train, a list sweeps; default pre-norm,post-ln "
+                             "(the seed's two)"},
+    [OPT_TRAIN_LAYERS] = {"layers", "L[,L...]", CMD_TRAIN,
+                          "layers, 1 to 1000; default 24; a list sweeps"},
+    [OPT_TRAIN_WIDTH] = {"width", "D", CMD_TRAIN, "the stream's width; default 48"},
+    [OPT_TRAIN_VOCAB] = {"vocab", "V", CMD_TRAIN, "vocabulary size; default 24"},
+    [OPT_TRAIN_FFN_MULT] = {"ffn-mult", "M", CMD_TRAIN,
+                            "the MLP's hidden width in widths, 1 to 64; default 2"},
+    [OPT_TRAIN_BATCH] = {"batch", "B", CMD_TRAIN, "sequences per step; default 16"},
+    [OPT_TRAIN_TOKENS] = {"tokens", "T", CMD_TRAIN, "tokens per sequence; default 12"},
+    [OPT_TRAIN_BLOCK] = {"block", "mlp|attn-mlp", CMD_TRAIN,
+                         "a layer is the MLP alone, or attention then MLP; default mlp"},
+    [OPT_TRAIN_INIT] = {"init", "torch|gain", CMD_TRAIN,
+                        "PyTorch's default init, or weights scaled to gain 1; default torch"},
+    [OPT_TRAIN_SEED] = {"seed", "S[,S...]", CMD_TRAIN,
+                        "the seed of the weights and the tokens, 0 to 2^64-1; default 1; a "
+                        "list sweeps"},
+    [OPT_TRAIN_FINAL_NORM] = {"final-norm", "yes|no", CMD_TRAIN,
+                              "a norm between the last layer and the head; default no (the "
+                              "seed's)"},
+    [OPT_TRAIN_EVERY] = {"every", "N", CMD_TRAIN,
+                         "text: the loss every N steps (and the last); default 100"},
+    [OPT_TRAIN_FORMAT] = {"format", "text|csv|json", CMD_TRAIN,
+                          "output format; default text, or as --output's .csv or .json says"},
+    [OPT_TASK] = {"task", "copy|next", CMD_TRAIN,
+                  "predict token t (copy, the seed's) or t + 1 of a fixed random successor "
+                  "chain (next); default copy"},
+    [OPT_LR] = {"lr", "R[,R...]", CMD_TRAIN,
+                "Adam's learning rate, > 0; default 1e-3; a list sweeps"},
+    [OPT_WARMUP] = {"warmup", "N[,N...]", CMD_TRAIN,
+                    "linear warm-up: lr x min(1, (t+1)/N) at step t, 0 to --steps; default 0 "
+                    "(none); a list sweeps"},
+    [OPT_STEPS] = {"steps", "N", CMD_TRAIN, "optimiser steps, 1 to 10000000; default 301"},
+    [OPT_SCHEDULE] = {"schedule", "constant|cosine", CMD_TRAIN,
+                      "after warm-up: constant, or times (1 + cos(pi t / steps)) / 2; default "
+                      "constant"},
+    [OPT_CLIP_NORM] = {"clip-norm", "C", CMD_TRAIN,
+                       "clip the global gradient norm to C > 0, as clip_grad_norm_; default "
+                       "none"},
+    [OPT_WEIGHT_DECAY] = {"weight-decay", "W", CMD_TRAIN,
+                          "AdamW's decoupled decay, p <- p (1 - lr W), >= 0; default 0 (Adam)"},
+    [OPT_TOKEN_STREAM] = {"token-stream", "FILE", CMD_TRAIN,
+                          "replay a token stream: a CSV of steps x batch rows of T ids, "
+                          "step-major, instead of drawing them"},
+    [OPT_LAYER_STATS] = {"layer-stats", "FILE", CMD_TRAIN,
+                         "also write per step and tensor its gradient norm, weight norm and "
+                         "update ratio as CSV; never replaces a file without --force"},
+    [OPT_HELP] = {"help", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
                   "-h: print this help and exit; after a command, that command's alone"},
-    [OPT_VERSION] = {"version", NULL, BOTH | CMD_MODELS | CMD_FIGURES,
+    [OPT_VERSION] = {"version", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
                      "-V: print the version and exit"},
 };
 
@@ -150,6 +199,7 @@ static const struct {
     {"table", CMD_TABLE},
     {"models", CMD_MODELS},
     {"figures", CMD_FIGURES},
+    {"train", CMD_TRAIN},
 };
 
 const char *cli_option_name(option_id id)
@@ -282,7 +332,7 @@ static int read_command(int argc, char **argv, int *i, cli_args *args)
     if (near)
         snprintf(hint, sizeof hint, "did you mean '%s'? ", near);
     return cli_usage_error("unknown command '%s'; %scommands: profile (the default), table, "
-                           "models, figures, help",
+                           "models, figures, train, help",
                            name, hint);
 }
 
@@ -400,6 +450,9 @@ static const struct {
      "source of each fact"},
     {CMD_FIGURES, "varprof figures [OPTIONS]",
      "varprof figures: regenerate the chapter's figure set"},
+    {CMD_TRAIN, "varprof train [OPTIONS]",
+     "varprof train: train the stacks as the seed does (copy task, Adam, 301 steps), every "
+     "combination of the listed placements, layers, learning rates, warm-ups and seeds"},
 };
 
 void cli_print_help(unsigned command, int wide)

@@ -11,7 +11,13 @@
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2, EXIT_CLOSED_PIPE = 141 };
 
 /* The subcommands; an option lists those it applies to. */
-enum { CMD_PROFILE = 1u << 0, CMD_TABLE = 1u << 1, CMD_MODELS = 1u << 2, CMD_FIGURES = 1u << 3 };
+enum {
+    CMD_PROFILE = 1u << 0,
+    CMD_TABLE = 1u << 1,
+    CMD_MODELS = 1u << 2,
+    CMD_FIGURES = 1u << 3,
+    CMD_TRAIN = 1u << 4
+};
 
 typedef enum {
     OPT_PLACEMENT,
@@ -62,6 +68,29 @@ typedef enum {
     OPT_PROGRESS,
     OPT_QUIET,
     OPT_WIDE,
+    /* varprof train's own: its defaults are the seed's experiment */
+    OPT_TRAIN_PLACEMENT,
+    OPT_TRAIN_LAYERS,
+    OPT_TRAIN_WIDTH,
+    OPT_TRAIN_VOCAB,
+    OPT_TRAIN_FFN_MULT,
+    OPT_TRAIN_BATCH,
+    OPT_TRAIN_TOKENS,
+    OPT_TRAIN_BLOCK,
+    OPT_TRAIN_INIT,
+    OPT_TRAIN_SEED,
+    OPT_TRAIN_FINAL_NORM,
+    OPT_TRAIN_EVERY,
+    OPT_TRAIN_FORMAT,
+    OPT_TASK,
+    OPT_LR,
+    OPT_WARMUP,
+    OPT_STEPS,
+    OPT_SCHEDULE,
+    OPT_CLIP_NORM,
+    OPT_WEIGHT_DECAY,
+    OPT_TOKEN_STREAM,
+    OPT_LAYER_STATS,
     OPT_HELP,
     OPT_VERSION,
     OPT_COUNT

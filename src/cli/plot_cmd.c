@@ -145,7 +145,6 @@ static vp_plot_quantity quantity_asked(const cli_args *args)
     return quantity;
 }
 
-static int draw_figure(const cli_args *args, vp_figure *figure);
 
 int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_t count,
                   const char *title)
@@ -158,7 +157,7 @@ int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_
     if (vp_plot_profiles_on(profiles, count, quantity_asked(args), x_axis, title, &figure, &err) !=
         VP_OK)
         return cli_runtime_error("--plot: %s", err.message);
-    return draw_figure(args, figure);
+    return plot_figure(args, figure);
 }
 
 int plot_sweep_tops(const cli_args *args, const vp_sweep_top *tops, size_t count, vp_sweep_axis x)
@@ -167,11 +166,10 @@ int plot_sweep_tops(const cli_args *args, const vp_sweep_top *tops, size_t count
     vp_figure *figure;
     if (vp_plot_sweep(tops, count, x, quantity_asked(args), NULL, &figure, &err) != VP_OK)
         return cli_runtime_error("--plot: %s", err.message);
-    return draw_figure(args, figure);
+    return plot_figure(args, figure);
 }
 
-/* Writes the script if asked, runs gnuplot, and frees the figure. */
-static int draw_figure(const cli_args *args, vp_figure *figure)
+int plot_figure(const cli_args *args, vp_figure *figure)
 {
     vp_error err;
     if (strcmp(args->value[OPT_PLOT], "-") == 0)

@@ -173,7 +173,7 @@ static void update(trainer *tr, const vp_train_options *o, size_t step, double l
         if (o->on_tensor) {
             const vp_train_tensor t = {step, p->name, p->grad_norm, sqrt(square_sum(before, p->n)),
                                        sqrt(update_square_sum(p->data, before, p->n))};
-            o->on_tensor(o->ctx, &t);
+            o->on_tensor(o->tensor_ctx, &t);
         }
     }
     fw_model_repack(tr->model);
@@ -283,14 +283,27 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
             train_tokens(ids, fo->batch, fo->tokens, fo->vocab, o->task, next, fo->seed, step);
         for (size_t i = 0; i < tr->count; i++)
             tr->params[i].received = 0;
+        profile->overflow_at = 0; /* the profile is reused: nothing of the last step */
+        profile->overflowed = VP_OVERFLOW_NONE;
+        profile->n_rows = profile->sub_blocks + 1;
         status = fw_run_network(m, cfg, fo, (const uint32_t *)ids, profile, err);
         if (status != VP_OK)
             break;
-        const double loss = profile->loss, norm = global_grad_norm(tr);
+        double loss = profile->loss, norm = global_grad_norm(tr);
+        if (profile->overflow_at) {
+            /* float overflowed: no loss after a forward overflow, no whole
+               gradient after a backward one */
+            const int backward = profile->overflowed == VP_OVERFLOW_FLOAT_GRAD ||
+                                 profile->overflowed == VP_OVERFLOW_GRAD_VAR;
+            loss = backward ? loss : NAN;
+            norm = backward ? INFINITY : NAN;
+            res->overflowed = profile->overflowed;
+            res->overflow_at = profile->overflow_at;
+        }
         vp_train_step *row = &res->steps[res->steps_run++];
         *row = (vp_train_step){step, vp_train_lr(o, step), loss, norm};
         if (o->on_step)
-            o->on_step(o->ctx, row);
+            o->on_step(o->step_ctx, row);
         if (!isfinite(loss) || !isfinite(norm)) {
             res->diverged = 1;
             res->diverged_at = step;

@@ -1,0 +1,107 @@
+/* A sweep's configurations trained over the threads (vp_train_many): the
+ * jobs are independent, each deterministic on any number of threads, so
+ * which thread runs which changes nothing. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sys/thread_pool.h"
+#include "varprof/train.h"
+
+typedef struct {
+    vp_train_job *jobs;
+    vp_status *status;
+    vp_error *errors;
+    const vp_progress *progress;
+    pthread_mutex_t lock; /* the step count and the progress calls */
+    unsigned long long done, total, reported;
+} many;
+
+typedef struct {
+    many *all;
+    const vp_train_options *given; /* the job's own, for its on_step */
+} job_ctx;
+
+static void count_step(void *ctx, const vp_train_step *step)
+{
+    job_ctx *j = ctx;
+    if (j->given->on_step)
+        j->given->on_step(j->given->step_ctx, step);
+    many *all = j->all;
+    if (!all->progress || !all->progress->report)
+        return;
+    pthread_mutex_lock(&all->lock);
+    all->done++;
+    /* at most VP_PROGRESS_STEPS calls, and the last */
+    if (all->done == all->total ||
+        (all->done - all->reported) * VP_PROGRESS_STEPS >= all->total) {
+        all->reported = all->done;
+        all->progress->report(all->progress->context, all->done, all->total);
+    }
+    pthread_mutex_unlock(&all->lock);
+}
+
+static void run_job(many *all, size_t i, size_t threads)
+{
+    vp_train_job *job = &all->jobs[i];
+    job_ctx ctx = {all, &job->train};
+    vp_train_options o = job->train;
+    o.on_step = count_step;
+    o.step_ctx = &ctx;
+    vp_forward_options network = job->network;
+    network.threads = threads;
+    all->status[i] = vp_train(&job->config, &network, &o, &job->result, &all->errors[i]);
+}
+
+static void run_one_thread(void *ctx, size_t index, size_t thread)
+{
+    (void)thread;
+    run_job(ctx, index, 1);
+}
+
+vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads,
+                        const vp_progress *progress, vp_error *err)
+{
+    if (threads < 1)
+        return vp_fail(err, VP_EINVAL, "threads is 0; it must be 1 or more");
+    many all = {.jobs = jobs, .progress = progress};
+    all.status = calloc(n ? n : 1, sizeof *all.status);
+    all.errors = calloc(n ? n : 1, sizeof *all.errors);
+    if (!all.status || !all.errors) {
+        free(all.status);
+        free(all.errors);
+        return vp_fail(err, VP_ENOMEM, "no memory for %zu training runs", n);
+    }
+    for (size_t i = 0; i < n; i++) {
+        jobs[i].result = NULL;
+        all.total += jobs[i].train.steps;
+    }
+    pthread_mutex_init(&all.lock, NULL);
+    if (progress && progress->report)
+        progress->report(progress->context, 0, all.total);
+    vp_status status = VP_OK;
+    if (n >= threads && threads > 1) {
+        thread_pool *pool = thread_pool_create(threads, err);
+        if (!pool)
+            status = VP_ETHREAD;
+        else {
+            thread_pool_run(pool, n, run_one_thread, &all);
+            thread_pool_free(pool);
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            run_job(&all, i, threads);
+    }
+    for (size_t i = 0; i < n && status == VP_OK; i++)
+        if (all.status[i] != VP_OK)
+            status = vp_fail(err, all.status[i], "run %zu: %s", i + 1, all.errors[i].message);
+    if (status != VP_OK)
+        for (size_t i = 0; i < n; i++) {
+            vp_train_result_free(jobs[i].result);
+            jobs[i].result = NULL;
+        }
+    pthread_mutex_destroy(&all.lock);
+    free(all.status);
+    free(all.errors);
+    return status;
+}
