@@ -50,30 +50,34 @@ static void label_of(char *label, size_t size, const vp_train_job *job, varying 
 #undef ADD
 }
 
+/* Two lines (three with decay or clipping), each within 80 columns. */
 static void heading(FILE *out, const vp_train_job *job, varying v)
 {
     const vp_forward_options *n = &job->network;
     const vp_train_options *t = &job->train;
     fprintf(out, "varprof train: %s task, ", vp_task_name(t->task));
     if (!v.layers)
-        fprintf(out, "%zu layers of ", job->config.layers);
-    fprintf(out, "%s, width %zu, vocab %zu, batch %zu x %zu tokens, %s\n",
-            job->config.mlp_only ? "MLP blocks" : "attention + MLP blocks", n->width, n->vocab,
-            n->batch, n->tokens, n->norm == VP_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
-    fprintf(out, "  Adam%s", t->weight_decay > 0.0 ? "W" : "");
+        fprintf(out, "%zu ", job->config.layers);
+    fprintf(out, "%s layers of width %zu, vocab %zu, %s\n",
+            job->config.mlp_only ? "MLP" : "attention + MLP", n->width, n->vocab,
+            n->norm == VP_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
+    fprintf(out, "  batch %zu x %zu, Adam%s", n->batch, n->tokens, t->weight_decay > 0.0 ? "W" : "");
     if (!v.lr)
         fprintf(out, " lr %g", t->lr);
-    if (t->weight_decay > 0.0)
-        fprintf(out, ", weight decay %g", t->weight_decay);
     if (!v.warmup)
-        fprintf(out, t->warmup ? ", %zu steps of warm-up" : ", no warm-up", t->warmup);
-    fprintf(out, ", %s schedule%s, %zu steps", vp_schedule_name(t->schedule),
-            t->clip_norm > 0.0 ? ", gradients clipped" : "", t->steps);
-    if (t->clip_norm > 0.0)
-        fprintf(out, " (norm %g)", t->clip_norm);
+        fprintf(out, t->warmup ? ", %zu warm-up steps" : ", no warm-up", t->warmup);
+    fprintf(out, ", %s, %zu steps", vp_schedule_name(t->schedule), t->steps);
     if (!v.seed && !n->weights && !t->token_stream)
         fprintf(out, ", seed %llu", n->seed);
     fputc('\n', out);
+    if (t->weight_decay > 0.0 || t->clip_norm > 0.0) {
+        fputs(" ", out);
+        if (t->weight_decay > 0.0)
+            fprintf(out, " weight decay %g%s", t->weight_decay, t->clip_norm > 0.0 ? "," : "");
+        if (t->clip_norm > 0.0)
+            fprintf(out, " gradient norm clipped to %g", t->clip_norm);
+        fputc('\n', out);
+    }
 }
 
 #define PER_LINE 4
