@@ -76,12 +76,14 @@ BENCH_BIN := $(BUILD)/bench/bench_mc
 BENCH_MATMUL_BIN := $(BUILD)/bench/bench_matmul
 BENCH_FORWARD_BIN := $(BUILD)/bench/bench_forward
 BENCH_BACKWARD_BIN := $(BUILD)/bench/bench_backward
+BENCH_TRAIN_BIN := $(BUILD)/bench/bench_train
 
 .PHONY: bench bench-run
 bench: deps-bench
 	$(MAKE) bench-run
 
-bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWARD_BIN)
+bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWARD_BIN) \
+  $(BENCH_TRAIN_BIN) $(BUILD)/varprof
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -110,6 +112,15 @@ bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWAR
 	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
 	       "skipping the PyTorch autograd comparison"; \
 	  $(BENCH_BACKWARD_BIN) --no-torch; \
+	fi
+	@echo
+	@if $(PYTHON3) -c 'import torch' 2>/dev/null; then \
+	  echo "$(BENCH_TRAIN_BIN) --varprof $(BUILD)/varprof --python $(PYTHON3) --script tests/bench/train_torch.py"; \
+	  $(BENCH_TRAIN_BIN) --varprof $(BUILD)/varprof --python $(PYTHON3) --script tests/bench/train_torch.py; \
+	else \
+	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
+	       "skipping the PyTorch training comparison"; \
+	  $(BENCH_TRAIN_BIN) --varprof $(BUILD)/varprof --no-torch; \
 	fi
 
 $(BUILD)/bench/bench_mc.o: tests/bench/bench_mc.c
@@ -148,6 +159,15 @@ $(BUILD)/bench/bench_backward.o: tests/bench/bench_backward.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
+
+# The seed's whole training experiment as a process against the seed's
+# PyTorch script (tests/bench/bench_train.c, issue 14); PyTorch optional.
+$(BUILD)/bench/bench_train.o: tests/bench/bench_train.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_TRAIN_BIN): $(BUILD)/bench/bench_train.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 # Install any missing Debian package one kind of work needs
