@@ -287,21 +287,91 @@ static void pre_norm_width(vp_profile *profile, size_t top, size_t width, vp_nor
 
 /* ---- sandwich, output norm: first order in 1/d ---- */
 
+/* Both add gamma sqrt(d) w to the stream, w a uniform direction (across
+ * the mean under LayerNorm) whatever the stream: rho = |x|^2 (sandwich
+ * under LayerNorm: without its mean) has mean d v_k, v_k = v_0 + k gamma^2
+ * (less v_0 for the mean taken out) and variance d (2 v_0^2 + 4 gamma^2
+ * sum_{j<k} v_j). psi_k(rho) = E[|delta_k|^2 | rho] = d (Ghat_k(rho/d) +
+ * phi_k(rho/d) / d): Ghat_k(v) the infinite width's from sub-block k with
+ * v there, phi_k its first correction, from the step's exact expectation
+ *     psi_{k-1}(rho') = E[psi_k] + gamma^2 d (d-1)/((d-p-1) rho')
+ *                       E[|delta_k|^2 - <delta_k, w>^2 - <delta_k, 1>^2/d]
+ * expanded in 1/d; chi_k (along x_k) and omega_k (along the mean) are the
+ * gradient's parts the infinite width does not see. G_k = Ghat_k + Ghat_k''
+ * var_k / 2 + phi_k / d at the mean. */
+typedef struct {
+    double g, g1, g2; /* Ghat_k and its derivatives in v, at v_k */
+    double phi, chi, omega;
+} first_order;
+
 static void output_norm_width(vp_profile *profile, size_t top, size_t width, vp_norm norm)
 {
     const vp_config *cfg = &profile->config;
     const vp_placement_traits *t = vp_placement_traits_of(cfg->placement);
     vp_row *rows = profile->rows;
-    const double d = (double)width, p = norm_directions(norm);
-    const double keep = 1.0 - p / d, gamma2 = cfg->gamma * cfg->gamma;
-    rows[top].grad_var = vp_config_has_final_norm(cfg) ? keep / rows[top].stream_var : 1.0;
-    for (size_t k = top; k >= 1; k--) {
-        const double v = rows[k - 1].stream_var, g = rows[k].gain;
-        const double reaching = gamma2 * keep * rows[k].grad_var;
-        const double h_ms = t->norm_in ? 1.0 : v;
-        const double h_grad = reaching / h_ms;
-        rows[k].weight_grad = g == 0.0 ? (reaching == 0.0 ? 0.0 : HUGE_VAL) : sqrt(reaching) / g;
-        rows[k - 1].grad_var = rows[k].grad_var + (t->norm_in ? keep * h_grad / v : h_grad);
+    const double d = (double)width, p = norm_directions(norm), v0 = rows[0].stream_var;
+    const int layer = norm == VP_NORM_LAYERNORM;
+    /* what 1/chi-square(d - p + 1) of the branch's |f| and the fresh A'^T's
+       d - 1 (d - 2 through the input norm) give beyond 1: e / d */
+    const double e = t->norm_in ? 1.0 : p;
+    const int mean_grows = layer && !t->norm_in; /* A'^T reaches the mean's direction */
+    const int mean_out = layer && t->norm_in;    /* rho is without the stream's mean */
+    /* v_K and var_K */
+    double v = v0, var = 2.0 * v0 * v0;
+    for (size_t k = 1; k <= top; k++) {
+        const double gamma2 = rows[k].gain > 0.0 ? cfg->gamma * cfg->gamma : 0.0;
+        var += 4.0 * gamma2 * v;
+        v += gamma2;
+    }
+    first_order f = {1.0, 0.0, 0.0, 0.0, 1.0, layer ? 1.0 : 0.0};
+    if (vp_config_has_final_norm(cfg)) {
+        f = (first_order){1.0 / v, -1.0 / (v * v), 2.0 / (v * v * v), -p / v, 0.0, 0.0};
+        if (layer && !t->norm_in) /* the norm sees |x|^2 less the mean's v_0 */
+            f.phi += v0 / (v * v);
+    }
+    for (size_t k = top;; k--) {
+        rows[k].grad_var =
+            f.g + 0.5 * f.g2 * var / d + f.phi / d - (mean_out ? f.g1 * v0 / d : 0.0);
+        if (k == 0)
+            break;
+        if (t->norm_in && cfg->gamma > 0.0 && rows[k].gain > 0.0) {
+            /* |dL/df|^2 = gamma^2 d |P delta_k|^2 / |f|^2, |f|^2 = b^2
+               chi-square(d - p + 1), P taking out w, x_k's and the mean's
+               share of w */
+            const double c2 = cfg->gamma * cfg->gamma / v, b = branch_gain(cfg, t, rows[k].gain);
+            const double kept = rows[k].grad_var - (f.g * (1.0 - c2) + f.chi * c2 + f.omega) / d;
+            rows[k].weight_grad = cfg->gamma * sqrt(d * kept / (d - p - 1.0)) / b;
+        }
+        const double g = rows[k].gain, gamma2 = g > 0.0 ? cfg->gamma * cfg->gamma : 0.0;
+        const double below = v - gamma2, r = gamma2 / below, c2 = gamma2 / v;
+        var -= 4.0 * gamma2 * below;
+        first_order next;
+        next.g = (1.0 + r) * f.g;
+        next.g1 = (1.0 + r) * f.g1 - r / below * f.g;
+        next.g2 = (1.0 + r) * f.g2 - 2.0 * r / below * f.g1 + 2.0 * r / (below * below) * f.g;
+        next.phi = (1.0 + r) * (f.phi + 2.0 * gamma2 * below * f.g2) +
+                   r * (f.g * (e - 1.0 + c2) - f.chi * c2 - f.omega);
+        next.chi = f.chi * below / v + gamma2 * f.g / v;
+        next.omega = f.omega + (mean_grows ? r * f.g : 0.0);
+        f = next;
+        v = below;
+    }
+    /* weight_grad^2 = E[|dL/df|^2 / d] E[|h|^2 / d]; without an input norm
+       E|h|^2 / d = v_{k-1}, and G_{k-1} - G_k is (d - 1) b^2 / d of the first
+       exactly (A'^T's d - 1 directions across h) */
+    v = v0;
+    for (size_t k = 1; k <= top; k++) {
+        const double g = rows[k].gain, b = branch_gain(cfg, t, g);
+        const double drop = rows[k - 1].grad_var - rows[k].grad_var;
+        /* as at infinite width: nothing reaches a map under gamma = 0, and a
+           silent branch's is infinite */
+        if (cfg->gamma == 0.0)
+            rows[k].weight_grad = 0.0;
+        else if (b == 0.0)
+            rows[k].weight_grad = HUGE_VAL;
+        else if (!t->norm_in)
+            rows[k].weight_grad = sqrt(d * drop * v / ((d - 1.0) * b * b));
+        v += g > 0.0 ? cfg->gamma * cfg->gamma : 0.0;
     }
 }
 
