@@ -55,6 +55,9 @@ static double laplace_at(double v, void *params)
 typedef struct {
     gsl_integration_workspace *inner, *outer;
     int failed; /* an integral that did not converge */
+    /* the last K_0, K_1 and what they were for: a stack of one gain
+       integrates once, not once per sub-block */
+    double last_lambda, last_m, last_k[2];
 } integrator;
 
 static double integrate(integrator *in, gsl_integration_workspace *ws, gsl_function *fn, double a,
@@ -69,6 +72,14 @@ static double integrate(integrator *in, gsl_integration_workspace *ws, gsl_funct
     return value;
 }
 
+static double laplace_moment(integrator *in, double lambda, double m, int moment)
+{
+    laplace_integrand l = {lambda, 0.5 * (m - 3.0), moment};
+    gsl_function fn = {laplace_at, &l};
+    /* e^-745 is below double's least */
+    return integrate(in, in->inner, &fn, 0.0, lambda < 745.0 ? lambda : 745.0);
+}
+
 /* K_0 and K_1; both 1 without a branch (lambda infinite) */
 static void laplace_k(integrator *in, double lambda, double m, double k[2])
 {
@@ -76,13 +87,17 @@ static void laplace_k(integrator *in, double lambda, double m, double k[2])
         k[0] = k[1] = 1.0;
         return;
     }
-    /* e^-745 is below double's least */
-    const double upper = lambda < 745.0 ? lambda : 745.0;
-    for (int j = 0; j < 2; j++) {
-        laplace_integrand l = {lambda, 0.5 * (m - 3.0), j};
-        gsl_function fn = {laplace_at, &l};
-        k[j] = integrate(in, in->inner, &fn, 0.0, upper);
+    if (lambda == in->last_lambda && m == in->last_m) {
+        k[0] = in->last_k[0];
+        k[1] = in->last_k[1];
+        return;
     }
+    k[0] = laplace_moment(in, lambda, m, 0);
+    k[1] = laplace_moment(in, lambda, m, 1);
+    in->last_lambda = lambda;
+    in->last_m = m;
+    in->last_k[0] = k[0];
+    in->last_k[1] = k[1];
 }
 
 /* One sub-block's factors at this B: the gradient's mean square below over
@@ -279,8 +294,10 @@ static void pre_norm_width(vp_profile *profile, size_t top, size_t width, vp_nor
         rows[k].weight_grad = sqrt(rows[k].grad_var); /* |h|^2 / d = 1 */
         const double q = below / s2;
         double qi = 1.0;
-        for (size_t i = 0; i <= degree; i++, qi *= q)
+        for (size_t i = 0; i <= degree; i++) {
             c[i] *= qi;
+            qi *= q;
+        }
         times_inverse(inv, c, degree, a);
         const double reach = n * g * g * (d - p) / (2.0 * below);
         for (size_t i = 0; i <= degree; i++)
@@ -394,7 +411,7 @@ vp_status closed_grad_width(vp_profile *profile, size_t top, size_t width, vp_no
         return VP_OK;
     }
     integrator in = {gsl_integration_workspace_alloc(WORKSPACE),
-                     gsl_integration_workspace_alloc(WORKSPACE), 0};
+                     gsl_integration_workspace_alloc(WORKSPACE), 0, NAN, NAN, {0.0, 0.0}};
     vp_status status = VP_OK;
     if (!in.inner || !in.outer) {
         status = vp_fail(err, VP_ENOMEM, "no memory for the finite-width gradient's integrals");
