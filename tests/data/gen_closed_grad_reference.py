@@ -5,23 +5,25 @@ What it computes
 ----------------
 The gradient recursion of varprof-maths(7), GRADIENTS, written per placement
 from the manual's table and not from the C code (which reads placement
-traits), in exact rational arithmetic (fractions.Fraction). For sub-block
-k = K..1 with gain g = g_k, v = v_{k-1}, G = G_k, and c = 1 - p/d the share of
-a gradient's mean square a norm's Jacobian keeps at width d (p = 2 LayerNorm,
-p = 1 RMSNorm; c = 1 at infinite width):
+traits), in exact rational arithmetic (fractions.Fraction), at infinite
+width. For sub-block k = K..1 with gain g = g_k, v = v_{k-1}, G = G_k:
 
-    placement      G_{k-1}                   weight_grad_k^2
-    pre-norm       G (1 + c g^2 / v)         G
-    post-ln        c G / v                   c G / (1 + g^2)
-    sandwich       G (1 + c^2 gamma^2 / v)   c gamma^2 G / g^2
-    output-norm    G (1 + c gamma^2 / v)     c gamma^2 G / g^2
-    deepnorm       c G / v                   c G / (alpha^2 + b^2),  b = beta^2 g
-    parallel       G (1 + 2 c g^2 / v)       G   (each of the two branches)
-    none           G (1 + g^2)               G v
+    placement      G_{k-1}                weight_grad_k^2
+    pre-norm       G (1 + g^2 / v)        G
+    post-ln        G / v                  G / (1 + g^2)
+    sandwich       G (1 + gamma^2 / v)    gamma^2 G / g^2
+    output-norm    G (1 + gamma^2 / v)    gamma^2 G / g^2
+    deepnorm       G / v                  G / (alpha^2 + b^2),  b = beta^2 g
+    parallel       G (1 + 2 g^2 / v)      G   (each of the two branches)
+    none           G (1 + g^2)            G v
 
-and at the top G_K = c / v_K with a final norm, 1 without. Sandwich's branch
-passes two norms (c^2), output norm's one; at c = 1 they are the same row.
-weight_grad_k^2 with g = 0 under an output norm is infinite (written "inf").
+and at the top G_K = 1 / v_K with a final norm, 1 without. weight_grad_k^2
+with g = 0 under an output norm is infinite (written "inf").
+
+The finite width is not here: there the closed form is the Monte Carlo
+model's expectation (varprof-maths(7), Finite width), integrals no rational
+arithmetic holds, and tests/unit/test_mc_grad.c holds it to the Monte Carlo
+itself.
 The forward v_k is the maths table's (PLACEMENTS), recomputed here exactly.
 
 Every input is a double (what the C test parses back); its exact value is the
@@ -31,9 +33,7 @@ rounded to a double. Figures are written with '%.17g' (repr), which
 round-trips.
 
 The cases: every placement x layers {1, 3, 32} x gain {0, 0.5, 1, 2} x final
-norm {yes, no} at infinite width; then widths 64 (layernorm) and 16
-(rmsnorm) for every placement at layers {3, 32}, gain 1 and both final norms;
-gamma 0.5 and 3 for sandwich and output-norm; v_0 0.25; MLP-only layers for
+norm {yes, no}; gamma 0.5 and 3 for sandwich and output-norm; v_0 0.25; MLP-only layers for
 pre-norm, post-ln and deepnorm; explicit alpha and beta for deepnorm; and
 per-sub-block gains drawn uniform in [0, 3] from random.Random(13) for every
 placement at 3 layers.
@@ -47,8 +47,9 @@ One CSV with the header
 
 one row per sub-block k = 0..K of each case. gain is empty and gains holds the
 K gains joined by ';' (on every row of the case) when the case has
-per-sub-block gains. final_norm is yes or no; width 0 means infinite; norm is
-any, layernorm or rmsnorm. weight_grad is empty at k = 0.
+per-sub-block gains. final_norm is yes or no; width is always 0 (infinite)
+and norm any, the columns kept for the test's reader. weight_grad is empty at
+k = 0.
 
 How to run
 ----------
@@ -99,34 +100,34 @@ def forward(placement, v0, gains, gamma, alpha, beta, branches):
     return v
 
 
-def backward(placement, v, gains, gamma, alpha, beta, branches, c, final_norm):
+def backward(placement, v, gains, gamma, alpha, beta, branches, final_norm):
     """G_0..G_K and weight_grad_k^2 for k = 1..K (None at k = 0)."""
     K = len(gains)
     G = [None] * (K + 1)
     wg2 = [None] * (K + 1)
-    G[K] = c / v[K] if final_norm else F(1)
+    G[K] = 1 / v[K] if final_norm else F(1)
     for k in range(K, 0, -1):
         g, x, top = gains[k - 1], v[k - 1], G[k]
         if placement == "pre-norm":
-            G[k - 1] = top * (1 + c * g * g / x)
+            G[k - 1] = top * (1 + g * g / x)
             wg2[k] = top
         elif placement == "post-ln":
-            G[k - 1] = c * top / x
-            wg2[k] = c * top / (1 + g * g)
+            G[k - 1] = top / x
+            wg2[k] = top / (1 + g * g)
         elif placement == "sandwich":
-            G[k - 1] = top * (1 + c * c * gamma * gamma / x)
+            G[k - 1] = top * (1 + gamma * gamma / x)
             wg2[k] = None if g == 0 and gamma != 0 else (
-                F(0) if gamma == 0 else c * gamma * gamma * top / (g * g))
+                F(0) if gamma == 0 else gamma * gamma * top / (g * g))
         elif placement == "output-norm":
-            G[k - 1] = top * (1 + c * gamma * gamma / x)
+            G[k - 1] = top * (1 + gamma * gamma / x)
             wg2[k] = None if g == 0 and gamma != 0 else (
-                F(0) if gamma == 0 else c * gamma * gamma * top / (g * g))
+                F(0) if gamma == 0 else gamma * gamma * top / (g * g))
         elif placement == "deepnorm":
             b = beta * beta * g
-            G[k - 1] = c * top / x
-            wg2[k] = c * top / (alpha * alpha + b * b)
+            G[k - 1] = top / x
+            wg2[k] = top / (alpha * alpha + b * b)
         elif placement == "parallel":
-            G[k - 1] = top * (1 + branches * c * g * g / x)
+            G[k - 1] = top * (1 + branches * g * g / x)
             wg2[k] = top
         elif placement == "none":
             G[k - 1] = top * (1 + g * g)
@@ -151,7 +152,7 @@ PLACEMENTS = ["post-ln", "pre-norm", "sandwich", "output-norm", "deepnorm", "par
 
 
 def case_rows(name, placement, layers, gain=1.0, gains=None, gamma=1.0, alpha=None, beta=None,
-              v0=1.0, final_norm=None, width=0, norm="any", mlp_only=False):
+              v0=1.0, final_norm=None, mlp_only=False):
     if alpha is None or beta is None:
         alpha, beta = deepnet_defaults(layers)
     if final_norm is None:
@@ -159,11 +160,9 @@ def case_rows(name, placement, layers, gain=1.0, gains=None, gamma=1.0, alpha=No
     K = sub_blocks(placement, layers, mlp_only)
     gains_d = gains if gains is not None else [gain] * K
     branches = 1 if mlp_only else (2 if placement == "parallel" else 1)
-    p = {"any": 0, "layernorm": 2, "rmsnorm": 1}[norm]
-    c = F(1) if width == 0 or p == 0 else 1 - F(p, width)
     gq = [F(x) for x in gains_d]
     v = forward(placement, F(v0), gq, F(gamma), F(alpha), F(beta), branches)
-    G, wg2 = backward(placement, v, gq, F(gamma), F(alpha), F(beta), branches, c, final_norm)
+    G, wg2 = backward(placement, v, gq, F(gamma), F(alpha), F(beta), branches, final_norm)
     gains_field = ";".join(fmt(x) for x in gains_d) if gains is not None else ""
     gain_field = "" if gains is not None else fmt(gain)
     rows = []
@@ -176,7 +175,7 @@ def case_rows(name, placement, layers, gain=1.0, gains=None, gamma=1.0, alpha=No
             w = fmt(sqrt_double(wg2[k]))
         rows.append(",".join([
             name, placement, str(layers), "1" if mlp_only else "0", gain_field, fmt(gamma),
-            fmt(alpha), fmt(beta), fmt(v0), "yes" if final_norm else "no", str(width), norm,
+            fmt(alpha), fmt(beta), fmt(v0), "yes" if final_norm else "no", "0", "any",
             gains_field, str(k), fmt(v[k]), fmt(G[k]), w]))
     return rows
 
@@ -188,33 +187,19 @@ def cases():
                 for fn in (True, False):
                     yield (f"grid-{placement}-L{layers}-g{gain:g}-{'fn' if fn else 'nofn'}",
                            dict(placement=placement, layers=layers, gain=gain, final_norm=fn))
-        for layers in (3, 32):
-            for width, norm in ((64, "layernorm"), (16, "rmsnorm")):
-                for fn in (True, False):
-                    yield (f"width-{placement}-L{layers}-d{width}-{norm}-{'fn' if fn else 'nofn'}",
-                           dict(placement=placement, layers=layers, width=width, norm=norm,
-                                final_norm=fn))
         yield (f"v0-{placement}", dict(placement=placement, layers=3, gain=0.5, v0=0.25))
         rng = random.Random(13 + PLACEMENTS.index(placement))
         K = sub_blocks(placement, 3, False)
         yield (f"gains-{placement}",
                dict(placement=placement, layers=3, gains=[rng.uniform(0, 3) for _ in range(K)]))
-        yield (f"gains-{placement}-d32-layernorm",
-               dict(placement=placement, layers=3, width=32, norm="layernorm",
-                    gains=[rng.uniform(0, 3) for _ in range(K)]))
     for placement in ("sandwich", "output-norm"):
         for gamma in (0.0, 0.5, 3.0):
             yield (f"gamma{gamma:g}-{placement}",
                    dict(placement=placement, layers=3, gain=0.5, gamma=gamma))
-        yield (f"gamma3-{placement}-d8-rmsnorm",
-               dict(placement=placement, layers=3, gain=2.0, gamma=3.0, width=8, norm="rmsnorm"))
     for placement in ("pre-norm", "post-ln", "deepnorm"):
         yield (f"mlp-{placement}", dict(placement=placement, layers=5, gain=1.5, mlp_only=True))
     yield ("deepnorm-a1.5-b0.3",
            dict(placement="deepnorm", layers=3, gain=2.0, alpha=1.5, beta=0.3))
-    yield ("deepnorm-a1.5-b0.3-d4-layernorm",
-           dict(placement="deepnorm", layers=3, gain=2.0, alpha=1.5, beta=0.3, width=4,
-                norm="layernorm", final_norm=True))
 
 
 def main():

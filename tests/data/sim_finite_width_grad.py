@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A direct simulation of the backward half at finite width, to judge the
-closed form's finite-width factor (vp_closed_grad: each norm Jacobian keeps
-1 - p/d of a gradient's mean square).
+finite-width factor an earlier vp_closed_grad applied (each norm Jacobian
+keeping 1 - p/d of a gradient's mean square), which it contradicts; the
+closed form now derives the expectation itself (varprof-maths(7), Finite
+width) and tests/unit/test_mc_grad.c holds the Monte Carlo to it.
 
 The idealised model taken literally, per token: the embedding N(0, I_d); each
 sub-block's branch a fresh d x d Gaussian matrix A of variance g^2/d (g = 1);
