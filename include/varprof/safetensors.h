@@ -7,6 +7,7 @@
 #define VARPROF_SAFETENSORS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "varprof/status.h"
 
@@ -52,5 +53,20 @@ const char *vp_dtype_name(vp_dtype dtype);
 
 /* Converts a tensor's elements to float into out[0 .. t->elements). */
 void vp_safetensors_to_float(const vp_safetensors *file, const vp_tensor_info *t, float *out);
+
+/* One float tensor to write. */
+typedef struct {
+    const char *name;
+    size_t rank;     /* 1 or 2 */
+    size_t shape[2]; /* shape[1] unused for rank 1 */
+    const float *data;
+} vp_tensor_out;
+
+/* Writes the tensors to out as a safetensors file that vp_safetensors_read
+ * and PyTorch's safetensors read back: F32 little-endian, in the given
+ * order, the header padded with spaces to a multiple of 8 bytes. VP_EINVAL
+ * (naming it) for a rank that is not 1 or 2, an empty name or a name given
+ * twice; VP_ENOMEM; VP_EIO when writing fails. */
+vp_status vp_safetensors_write(FILE *out, const vp_tensor_out *tensors, size_t n, vp_error *err);
 
 #endif

@@ -30,6 +30,7 @@
 
 #include "varprof/config.h"
 #include "varprof/forward.h"
+#include "varprof/safetensors.h"
 #include "varprof/status.h"
 
 #define VP_TRAIN_MAX_STEPS 10000000u
@@ -80,6 +81,7 @@ typedef struct {
     /* optional: called for every tensor after each step's update */
     void (*on_tensor)(void *ctx, const vp_train_tensor *tensor);
     void *tensor_ctx;
+    int keep_weights; /* the result holds every tensor's values at the end */
 } vp_train_options;
 
 typedef struct {
@@ -92,6 +94,12 @@ typedef struct {
                                overflow, the gradient norm infinite after a
                                backward one); VP_OVERFLOW_NONE else */
     size_t overflow_at;     /* the sub-block */
+    /* with keep_weights: every tensor after the last update, by the names
+       of vp_forward_options' weights (vp_safetensors_write writes them) */
+    vp_tensor_out *weights;
+    size_t n_weights;
+    char *weight_names; /* the storage of weights[].name */
+    float *weight_data; /* and of weights[].data */
 } vp_train_result;
 
 /* Task copy, lr 1e-3, 301 steps, no warm-up, constant schedule, Adam's

@@ -102,8 +102,8 @@ static const option_spec options[OPT_COUNT] = {
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},
     [OPT_FORCE] = {"force", NULL, CMD_TRAIN | CMD_PROFILE,
-                   "let --output, --plot, --plot-script, --grads-out and --layer-stats replace "
-                   "an existing file"},
+                   "let --output, --plot, --plot-script, --grads-out, --layer-stats and --save "
+                   "replace an existing file"},
     [OPT_EVERY] = {"every", "N", CMD_PROFILE,
                    "show every Nth sub-block (the first and last always); default 1"},
     [OPT_PLOT] = {"plot", "FILE|-", CMD_TRAIN | CMD_PROFILE,
@@ -185,6 +185,9 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_LAYER_STATS] = {"layer-stats", "FILE", CMD_TRAIN,
                          "also write per step and tensor its gradient norm, weight norm and "
                          "update ratio as CSV; never replaces a file without --force"},
+    [OPT_SAVE] = {"save", "FILE", CMD_TRAIN,
+                  "write the trained weights as safetensors (the names --weights reads), "
+                  "for one run; never replaces a file without --force"},
     [OPT_HELP] = {"help", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
                   "-h: print this help and exit; after a command, that command's alone"},
     [OPT_VERSION] = {"version", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,

@@ -91,6 +91,7 @@ typedef enum {
     OPT_WEIGHT_DECAY,
     OPT_TOKEN_STREAM,
     OPT_LAYER_STATS,
+    OPT_SAVE,
     OPT_HELP,
     OPT_VERSION,
     OPT_COUNT

@@ -261,10 +261,14 @@ static int read_request(const cli_args *args, train_request *req)
         return cli_usage_error("--weights: %s has no 'head.weight': training needs the output "
                                "head, head.weight [%zu, %zu] and head.bias [%zu]",
                                args->value[OPT_WEIGHTS], n->vocab, n->width, n->vocab);
-    if (args->given[OPT_LAYER_STATS] && args->given[OPT_OUTPUT] &&
-        strcmp(args->value[OPT_LAYER_STATS], args->value[OPT_OUTPUT]) == 0)
-        return cli_usage_error("--layer-stats and --output name the same file '%s'",
-                               args->value[OPT_OUTPUT]);
+    static const option_id files[] = {OPT_OUTPUT, OPT_LAYER_STATS, OPT_SAVE};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = i + 1; j < 3; j++)
+            if (args->given[files[i]] && args->given[files[j]] &&
+                strcmp(args->value[files[i]], args->value[files[j]]) == 0)
+                return cli_usage_error("%s and %s name the same file '%s'",
+                                       cli_option_name(files[i]), cli_option_name(files[j]),
+                                       args->value[files[i]]);
     return check_plot_options(args);
 }
 
@@ -328,6 +332,7 @@ static int make_jobs(const cli_args *args, train_request *req)
                         job->train = req->train;
                         job->train.lr = req->lrs[r];
                         job->train.warmup = req->warmups[w];
+                        job->train.keep_weights = args->given[OPT_SAVE];
                         if (args->given[OPT_LAYER_STATS]) {
                             job->train.on_tensor = keep_stat;
                             job->train.tensor_ctx = &req->stats[req->n_jobs];
@@ -339,6 +344,10 @@ static int make_jobs(const cli_args *args, train_request *req)
                             return cli_usage_error("%s", err.message);
                         req->n_jobs++;
                     }
+    if (args->given[OPT_SAVE] && req->n_jobs != 1)
+        return cli_usage_error("--save writes one run's weights, but the lists make %zu runs; "
+                               "train one combination to save it",
+                               req->n_jobs);
     return EXIT_OK;
 }
 
@@ -381,6 +390,20 @@ static int write_layer_stats(const cli_args *args, const train_request *req)
     return output_commit(&out);
 }
 
+static int save_weights(const cli_args *args, const vp_train_result *result)
+{
+    output_file out;
+    int rc = output_open(&out, args->value[OPT_SAVE], args->given[OPT_FORCE]);
+    if (rc != EXIT_OK)
+        return rc;
+    vp_error err;
+    if (vp_safetensors_write(out.stream, result->weights, result->n_weights, &err) != VP_OK) {
+        output_abort(&out);
+        return cli_runtime_error("--save: %s", err.message);
+    }
+    return output_commit(&out);
+}
+
 static void free_request(train_request *req)
 {
     for (size_t j = 0; j < req->n_jobs; j++) {
@@ -418,6 +441,8 @@ static int train_and_write(const cli_args *args, train_request *req)
         return rc;
     if (args->given[OPT_LAYER_STATS] && (rc = write_layer_stats(args, req)) != EXIT_OK)
         return rc;
+    if (args->given[OPT_SAVE] && (rc = save_weights(args, req->jobs[0].result)) != EXIT_OK)
+        return rc;
     if (args->given[OPT_PLOT]) {
         vp_figure *figure;
         if (vp_plot_training(req->jobs, req->n_jobs, &figure, &err) != VP_OK)
@@ -435,12 +460,15 @@ int run_train(const cli_args *args)
     int rc = read_request(args, req);
     if (rc == EXIT_OK)
         rc = make_jobs(args, req);
-    if (rc == EXIT_OK && args->given[OPT_LAYER_STATS]) {
+    static const option_id files[] = {OPT_LAYER_STATS, OPT_SAVE};
+    for (size_t i = 0; i < 2 && rc == EXIT_OK; i++) {
+        if (!args->given[files[i]] || strcmp(args->value[files[i]], "-") == 0)
+            continue;
         vp_error err;
-        vp_status status = atomic_file_check(args->value[OPT_LAYER_STATS], args->given[OPT_FORCE],
-                                             NULL, &err);
+        vp_status status =
+            atomic_file_check(args->value[files[i]], args->given[OPT_FORCE], NULL, &err);
         if (status != VP_OK)
-            rc = cli_library_error("--layer-stats", status, &err);
+            rc = cli_library_error(cli_option_name(files[i]), status, &err);
     }
     if (rc == EXIT_OK)
         rc = train_and_write(args, req);

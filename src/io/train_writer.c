@@ -66,7 +66,8 @@ static void heading(FILE *out, const vp_train_job *job, varying v)
         fprintf(out, " lr %g", t->lr);
     if (!v.warmup)
         fprintf(out, t->warmup ? ", %zu warm-up steps" : ", no warm-up", t->warmup);
-    fprintf(out, ", %s, %zu steps", vp_schedule_name(t->schedule), t->steps);
+    fprintf(out, ", %s, %zu step%s", vp_schedule_name(t->schedule), t->steps,
+            t->steps == 1 ? "" : "s");
     if (!v.seed && !n->weights && !t->token_stream)
         fprintf(out, ", seed %llu", n->seed);
     fputc('\n', out);

@@ -15,6 +15,7 @@ typedef struct {
     const char *name;  /* the model's tensor name, owned by the trainer */
     float *data;       /* the values trained: a linear's raw W, else in place */
     fw_linear *linear; /* to repack after an update; NULL for a vector */
+    size_t rows, cols; /* cols 0: a vector */
     size_t n;
     float *grad, *m, *v; /* [n] each */
     int received;        /* this step's gradient came */
@@ -51,7 +52,12 @@ static vp_status add_tensor(void *ctx, const fw_tensor *t)
     param *p = &tr->params[tr->count];
     char *name = tr->names + tr->count * FW_TENSOR_NAME_MAX;
     snprintf(name, FW_TENSOR_NAME_MAX, "%s", t->name);
-    *p = (param){.name = name, .data = t->data, .linear = t->linear, .n = tensor_floats(t)};
+    *p = (param){.name = name,
+                 .data = t->data,
+                 .linear = t->linear,
+                 .rows = t->rows,
+                 .cols = t->cols,
+                 .n = tensor_floats(t)};
     tr->count++;
     return VP_OK;
 }
@@ -177,6 +183,30 @@ static void update(trainer *tr, const vp_train_options *o, size_t step, double l
         }
     }
     fw_model_repack(tr->model);
+}
+
+/* The values at the end, copied into the result. */
+static vp_status keep_weights(const trainer *tr, vp_train_result *res, vp_error *err)
+{
+    size_t floats = 0;
+    for (size_t i = 0; i < tr->count; i++)
+        floats += tr->params[i].n;
+    res->weights = calloc(tr->count, sizeof *res->weights);
+    res->weight_names = malloc(tr->count * FW_TENSOR_NAME_MAX);
+    res->weight_data = malloc(floats * sizeof(float));
+    if (!res->weights || !res->weight_names || !res->weight_data)
+        return vp_fail(err, VP_ENOMEM, "no memory for the trained weights");
+    float *data = res->weight_data;
+    for (size_t i = 0; i < tr->count; i++) {
+        const param *p = &tr->params[i];
+        char *name = res->weight_names + i * FW_TENSOR_NAME_MAX;
+        snprintf(name, FW_TENSOR_NAME_MAX, "%s", p->name);
+        memcpy(data, p->data, p->n * sizeof(float));
+        res->weights[i] = (vp_tensor_out){name, p->cols ? 2 : 1, {p->rows, p->cols}, data};
+        data += p->n;
+    }
+    res->n_weights = tr->count;
+    return VP_OK;
 }
 
 /* ---- checks ---- */
@@ -352,6 +382,8 @@ vp_status vp_train(const vp_config *given, const vp_forward_options *network,
         fo.param_grad_ctx = &tr;
         status = run(&tr, &cfg, &fo, o, res, err);
     }
+    if (status == VP_OK && o->keep_weights)
+        status = keep_weights(&tr, res, err);
     trainer_free(&tr);
     fw_model_free(m);
     if (status != VP_OK) {
@@ -367,5 +399,8 @@ void vp_train_result_free(vp_train_result *result)
     if (!result)
         return;
     free(result->steps);
+    free(result->weights);
+    free(result->weight_names);
+    free(result->weight_data);
     free(result);
 }

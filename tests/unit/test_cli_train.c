@@ -265,6 +265,62 @@ static void files_are_written_safely(void **state)
     assert_true(fc2);
 }
 
+/* --save writes the weights after the last update: a run started from them
+   on the next step's tokens computes the loss the longer run computes at
+   that step, to the bit (Adam's moments are not kept, and the loss comes
+   before the update). */
+static void saved_weights_continue_the_run(void **state)
+{
+    (void)state;
+    char weights[4096], stream[4096];
+    snprintf(weights, sizeof weights, "%s", test_data_path("seed_grads_pre_norm.safetensors"));
+    snprintf(stream, sizeof stream, "%s", test_data_path("seed_train_tokens.csv"));
+    const char *saved = in_scratch("saved.safetensors");
+    program_run run = RUN("train", "--placement", "post-ln", "--weights", weights,
+                          "--token-stream", stream, "--steps", "6", "--save", saved);
+    if (run.status != 0)
+        fail_msg("exit %d: %s", run.status, run.err);
+    program_run_free(&run);
+    run = RUN("train", "--placement", "post-ln", "--weights", weights, "--token-stream", stream,
+              "--steps", "7", "--format", "csv");
+    assert_int_equal(run.status, 0);
+    const char *row6 = strstr(run.out, "\npost-ln,24,0.001,0,1,6,");
+    assert_non_null(row6);
+    double want = 0.0, lr;
+    assert_int_equal(sscanf(row6 + 1, "post-ln,24,0.001,0,1,6,%lf,%lf", &lr, &want), 2);
+    program_run_free(&run);
+    /* step 6's tokens alone: lines 97 to 112 of the stream */
+    const char *next = in_scratch("step6.csv");
+    FILE *in = fopen(stream, "r"), *out = fopen(next, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    char line[256];
+    for (int n = 1; fgets(line, sizeof line, in) && n <= 112; n++)
+        if (n > 96)
+            fputs(line, out);
+    fclose(in);
+    fclose(out);
+    run = RUN("train", "--placement", "post-ln", "--weights", saved, "--token-stream", next,
+              "--steps", "1", "--format", "csv");
+    if (run.status != 0)
+        fail_msg("exit %d: %s", run.status, run.err);
+    double got = 0.0;
+    const char *row0 = strstr(run.out, "\npost-ln,24,0.001,0,1,0,");
+    assert_non_null(row0);
+    assert_int_equal(sscanf(row0 + 1, "post-ln,24,0.001,0,1,0,%lf,%lf", &lr, &got), 2);
+    program_run_free(&run);
+    if (got != want)
+        fail_msg("from the saved weights: loss %.17g; the run at step 6: %.17g", got, want);
+    /* one run only, and nothing replaced */
+    refused(RUN("train", "--layers", "2,3", "--steps", "1", "--save", in_scratch("two.st")),
+            "--save writes one run's weights");
+    run = RUN("train", "--placement", "post-ln", "--steps", "1", "--layers", "2", "--save",
+              saved);
+    assert_int_equal(run.status, 1);
+    assert_contains(run.err, "--force");
+    program_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +328,7 @@ int main(void)
         cmocka_unit_test(files_are_written_safely),
         cmocka_unit_test(sweep_goes_on_past_a_divergence),
         cmocka_unit_test(same_output_on_any_thread_count),
+        cmocka_unit_test(saved_weights_continue_the_run),
         cmocka_unit_test(seed_experiment_on_every_isa),
     };
     return cmocka_run_group_tests(tests, test_scratch_setup, test_scratch_teardown);
