@@ -3,10 +3,9 @@
  * sub-block to the embedding, on what the forward pass kept. Per sub-block k
  * it measures grad_var, the mean square of dL/dx_k, and weight_grad,
  * RMS(dL/do) RMS(h) of each branch's last projection o = A h. Every buffer is
- * taken before the first sub-block. */
+ * the run's workspace's: nothing is allocated here. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "forward/backward.h"
@@ -279,24 +278,12 @@ static void overflowed(vp_profile *profile, size_t k)
         row->weight_grad = NAN;
 }
 
-vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile, vp_error *err)
+void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile)
 {
     const fw_model *m = r->m;
-    const size_t K = profile->sub_blocks, threads = o->threads;
-    fw_bw b = {.r = r, .o = o};
-    float *block = malloc(fw_backward_floats(m, r->rows) * sizeof(float));
-    float *thread_block = malloc(fw_backward_thread_floats(m, r->rows, threads) * sizeof(float));
-    b.thread_ws = calloc(threads, sizeof *b.thread_ws);
-    if (!block || !thread_block || !b.thread_ws) {
-        free(block);
-        free(thread_block);
-        free(b.thread_ws);
-        return vp_fail(err, VP_ENOMEM, "no memory for the backward pass");
-    }
-    lay_out(&b, block, m, r->rows);
-    const size_t per_thread = fw_backward_thread_floats(m, r->rows, 1);
-    for (size_t t = 0; t < threads; t++)
-        b.thread_ws[t] = thread_block + t * per_thread;
+    const size_t K = profile->sub_blocks;
+    fw_bw b = {.r = r, .o = o, .thread_ws = r->backward_thread_ws};
+    lay_out(&b, r->backward_block, m, r->rows);
     profile->fields |= VP_HAS_GRAD;
     profile->sampling.loss = vp_loss_name(o->loss);
     const fw_saved *top = &r->saved[K + 1];
@@ -320,8 +307,4 @@ vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profil
     }
     if (finite)
         embedding_backward(&b);
-    free(block);
-    free(thread_block);
-    free(b.thread_ws);
-    return VP_OK;
 }

@@ -133,7 +133,7 @@ static int time_runs(const fw_model *m, const vp_config *cfg, const vp_forward_o
     for (int r = 0; r < reps; r++) {
         const double t0 = bench_now();
         for (int p = 0; p < passes; p++)
-            if (fw_run_network(m, cfg, o, ids, profile, err) != VP_OK)
+            if (fw_run_network(m, cfg, o, ids, profile, NULL, err) != VP_OK)
                 return -1;
         const double t = (bench_now() - t0) / passes;
         *best = t < *best ? t : *best;
@@ -188,7 +188,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     double warm = 0.0;
     for (int w = 0; w < 2; w++) {
         const double t0 = bench_now();
-        if (fw_run_network(m, &cfg, &o, ids, profile, &err) != VP_OK) {
+        if (fw_run_network(m, &cfg, &o, ids, profile, NULL, &err) != VP_OK) {
             fprintf(stderr, "bench_backward: %s: fw_run_network: %s\n", s->name, err.message);
             goto done;
         }

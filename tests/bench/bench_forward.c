@@ -146,7 +146,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     double warm = 0.0;
     for (int w = 0; w < 2; w++) { /* warm-up, then a pass to size the repeats on */
         double t0 = bench_now();
-        if (fw_run_network(m, &cfg, &o, ids, profile, &err) !=
+        if (fw_run_network(m, &cfg, &o, ids, profile, NULL, &err) !=
             VP_OK) {
             fprintf(stderr, "bench_forward: %s: fw_run_network: %s\n", s->name, err.message);
             goto done;
@@ -163,7 +163,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
         for (int p = 0; p < passes; p++)
-            fw_run_network(m, &cfg, &o, ids, profile, &err);
+            fw_run_network(m, &cfg, &o, ids, profile, NULL, &err);
         double t = (bench_now() - t0) / passes;
         best = t < best ? t : best;
     }

@@ -159,7 +159,7 @@ static vp_profile *tiny_run(tiny *t, params *ps)
     o.on_param_grad = ps ? collect : NULL;
     o.param_grad_ctx = ps;
     vp_error err;
-    if (fw_run_network(t->m, &t->cfg, &o, t->ids, p, &err) != VP_OK) {
+    if (fw_run_network(t->m, &t->cfg, &o, t->ids, p, NULL, &err) != VP_OK) {
         print_error("fw_run_network: %s\n", err.message);
         fail();
     }
@@ -365,7 +365,7 @@ static vp_profile *run_isa(const kern_table *kern, size_t threads, vp_placement 
         ids[i] = (uint32_t)((i * 7 + 1) % 40);
     vp_error err;
     assert_int_equal(fw_model_init(m, &cfg, &o, &err), VP_OK);
-    assert_int_equal(fw_run_network(m, &cfg, &o, ids, p, &err), VP_OK);
+    assert_int_equal(fw_run_network(m, &cfg, &o, ids, p, NULL, &err), VP_OK);
     fw_model_free(m);
     return p;
 }
