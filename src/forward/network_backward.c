@@ -102,8 +102,8 @@ static void add_into(float *acc, const float *v, size_t n)
 }
 
 /* dh = the MLP's share of dL/dh, from df */
-static void mlp_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, const float *h,
-                         const float *df, char *prefix, size_t layer_index)
+static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_saved *s,
+                         const float *h, const float *df, char *prefix, size_t layer_index)
 {
     fw_run *r = b->r;
     fw_bw_linear_dx(b, b->dhid, df, &layer->fc2);
@@ -112,7 +112,7 @@ static void mlp_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, con
     r->m->kernels->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, r->rows * r->m->hidden);
     snprintf(prefix, 64, "layers.%zu.mlp.fc1", layer_index);
     fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
-    fw_bw_linear_dx(b, b->dsum, b->dhid_pre, &layer->fc1);
+    fw_bw_linear_dx(b, dh, b->dhid_pre, &layer->fc1);
 }
 
 /* QK-norm's backward of one of q, k: dpre from dqk; its weight's gradient */
@@ -125,9 +125,10 @@ static void head_norm_backward(fw_bw *b, float *dpre, const float *dqk, const fl
     fw_bw_norm_params(b, name, dqk, pre, rows, m->head_dim, 1, 0);
 }
 
-/* b->dsum = the attention's share of dL/dh, from df */
-static void attention_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, const float *h,
-                               const float *df, char *prefix, size_t l)
+/* dh = the attention's share of dL/dh, from df: q's, then k's and v's
+   added (through b->z) */
+static void attention_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_saved *s,
+                               const float *h, const float *df, char *prefix, size_t l)
 {
     fw_run *r = b->r;
     const fw_model *m = r->m;
@@ -152,10 +153,10 @@ static void attention_backward(fw_bw *b, const fw_layer *layer, const fw_saved *
         snprintf(prefix, 64, "layers.%zu.attn.%s", l, names[i]);
         fw_bw_linear_params(b, prefix, proj[i], dproj, h);
         if (i == 0) {
-            fw_bw_linear_dx(b, b->dsum, dproj, proj[i]);
+            fw_bw_linear_dx(b, dh, dproj, proj[i]);
         } else {
             fw_bw_linear_dx(b, b->z, dproj, proj[i]);
-            add_into(b->dsum, b->z, n);
+            add_into(dh, b->z, n);
         }
     }
 }
@@ -216,17 +217,16 @@ static double sub_block_backward(fw_bw *b, size_t k)
     if (mlp) {
         const double wg = rms_df * rms(b, s->hid, r->rows * m->hidden);
         wg2 += wg * wg;
-        mlp_backward(b, layer, s, h, df, prefix, l);
-        memcpy(b->dh, b->dsum, n * sizeof *b->dh);
+        mlp_backward(b, b->dh, layer, s, h, df, prefix, l);
     }
     if (attn) {
         const double wg = rms_df * rms(b, s->att, n);
         wg2 += wg * wg;
-        attention_backward(b, layer, s, h, df, prefix, l);
+        /* a parallel block sums the attention's share apart, then adds it:
+           mlp + (q + k + v), the order its gradients were always summed in */
+        attention_backward(b, mlp ? b->dsum : b->dh, layer, s, h, df, prefix, l);
         if (mlp)
             add_into(b->dh, b->dsum, n);
-        else
-            memcpy(b->dh, b->dsum, n * sizeof *b->dh);
     }
     /* the branch input's gradient joins the residual path's */
     if (t->norm_in) {
