@@ -390,19 +390,16 @@ static void point_at(fw_run *r, fw_workspace *ws)
 }
 
 /* The stack, its measurements and, with a backward, the backward pass. */
-static void run(fw_run *r, const vp_forward_options *o, vp_profile *profile, int backward)
+static void run_stack(fw_run *r, const vp_forward_options *o, vp_profile *profile, int backward)
 {
     const fw_model *m = r->m;
     embed(r, profile);
     const double alpha = m->traits->residual_alpha ? r->cfg->alpha : 1.0;
-    progress_meter meter;
-    progress_meter_start(&meter, o->progress, profile->sub_blocks * (backward ? 2 : 1));
-    r->meter = &meter;
     for (size_t k = 1; k <= profile->sub_blocks; k++) {
         if (backward)
             keep_sub_block(r, k);
         sub_block(r, k);
-        progress_meter_add(&meter, 1);
+        progress_meter_add(r->meter, 1);
         if (!fill_row(r, profile, k, alpha)) {
             profile->overflow_at = k;
             profile->overflowed = isinf(profile->rows[k].stream_var) ? VP_OVERFLOW_STREAM_VAR
@@ -419,7 +416,6 @@ static void run(fw_run *r, const vp_forward_options *o, vp_profile *profile, int
             fw_normalise(r, top->h, top->x_in, &m->final_norm);
         fw_backward(r, o, profile);
     }
-    progress_meter_finish(&meter);
 }
 
 vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forward_options *o,
@@ -442,16 +438,20 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
                        "%zu threads, not %zu x %zu on %zu",
                        ws->batch, ws->tokens, ws->threads, o->batch, o->tokens, o->threads);
     }
+    progress_meter meter;
     fw_run r = {.m = m,
                 .cfg = cfg,
                 .batch = o->batch,
                 .tokens = o->tokens,
-                .rows = ws->rows,
-                .token_ids = (uint32_t *)token_ids};
+                .rows = o->batch * o->tokens,
+                .token_ids = (uint32_t *)token_ids,
+                .meter = &meter};
     r.rows_per_task = fw_rows_per_task(r.rows, ws->threads);
     r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
     point_at(&r, ws);
-    run(&r, o, profile, backward);
+    progress_meter_start(&meter, o->progress, profile->sub_blocks * (backward ? 2 : 1));
+    run_stack(&r, o, profile, backward);
+    progress_meter_finish(&meter);
     fw_workspace_free(own);
     return VP_OK;
 }
