@@ -36,6 +36,9 @@ static void dw_task(void *ctx, size_t task, size_t thread)
     if (first >= j->out)
         return;
     const size_t n = j->out - first < j->per_task ? j->out - first : j->per_task;
+    /* the kernel adds to them: each task clears its own rows */
+    memset(b->dw + first * j->in, 0, n * j->in * sizeof *b->dw);
+    memset(b->db + first, 0, n * sizeof *b->db);
     b->r->m->kernels->matmul_weight_grad(b->dw + first * j->in, j->in, b->db + first,
                                          j->dy + first, j->out, j->x, j->in, rows, j->in, n,
                                          b->thread_ws[thread]);
@@ -47,8 +50,6 @@ void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, con
     if (!b->o->on_param_grad)
         return;
     const size_t out = lin->out, in = lin->in;
-    memset(b->dw, 0, out * in * sizeof *b->dw); /* the kernel adds to them */
-    memset(b->db, 0, out * sizeof *b->db);
     const size_t tasks = b->r->n_tasks;
     dw_job j = {b, dy, x, out, in, (out + tasks - 1) / tasks};
     thread_pool_run(b->r->pool, tasks, dw_task, &j);
@@ -108,6 +109,9 @@ static void norm_params_task(void *ctx, size_t task, size_t thread)
         return;
     const size_t end = first + j->per_task < j->width ? first + j->per_task : j->width;
     fw_bw *b = j->b;
+    /* the kernel adds to them: each task clears its own columns */
+    memset(b->dw + first, 0, (end - first) * sizeof *b->dw);
+    memset(b->db + first, 0, (end - first) * sizeof *b->db);
     b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, j->rows,
                                        j->width, first, end, b->r->m->eps, j->rms);
 }
@@ -117,8 +121,6 @@ void fw_bw_norm_params(fw_bw *b, const char *prefix, const float *dy, const floa
 {
     if (!b->o->on_param_grad)
         return;
-    memset(b->dw, 0, width * sizeof *b->dw); /* the kernel adds to them */
-    memset(b->db, 0, width * sizeof *b->db);
     const size_t tasks = b->r->n_tasks;
     norm_params_job j = {b, dy, x, rows, width, (width + tasks - 1) / tasks, rms};
     thread_pool_run(b->r->pool, tasks, norm_params_task, &j);

@@ -120,12 +120,20 @@ size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t token
  * made. */
 void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_options *o);
 
+/* Every buffer and the thread pool of a run (forward/workspace.h). */
+typedef struct fw_workspace fw_workspace;
+
 /* Runs the network on token_ids [o->batch][o->tokens] on o->threads and
  * fills profile's rows (its sub_blocks set, the rest by the caller),
  * reporting each sub-block done to o->progress (NULL for none); with
- * cfg->grad and a model made for it, the backward pass of o->loss too. */
+ * cfg->grad and a model made for it, the backward pass of o->loss too.
+ * Its buffers and threads are ws's, made by fw_workspace_create for m and
+ * o's batch, tokens and threads (VP_EINVAL otherwise), and nothing is
+ * allocated; ws NULL: a workspace made and freed for this run. The result
+ * does not depend on ws's earlier runs. */
 vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forward_options *o,
-                         const uint32_t *token_ids, vp_profile *profile, vp_error *err);
+                         const uint32_t *token_ids, vp_profile *profile, fw_workspace *ws,
+                         vp_error *err);
 
 /* The shape fields of a model of cfg and o, as fw_model_alloc sets them
  * (no weights). */

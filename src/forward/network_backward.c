@@ -3,10 +3,9 @@
  * sub-block to the embedding, on what the forward pass kept. Per sub-block k
  * it measures grad_var, the mean square of dL/dx_k, and weight_grad,
  * RMS(dL/do) RMS(h) of each branch's last projection o = A h. Every buffer is
- * taken before the first sub-block. */
+ * the run's workspace's: nothing is allocated here. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "forward/backward.h"
@@ -103,8 +102,8 @@ static void add_into(float *acc, const float *v, size_t n)
 }
 
 /* dh = the MLP's share of dL/dh, from df */
-static void mlp_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, const float *h,
-                         const float *df, char *prefix, size_t layer_index)
+static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_saved *s,
+                         const float *h, const float *df, char *prefix, size_t layer_index)
 {
     fw_run *r = b->r;
     fw_bw_linear_dx(b, b->dhid, df, &layer->fc2);
@@ -113,7 +112,7 @@ static void mlp_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, con
     r->m->kernels->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, r->rows * r->m->hidden);
     snprintf(prefix, 64, "layers.%zu.mlp.fc1", layer_index);
     fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
-    fw_bw_linear_dx(b, b->dsum, b->dhid_pre, &layer->fc1);
+    fw_bw_linear_dx(b, dh, b->dhid_pre, &layer->fc1);
 }
 
 /* QK-norm's backward of one of q, k: dpre from dqk; its weight's gradient */
@@ -126,9 +125,10 @@ static void head_norm_backward(fw_bw *b, float *dpre, const float *dqk, const fl
     fw_bw_norm_params(b, name, dqk, pre, rows, m->head_dim, 1, 0);
 }
 
-/* b->dsum = the attention's share of dL/dh, from df */
-static void attention_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s, const float *h,
-                               const float *df, char *prefix, size_t l)
+/* dh = the attention's share of dL/dh, from df: q's, then k's and v's
+   added (through b->z) */
+static void attention_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_saved *s,
+                               const float *h, const float *df, char *prefix, size_t l)
 {
     fw_run *r = b->r;
     const fw_model *m = r->m;
@@ -153,10 +153,10 @@ static void attention_backward(fw_bw *b, const fw_layer *layer, const fw_saved *
         snprintf(prefix, 64, "layers.%zu.attn.%s", l, names[i]);
         fw_bw_linear_params(b, prefix, proj[i], dproj, h);
         if (i == 0) {
-            fw_bw_linear_dx(b, b->dsum, dproj, proj[i]);
+            fw_bw_linear_dx(b, dh, dproj, proj[i]);
         } else {
             fw_bw_linear_dx(b, b->z, dproj, proj[i]);
-            add_into(b->dsum, b->z, n);
+            add_into(dh, b->z, n);
         }
     }
 }
@@ -217,17 +217,16 @@ static double sub_block_backward(fw_bw *b, size_t k)
     if (mlp) {
         const double wg = rms_df * rms(b, s->hid, r->rows * m->hidden);
         wg2 += wg * wg;
-        mlp_backward(b, layer, s, h, df, prefix, l);
-        memcpy(b->dh, b->dsum, n * sizeof *b->dh);
+        mlp_backward(b, b->dh, layer, s, h, df, prefix, l);
     }
     if (attn) {
         const double wg = rms_df * rms(b, s->att, n);
         wg2 += wg * wg;
-        attention_backward(b, layer, s, h, df, prefix, l);
+        /* a parallel block sums the attention's share apart, then adds it:
+           mlp + (q + k + v), the order its gradients were always summed in */
+        attention_backward(b, mlp ? b->dsum : b->dh, layer, s, h, df, prefix, l);
         if (mlp)
             add_into(b->dh, b->dsum, n);
-        else
-            memcpy(b->dh, b->dsum, n * sizeof *b->dh);
     }
     /* the branch input's gradient joins the residual path's */
     if (t->norm_in) {
@@ -279,24 +278,12 @@ static void overflowed(vp_profile *profile, size_t k)
         row->weight_grad = NAN;
 }
 
-vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile, vp_error *err)
+void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile)
 {
     const fw_model *m = r->m;
-    const size_t K = profile->sub_blocks, threads = o->threads;
-    fw_bw b = {.r = r, .o = o};
-    float *block = malloc(fw_backward_floats(m, r->rows) * sizeof(float));
-    float *thread_block = malloc(fw_backward_thread_floats(m, r->rows, threads) * sizeof(float));
-    b.thread_ws = calloc(threads, sizeof *b.thread_ws);
-    if (!block || !thread_block || !b.thread_ws) {
-        free(block);
-        free(thread_block);
-        free(b.thread_ws);
-        return vp_fail(err, VP_ENOMEM, "no memory for the backward pass");
-    }
-    lay_out(&b, block, m, r->rows);
-    const size_t per_thread = fw_backward_thread_floats(m, r->rows, 1);
-    for (size_t t = 0; t < threads; t++)
-        b.thread_ws[t] = thread_block + t * per_thread;
+    const size_t K = profile->sub_blocks;
+    fw_bw b = {.r = r, .o = o, .thread_ws = r->backward_thread_ws};
+    lay_out(&b, r->backward_block, m, r->rows);
     profile->fields |= VP_HAS_GRAD;
     profile->sampling.loss = vp_loss_name(o->loss);
     const fw_saved *top = &r->saved[K + 1];
@@ -320,8 +307,4 @@ vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profil
     }
     if (finite)
         embedding_backward(&b);
-    free(block);
-    free(thread_block);
-    free(b.thread_ws);
-    return VP_OK;
 }

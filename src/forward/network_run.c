@@ -327,24 +327,9 @@ static void draw_tokens(uint32_t *ids, size_t batch, size_t tokens, size_t vocab
         }
 }
 
-static size_t activation_floats(const fw_model *m, size_t rows)
+size_t fw_stats_doubles(size_t rows)
 {
-    return rows * (9 * m->d + m->hidden);
-}
-
-/* The most workspace a row-split matmul takes: the forward's projections,
-   the head's, and the backward's dX = dY W (k and m swapped). */
-static size_t matmul_ws_floats(const fw_model *m, size_t rows)
-{
-    const kern_table *kn = m->kernels;
-    const size_t widths[] = {m->d, m->hidden, m->has_head ? m->vocab : m->d};
-    size_t most = 0;
-    for (size_t a = 0; a < 3; a++)
-        for (size_t b = 0; b < 3; b++) {
-            size_t w = kn->matmul_workspace_floats(rows, widths[a], widths[b]);
-            most = w > most ? w : most;
-        }
-    return most;
+    return groups_of(rows) * N_STATS;
 }
 
 size_t fw_rows_per_task(size_t rows, size_t threads)
@@ -352,20 +337,6 @@ size_t fw_rows_per_task(size_t rows, size_t threads)
     const size_t tasks = threads <= 1 ? 1 : 4 * threads;
     const size_t per_task = rows == 0 ? 1 : (rows + tasks - 1) / tasks;
     return (per_task + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS;
-}
-
-size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens)
-{
-    const size_t per_task = fw_rows_per_task(rows, threads);
-    size_t bytes = activation_floats(m, rows) * sizeof(float) +
-                   groups_of(rows) * N_STATS * sizeof(double) +
-                   threads * ((matmul_ws_floats(m, per_task) + tokens + 32) * sizeof(float)) +
-                   rows * sizeof(uint32_t);
-    if (m->backward)
-        bytes += (fw_saved_floats(m, rows) + fw_backward_floats(m, rows) +
-                  fw_backward_thread_floats(m, rows, threads)) *
-                 sizeof(float);
-    return bytes;
 }
 
 /* With a backward, sub-block k's stream and intermediate values go where
@@ -391,98 +362,98 @@ static void keep_sub_block(fw_run *r, size_t k)
     }
 }
 
-vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forward_options *o,
-                         const uint32_t *token_ids, vp_profile *profile, vp_error *err)
+/* Points the run at the workspace's buffers: keep_sub_block moves them on
+   into the kept ones, so every run starts here again. */
+static void point_at(fw_run *r, fw_workspace *ws)
 {
-    const size_t batch = o->batch, tokens = o->tokens, threads = o->threads;
-    const vp_progress *progress = o->progress;
-    fw_run r = {.m = m, .cfg = cfg, .batch = batch, .tokens = tokens, .rows = batch * tokens};
-    if (r.rows == 0 || threads == 0) /* vp_forward_options_check refuses these first */
-        return vp_fail(err, VP_EINVAL, "a forward pass needs a token and a thread, not %zu x %zu "
-                       "tokens on %zu threads", batch, tokens, threads);
-    r.rows_per_task = fw_rows_per_task(r.rows, threads);
-    r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
-    vp_status status = VP_OK;
-    r.pool = thread_pool_create(threads, err);
-    float *acts = malloc(activation_floats(m, r.rows) * sizeof(float));
-    r.stats = malloc(groups_of(r.rows) * N_STATS * sizeof(double));
-    r.matmul_ws = calloc(threads, sizeof *r.matmul_ws);
-    r.att_scratch = calloc(threads, sizeof *r.att_scratch);
-    const int backward = cfg->grad && m->backward;
-    float *kept = NULL;
-    if (backward) {
-        kept = malloc(fw_saved_floats(m, r.rows) * sizeof(float));
-        r.saved = calloc(profile->sub_blocks + 2, sizeof *r.saved);
-    }
-    if (!r.pool)
-        status = VP_ETHREAD;
-    else if (!acts || !r.stats || !r.matmul_ws || !r.att_scratch ||
-             (backward && (!kept || !r.saved)))
-        status = vp_fail(err, VP_ENOMEM, "no memory for the activations");
-    for (size_t t = 0; status == VP_OK && t < threads; t++) {
-        r.matmul_ws[t] = malloc((matmul_ws_floats(m, r.rows_per_task) + 16) * sizeof(float));
-        r.att_scratch[t] = malloc((tokens + 16) * sizeof(float));
-        if (!r.matmul_ws[t] || !r.att_scratch[t])
-            status = vp_fail(err, VP_ENOMEM, "no memory for the workspaces");
-    }
-    if (status == VP_OK) {
-        const size_t block = r.rows * m->d;
-        float *p = acts;
-        r.x = p, p += block;
-        r.c = p, p += block;
-        r.h = p, p += block;
-        r.f = p, p += block;
-        r.f2 = p, p += block;
-        r.o = p, p += block;
-        r.q = p, p += block;
-        r.k = p, p += block;
-        r.v = p, p += block;
-        r.att = r.o; /* the attention's output is projected before o is written */
-        r.hid = p;
-        r.q_pre = r.q, r.k_pre = r.k, r.hid_pre = r.hid; /* normalised, GELU'd in place */
-        r.token_ids = (uint32_t *)token_ids;
+    const size_t block = r->rows * r->m->d;
+    float *p = ws->activations;
+    r->pool = ws->pool;
+    r->stats = ws->stats;
+    r->matmul_ws = ws->matmul_ws;
+    r->att_scratch = ws->att_scratch;
+    r->saved = ws->saved;
+    r->backward_block = ws->backward_block;
+    r->backward_thread_ws = ws->backward_thread_ws;
+    r->x = p, p += block;
+    r->c = p, p += block;
+    r->h = p, p += block;
+    r->f = p, p += block;
+    r->f2 = p, p += block;
+    r->o = p, p += block;
+    r->q = p, p += block;
+    r->k = p, p += block;
+    r->v = p, p += block;
+    r->att = r->o; /* the attention's output is projected before o is written */
+    r->hid = p;
+    r->q_pre = r->q, r->k_pre = r->k, r->hid_pre = r->hid; /* normalised, GELU'd in place */
+}
+
+/* The stack, its measurements and, with a backward, the backward pass. */
+static void run_stack(fw_run *r, const vp_forward_options *o, vp_profile *profile, int backward)
+{
+    const fw_model *m = r->m;
+    embed(r, profile);
+    const double alpha = m->traits->residual_alpha ? r->cfg->alpha : 1.0;
+    for (size_t k = 1; k <= profile->sub_blocks; k++) {
         if (backward)
-            fw_saved_lay_out(r.saved, kept, m, r.rows);
-        embed(&r, profile);
-        const double alpha = m->traits->residual_alpha ? cfg->alpha : 1.0;
-        progress_meter meter;
-        progress_meter_start(&meter, progress, profile->sub_blocks * (backward ? 2 : 1));
-        r.meter = &meter;
-        for (size_t k = 1; k <= profile->sub_blocks; k++) {
-            if (backward)
-                keep_sub_block(&r, k);
-            sub_block(&r, k);
-            progress_meter_add(&meter, 1);
-            if (!fill_row(&r, profile, k, alpha)) {
-                profile->overflow_at = k;
-                profile->overflowed = isinf(profile->rows[k].stream_var) ? VP_OVERFLOW_STREAM_VAR
-                                                                         : VP_OVERFLOW_FLOAT_STREAM;
-                profile->n_rows = k;
-                break;
-            }
+            keep_sub_block(r, k);
+        sub_block(r, k);
+        progress_meter_add(r->meter, 1);
+        if (!fill_row(r, profile, k, alpha)) {
+            profile->overflow_at = k;
+            profile->overflowed = isinf(profile->rows[k].stream_var) ? VP_OVERFLOW_STREAM_VAR
+                                                                     : VP_OVERFLOW_FLOAT_STREAM;
+            profile->n_rows = k;
+            break;
         }
-        /* the backward starts from the top of a stack that stayed finite */
-        if (backward && !profile->overflow_at) {
-            const fw_saved *top = &r.saved[profile->sub_blocks + 1];
-            memcpy(top->x_in, r.x, r.rows * m->d * sizeof(float));
-            if (m->has_final_norm)
-                fw_normalise(&r, top->h, top->x_in, &m->final_norm);
-            status = fw_backward(&r, o, profile, err);
-        }
-        progress_meter_finish(&meter);
     }
-    free(kept);
-    free(r.saved);
-    for (size_t t = 0; r.matmul_ws && t < threads; t++)
-        free(r.matmul_ws[t]);
-    for (size_t t = 0; r.att_scratch && t < threads; t++)
-        free(r.att_scratch[t]);
-    free(r.matmul_ws);
-    free(r.att_scratch);
-    free(r.stats);
-    free(acts);
-    thread_pool_free(r.pool);
-    return status;
+    /* the backward starts from the top of a stack that stayed finite */
+    if (backward && !profile->overflow_at) {
+        const fw_saved *top = &r->saved[profile->sub_blocks + 1];
+        memcpy(top->x_in, r->x, r->rows * m->d * sizeof(float));
+        if (m->has_final_norm)
+            fw_normalise(r, top->h, top->x_in, &m->final_norm);
+        fw_backward(r, o, profile);
+    }
+}
+
+vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                         const uint32_t *token_ids, vp_profile *profile, fw_workspace *ws,
+                         vp_error *err)
+{
+    fw_workspace *own = NULL;
+    if (!ws) {
+        vp_status status = fw_workspace_create(m, o->batch, o->tokens, o->threads, &own, err);
+        if (status != VP_OK)
+            return status;
+        ws = own;
+    }
+    const int backward = cfg->grad && m->backward;
+    if (ws->m != m || ws->batch != o->batch || ws->tokens != o->tokens ||
+        ws->threads != o->threads || (backward && profile->sub_blocks != ws->sub_blocks)) {
+        fw_workspace_free(own);
+        return vp_fail(err, VP_EINVAL,
+                       "the workspace was made for another model or for %zu x %zu tokens on "
+                       "%zu threads, not %zu x %zu on %zu",
+                       ws->batch, ws->tokens, ws->threads, o->batch, o->tokens, o->threads);
+    }
+    progress_meter meter;
+    fw_run r = {.m = m,
+                .cfg = cfg,
+                .batch = o->batch,
+                .tokens = o->tokens,
+                .rows = o->batch * o->tokens,
+                .token_ids = (uint32_t *)token_ids,
+                .meter = &meter};
+    r.rows_per_task = fw_rows_per_task(r.rows, ws->threads);
+    r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
+    point_at(&r, ws);
+    progress_meter_start(&meter, o->progress, profile->sub_blocks * (backward ? 2 : 1));
+    run_stack(&r, o, profile, backward);
+    progress_meter_finish(&meter);
+    fw_workspace_free(own);
+    return VP_OK;
 }
 
 /* ---- the public entry ---- */
@@ -709,7 +680,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, 
         else
             draw_tokens(ids, o->batch, o->tokens, o->vocab, o->seed);
         fw_set_header(profile, cfg, o);
-        status = fw_run_network(m, cfg, o, ids, profile, err);
+        status = fw_run_network(m, cfg, o, ids, profile, NULL, err);
     }
     fw_model_free(m);
     free(ids);

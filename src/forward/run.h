@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "forward/network.h"
+#include "forward/workspace.h"
 #include "sys/progress_meter.h"
 #include "sys/thread_pool.h"
 
@@ -34,7 +35,34 @@ typedef struct {
     progress_meter *meter; /* a sub-block done, forward or backward */
     fw_saved *saved; /* with a backward: [K + 2], sub-blocks 1..K, then the top
                         (x_in the stream x_K, h the head's input) */
+    float *backward_block;       /* with a backward: fw_backward_floats */
+    float **backward_thread_ws;  /* per thread: fw_backward_thread_floats of one */
 } fw_run;
+
+/* What fw_workspace_create makes; fw_run_network points a run at it. */
+struct fw_workspace {
+    const fw_model *m;
+    size_t batch, tokens, threads, rows, sub_blocks;
+    thread_pool *pool;
+    float *activations; /* fw_activation_floats */
+    double *stats;      /* fw_stats_doubles */
+    float **matmul_ws, **att_scratch; /* per thread */
+    /* with m->backward, else NULL */
+    float *kept;     /* fw_saved_floats, laid out as saved says */
+    fw_saved *saved; /* [sub_blocks + 2] */
+    float *backward_block, *backward_thread_block;
+    float **backward_thread_ws; /* [threads] into backward_thread_block */
+};
+
+/* Floats of the forward's activations at `rows` rows; of each thread's
+   matmul workspace at rows_per_task rows (the forward's projections, the
+   head's and the backward's dX); doubles of the measurements' sums. */
+size_t fw_activation_floats(const fw_model *m, size_t rows);
+size_t fw_matmul_ws_floats(const fw_model *m, size_t rows_per_task);
+size_t fw_stats_doubles(size_t rows);
+
+/* Sub-blocks of the model's stack, K. */
+size_t fw_sub_blocks(const fw_model *m);
 
 /* out[rows][linear->out] = in[rows][linear->in] W^T + b, rows split over the pool. */
 void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear);
@@ -60,10 +88,10 @@ size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads)
 
 /* The backward pass of o->loss after a forward pass that kept r->saved: fills
  * grad_var and weight_grad of the profile's rows, profile->loss, and hands
- * each parameter's gradient to o->on_param_grad. VP_ENOMEM when its buffers
- * cannot be had (they are taken before the first sub-block); a float
+ * each parameter's gradient to o->on_param_grad. Its buffers are the run's
+ * (backward_block, backward_thread_ws): it allocates nothing. A float
  * gradient out of range stops it, recorded in the profile
  * (VP_OVERFLOW_FLOAT_GRAD). */
-vp_status fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile, vp_error *err);
+void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile);
 
 #endif

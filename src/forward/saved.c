@@ -8,7 +8,7 @@ static size_t aligned(size_t floats)
     return (floats + 15) & ~(size_t)15; /* 64 bytes */
 }
 
-static size_t sub_blocks_of(const fw_model *m)
+size_t fw_sub_blocks(const fw_model *m)
 {
     return m->mlp_only ? m->layers : m->layers * m->traits->sub_blocks_per_layer;
 }
@@ -71,7 +71,7 @@ static size_t lay_out_one(fw_saved *s, float *block, const fw_model *m, size_t k
 size_t fw_saved_floats(const fw_model *m, size_t rows)
 {
     size_t n = lay_out_one(NULL, NULL, m, 0, rows);
-    for (size_t k = 1; k <= sub_blocks_of(m); k++)
+    for (size_t k = 1; k <= fw_sub_blocks(m); k++)
         n += lay_out_one(NULL, NULL, m, k, rows);
     return n;
 }
@@ -79,12 +79,12 @@ size_t fw_saved_floats(const fw_model *m, size_t rows)
 size_t fw_saved_row_floats(const fw_model *m)
 {
     /* at most a dozen rows of d and two of m d per sub-block, and the top's two */
-    return (sub_blocks_of(m) + 1) * (12 * m->d + 2 * m->hidden);
+    return (fw_sub_blocks(m) + 1) * (12 * m->d + 2 * m->hidden);
 }
 
 void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t rows)
 {
-    const size_t K = sub_blocks_of(m);
+    const size_t K = fw_sub_blocks(m);
     for (size_t k = 1; k <= K; k++)
         block += lay_out_one(&saved[k], block, m, k, rows);
     lay_out_one(&saved[K + 1], block, m, 0, rows);

@@ -9,7 +9,8 @@
  *
  * The network is pre-norm, LayerNorm (eps 1e-5), --init torch, a final
  * LayerNorm (pre-norm's default) and the head, the copy loss; built once
- * (fw_model_alloc + fw_model_init, not timed). Timed, each the mean of
+ * with its workspace (fw_model_alloc + fw_model_init + fw_workspace_create,
+ * not timed), as a training loop builds them. Timed, each the mean of
  * enough passes to last MIN_SECONDS, the best of REPEATS after a warm-up:
  *   fwd+bwd   fw_run_network with cfg.grad: the forward, the head and the
  *             loss, the backward to every parameter and the embedding,
@@ -39,6 +40,7 @@
 
 #include "fma_peak.h"
 #include "forward/network.h"
+#include "forward/workspace.h"
 #include "varprof/config.h"
 #include "varprof/forward.h"
 #include "varprof/isa.h"
@@ -126,14 +128,14 @@ static void keep_param_grad(void *ctx, const vp_param_grad *grad)
 
 /* Mean seconds per pass of fw_run_network, best of reps repeats of passes. */
 static int time_runs(const fw_model *m, const vp_config *cfg, const vp_forward_options *o,
-                     const uint32_t *ids, vp_profile *profile, int reps, int passes, double *best,
-                     vp_error *err)
+                     const uint32_t *ids, vp_profile *profile, fw_workspace *ws, int reps,
+                     int passes, double *best, vp_error *err)
 {
     *best = 1e300;
     for (int r = 0; r < reps; r++) {
         const double t0 = bench_now();
         for (int p = 0; p < passes; p++)
-            if (fw_run_network(m, cfg, o, ids, profile, err) != VP_OK)
+            if (fw_run_network(m, cfg, o, ids, profile, ws, err) != VP_OK)
                 return -1;
         const double t = (bench_now() - t0) / passes;
         *best = t < *best ? t : *best;
@@ -173,6 +175,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     fw_model *m = fw_model_alloc(&cfg, &o, kern_current());
     uint32_t *ids = malloc(s->batch * s->tokens * sizeof *ids);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(&cfg));
+    fw_workspace *ws = NULL;
     int rc = -1;
     if (!m || !ids || !profile) {
         fprintf(stderr, "bench_backward: %s: out of memory\n", s->name);
@@ -182,13 +185,18 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
         fprintf(stderr, "bench_backward: %s: fw_model_init: %s\n", s->name, err.message);
         goto done;
     }
+    /* made once, as a training loop makes it: no pass allocates */
+    if (fw_workspace_create(m, o.batch, o.tokens, o.threads, &ws, &err) != VP_OK) {
+        fprintf(stderr, "bench_backward: %s: fw_workspace_create: %s\n", s->name, err.message);
+        goto done;
+    }
     for (size_t i = 0; i < s->batch * s->tokens; i++)
         ids[i] = token_below(s->vocab);
 
     double warm = 0.0;
     for (int w = 0; w < 2; w++) {
         const double t0 = bench_now();
-        if (fw_run_network(m, &cfg, &o, ids, profile, &err) != VP_OK) {
+        if (fw_run_network(m, &cfg, &o, ids, profile, ws, &err) != VP_OK) {
             fprintf(stderr, "bench_backward: %s: fw_run_network: %s\n", s->name, err.message);
             goto done;
         }
@@ -202,12 +210,12 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     int reps = (int)(MAX_SECONDS / (passes * warm));
     reps = reps < 1 ? 1 : reps > repeats ? repeats : reps;
     double both, fwd;
-    if (time_runs(m, &cfg, &o, ids, profile, reps, passes, &both, &err) != 0)
+    if (time_runs(m, &cfg, &o, ids, profile, ws, reps, passes, &both, &err) != 0)
         goto failed;
     vp_config fwd_cfg = cfg; /* the same model, the forward alone */
     fwd_cfg.grad = 0;
-    if (time_runs(m, &fwd_cfg, &o, ids, profile, 1, 1, &fwd, &err) != 0 || /* warm-up */
-        time_runs(m, &fwd_cfg, &o, ids, profile, reps, passes * 2, &fwd, &err) != 0)
+    if (time_runs(m, &fwd_cfg, &o, ids, profile, ws, 1, 1, &fwd, &err) != 0 || /* warm-up */
+        time_runs(m, &fwd_cfg, &o, ids, profile, ws, reps, passes * 2, &fwd, &err) != 0)
         goto failed;
     out->ms = both * 1e3;
     out->forward_ms = fwd * 1e3;
@@ -219,6 +227,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
 failed:
     fprintf(stderr, "bench_backward: %s: fw_run_network: %s\n", s->name, err.message);
 done:
+    fw_workspace_free(ws);
     fw_model_free(m);
     free(ids);
     vp_profile_free(profile);

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "forward/network.h"
+#include "forward/workspace.h"
 #include "run_program.h"
 #include "varprof/varprof.h"
 
@@ -159,7 +160,7 @@ static vp_profile *tiny_run(tiny *t, params *ps)
     o.on_param_grad = ps ? collect : NULL;
     o.param_grad_ctx = ps;
     vp_error err;
-    if (fw_run_network(t->m, &t->cfg, &o, t->ids, p, &err) != VP_OK) {
+    if (fw_run_network(t->m, &t->cfg, &o, t->ids, p, NULL, &err) != VP_OK) {
         print_error("fw_run_network: %s\n", err.message);
         fail();
     }
@@ -334,39 +335,75 @@ static void matches_finite_differences(void **state_)
     assert_false(bad);
 }
 
-/* A network of the library's own init, its gradients collected. */
-static vp_profile *run_isa(const kern_table *kern, size_t threads, vp_placement placement,
+/* A network of the library's own init: 3 layers of width 64, 3 sequences
+ * of 24 tokens. */
+typedef struct {
+    vp_config cfg;
+    vp_forward_options o;
+    fw_model *m;
+} net;
+
+#define NET_ROWS (3 * 24)
+
+static void net_make(net *n, const kern_table *kern, size_t threads, vp_placement placement)
+{
+    vp_config_init(&n->cfg, placement, 3);
+    n->cfg.grad = 1;
+    vp_forward_options_init(&n->o);
+    n->o.width = 64;
+    n->o.heads = 4;
+    n->o.ffn_mult = 2;
+    n->o.vocab = 40;
+    n->o.batch = 3;
+    n->o.tokens = 24;
+    n->o.threads = threads;
+    n->o.qk_norm = 1;
+    n->o.init = VP_INIT_TORCH;
+    n->o.on_param_grad = collect;
+    n->m = fw_model_alloc(&n->cfg, &n->o, kern);
+    assert_non_null(n->m);
+    vp_error err;
+    assert_int_equal(fw_model_init(n->m, &n->cfg, &n->o, &err), VP_OK);
+}
+
+/* Token ids a * i + b mod the vocabulary. */
+static void net_ids(uint32_t ids[NET_ROWS], size_t a, size_t b)
+{
+    for (size_t i = 0; i < NET_ROWS; i++)
+        ids[i] = (uint32_t)((i * a + b) % 40);
+}
+
+/* One run through ws (NULL: its own), the backward with grad, its
+   gradients into ps. */
+static vp_profile *net_run(const net *n, const uint32_t *ids, int grad, fw_workspace *ws,
                            params *ps)
 {
-    vp_config cfg;
-    vp_config_init(&cfg, placement, 3);
-    cfg.grad = 1;
-    vp_forward_options o;
-    vp_forward_options_init(&o);
-    o.width = 64;
-    o.heads = 4;
-    o.ffn_mult = 2;
-    o.vocab = 40;
-    o.batch = 3;
-    o.tokens = 24;
-    o.threads = threads;
-    o.qk_norm = 1;
-    o.init = VP_INIT_TORCH;
-    o.on_param_grad = collect;
+    vp_config cfg = n->cfg;
+    cfg.grad = grad;
+    vp_forward_options o = n->o;
     o.param_grad_ctx = ps;
-    fw_model *m = fw_model_alloc(&cfg, &o, kern);
     vp_profile *p = vp_profile_alloc(vp_config_sub_blocks(&cfg));
-    assert_non_null(m);
     assert_non_null(p);
     p->sub_blocks = vp_config_sub_blocks(&cfg);
     p->n_rows = p->sub_blocks + 1;
-    uint32_t ids[3 * 24];
-    for (size_t i = 0; i < 3 * 24; i++)
-        ids[i] = (uint32_t)((i * 7 + 1) % 40);
     vp_error err;
-    assert_int_equal(fw_model_init(m, &cfg, &o, &err), VP_OK);
-    assert_int_equal(fw_run_network(m, &cfg, &o, ids, p, &err), VP_OK);
-    fw_model_free(m);
+    if (fw_run_network(n->m, &cfg, &o, ids, p, ws, &err) != VP_OK) {
+        print_error("fw_run_network: %s\n", err.message);
+        fail();
+    }
+    return p;
+}
+
+/* The network run once with its gradients collected. */
+static vp_profile *run_isa(const kern_table *kern, size_t threads, vp_placement placement,
+                           params *ps)
+{
+    net n;
+    net_make(&n, kern, threads, placement);
+    uint32_t ids[NET_ROWS];
+    net_ids(ids, 7, 1);
+    vp_profile *p = net_run(&n, ids, 1, NULL, ps);
+    fw_model_free(n.m);
     return p;
 }
 
@@ -391,6 +428,69 @@ static void threads_change_nothing(void **state_)
         vp_profile_free(p1);
         params_free(&one);
     }
+}
+
+/* Every bit of the rows, the loss and each gradient of two runs. */
+static void assert_same_run(const vp_profile *a, const params *pa, const vp_profile *b,
+                            const params *pb)
+{
+    assert_int_equal(a->n_rows, b->n_rows);
+    assert_memory_equal(a->rows, b->rows, a->n_rows * sizeof(vp_row));
+    assert_memory_equal(&a->loss, &b->loss, sizeof a->loss);
+    assert_int_equal(pa->count, pb->count);
+    for (size_t t = 0; t < pa->count; t++) {
+        assert_string_equal(pa->p[t].name, pb->p[t].name);
+        assert_memory_equal(pa->p[t].grad, pb->p[t].grad, pa->p[t].n * sizeof(float));
+    }
+}
+
+/* One workspace through runs of other token ids, and of the forward alone,
+   leaves every figure and gradient bit as a fresh run's, on 1 and 2
+   threads; a workspace of another shape is refused. */
+static void reused_workspace_changes_nothing(void **state_)
+{
+    (void)state_;
+    const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN, VP_PARALLEL};
+    uint32_t ids[2][NET_ROWS];
+    net_ids(ids[0], 7, 1);
+    net_ids(ids[1], 11, 5);
+    for (size_t i = 0; i < 3; i++)
+        for (size_t threads = 1; threads <= 2; threads++) {
+            net n;
+            net_make(&n, kern_current(), threads, placements[i]);
+            /* fresh runs: ids 0 and 1 with the backward, ids 0 forward alone */
+            params fresh_ps[3];
+            memset(fresh_ps, 0, sizeof fresh_ps);
+            vp_profile *fresh[3];
+            for (size_t r = 0; r < 3; r++)
+                fresh[r] = net_run(&n, ids[r % 2], r < 2, NULL, &fresh_ps[r]);
+            fw_workspace *ws;
+            vp_error err;
+            assert_int_equal(
+                fw_workspace_create(n.m, n.o.batch, n.o.tokens, threads, &ws, &err), VP_OK);
+            /* through one workspace: ids 0, 1, 0 forward alone, 0 again */
+            const size_t order[] = {0, 1, 2, 0};
+            for (size_t r = 0; r < 4; r++) {
+                const size_t f = order[r];
+                params ps = {0};
+                vp_profile *p = net_run(&n, ids[f % 2], f < 2, ws, &ps);
+                assert_same_run(fresh[f], &fresh_ps[f], p, &ps);
+                vp_profile_free(p);
+                params_free(&ps);
+            }
+            vp_forward_options other = n.o;
+            other.tokens = 23;
+            vp_profile *p = vp_profile_alloc(vp_config_sub_blocks(&n.cfg));
+            p->sub_blocks = vp_config_sub_blocks(&n.cfg);
+            assert_int_equal(fw_run_network(n.m, &n.cfg, &other, ids[0], p, ws, &err), VP_EINVAL);
+            vp_profile_free(p);
+            fw_workspace_free(ws);
+            for (size_t r = 0; r < 3; r++) {
+                vp_profile_free(fresh[r]);
+                params_free(&fresh_ps[r]);
+            }
+            fw_model_free(n.m);
+        }
 }
 
 /* Every instruction set within 1e-4 relative of the scalar one: each
@@ -439,6 +539,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(matches_finite_differences),
         cmocka_unit_test(threads_change_nothing),
+        cmocka_unit_test(reused_workspace_changes_nothing),
         cmocka_unit_test(every_isa_agrees),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

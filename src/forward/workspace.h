@@ -1,0 +1,25 @@
+/* A run's buffers and its thread pool, made once for a model and a batch
+ * shape and reused by every fw_run_network on them, so that a training loop
+ * allocates nothing per step: the forward's activations and measurements,
+ * what it keeps for the backward, the backward's own buffers, and each
+ * thread's matmul and attention scratch. Private to src/forward. */
+#ifndef VARPROF_FORWARD_WORKSPACE_H
+#define VARPROF_FORWARD_WORKSPACE_H
+
+#include <stddef.h>
+
+#include "forward/network.h"
+
+/* A workspace for runs of m on batch sequences of tokens tokens on threads
+ * threads; with m->backward, the backward's buffers too. Its size is
+ * fw_run_bytes(m, batch * tokens, threads, tokens), less the token ids. The
+ * model's shape must stay; its weights may change between runs. NULL in
+ * *out and VP_EINVAL when batch, tokens or threads is 0, VP_ENOMEM or
+ * VP_ETHREAD when memory or a thread cannot be had. */
+vp_status fw_workspace_create(const fw_model *m, size_t batch, size_t tokens, size_t threads,
+                              fw_workspace **out, vp_error *err);
+
+/* Stops the pool's threads and frees every buffer; NULL is allowed. */
+void fw_workspace_free(fw_workspace *ws);
+
+#endif
