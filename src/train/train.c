@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "forward/network.h"
+#include "forward/workspace.h"
 #include "train/adam.h"
 #include "train/tokens.h"
 #include "varprof/train.h"
@@ -302,6 +303,10 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     vp_status status = VP_OK;
     if (!ids || !next || !profile || (o->on_tensor && !before))
         status = vp_fail(err, VP_ENOMEM, "no memory for a training step");
+    /* every step's buffers and threads, made once */
+    fw_workspace *ws = NULL;
+    if (status == VP_OK)
+        status = fw_workspace_create(m, fo->batch, fo->tokens, fo->threads, &ws, err);
     if (status == VP_OK) {
         train_successors(next, fo->vocab, fo->seed);
         fw_set_header(profile, cfg, fo);
@@ -316,7 +321,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
         profile->overflow_at = 0; /* the profile is reused: nothing of the last step */
         profile->overflowed = VP_OVERFLOW_NONE;
         profile->n_rows = profile->sub_blocks + 1;
-        status = fw_run_network(m, cfg, fo, (const uint32_t *)ids, profile, err);
+        status = fw_run_network(m, cfg, fo, (const uint32_t *)ids, profile, ws, err);
         if (status != VP_OK)
             break;
         double loss = profile->loss, norm = global_grad_norm(tr);
@@ -349,6 +354,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
             clip(tr, norm, o->clip_norm);
         update(tr, o, step, row->lr, before);
     }
+    fw_workspace_free(ws);
     free(ids);
     free(next);
     free(before);
