@@ -109,8 +109,14 @@ vp_status vp_train_write_text(FILE *out, const vp_train_job *jobs, size_t n, siz
                 break; /* said below */
             if (shown && shown % PER_LINE == 0)
                 fprintf(out, "\n  %-*s", (int)width, "");
-            const double loss = r->steps[s].loss; /* the seed's four decimals, or 1.234e+09 */
-            fprintf(out, fabs(loss) < 1e4 ? "   step %3zu: %.4f" : "   step %3zu: %.3e", s, loss);
+            /* the seed's four decimals, or, where they would say 0.0000 or run
+               long, six characters of an exponent (7.5e-06, 1.234e+09) */
+            const double loss = r->steps[s].loss;
+            if (loss != 0.0 && fabs(loss) < 5e-5)
+                fprintf(out, "   step %3zu: %.1e", s, loss);
+            else
+                fprintf(out, fabs(loss) < 1e4 ? "   step %3zu: %.4f" : "   step %3zu: %.3e", s,
+                        loss);
             shown++;
         }
         if (r->diverged && r->overflowed != VP_OVERFLOW_NONE)

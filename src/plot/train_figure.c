@@ -58,7 +58,7 @@ static vp_status loss_panel(vp_figure *figure, const vp_train_job *jobs, size_t 
 {
     vp_panel *panel;
     vp_status status =
-        vp_figure_add_panel(figure, "Training loss", "step", "loss", VP_AXIS_LOG_Y, &panel, err);
+        vp_figure_add_panel(figure, "", "step", "loss", VP_AXIS_LOG_Y, &panel, err);
     int dashes[VP_PLACEMENT_COUNT] = {0};
     for (size_t i = 0; i < n && status == VP_OK; i++) {
         const vp_train_job *j = &jobs[i];
@@ -85,8 +85,10 @@ static vp_status final_panel(vp_figure *figure, const vp_train_job *jobs, size_t
     static const char *const names[] = {"learning rate", "warm-up steps", "layers", "seed"};
     vp_panel *panel;
     const unsigned log_x = axis == AXIS_LR ? VP_AXIS_LOG_X : 0;
-    vp_status status = vp_figure_add_panel(figure, "Final loss", names[axis], "loss at the end",
+    vp_status status = vp_figure_add_panel(figure, "", names[axis], "final loss",
                                            VP_AXIS_LOG_Y | log_x, &panel, err);
+    if (status == VP_OK)
+        panel->show_key = 0; /* its colours are the placements', keyed above */
     for (int p = 0; p < VP_PLACEMENT_COUNT && status == VP_OK; p++) {
         vp_series *series = NULL;
         for (size_t i = 0; i < n && status == VP_OK; i++) {
