@@ -274,6 +274,21 @@ static int read_request(const cli_args *args, train_request *req)
 
 /* ---- the runs ---- */
 
+/* Room for one more of n items of `size` bytes in *items (capacity *cap),
+   doubling it when full; 0 when memory runs out (*items stays). */
+static int room_for_one(void *items, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 1;
+    const size_t more = *cap ? 2 * *cap : 64;
+    void *grown = realloc(*(void **)items, more * size);
+    if (!grown)
+        return 0;
+    *(void **)items = grown;
+    *cap = more;
+    return 1;
+}
+
 static void keep_stat(void *ctx, const vp_train_tensor *t)
 {
     layer_stats *s = ctx;
@@ -284,27 +299,15 @@ static void keep_stat(void *ctx, const vp_train_tensor *t)
         s->in_step = 0;
     }
     if (t->step == 0) {
-        if (s->n_names == s->names_cap) {
-            size_t cap = s->names_cap ? 2 * s->names_cap : 64;
-            void *p = realloc(s->names, cap * sizeof *s->names);
-            if (!p) {
-                s->failed = 1;
-                return;
-            }
-            s->names = p;
-            s->names_cap = cap;
-        }
-        snprintf(s->names[s->n_names++], sizeof *s->names, "%s", t->name);
-    }
-    if (s->n_rows == s->rows_cap) {
-        size_t cap = s->rows_cap ? 2 * s->rows_cap : 1024;
-        void *p = realloc(s->rows, cap * sizeof *s->rows);
-        if (!p) {
+        if (!room_for_one(&s->names, &s->names_cap, s->n_names, sizeof *s->names)) {
             s->failed = 1;
             return;
         }
-        s->rows = p;
-        s->rows_cap = cap;
+        snprintf(s->names[s->n_names++], sizeof *s->names, "%s", t->name);
+    }
+    if (!room_for_one(&s->rows, &s->rows_cap, s->n_rows, sizeof *s->rows)) {
+        s->failed = 1;
+        return;
     }
     s->rows[s->n_rows++] =
         (struct stat_row){t->step, s->in_step++, t->grad_norm, t->weight_norm, t->update_norm};

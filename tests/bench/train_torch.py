@@ -15,12 +15,15 @@ seed's table and, last, one JSON line: the seconds the two trainings took
 import argparse
 import json
 import os
-import re
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backward_torch import blas_info  # noqa: E402  (the BLAS this process loaded)
 
 V, D, L, B, T, STEPS = 24, 48, 24, 16, 12, 301
 
@@ -57,21 +60,6 @@ def train(pre):
         if step % 100 == 0:
             hist.append((step, loss.item()))
     return hist
-
-
-def blas_info():
-    """torch's BLAS_INFO and the BLAS library this process actually loaded
-    (Debian's "generic" is whatever libblas.so.3 update-alternatives names),
-    as backward_torch.py says it."""
-    m = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
-    info = m.group(1) if m else "?"
-    loaded = set()
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split()[-1]
-            if re.search(r"/lib(open)?blas[^/]*\.so", path):
-                loaded.add(os.path.realpath(path))
-    return info + (" (" + ", ".join(sorted(loaded)) + ")" if loaded else "")
 
 
 def main():
