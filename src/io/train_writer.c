@@ -1,6 +1,7 @@
 /* Training runs as text, CSV and JSON (include/varprof/train_output.h). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,22 +33,28 @@ static varying what_varies(const vp_train_job *jobs, size_t n)
     return v;
 }
 
+/* printf onto the end of label (size bytes), cut where it is full */
+__attribute__((format(printf, 3, 4))) static void append(char *label, size_t size,
+                                                         const char *format, ...)
+{
+    const size_t used = strlen(label);
+    va_list args;
+    va_start(args, format);
+    vsnprintf(label + used, size - used, format, args);
+    va_end(args);
+}
+
 static void label_of(char *label, size_t size, const vp_train_job *job, varying v)
 {
-    size_t used = (size_t)snprintf(label, size, "%s",
-                                   vp_placement_traits_of(job->config.placement)->name);
-#define ADD(...)                                                                                   \
-    if (used < size)                                                                               \
-    used += (size_t)snprintf(label + used, size - used, __VA_ARGS__)
+    snprintf(label, size, "%s", vp_placement_traits_of(job->config.placement)->name);
     if (v.layers)
-        ADD(" L=%zu", job->config.layers);
+        append(label, size, " L=%zu", job->config.layers);
     if (v.lr)
-        ADD(" lr=%g", job->train.lr);
+        append(label, size, " lr=%g", job->train.lr);
     if (v.warmup)
-        ADD(" warmup=%zu", job->train.warmup);
+        append(label, size, " warmup=%zu", job->train.warmup);
     if (v.seed)
-        ADD(" seed=%llu", job->network.seed);
-#undef ADD
+        append(label, size, " seed=%llu", job->network.seed);
 }
 
 /* Two lines (three with decay or clipping), each within 80 columns. */

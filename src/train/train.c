@@ -192,9 +192,10 @@ static vp_status keep_weights(const trainer *tr, vp_train_result *res, vp_error 
     size_t floats = 0;
     for (size_t i = 0; i < tr->count; i++)
         floats += tr->params[i].n;
-    res->weights = calloc(tr->count, sizeof *res->weights);
-    res->weight_names = malloc(tr->count * FW_TENSOR_NAME_MAX);
-    res->weight_data = malloc(floats * sizeof(float));
+    /* a model has an embedding at least: count and floats are not 0 */
+    res->weights = calloc(tr->count ? tr->count : 1, sizeof *res->weights);
+    res->weight_names = malloc((tr->count ? tr->count : 1) * FW_TENSOR_NAME_MAX);
+    res->weight_data = malloc((floats ? floats : 1) * sizeof(float));
     if (!res->weights || !res->weight_names || !res->weight_data)
         return vp_fail(err, VP_ENOMEM, "no memory for the trained weights");
     float *data = res->weight_data;
@@ -274,16 +275,18 @@ static void network_of(vp_config *cfg, vp_forward_options *fo, const vp_config *
     fo->param_grad_ctx = NULL;
 }
 
-vp_status vp_train_check(const vp_config *given, const vp_forward_options *network,
-                         const vp_train_options *o, vp_error *err)
+vp_status vp_train_check(const vp_config *cfg, const vp_forward_options *network,
+                         const vp_train_options *options, vp_error *err)
 {
-    vp_config cfg;
+    const vp_config *given = cfg;
+    const vp_train_options *o = options;
+    vp_config run_cfg;
     vp_forward_options fo;
     vp_status status = check_options(network, o, err);
     if (status != VP_OK)
         return status;
-    network_of(&cfg, &fo, given, network, o);
-    return vp_forward_check(&cfg, &fo, err);
+    network_of(&run_cfg, &fo, given, network, o);
+    return vp_forward_check(&run_cfg, &fo, err);
 }
 
 /* ---- the run ---- */
@@ -299,7 +302,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     size_t biggest = 0;
     for (size_t i = 0; i < tr->count; i++)
         biggest = tr->params[i].n > biggest ? tr->params[i].n : biggest;
-    float *before = o->on_tensor ? malloc(biggest * sizeof *before) : NULL;
+    float *before = o->on_tensor ? malloc((biggest ? biggest : 1) * sizeof *before) : NULL;
     vp_status status = VP_OK;
     if (!ids || !next || !profile || (o->on_tensor && !before))
         status = vp_fail(err, VP_ENOMEM, "no memory for a training step");
@@ -362,31 +365,33 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     return status;
 }
 
-vp_status vp_train(const vp_config *given, const vp_forward_options *network,
-                   const vp_train_options *o, vp_train_result **out, vp_error *err)
+vp_status vp_train(const vp_config *cfg, const vp_forward_options *network,
+                   const vp_train_options *options, vp_train_result **out, vp_error *err)
 {
+    const vp_config *given = cfg;
+    const vp_train_options *o = options;
     *out = NULL;
     vp_status status = vp_train_check(given, network, o, err);
     if (status != VP_OK)
         return status;
-    vp_config cfg;
+    vp_config run_cfg;
     vp_forward_options fo;
-    network_of(&cfg, &fo, given, network, o);
+    network_of(&run_cfg, &fo, given, network, o);
     trainer tr = {0};
-    fw_model *m = fw_model_alloc_trainable(&cfg, &fo, kern_current());
+    fw_model *m = fw_model_alloc_trainable(&run_cfg, &fo, kern_current());
     vp_train_result *res = calloc(1, sizeof *res);
     if (res)
         res->steps = calloc(o->steps, sizeof *res->steps);
     if (!m || !res || !res->steps)
         status = vp_fail(err, VP_ENOMEM, "no memory for the network to train");
     if (status == VP_OK)
-        status = fo.weights ? fw_model_load(m, fo.weights, err) : fw_model_init(m, &cfg, &fo, err);
+        status = fo.weights ? fw_model_load(m, fo.weights, err) : fw_model_init(m, &run_cfg, &fo, err);
     if (status == VP_OK)
         status = trainer_make(&tr, m, err);
     if (status == VP_OK) {
         fo.on_param_grad = collect_grad;
         fo.param_grad_ctx = &tr;
-        status = run(&tr, &cfg, &fo, o, res, err);
+        status = run(&tr, &run_cfg, &fo, o, res, err);
     }
     if (status == VP_OK && o->keep_weights)
         status = keep_weights(&tr, res, err);
