@@ -22,16 +22,13 @@ typedef struct {
     const vp_train_options *given; /* the job's own, for its on_step */
 } job_ctx;
 
-static void count_step(void *ctx, const vp_train_step *step)
+/* steps more of the total are done: a step run, or a diverged run's rest */
+static void count(many *all, unsigned long long steps)
 {
-    job_ctx *j = ctx;
-    if (j->given->on_step)
-        j->given->on_step(j->given->step_ctx, step);
-    many *all = j->all;
-    if (!all->progress || !all->progress->report)
+    if (!all->progress || !all->progress->report || steps == 0)
         return;
     pthread_mutex_lock(&all->lock);
-    all->done++;
+    all->done += steps;
     /* at most VP_PROGRESS_STEPS calls, and the last */
     if (all->done == all->total ||
         (all->done - all->reported) * VP_PROGRESS_STEPS >= all->total) {
@@ -39,6 +36,14 @@ static void count_step(void *ctx, const vp_train_step *step)
         all->progress->report(all->progress->context, all->done, all->total);
     }
     pthread_mutex_unlock(&all->lock);
+}
+
+static void count_step(void *ctx, const vp_train_step *step)
+{
+    job_ctx *j = ctx;
+    if (j->given->on_step)
+        j->given->on_step(j->given->step_ctx, step);
+    count(j->all, 1);
 }
 
 static void run_job(many *all, size_t i, size_t threads)
@@ -51,6 +56,8 @@ static void run_job(many *all, size_t i, size_t threads)
     vp_forward_options network = job->network;
     network.threads = threads;
     all->status[i] = vp_train(&job->config, &network, &o, &job->result, &all->errors[i]);
+    if (all->status[i] == VP_OK) /* a run that diverged skips its other steps */
+        count(all, job->train.steps - job->result->steps_run);
 }
 
 static void run_one_thread(void *ctx, size_t index, size_t thread)
