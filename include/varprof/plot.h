@@ -39,9 +39,12 @@
 
 #define VP_PLOT_MAX_PANELS 3
 
-/* How a series is drawn: a line (closed-form data), or a line over a shaded
- * band from lo to hi (sampled data, VP_HAS_BOUNDS). */
-typedef enum { VP_SERIES_LINE, VP_SERIES_BAND } vp_series_style;
+/* How a series is drawn: a line (closed-form data), a line over a shaded
+ * band from lo to hi (sampled data, VP_HAS_BOUNDS), or a colour map: cells
+ * on a grid of x and y, each coloured by its z > 0 on a log scale, with a
+ * colour bar beside the panel that the series' label names (no key entry;
+ * every colour map of a figure shares one scale). */
+typedef enum { VP_SERIES_LINE, VP_SERIES_BAND, VP_SERIES_HEATMAP } vp_series_style;
 
 /* The palette: one colour per placement, the same in every figure
  * (colour-blind safe, after Okabe and Ito). A colour key is a vp_placement. */
@@ -58,6 +61,7 @@ typedef struct {
     size_t n, capacity; /* points held, points allocated */
     double *x, *y;      /* capacity points each; owned */
     double *lo, *hi;    /* VP_SERIES_BAND only, else NULL; owned */
+    double *z;          /* VP_SERIES_HEATMAP only, else NULL; owned */
 } vp_series;
 
 typedef struct {
@@ -117,6 +121,11 @@ vp_status vp_figure_add_panel(vp_figure *figure, const char *title, const char *
 vp_status vp_panel_add_series(vp_panel *panel, const char *label, int colour, int dash,
                               vp_series_style style, size_t capacity, vp_series **out,
                               vp_error *err);
+
+/* A colour map's cell at (x, y) of value z (finite; one not above 0 is left
+ * undrawn). VP_EINVAL when the series is not a colour map, is full, or a
+ * value is not finite. */
+vp_status vp_series_add_cell(vp_series *series, double x, double y, double z, vp_error *err);
 
 /* Appends one point (lo and hi are ignored for a line). VP_EINVAL when the
  * series is full or a value is not finite. */

@@ -49,6 +49,7 @@ static void series_free(vp_series *series)
     free(series->y);
     free(series->lo);
     free(series->hi);
+    free(series->z);
 }
 
 static void panel_free(vp_panel *panel)
@@ -108,7 +109,7 @@ vp_status vp_panel_add_series(vp_panel *panel, const char *label, int colour, in
                        VP_PLOT_COLOURS - 1);
     if (capacity == 0)
         return vp_fail(err, VP_EINVAL, "a series needs room for at least one point");
-    if (style != VP_SERIES_LINE && style != VP_SERIES_BAND)
+    if (style != VP_SERIES_LINE && style != VP_SERIES_BAND && style != VP_SERIES_HEATMAP)
         return vp_fail(err, VP_EINVAL, "unknown series style %d", (int)style);
     vp_series *grown = realloc(panel->series, (panel->n_series + 1) * sizeof *grown);
     if (!grown)
@@ -123,8 +124,11 @@ vp_status vp_panel_add_series(vp_panel *panel, const char *label, int colour, in
         series.lo = alloc_points(capacity);
         series.hi = alloc_points(capacity);
     }
+    if (style == VP_SERIES_HEATMAP)
+        series.z = alloc_points(capacity);
     if (!series.label || !series.x || !series.y ||
-        (style == VP_SERIES_BAND && (!series.lo || !series.hi))) {
+        (style == VP_SERIES_BAND && (!series.lo || !series.hi)) ||
+        (style == VP_SERIES_HEATMAP && !series.z)) {
         series_free(&series);
         return vp_fail(err, VP_ENOMEM, "no memory for a series of %zu points", capacity);
     }
@@ -136,6 +140,9 @@ vp_status vp_panel_add_series(vp_panel *panel, const char *label, int colour, in
 vp_status vp_series_add_point(vp_series *series, double x, double y, double lo, double hi,
                               vp_error *err)
 {
+    if (series->style == VP_SERIES_HEATMAP)
+        return vp_fail(err, VP_EINVAL, "series '%s' is a colour map: its cells take a value",
+                       series->label);
     if (series->n >= series->capacity)
         return vp_fail(err, VP_EINVAL, "series '%s' is full (%zu points)", series->label,
                        series->capacity);
@@ -149,6 +156,23 @@ vp_status vp_series_add_point(vp_series *series, double x, double y, double lo, 
         series->lo[series->n] = lo;
         series->hi[series->n] = hi;
     }
+    series->n++;
+    return VP_OK;
+}
+
+vp_status vp_series_add_cell(vp_series *series, double x, double y, double z, vp_error *err)
+{
+    if (series->style != VP_SERIES_HEATMAP)
+        return vp_fail(err, VP_EINVAL, "series '%s' is not a colour map", series->label);
+    if (series->n >= series->capacity)
+        return vp_fail(err, VP_EINVAL, "series '%s' is full (%zu cells)", series->label,
+                       series->capacity);
+    if (!isfinite(x) || !isfinite(y) || !isfinite(z))
+        return vp_fail(err, VP_EINVAL, "series '%s': cell %zu is not finite", series->label,
+                       series->n);
+    series->x[series->n] = x;
+    series->y[series->n] = y;
+    series->z[series->n] = z;
     series->n++;
     return VP_OK;
 }

@@ -49,7 +49,25 @@ static int drawable(const vp_panel *panel, const vp_series *s, size_t i)
         if (is_log_y(panel) && !on_log_axis(s->lo[i]))
             return 0;
     }
+    if (s->style == VP_SERIES_HEATMAP) /* on its log colour scale */
+        return isfinite(s->z[i]) && on_log_axis(s->z[i]);
     return 1;
+}
+
+static int is_heatmap_panel(const vp_panel *panel)
+{
+    for (size_t i = 0; i < panel->n_series; i++)
+        if (panel->series[i].style == VP_SERIES_HEATMAP)
+            return 1;
+    return 0;
+}
+
+static int has_heatmap(const vp_figure *figure)
+{
+    for (size_t p = 0; p < figure->n_panels; p++)
+        if (is_heatmap_panel(&figure->panels[p]))
+            return 1;
+    return 0;
 }
 
 static size_t drawable_points(const vp_panel *panel, const vp_series *s)
@@ -173,13 +191,18 @@ static void write_data(FILE *out, const vp_figure *figure)
             if (drawable_points(panel, s) == 0)
                 continue;
             fprintf(out, "$d%zu_%zu << EOD\n", p + 1, i + 1);
-            fputs(s->style == VP_SERIES_BAND ? "# x y lo hi\n" : "# x y\n", out);
+            fputs(s->style == VP_SERIES_BAND      ? "# x y lo hi\n"
+                  : s->style == VP_SERIES_HEATMAP ? "# x y z\n"
+                                                  : "# x y\n",
+                  out);
             for (size_t k = 0; k < s->n; k++) {
                 if (!drawable(panel, s, k))
                     continue;
                 fprintf(out, "%.17g %.17g", s->x[k], s->y[k]);
                 if (s->style == VP_SERIES_BAND)
                     fprintf(out, " %.17g %.17g", s->lo[k], s->hi[k]);
+                if (s->style == VP_SERIES_HEATMAP)
+                    fprintf(out, " %.17g", s->z[k]);
                 putc('\n', out);
             }
             fputs("EOD\n", out);
@@ -407,7 +430,20 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
               out);
         return VP_OK;
     }
-    // bands first, so that every line is drawn over every band
+    if (format == VP_PLOT_DUMB && is_heatmap_panel(panel)) {
+        fputs("set label 'a colour map: draw it as svg, png or pdf' at graph 0.5, 0.5 center\n"
+              "plot NaN notitle\n",
+              out);
+        return VP_OK;
+    }
+    // colour maps, then bands, so that every line is drawn over them
+    for (size_t i = 0; i < panel->n_series; i++) {
+        const vp_series *s = &panel->series[i];
+        if (s->style != VP_SERIES_HEATMAP || drawable_points(panel, s) == 0)
+            continue;
+        fprintf(out, "%s$d%zu_%zu using 1:2:3 with image notitle", sep, p + 1, i + 1);
+        sep = ", \\\n     ";
+    }
     if (format != VP_PLOT_DUMB)
         for (size_t i = 0; i < panel->n_series; i++) {
             const vp_series *s = &panel->series[i];
@@ -420,7 +456,7 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
     for (size_t i = 0; i < panel->n_series; i++) {
         const vp_series *s = &panel->series[i];
         const size_t n = drawable_points(panel, s);
-        if (n == 0)
+        if (n == 0 || s->style == VP_SERIES_HEATMAP)
             continue;
         /* Curves that coincide (post-ln and deepnorm at 1; pre-norm, sandwich
          * and output-norm) would hide one another: each placement also gets
@@ -456,6 +492,44 @@ static vp_status write_plot(FILE *out, size_t p, const vp_panel *panel, vp_plot_
     }
     putc('\n', out);
     return VP_OK;
+}
+
+/* A colour map's scale: log, one range for every map of the figure (so that
+ * their colours compare), a perceptually even palette from dark blue to
+ * yellow (viridis's ends and midpoints), its bar beside the panel, labelled
+ * with the map's label. */
+static vp_status write_colour_scale(FILE *out, const vp_figure *figure, const vp_panel *panel,
+                                    vp_error *err)
+{
+    double lo = INFINITY, hi = 0.0;
+    const char *label = "";
+    for (size_t p = 0; p < figure->n_panels; p++)
+        for (size_t i = 0; i < figure->panels[p].n_series; i++) {
+            const vp_series *s = &figure->panels[p].series[i];
+            if (s->style != VP_SERIES_HEATMAP)
+                continue;
+            for (size_t k = 0; k < s->n; k++)
+                if (drawable(&figure->panels[p], s, k)) {
+                    lo = fmin(lo, s->z[k]);
+                    hi = fmax(hi, s->z[k]);
+                }
+        }
+    for (size_t i = 0; i < panel->n_series && !*label; i++)
+        if (panel->series[i].style == VP_SERIES_HEATMAP)
+            label = panel->series[i].label;
+    if (hi > 0.0 && lo < hi)
+        fprintf(out, "set cbrange [%.17g:%.17g]\n", lo, hi);
+    else
+        fputs("set cbrange [*:*]\n", out);
+    fputs("set logscale cb 10\nset format cb '10^{%L}'\n"
+          "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', "
+          "4 '#fde725')\n"
+          "set colorbox vertical user origin graph 1.02, graph 0 size graph 0.03, graph 1\n"
+          "set cblabel ",
+          out);
+    vp_status status = plot_write_quoted(out, label, "a colour map's label", err);
+    fputs(" noenhanced\n", out);
+    return status;
 }
 
 /* The characters a title line holds: the width a title is centred in over a
@@ -503,8 +577,10 @@ static void write_layout(FILE *out, const vp_figure *figure, vp_plot_format form
     const double key_rows = ceil((double)keyed / 2.0); // two columns
     const double top = 1.0 - line * ((double)title_lines + key_rows + 2.8);
     *key_at = 1.0 - line * ((double)title_lines + key_rows / 2.0 + 0.6);
+    /* a colour map's bar and its label need ten columns more at the right */
+    const double right = has_heatmap(figure) ? 13.0 : 3.0;
     fprintf(out, " margins %.4f, %.4f, %.4f, %.4f spacing 0, %.4f", 12.0 * column,
-            1.0 - 3.0 * column, 3.6 * line, top, 4.4 * line);
+            1.0 - right * column, 3.6 * line, top, 4.4 * line);
 }
 
 /* The right margin, in characters, that holds the widest legend label beside
@@ -556,7 +632,7 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
           out);
     // one panel has its key beside it; stacked panels share one, above them (write_layout)
     if (figure->n_panels == 1)
-        fprintf(out, "set rmargin %d\n", right_margin(figure));
+        fprintf(out, "set rmargin %d\n", right_margin(figure) + (has_heatmap(figure) ? 10 : 0));
     const size_t title_chars = title_width(format, figure->n_panels, size);
     // dots all over a text plot hide the curves: a grid only in pictures
     if (format != VP_PLOT_DUMB)
@@ -580,7 +656,11 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
         if ((status = write_labels(out, panel, format, title_chars, err)) != VP_OK)
             return status;
         write_axes(out, panel, format);
-        if ((status = write_markers(out, panel, format, err)) != VP_OK)
+        if (is_heatmap_panel(panel) && format != VP_PLOT_DUMB)
+            status = write_colour_scale(out, figure, panel, err);
+        else
+            fputs("unset colorbox\n", out);
+        if (status != VP_OK || (status = write_markers(out, panel, format, err)) != VP_OK)
             return status;
         if (!panel->show_key)
             fputs("set key off\n", out);
