@@ -49,45 +49,6 @@ const vp_figure_info *vp_figures_list(size_t *n)
     return figures;
 }
 
-/* Writes the figure's script as script_dir/NAME.gp, replacing an older one:
- * scripts are generated, as the figures are. */
-static vp_status write_script(const vp_figure *figure, const vp_figures_options *opts,
-                              const char *name, const vp_plot_target *target, vp_error *err)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s.gp", opts->script_dir, name) >= (int)sizeof path)
-        return vp_fail(err, VP_EINVAL, "script folder name '%s' is too long", opts->script_dir);
-    FILE *out = fopen(path, "w");
-    if (!out)
-        return vp_fail(err, VP_EIO, "cannot write '%s': %s", path, strerror(errno));
-    vp_status status = vp_plot_write_script(out, figure, target, err);
-    if (fclose(out) != 0 && status == VP_OK)
-        status = vp_fail(err, VP_EIO, "cannot write '%s': %s", path, strerror(errno));
-    if (status != VP_OK)
-        (void)remove(path); // a partial script is worse than none
-    return status;
-}
-
-static vp_status draw(const vp_figure *figure, const vp_figures_options *opts, const char *name,
-                      vp_error *err)
-{
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s.%s", opts->outdir, name, opts->extension) >=
-        (int)sizeof path)
-        return vp_fail(err, VP_EINVAL, "output folder name '%s' is too long", opts->outdir);
-    vp_plot_target target = {.path = path,
-                             .force = opts->force,
-                             .width = opts->width,
-                             .height = opts->height,
-                             .font_size = opts->font_size};
-    if (opts->script_dir) {
-        vp_status status = write_script(figure, opts, name, &target, err);
-        if (status != VP_OK)
-            return status;
-    }
-    return vp_plot_run(figure, &target, err);
-}
-
 /* (a) to (d): every placement's profile at 32 layers, one quantity. */
 static vp_status profile_figure(const vp_figures_options *opts, const char *name, const char *title,
                                 double gain, vp_plot_quantity quantity, vp_error *err)
@@ -108,7 +69,7 @@ static vp_status profile_figure(const vp_figures_options *opts, const char *name
         status = vp_panel_add_marker(&figure->panels[0], ldexp(1.0, -32),
                                      "2^{-32}: Post-LN at 32 layers", err);
     if (status == VP_OK)
-        status = draw(figure, opts, name, err);
+        status = plot_draw_named(figure, opts, name, err);
     vp_figure_free(figure);
     for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
         vp_profile_free(profiles[p]);
@@ -143,7 +104,7 @@ static vp_status comparison_figure(const vp_figures_options *opts, vp_error *err
                                   "LayerNorm, seed 1), 32 layers, gain 1",
                                   &figure, err);
     if (status == VP_OK)
-        status = draw(figure, opts, "mc-comparison", err);
+        status = plot_draw_named(figure, opts, "mc-comparison", err);
     vp_figure_free(figure);
     for (size_t i = 0; i < 4; i++)
         vp_profile_free(profiles[i]);
@@ -180,7 +141,7 @@ static vp_status forward_figure(const vp_figures_options *opts, vp_error *err)
                                   "2 x 64 tokens), 32 layers, gain 1",
                                   &figure, err);
     if (status == VP_OK)
-        status = draw(figure, opts, "forward-comparison", err);
+        status = plot_draw_named(figure, opts, "forward-comparison", err);
     vp_figure_free(figure);
     for (size_t i = 0; i < 6; i++)
         vp_profile_free(profiles[i]);
@@ -258,7 +219,7 @@ static vp_status gradient_figure(const vp_figures_options *opts, vp_error *err)
         status = mark_pre_norm(figure, profiles[0], err);
     if (status == VP_OK) {
         figure->panels[0].x_label[0] = '\0'; // one x axis, named under the last panel
-        status = draw(figure, opts, "gradient", err);
+        status = plot_draw_named(figure, opts, "gradient", err);
     }
     vp_figure_free(figure);
     for (size_t i = 0; i < 6; i++)
@@ -324,7 +285,7 @@ static vp_status sweep_figure(const vp_figures_options *opts, sweep_kind kind, v
         status =
             vp_plot_sweep(tops, n, vp_sweep_x_axis(&sweep), VP_QUANTITY_STREAM, NULL, &figure, err);
     if (status == VP_OK)
-        status = draw(figure, opts, gain_sweep ? "gain-sweep" : "depth-sweep", err);
+        status = plot_draw_named(figure, opts, gain_sweep ? "gain-sweep" : "depth-sweep", err);
     vp_figure_free(figure);
     free(tops);
     return status;

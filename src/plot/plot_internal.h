@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "varprof/figures.h"
 #include "varprof/plot.h"
 
 /* gnuplot's point type for a colour key: a marker of its own per placement,
@@ -66,5 +67,11 @@ vp_status plot_tame_top(const vp_panel *panel, double far, double *limit, double
 /* Replaces the string at *slot (a title or label the figure owns) with a
  * copy of text, freeing the old one. VP_ENOMEM, leaving *slot as it was. */
 vp_status plot_replace_text(char **slot, const char *text, vp_error *err);
+
+/* Draws figure as opts->outdir/NAME.opts->extension at the set's size, and
+ * writes its script as opts->script_dir/NAME.gp first where asked (a partial
+ * script removed). VP_EINVAL for a name too long, VP_EIO, or as vp_plot_run. */
+vp_status plot_draw_named(const vp_figure *figure, const vp_figures_options *opts,
+                          const char *name, vp_error *err);
 
 #endif
