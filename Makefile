@@ -182,16 +182,12 @@ deps-test deps-valgrind deps-lint deps-fuzz deps-bench: deps-%:
 	@scripts/install-deps $*
 
 # The chapter's figure set, committed in plots/.
-# The chapter's figures, then the seed's three training claims as sweeps of
-# varprof train (README, Training): warm-up, depth and learning rate, both
-# placements, seed 1; about a minute on two cores.
-TRAIN_PLOT = $(BUILD)/varprof train --quiet --force --output /dev/null --plot
+# The chapter's figures, then the seed's training claims (README, Training;
+# about a minute and a half on two cores).
 figures: deps
 	$(MAKE) all
 	$(BUILD)/varprof figures --outdir plots --format svg
-	$(TRAIN_PLOT) plots/train-warmup.svg --warmup 0,100
-	$(TRAIN_PLOT) plots/train-depth.svg --layers 8,24
-	$(TRAIN_PLOT) plots/train-lr.svg --lr 1e-3,3e-3,1e-2
+	$(BUILD)/varprof figures --training --outdir plots --format svg
 
 run: deps
 	$(MAKE) all

@@ -42,6 +42,7 @@ typedef struct {
                                NAME.gp (the folder is made if missing; older scripts are
                                replaced) */
     const vp_progress *progress; /* told of each figure made; NULL for none */
+    size_t threads;              /* the training figures' runs; 0 for one */
 } vp_figures_options;
 
 /* Writes every figure as outdir/NAME.EXT, extension "svg", "png" or "pdf",
@@ -62,5 +63,24 @@ vp_status vp_figures_write_with(const vp_figures_options *opts, vp_error *err);
  * "![CAPTION](DIR/NAME.EXT)". VP_EIO when the stream reports an error. */
 vp_status vp_figures_write_markdown(FILE *out, const char *dir, const char *extension,
                                     vp_error *err);
+
+/* The seed's training claims as figures, each from varprof train's runs of
+ * the seed's experiment (24 MLP layers of width 48, vocab 24, batch 16 x 12,
+ * 301 steps of Adam at 1e-3, PyTorch's init drawn from seed 1, copy task):
+ *
+ *     train-warmup   loss curves, pre-norm and Post-LN, warm-up 0 and 100
+ *     train-depth    the same at 8 and 24 layers
+ *     train-lr       the same at lr 1e-3, 3e-3 and 1e-2
+ *     train-layers   Post-LN's gradient norm per layer and step, without
+ *                    warm-up and with 100 steps of it: what warm-up does
+ *                    to which layer
+ *
+ * The list, in order; *n receives how many. Static, never NULL. */
+const vp_figure_info *vp_training_figures_list(size_t *n);
+
+/* Trains the runs on opts->threads and draws the training figures as
+ * vp_figures_write_with draws the chapter's (about a minute on two cores).
+ * Fails as it does, and as vp_train_many. */
+vp_status vp_training_figures_write(const vp_figures_options *opts, vp_error *err);
 
 #endif

@@ -36,4 +36,18 @@ vp_status vp_train_write_json(FILE *out, const vp_train_job *jobs, size_t n);
  * curves' labels say where they diverged). VP_ENOMEM. */
 vp_status vp_plot_training(const vp_train_job *jobs, size_t n, vp_figure **out, vp_error *err);
 
+/* One run's gradient norm per layer and step: grad[step * layers + layer],
+ * the L2 norm over every tensor named layers.LAYER.* (before clipping). */
+typedef struct {
+    const char *label; /* the panel's title: "Post-LN, no warm-up" */
+    size_t steps, layers;
+    const double *grad;
+} vp_layer_grad_map;
+
+/* The layers' gradient norms as colour maps, a panel per run (1 to
+ * VP_PLOT_MAX_PANELS), step across and layer up, one log colour scale for
+ * all. VP_EINVAL for no maps or too many, VP_ENOMEM. */
+vp_status vp_plot_layer_grads(const vp_layer_grad_map *maps, size_t n, vp_figure **out,
+                              vp_error *err);
+
 #endif

@@ -31,6 +31,10 @@ int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_
  * the error. */
 int read_sampling_options(const cli_args *args, vp_mc_options *mc);
 
+/* The threads an engine runs on by default: the cores online, at most
+ * VP_MC_MAX_THREADS. */
+size_t default_threads(void);
+
 /* Reads --width, --heads, --ffn-mult, --vocab, --batch, --tokens, --threads,
  * --norm, --norm-eps, --qk-norm, --init and --seed into fw. Returns EXIT_OK or
  * EXIT_USAGE after printing the error. */

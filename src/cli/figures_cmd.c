@@ -47,13 +47,16 @@ int run_figures(const cli_args *args)
     vp_error err;
     progress_line line;
     progress_line_init(&line, args);
-    opts.progress = progress_line_begin(&line, "figures");
-    const vp_status status = vp_figures_write_with(&opts, &err);
+    const int training = args->given[OPT_TRAINING];
+    opts.progress = progress_line_begin(&line, training ? "training figures" : "figures");
+    opts.threads = default_threads();
+    const vp_status status = training ? vp_training_figures_write(&opts, &err)
+                                      : vp_figures_write_with(&opts, &err);
     progress_line_end(&line);
     if (status != VP_OK)
         return cli_runtime_error("figures: %s", err.message);
     size_t n;
-    const vp_figure_info *list = vp_figures_list(&n);
+    const vp_figure_info *list = training ? vp_training_figures_list(&n) : vp_figures_list(&n);
     for (size_t i = 0; i < n; i++)
         printf("%s/%s.%s\n", outdir, list[i].name, formats[format]);
     for (size_t i = 0; scripts && i < n; i++)

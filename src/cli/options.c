@@ -188,6 +188,10 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_SAVE] = {"save", "FILE", CMD_TRAIN,
                   "write the trained weights as safetensors (the names --weights reads), "
                   "for one run; never replaces a file without --force"},
+    [OPT_TRAINING] = {"training", NULL, CMD_FIGURES,
+                      "instead, the seed's training claims: train-warmup, train-depth, "
+                      "train-lr and train-layers, from runs of its experiment (about a minute "
+                      "on two cores)"},
     [OPT_HELP] = {"help", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
                   "-h: print this help and exit; after a command, that command's alone"},
     [OPT_VERSION] = {"version", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,

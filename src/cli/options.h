@@ -92,6 +92,7 @@ typedef enum {
     OPT_TOKEN_STREAM,
     OPT_LAYER_STATS,
     OPT_SAVE,
+    OPT_TRAINING,
     OPT_HELP,
     OPT_VERSION,
     OPT_COUNT

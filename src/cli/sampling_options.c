@@ -4,7 +4,7 @@
 
 #include "commands.h"
 
-static size_t cores_online(void)
+size_t default_threads(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t n = cores >= 1 ? (size_t)cores : 1;
@@ -30,7 +30,7 @@ int read_sampling_options(const cli_args *args, vp_mc_options *mc)
 {
     static const char *const methods[] = {"reduced", "full", NULL};
     vp_mc_options_init(mc);
-    mc->threads = cores_online();
+    mc->threads = default_threads();
     int method = 0, rc;
     size_t seed = (size_t)mc->seed;
     if ((rc = read_norm(args, &mc->norm, &mc->eps)) != EXIT_OK ||
@@ -54,7 +54,7 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
 {
     static const char *const inits[] = {"gain", "torch", NULL};
     vp_forward_options_init(fw);
-    fw->threads = cores_online();
+    fw->threads = default_threads();
     int init = 0, rc;
     size_t seed = (size_t)fw->seed;
     if ((rc = read_norm(args, &fw->norm, &fw->eps)) != EXIT_OK ||

@@ -196,13 +196,18 @@ static void write_data(FILE *out, const vp_figure *figure)
                                                   : "# x y\n",
                   out);
             for (size_t k = 0; k < s->n; k++) {
-                if (!drawable(panel, s, k))
+                /* a colour map keeps its grid whole: an undrawable cell is
+                   NaN, which gnuplot leaves blank */
+                const int map = s->style == VP_SERIES_HEATMAP;
+                if (!drawable(panel, s, k) && !map)
                     continue;
                 fprintf(out, "%.17g %.17g", s->x[k], s->y[k]);
                 if (s->style == VP_SERIES_BAND)
                     fprintf(out, " %.17g %.17g", s->lo[k], s->hi[k]);
-                if (s->style == VP_SERIES_HEATMAP)
+                if (map && drawable(panel, s, k))
                     fprintf(out, " %.17g", s->z[k]);
+                else if (map)
+                    fputs(" NaN", out);
                 putc('\n', out);
             }
             fputs("EOD\n", out);
@@ -525,6 +530,8 @@ static vp_status write_colour_scale(FILE *out, const vp_figure *figure, const vp
           "set palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', "
           "4 '#fde725')\n"
           "set colorbox vertical user origin graph 1.02, graph 0 size graph 0.03, graph 1\n"
+          "set style fill solid 1 noborder\n" /* the bar's colours as the map's, not faded */
+          "set autoscale xfix\nset autoscale yfix\n" /* the axes end with the cells */
           "set cblabel ",
           out);
     vp_status status = plot_write_quoted(out, label, "a colour map's label", err);
@@ -658,8 +665,8 @@ vp_status plot_write_script_as(FILE *out, const vp_figure *figure, vp_plot_forma
         write_axes(out, panel, format);
         if (is_heatmap_panel(panel) && format != VP_PLOT_DUMB)
             status = write_colour_scale(out, figure, panel, err);
-        else
-            fputs("unset colorbox\n", out);
+        else if (has_heatmap(figure))
+            fputs("unset colorbox\nset style fill transparent solid 0.2 noborder\n", out);
         if (status != VP_OK || (status = write_markers(out, panel, format, err)) != VP_OK)
             return status;
         if (!panel->show_key)

@@ -108,6 +108,44 @@ static vp_status final_panel(vp_figure *figure, const vp_train_job *jobs, size_t
     return status;
 }
 
+vp_status vp_plot_layer_grads(const vp_layer_grad_map *maps, size_t n, vp_figure **out,
+                              vp_error *err)
+{
+    *out = NULL;
+    if (n == 0 || n > VP_PLOT_MAX_PANELS)
+        return vp_fail(err, VP_EINVAL, "%zu maps of layer gradients; a figure holds 1 to %d", n,
+                       VP_PLOT_MAX_PANELS);
+    vp_figure *figure = vp_figure_alloc("");
+    if (!figure)
+        return vp_fail(err, VP_ENOMEM, "no memory for a figure");
+    vp_status status = VP_OK;
+    for (size_t m = 0; m < n && status == VP_OK; m++) {
+        const vp_layer_grad_map *map = &maps[m];
+        vp_panel *panel;
+        vp_series *cells;
+        status = vp_figure_add_panel(figure, map->label, "step", "layer", 0, &panel, err);
+        if (status == VP_OK && map->steps * map->layers == 0)
+            status = vp_fail(err, VP_EINVAL, "map '%s' has no cells", map->label);
+        if (status == VP_OK) {
+            panel->show_key = 0;
+            status = vp_panel_add_series(panel, "gradient norm", 0, 1, VP_SERIES_HEATMAP,
+                                         map->steps * map->layers, &cells, err);
+        }
+        for (size_t s = 0; s < map->steps && status == VP_OK; s++)
+            for (size_t l = 0; l < map->layers && status == VP_OK; l++)
+                status = vp_series_add_cell(cells, (double)s, (double)l,
+                                            map->grad[s * map->layers + l], err);
+    }
+    if (status != VP_OK) {
+        vp_figure_free(figure);
+        return status;
+    }
+    for (size_t m = 0; m + 1 < n; m++) /* one x axis, named under the last panel */
+        figure->panels[m].x_label[0] = '\0';
+    *out = figure;
+    return VP_OK;
+}
+
 vp_status vp_plot_training(const vp_train_job *jobs, size_t n, vp_figure **out, vp_error *err)
 {
     *out = NULL;
