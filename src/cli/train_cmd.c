@@ -241,7 +241,6 @@ static int read_request(const cli_args *args, train_request *req)
     n->ffn_mult = 2;
     n->batch = 16;
     n->tokens = 12;
-    n->heads = args->given[OPT_HEADS] ? n->heads : 1;
     vp_train_options_init(&req->train);
     req->every = 100;
     if ((rc = read_placements(args, req)) != EXIT_OK || (rc = read_lists(args, req)) != EXIT_OK ||
@@ -249,6 +248,8 @@ static int read_request(const cli_args *args, train_request *req)
         (rc = read_format(args, req)) != EXIT_OK || (rc = read_weights(args, req)) != EXIT_OK ||
         (rc = read_stream(args, req)) != EXIT_OK)
         return rc;
+    if (!args->given[OPT_HEADS] && req->base.mlp_only)
+        n->heads = 1; /* no attention: any width */
     if (n->width % n->heads != 0)
         return cli_usage_error("--heads: %zu heads do not divide the width %zu", n->heads,
                                n->width);
