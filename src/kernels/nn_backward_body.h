@@ -226,13 +226,19 @@ static void attention_block_probs(float *p, float *ds, const float *qb, const fl
         const size_t t = t0 + r;
         float *pr = p + r * Tp, *dsr = ds + r * Tp;
         KERN_FN(kern_softmax)(pr, t + 1);
-        double sum = 0.0;
-        for (size_t s = 0; s <= t; s++)
-            sum += (double)pr[s] * dsr[s];
-        const float c = (float)sum;
+        /* lanes past t load 0: add nothing */
+        vd lo = vd_zero(), hi = vd_zero();
+        for (size_t s = 0; s <= t; s += W) {
+            const vf pv = vf_load_first(pr + s, t + 1 - s), dpv = vf_load_first(dsr + s, t + 1 - s);
+            lo = vd_fmadd(vf_widen_lo(pv), vf_widen_lo(dpv), lo);
+            hi = vd_fmadd(vf_widen_hi(pv), vf_widen_hi(dpv), hi);
+        }
+        const vf c = vf_set1((float)vd_hsum(vd_add(lo, hi)));
         /* dp becomes ds = p (dp - c) */
-        for (size_t s = 0; s <= t; s++)
-            dsr[s] = pr[s] * (dsr[s] - c);
+        for (size_t s = 0; s <= t; s += W) {
+            const vf dpv = vf_sub(vf_load_first(dsr + s, t + 1 - s), c);
+            vf_store_first(dsr + s, vf_mul(vf_load_first(pr + s, t + 1 - s), dpv), t + 1 - s);
+        }
         for (size_t s = t + 1; s < end; s++)
             pr[s] = dsr[s] = 0.0f;
     }
@@ -257,9 +263,9 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
     float *ob = qb + B * hd;
     for (size_t h = 0; h < H; h++) {
         const size_t col = h * hd;
-        attention_pack(kp, k + col, ld, T, Tp, hd);
-        attention_pack(vp, v + col, ld, T, Tp, hd);
         attention_copy_rows(kc, k + col, ld, T, hd);
+        attention_pack(kp, kc, hd, T, Tp, hd);
+        attention_pack(vp, v + col, ld, T, Tp, hd);
         for (size_t i = 0; i < T * hd; i++)
             dkc[i] = dvc[i] = 0.0f;
         for (size_t t0 = 0; t0 < T; t0 += B) {
