@@ -66,12 +66,13 @@ size_t fw_backward_floats(const fw_model *m, size_t rows)
 size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads)
 {
     /* the dW matmul takes up to all of W's rows in one task; the attention's
-       backward 2 T floats, T <= rows */
+       backward KERN_ATTENTION_BACKWARD_SCRATCH(T, hd) floats, T <= rows */
     const size_t w = widest(m);
     const size_t a = m->kernels->matmul_weight_grad_workspace_floats(rows, m->d, w);
     const size_t b = m->kernels->matmul_weight_grad_workspace_floats(rows, m->hidden, w);
+    const size_t att = KERN_ATTENTION_BACKWARD_SCRATCH(rows, m->head_dim);
     const size_t most = a > b ? a : b;
-    return threads * aligned((most > 2 * rows ? most : 2 * rows) + 32);
+    return threads * aligned((most > att ? most : att) + 32);
 }
 
 /* ---- per sub-block ---- */

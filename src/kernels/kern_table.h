@@ -36,6 +36,16 @@ enum {
     KERN_RESIDUAL_SUMS
 };
 
+/* The attention backward's query rows a block, and the scratch floats it
+   needs for T tokens and heads of hd, T rounded up to 32 keys (whole
+   vectors of either set's pairs): one head's k and v transposed, k's rows,
+   dk and dv (hd T each), the block's probabilities and ds (a block times
+   T each), its q and dout (a block times hd each). */
+#define KERN_ATTENTION_BACKWARD_BLOCK 16
+#define KERN_ATTENTION_BACKWARD_SCRATCH(T, hd)                                                     \
+    ((((size_t)(T) + 31) / 32 * 32) * (5 * (size_t)(hd) + 2 * KERN_ATTENTION_BACKWARD_BLOCK) +    \
+     2 * KERN_ATTENTION_BACKWARD_BLOCK * (size_t)(hd))
+
 typedef struct {
     /* ---- the matmul (matmul_ISA.c) ---- */
     /* Packed weights: w [m][k] (PyTorch's [out][in]) laid out as the
@@ -140,8 +150,10 @@ typedef struct {
     /* The backward of attention for one sequence (same q, k, v, ld, T, H,
        hd): given dout (stride ldo), writes dq, dk, dv (stride ldg) over the
        T rows and H * hd columns, recomputing each softmax as the forward
-       does. dk[s] and dv[s] sum over t >= s in t order. scratch holds 2 T
-       floats. dq, dk, dv must not overlap the inputs. */
+       does. dk[s] and dv[s] sum over t >= s in t order (the SIMD variants:
+       blocks of KERN_ATTENTION_BACKWARD_BLOCK rows summed apart, then
+       added in t order). scratch holds KERN_ATTENTION_BACKWARD_SCRATCH(T,
+       hd) floats. dq, dk, dv must not overlap the inputs. */
     void (*attention_backward)(float *dq, float *dk, float *dv, size_t ldg, const float *dout,
                                size_t ldo, const float *q, const float *k, const float *v,
                                size_t ld, size_t T, size_t H, size_t hd, float *scratch);

@@ -11,6 +11,7 @@
  * Contracts in kern_table.h. */
 #include <math.h>
 
+#include "kernels/kern_table.h"
 #include "kernels/kern_variants.h"
 #include "kernels/nn_backward_internal.h"
 #include "kernels/nn_internal.h"
@@ -135,25 +136,112 @@ void KERN_FN(kern_gelu_backward)(float *dx, const float *dy, const float *x, siz
     }
 }
 
-/* One head's columns j .. j + cols - 1 (cols <= W) for query t: dq_t =
-   scale sum_s ds_s k_s, and dk_s += scale ds_s q_t, dv_s += p_s dout_t for
-   s <= t. ds holds ds_s, p p_s. */
-static inline void attention_backward_columns(float *dqt, float *dk, float *dv, size_t ldg,
-                                              const float *qt, const float *dout_t, const float *k,
-                                              size_t ld, const float *p, const float *ds,
-                                              size_t len, size_t cols, float scale)
+static inline size_t att_min(size_t a, size_t b)
 {
-    const vf qv = vf_load_first(qt, cols), dov = vf_load_first(dout_t, cols);
-    const vf vscale = vf_set1(scale);
-    vf acc = vf_zero();
-    for (size_t s = 0; s < len; s++) {
-        vf dss = vf_set1(ds[s]);
-        acc = vf_fmadd(dss, vf_load_first(k + s * ld, cols), acc);
-        float *dks = dk + s * ldg, *dvs = dv + s * ldg;
-        vf_store_first(dks, vf_fmadd(vf_mul(dss, vscale), qv, vf_load_first(dks, cols)), cols);
-        vf_store_first(dvs, vf_fmadd(vf_set1(p[s]), dov, vf_load_first(dvs, cols)), cols);
+    return a < b ? a : b;
+}
+
+/* A register tile of a small matmul: c[i][j] = alpha sum_k a[i ar + k ak]
+   b[k ldb + j] for i < rows <= 4, j < cols <= 2 W, k < kn in order; add:
+   c[i][j] += that instead. Rows past rows repeat row 0's a (computed, not
+   stored); columns past cols load and store nothing. */
+static inline void attention_tile(float *c, size_t ldc, size_t rows, size_t cols, int add,
+                                  float alpha, const float *a, size_t ar, size_t ak,
+                                  const float *b, size_t ldb, size_t kn)
+{
+    const float *a0 = a, *a1 = a + (rows > 1 ? ar : 0);
+    const float *a2 = a + (rows > 2 ? 2 * ar : 0), *a3 = a + (rows > 3 ? 3 * ar : 0);
+    const size_t c1 = cols > W ? cols - W : 0;
+    vf x00 = vf_zero(), x01 = vf_zero(), x10 = vf_zero(), x11 = vf_zero();
+    vf x20 = vf_zero(), x21 = vf_zero(), x30 = vf_zero(), x31 = vf_zero();
+    for (size_t k = 0; k < kn; k++) {
+        const float *bk = b + k * ldb;
+        const vf b0 = vf_load_first(bk, cols), b1 = vf_load_first(bk + W, c1);
+        const size_t ka = k * ak;
+        vf s = vf_set1(a0[ka]);
+        x00 = vf_fmadd(s, b0, x00), x01 = vf_fmadd(s, b1, x01);
+        s = vf_set1(a1[ka]);
+        x10 = vf_fmadd(s, b0, x10), x11 = vf_fmadd(s, b1, x11);
+        s = vf_set1(a2[ka]);
+        x20 = vf_fmadd(s, b0, x20), x21 = vf_fmadd(s, b1, x21);
+        s = vf_set1(a3[ka]);
+        x30 = vf_fmadd(s, b0, x30), x31 = vf_fmadd(s, b1, x31);
     }
-    vf_store_first(dqt, vf_mul(acc, vscale), cols);
+    const vf x[4][2] = {{x00, x01}, {x10, x11}, {x20, x21}, {x30, x31}};
+    const vf va = vf_set1(alpha);
+    for (size_t i = 0; i < rows; i++) {
+        float *ci = c + i * ldc;
+        if (add) {
+            vf_store_first(ci, vf_fmadd(x[i][0], va, vf_load_first(ci, cols)), cols);
+            if (c1 > 0)
+                vf_store_first(ci + W, vf_fmadd(x[i][1], va, vf_load_first(ci + W, c1)), c1);
+        } else {
+            vf_store_first(ci, vf_mul(x[i][0], va), cols);
+            if (c1 > 0)
+                vf_store_first(ci + W, vf_mul(x[i][1], va), c1);
+        }
+    }
+}
+
+/* One head's columns of k (or v), transposed into panels of 2 W keys:
+   panel[j][s] = k[s0 + s][j], zeros past T (Tp, T rounded up). */
+static void attention_pack(float *panels, const float *k, size_t ld, size_t T, size_t Tp,
+                           size_t hd)
+{
+    for (size_t s0 = 0; s0 < Tp; s0 += 2 * W) {
+        float *panel = panels + s0 * hd;
+        for (size_t s = 0; s < 2 * W; s++)
+            for (size_t j = 0; j < hd; j++)
+                panel[j * 2 * W + s] = s0 + s < T ? k[(s0 + s) * ld + j] : 0.0f;
+    }
+}
+
+/* rows rows of hd floats, from stride ld to stride hd */
+static void attention_copy_rows(float *dst, const float *src, size_t ld, size_t rows, size_t hd)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < hd; j += W)
+            vf_store_first(dst + r * hd + j, vf_load_first(src + r * ld + j, hd - j), hd - j);
+}
+
+/* For query rows t0 .. t0 + rows - 1 (rows <= the block) of one head, q
+   and dout of the block packed (stride hd): p and ds (rows of Tp) from the
+   packed k and v, as the scalar kernel makes them; zeros past each row's
+   key t up to the block's last. */
+static void attention_block_probs(float *p, float *ds, const float *qb, const float *ob,
+                                  const float *kp, const float *vp, size_t t0, size_t rows,
+                                  size_t Tp, size_t hd, float scale)
+{
+    for (size_t r0 = 0; r0 < rows; r0 += 4) {
+        const size_t nr = att_min(4, rows - r0), keys = t0 + r0 + nr;
+        for (size_t s0 = 0; s0 < keys; s0 += 2 * W) {
+            attention_tile(p + r0 * Tp + s0, Tp, nr, 2 * W, 0, scale, qb + r0 * hd, hd, 1,
+                           kp + s0 * hd, 2 * W, hd);
+            attention_tile(ds + r0 * Tp + s0, Tp, nr, 2 * W, 0, 1.0f, ob + r0 * hd, hd, 1,
+                           vp + s0 * hd, 2 * W, hd);
+        }
+    }
+    const size_t end = t0 + rows;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t t = t0 + r;
+        float *pr = p + r * Tp, *dsr = ds + r * Tp;
+        KERN_FN(kern_softmax)(pr, t + 1);
+        /* lanes past t load 0: add nothing */
+        vd lo = vd_zero(), hi = vd_zero();
+        for (size_t s = 0; s <= t; s += W) {
+            const vf pv = vf_load_first(pr + s, t + 1 - s), dpv = vf_load_first(dsr + s, t + 1 - s);
+            lo = vd_fmadd(vf_widen_lo(pv), vf_widen_lo(dpv), lo);
+            hi = vd_fmadd(vf_widen_hi(pv), vf_widen_hi(dpv), hi);
+        }
+        const vf c = vf_set1((float)vd_hsum(vd_add(lo, hi)));
+        /* dp becomes ds = p (dp - c) */
+        for (size_t s = 0; s <= t; s += W) {
+            const vf dpv = vf_sub(vf_load_first(dsr + s, t + 1 - s), c);
+            vf_store_first(dsr + s, vf_mul(vf_load_first(pr + s, t + 1 - s), dpv), t + 1 - s);
+        }
+        for (size_t s = t + 1; s < end; s++)
+            pr[s] = dsr[s] = 0.0f;
+    }
 }
 
 void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ldg,
@@ -162,35 +250,53 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
                                       float *scratch)
 {
     // q, k, v: (T, H * hd) stride ld; dout: stride ldo; dq, dk, dv: stride ldg;
-    // scratch: (2 T)
-    float scale = (float)(1.0 / sqrt((double)hd));
-    float *p = scratch, *dp = scratch + T;
+    // scratch: KERN_ATTENTION_BACKWARD_SCRATCH(T, hd)
+    /* Per head, blocks of query rows as small matmuls: p and dp of the
+       block against the packed k and v, then dq = ds k, dk += ds^T q and
+       dv += p^T dout, over register tiles of 4 rows by 2 W columns. The
+       head's rows are copied to stride hd, dk and dv summed there: rows
+       of stride ld (a multiple of 4 KiB) would share a few cache sets. */
+    const float scale = (float)(1.0 / sqrt((double)hd));
+    const size_t B = KERN_ATTENTION_BACKWARD_BLOCK, Tp = (T + 31) / 32 * 32;
+    float *kp = scratch, *vp = kp + hd * Tp, *kc = vp + hd * Tp, *dkc = kc + hd * Tp;
+    float *dvc = dkc + hd * Tp, *p = dvc + hd * Tp, *ds = p + B * Tp, *qb = ds + B * Tp;
+    float *ob = qb + B * hd;
     for (size_t h = 0; h < H; h++) {
         const size_t col = h * hd;
+        attention_copy_rows(kc, k + col, ld, T, hd);
+        attention_pack(kp, kc, hd, T, Tp, hd);
+        attention_pack(vp, v + col, ld, T, Tp, hd);
+        for (size_t i = 0; i < T * hd; i++)
+            dkc[i] = dvc[i] = 0.0f;
+        for (size_t t0 = 0; t0 < T; t0 += B) {
+            const size_t rows = att_min(B, T - t0), keys = t0 + rows;
+            attention_copy_rows(qb, q + t0 * ld + col, ld, rows, hd);
+            attention_copy_rows(ob, dout + t0 * ldo + col, ldo, rows, hd);
+            attention_block_probs(p, ds, qb, ob, kp, vp, t0, rows, Tp, hd, scale);
+            for (size_t r0 = 0; r0 < rows; r0 += 4)
+                for (size_t j = 0; j < hd; j += 2 * W)
+                    attention_tile(dq + (t0 + r0) * ldg + col + j, ldg, att_min(4, rows - r0),
+                                   att_min(2 * W, hd - j), 0, scale, ds + r0 * Tp, Tp, 1, kc + j,
+                                   hd, t0 + att_min(r0 + 4, rows));
+            /* key s meets rows t >= s only: the block's rows from s0 - t0 */
+            for (size_t s0 = 0; s0 < keys; s0 += 4) {
+                const size_t r0 = s0 > t0 ? s0 - t0 : 0, nk = att_min(4, keys - s0);
+                for (size_t j = 0; j < hd; j += 2 * W) {
+                    const size_t cols = att_min(2 * W, hd - j);
+                    attention_tile(dkc + s0 * hd + j, hd, nk, cols, 1, scale, ds + r0 * Tp + s0, 1,
+                                   Tp, qb + r0 * hd + j, hd, rows - r0);
+                    attention_tile(dvc + s0 * hd + j, hd, nk, cols, 1, 1.0f, p + r0 * Tp + s0, 1,
+                                   Tp, ob + r0 * hd + j, hd, rows - r0);
+                }
+            }
+        }
         for (size_t t = 0; t < T; t++)
             for (size_t j = 0; j < hd; j += W) {
-                vf_store_first(dk + t * ldg + col + j, vf_zero(), hd - j);
-                vf_store_first(dv + t * ldg + col + j, vf_zero(), hd - j);
+                vf_store_first(dk + t * ldg + col + j, vf_load_first(dkc + t * hd + j, hd - j),
+                               hd - j);
+                vf_store_first(dv + t * ldg + col + j, vf_load_first(dvc + t * hd + j, hd - j),
+                               hd - j);
             }
-        for (size_t t = 0; t < T; t++) {
-            const float *qt = q + t * ld + col, *dout_t = dout + t * ldo + col;
-            for (size_t s = 0; s <= t; s++)
-                p[s] = dot(qt, k + s * ld + col, hd) * scale;
-            KERN_FN(kern_softmax)(p, t + 1);
-            double sum = 0.0;
-            for (size_t s = 0; s <= t; s++) {
-                dp[s] = dot(dout_t, v + s * ld + col, hd);
-                sum += (double)p[s] * dp[s];
-            }
-            const float c = (float)sum;
-            /* dp becomes ds = p (dp - c) */
-            for (size_t s = 0; s <= t; s++)
-                dp[s] = p[s] * (dp[s] - c);
-            for (size_t j = 0; j < hd; j += W)
-                attention_backward_columns(dq + t * ldg + col + j, dk + col + j, dv + col + j, ldg,
-                                           qt + j, dout_t + j, k + col + j, ld, p, dp, t + 1,
-                                           hd - j < W ? hd - j : W, scale);
-        }
     }
 }
 

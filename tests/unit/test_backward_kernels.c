@@ -3,8 +3,9 @@
  * reference against central finite differences of double-precision
  * forwards written here, every SIMD variant this CPU supports against the
  * scalar one, and the parameters' gradients the same bits however their
- * columns are split. Odd shapes: widths 1, 7, 17, 100, one row, T = 1,
- * hd = 16, 17 and 64. Each kernel is called by name (kern_variants.h).
+ * columns are split. Odd shapes: widths 1, 7, 17, 100, one row, T = 1
+ * and 40 (three blocks of query rows), hd = 16, 17, 33 and 64. Each kernel
+ * is called by name (kern_variants.h).
  *
  * Finite differences: L(x) = sum r .* f(x) with r the kernel's dy, in
  * double, step H_FD; their own error (h^2 f''' and 1e-16 |L| / h) is below
@@ -21,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "kernels/kern_table.h"
 #include "kernels/kern_variants.h"
 #include "varprof/isa.h"
 
@@ -449,7 +451,7 @@ static void gelu_matches_differences_and_scalar(void **state)
 
 /* ---- attention ---- */
 
-static const size_t ATTENTION_SHAPES[][3] = {{1, 1, 16}, {7, 2, 16}, {5, 1, 64}, {19, 2, 17}};
+static const size_t ATTENTION_SHAPES[][3] = {{1, 1, 16}, {7, 2, 16}, {5, 1, 64}, {19, 2, 17}, {40, 1, 33}};
 
 /* dq, dk, dv of sum dout .* attention(q, k, v) by central differences. */
 static void attention_fd(double *dq, double *dk, double *dv, const float *dout, const float *q,
@@ -503,7 +505,7 @@ static void attention_matches_differences_and_scalar(void **state)
             if (!vp_isa_supported((vp_isa)isa))
                 continue;
             /* rows of stride ldg, the padding untouched */
-            float *g = new_floats(3 * T * ldg), *scratch = new_floats(2 * T);
+            float *g = new_floats(3 * T * ldg), *scratch = new_floats(KERN_ATTENTION_BACKWARD_SCRATCH(T, hd));
             for (size_t i = 0; i < 3 * T * ldg; i++)
                 g[i] = -7.0f;
             VARIANTS[isa].attention_backward(g, g + T * ldg, g + 2 * T * ldg, ldg, dout, ld, q, k,
