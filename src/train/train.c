@@ -176,7 +176,7 @@ static void update(trainer *tr, const vp_train_options *o, size_t step, double l
         param *p = &tr->params[i];
         if (o->on_tensor)
             memcpy(before, p->data, p->n * sizeof(float));
-        adam_update(p->data, p->m, p->v, p->grad, p->n, &s);
+        adam_update(tr->model->kernels, p->data, p->m, p->v, p->grad, p->n, &s);
         if (o->on_tensor) {
             const vp_train_tensor t = {step, p->name, p->grad_norm, sqrt(square_sum(before, p->n)),
                                        sqrt(update_square_sum(p->data, before, p->n))};
