@@ -242,15 +242,16 @@ static double sub_block_backward(fw_bw *b, size_t k)
     }
     const float *h = s->h ? s->h : s->x_in;
     /* weight_grad: RMS(dL/do) RMS(h) of each branch's last projection */
-    const double rms_df = rms(b, df, n);
+    const int measured = !r->no_weight_grad;
+    const double rms_df = measured ? rms(b, df, n) : NAN;
     double wg2 = 0.0;
     if (mlp) {
-        const double wg = rms_df * rms(b, s->hid, r->rows * m->hidden);
+        const double wg = measured ? rms_df * rms(b, s->hid, r->rows * m->hidden) : NAN;
         wg2 += wg * wg;
         mlp_backward(b, b->dh, layer, s, h, df, prefix, l);
     }
     if (attn) {
-        const double wg = rms_df * rms(b, s->att, n);
+        const double wg = measured ? rms_df * rms(b, s->att, n) : NAN;
         wg2 += wg * wg;
         /* a parallel block sums the attention's share apart, then adds it:
            mlp + (q + k + v), the order its gradients were always summed in */
@@ -332,7 +333,8 @@ void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile)
     for (size_t k = K; finite && k >= 1; k--) {
         profile->rows[k].weight_grad = sub_block_backward(&b, k);
         progress_meter_add(r->meter, 1);
-        if (!(finite = measure(&b, profile, k - 1) && isfinite(profile->rows[k].weight_grad)))
+        if (!(finite = measure(&b, profile, k - 1) &&
+                       (r->no_weight_grad || isfinite(profile->rows[k].weight_grad))))
             overflowed(profile, k);
     }
     if (finite)

@@ -420,6 +420,7 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->saved = ws->saved;
     r->backward_block = ws->backward_block;
     r->backward_thread_ws = ws->backward_thread_ws;
+    r->no_weight_grad = ws->no_weight_grad;
     r->x = p, p += block;
     r->c = p, p += block;
     r->h = p, p += block;

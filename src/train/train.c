@@ -309,6 +309,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     if (status == VP_OK)
         status = fw_workspace_create(m, fo->batch, fo->tokens, fo->threads, &ws, err);
     if (status == VP_OK) {
+        fw_workspace_skip_weight_grad(ws); /* no profile rows are read */
         train_successors(next, fo->vocab, fo->seed);
         fw_set_header(profile, cfg, fo);
     }
