@@ -123,14 +123,14 @@ vp_status vp_schedule_parse(const char *name, vp_schedule *out, vp_error *err);
  * negative or NaN decay or clip norm, a token stream of fewer steps than the
  * run or with an id not below the vocabulary (naming its step, row and
  * column); and whatever vp_forward_check refuses in the network's options. */
-vp_status vp_train_check(const vp_config *cfg, const vp_forward_options *network,
+vp_status vp_train_check(const vp_config *given, const vp_forward_options *network,
                          const vp_train_options *options, vp_error *err);
 
-/* Trains the network of cfg and `network` (weights drawn as network->init
+/* Trains the network of the config `given` and `network` (weights drawn as network->init
  * says, or loaded from network->weights; its loss and gradient callback are
  * the trainer's own) and fills *out. Fails as vp_train_check does, with
  * VP_ENOMEM or VP_ETHREAD; a divergence is not a failure. */
-vp_status vp_train(const vp_config *cfg, const vp_forward_options *network,
+vp_status vp_train(const vp_config *given, const vp_forward_options *network,
                    const vp_train_options *options, vp_train_result **out, vp_error *err);
 
 void vp_train_result_free(vp_train_result *result);

@@ -1,6 +1,7 @@
 /* Training runs as text, CSV and JSON (include/varprof/train_output.h). */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,22 +33,32 @@ static varying what_varies(const vp_train_job *jobs, size_t n)
     return v;
 }
 
+/* label[*used..] += the formatted text, within size */
+static void __attribute__((format(printf, 4, 5)))
+append(char *label, size_t size, size_t *used, const char *format, ...)
+{
+    if (*used >= size)
+        return;
+    va_list ap;
+    va_start(ap, format);
+    const int n = vsnprintf(label + *used, size - *used, format, ap);
+    va_end(ap);
+    if (n > 0)
+        *used += (size_t)n;
+}
+
 static void label_of(char *label, size_t size, const vp_train_job *job, varying v)
 {
-    size_t used = (size_t)snprintf(label, size, "%s",
-                                   vp_placement_traits_of(job->config.placement)->name);
-#define ADD(...)                                                                                   \
-    if (used < size)                                                                               \
-    used += (size_t)snprintf(label + used, size - used, __VA_ARGS__)
+    size_t used = 0;
+    append(label, size, &used, "%s", vp_placement_traits_of(job->config.placement)->name);
     if (v.layers)
-        ADD(" L=%zu", job->config.layers);
+        append(label, size, &used, " L=%zu", job->config.layers);
     if (v.lr)
-        ADD(" lr=%g", job->train.lr);
+        append(label, size, &used, " lr=%g", job->train.lr);
     if (v.warmup)
-        ADD(" warmup=%zu", job->train.warmup);
+        append(label, size, &used, " warmup=%zu", job->train.warmup);
     if (v.seed)
-        ADD(" seed=%llu", job->network.seed);
-#undef ADD
+        append(label, size, &used, " seed=%llu", job->network.seed);
 }
 
 /* Two lines (three with decay or clipping), each within 80 columns. */

@@ -193,6 +193,8 @@ static vp_status keep_weights(const trainer *tr, vp_train_result *res, vp_error 
     size_t floats = 0;
     for (size_t i = 0; i < tr->count; i++)
         floats += tr->params[i].n;
+    if (tr->count == 0 || floats == 0)
+        return vp_fail(err, VP_EINVAL, "the network has no weights to keep");
     res->weights = calloc(tr->count, sizeof *res->weights);
     res->weight_names = malloc(tr->count * FW_TENSOR_NAME_MAX);
     res->weight_data = malloc(floats * sizeof(float));
@@ -297,7 +299,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     unsigned *ids = malloc(per_step * sizeof *ids);
     uint32_t *next = malloc(fo->vocab * sizeof *next);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));
-    size_t biggest = 0;
+    size_t biggest = 1; /* never malloc(0), which may return NULL */
     for (size_t i = 0; i < tr->count; i++)
         biggest = tr->params[i].n > biggest ? tr->params[i].n : biggest;
     float *before = o->on_tensor ? malloc(biggest * sizeof *before) : NULL;
