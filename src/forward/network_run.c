@@ -164,35 +164,127 @@ typedef struct {
     double alpha;
 } update_job;
 
+/* The elementwise loops of normalise_row go LANES at a time, a count gcc
+   -O2 vectorises (its cheap cost model takes no loop of unknown count),
+   then one at a time; each element is the same double operation either
+   way. The row's sums stay one at a time, in order. */
+#define LANES 8
+
+/* x = (float)(alpha x + o) */
+static void add_scaled(float *restrict x, const float *restrict o, size_t d, double alpha)
+{
+    size_t i = 0;
+    for (; i + LANES <= d; i += LANES)
+        for (size_t j = 0; j < LANES; j++)
+            x[i + j] = (float)(alpha * x[i + j] + o[i + j]);
+    for (; i < d; i++)
+        x[i] = (float)(alpha * x[i] + o[i]);
+}
+
+/* x = (x - mean) inv weight + bias (bias NULL: + 0), in double */
+static void norm_apply(float *restrict x, const float *restrict weight, const float *restrict bias,
+                       size_t d, double mean, double inv)
+{
+    size_t i = 0;
+    if (bias) {
+        for (; i + LANES <= d; i += LANES)
+            for (size_t j = 0; j < LANES; j++)
+                x[i + j] = (float)((x[i + j] - mean) * inv * weight[i + j] + bias[i + j]);
+        for (; i < d; i++)
+            x[i] = (float)((x[i] - mean) * inv * weight[i] + bias[i]);
+        return;
+    }
+    for (; i + LANES <= d; i += LANES)
+        for (size_t j = 0; j < LANES; j++)
+            x[i + j] = (float)((x[i + j] - mean) * inv * weight[i + j] + 0.0);
+    for (; i < d; i++)
+        x[i] = (float)((x[i] - mean) * inv * weight[i] + 0.0);
+}
+
+/* c = (alpha c - c_mean) inv weight, in double */
+static void centre_scale(float *restrict c, const float *restrict weight, size_t d, double alpha,
+                         double c_mean, double inv)
+{
+    size_t i = 0;
+    for (; i + LANES <= d; i += LANES)
+        for (size_t j = 0; j < LANES; j++)
+            c[i + j] = (float)((alpha * c[i + j] - c_mean) * inv * weight[i + j]);
+    for (; i < d; i++)
+        c[i] = (float)((alpha * c[i] - c_mean) * inv * weight[i]);
+}
+
+/* sum[k] = sum_i x[k][i] and c_sum[k] = sum_i alpha c[k][i] over n rows of
+   d, each in i order; inlined with n constant, the sums stay in registers */
+static inline __attribute__((always_inline)) void
+row_sums(double *restrict sum, double *restrict c_sum, const float *restrict x,
+         const float *restrict c, size_t d, size_t n, double alpha)
+{
+    double s_x[GROUP_ROWS] = {0}, s_c[GROUP_ROWS] = {0};
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k < n; k++) {
+            s_x[k] += x[k * d + i];
+            s_c[k] += alpha * c[k * d + i];
+        }
+    for (size_t k = 0; k < n; k++) {
+        sum[k] = s_x[k];
+        c_sum[k] = s_c[k];
+    }
+}
+
+/* ms[k] = sum_i (x[k][i] - mean[k])^2, in i order */
+static inline __attribute__((always_inline)) void
+row_square_sums(double *restrict ms, const float *restrict x, const double *restrict mean, size_t d,
+                size_t n)
+{
+    double s[GROUP_ROWS] = {0}, m[GROUP_ROWS];
+    for (size_t k = 0; k < n; k++)
+        m[k] = mean[k];
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k < n; k++)
+            s[k] += (x[k * d + i] - m[k]) * (x[k * d + i] - m[k]);
+    for (size_t k = 0; k < n; k++)
+        ms[k] = s[k];
+}
+
 /* Post-LN and DeepNorm: x = norm(alpha x + o), and the identity-path part c
-   sees the same centring and the same division, at the stream's statistics. */
-static void normalise_row(const update_job *j, size_t row, double *s)
+   sees the same centring and the same division, at the stream's statistics.
+   The n rows (at most GROUP_ROWS) from `first` go together: each row's sums
+   in coordinate order as one row alone would make them, the rows' chains of
+   dependent adds side by side rather than one after the other. */
+static void normalise_rows(const update_job *j, size_t first, size_t n, double *s)
 {
     const fw_run *r = j->run;
     const size_t d = r->m->d;
-    float *x = r->x + row * d, *c = r->c + row * d;
-    const float *o = j->o + row * d;
+    float *x[GROUP_ROWS], *c[GROUP_ROWS];
     const double alpha = j->alpha;
-    for (size_t i = 0; i < d; i++)
-        x[i] = (float)(alpha * x[i] + o[i]);
-    const fw_norm *n = j->stream_norm;
     const int layernorm = r->m->norm == VP_NORM_LAYERNORM;
-    double sum = 0.0, c_sum = 0.0, ms = 0.0;
-    for (size_t i = 0; i < d; i++) {
-        sum += x[i];
-        c_sum += alpha * c[i];
+    double sum[GROUP_ROWS] = {0}, c_sum[GROUP_ROWS] = {0}, ms[GROUP_ROWS] = {0};
+    double mean[GROUP_ROWS], c_mean[GROUP_ROWS];
+    for (size_t k = 0; k < n; k++) {
+        x[k] = r->x + (first + k) * d;
+        c[k] = r->c + (first + k) * d;
+        add_scaled(x[k], j->o + (first + k) * d, d, alpha);
     }
-    const double mean = layernorm ? sum / (double)d : 0.0;
-    const double c_mean = layernorm ? c_sum / (double)d : 0.0;
-    for (size_t i = 0; i < d; i++)
-        ms += (x[i] - mean) * (x[i] - mean);
-    const double inv = 1.0 / sqrt(ms / (double)d + r->m->eps);
-    for (size_t i = 0; i < d; i++) {
-        x[i] = (float)((x[i] - mean) * inv * n->weight[i] + (n->bias ? n->bias[i] : 0.0f));
-        c[i] = (float)((alpha * c[i] - c_mean) * inv * n->weight[i]);
+    if (n == GROUP_ROWS)
+        row_sums(sum, c_sum, r->x + first * d, r->c + first * d, d, GROUP_ROWS, alpha);
+    else
+        row_sums(sum, c_sum, r->x + first * d, r->c + first * d, d, n, alpha);
+    for (size_t k = 0; k < n; k++) {
+        mean[k] = layernorm ? sum[k] / (double)d : 0.0;
+        c_mean[k] = layernorm ? c_sum[k] / (double)d : 0.0;
     }
-    s[S_XX] += r->m->kernels->square_sum(x, d);
-    s[S_CC] += r->m->kernels->square_sum(c, d);
+    if (n == GROUP_ROWS)
+        row_square_sums(ms, r->x + first * d, mean, d, GROUP_ROWS);
+    else
+        row_square_sums(ms, r->x + first * d, mean, d, n);
+    const fw_norm *norm = j->stream_norm;
+    for (size_t k = 0; k < n; k++) {
+        const double inv = 1.0 / sqrt(ms[k] / (double)d + r->m->eps);
+        norm_apply(x[k], norm->weight, norm->bias, d, mean[k], inv);
+        centre_scale(c[k], norm->weight, d, alpha, c_mean[k], inv);
+        s[S_XX] += r->m->kernels->square_sum(x[k], d);
+        s[S_CC] += r->m->kernels->square_sum(c[k], d);
+    }
 }
 
 /* The branch's sums, then x + o (the float sum, as PyTorch adds: c is
@@ -213,8 +305,7 @@ static void update_task(void *ctx, size_t task, size_t thread)
                                 s);
         if (j->stream_norm) {
             s[S_XX] = s[S_CC] = 0.0;
-            for (size_t row = first; row < first + n; row++)
-                normalise_row(j, row, s);
+            normalise_rows(j, first, n, s);
         }
     }
 }
@@ -375,6 +466,7 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->saved = ws->saved;
     r->backward_block = ws->backward_block;
     r->backward_thread_ws = ws->backward_thread_ws;
+    r->no_weight_grad = ws->no_weight_grad;
     r->x = p, p += block;
     r->c = p, p += block;
     r->h = p, p += block;

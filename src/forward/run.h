@@ -37,6 +37,7 @@ typedef struct {
                         (x_in the stream x_K, h the head's input) */
     float *backward_block;       /* with a backward: fw_backward_floats */
     float **backward_thread_ws;  /* per thread: fw_backward_thread_floats of one */
+    int no_weight_grad; /* the workspace's: the backward skips weight_grad (NaN) */
 } fw_run;
 
 /* What fw_workspace_create makes; fw_run_network points a run at it. */
@@ -52,6 +53,7 @@ struct fw_workspace {
     fw_saved *saved; /* [sub_blocks + 2] */
     float *backward_block, *backward_thread_block;
     float **backward_thread_ws; /* [threads] into backward_thread_block */
+    int no_weight_grad;         /* fw_workspace_skip_weight_grad */
 };
 
 /* Floats of the forward's activations at `rows` rows; of each thread's

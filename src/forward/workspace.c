@@ -111,6 +111,11 @@ vp_status fw_workspace_create(const fw_model *m, size_t batch, size_t tokens, si
     return VP_OK;
 }
 
+void fw_workspace_skip_weight_grad(fw_workspace *ws)
+{
+    ws->no_weight_grad = 1;
+}
+
 void fw_workspace_free(fw_workspace *ws)
 {
     if (!ws)

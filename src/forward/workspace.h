@@ -19,6 +19,13 @@
 vp_status fw_workspace_create(const fw_model *m, size_t batch, size_t tokens, size_t threads,
                               fw_workspace **out, vp_error *err);
 
+/* Runs on ws skip the backward's weight_grad figure (two square sums per
+ * sub-block over the branch's output gradient and its last projection's
+ * input), for a caller that reads only the loss and the gradients (a
+ * trainer): each row's weight_grad is NaN, the overflow checks rest on
+ * grad_var and the loss alone. Everything else is unchanged. */
+void fw_workspace_skip_weight_grad(fw_workspace *ws);
+
 /* Stops the pool's threads and frees every buffer; NULL is allowed. */
 void fw_workspace_free(fw_workspace *ws);
 

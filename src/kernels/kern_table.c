@@ -23,7 +23,8 @@
         .cross_entropy = kern_cross_entropy_##ISA,                                                 \
         .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \
         .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
-        .square_sum = kern_square_sum_##ISA, .gauss_fill = kern_gauss_fill_##ISA,                  \
+        .square_sum = kern_square_sum_##ISA, .adam = kern_adam_##ISA,                              \
+        .gauss_fill = kern_gauss_fill_##ISA,                                                       \
         .mc_noise_sums = kern_mc_noise_sums_##ISA, .mc_add_branch = kern_mc_add_branch_##ISA,      \
         .mc_add_and_normalise = kern_mc_add_and_normalise_##ISA,                                   \
     }

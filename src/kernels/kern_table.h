@@ -46,6 +46,13 @@ enum {
     ((((size_t)(T) + 31) / 32 * 32) * (5 * (size_t)(hd) + 2 * KERN_ATTENTION_BACKWARD_BLOCK) +    \
      2 * KERN_ATTENTION_BACKWARD_BLOCK * (size_t)(hd))
 
+/* One Adam step's constants, each a float as PyTorch's kernels see them
+   (src/train/adam.c makes them): decay 1 when there is no weight decay,
+   step_size = -lr / (1 - beta1^t). */
+typedef struct {
+    float decay, beta1, one_minus_beta1, beta2, one_minus_beta2, correction2_sqrt, eps, step_size;
+} kern_adam_step;
+
 typedef struct {
     /* ---- the matmul (matmul_ISA.c) ---- */
     /* Packed weights: w [m][k] (PyTorch's [out][in]) laid out as the
@@ -180,6 +187,14 @@ typedef struct {
        added in one fixed order, so every variant gives the scalar one's
        bits. */
     double (*square_sum)(const float *v, size_t n);
+
+    /* ---- the optimiser (adam_ISA.c) ---- */
+    /* Adam over n floats, in torch.optim.Adam's order of float operations:
+       p *= decay; m = m beta1 + (1 - beta1) g; v = v beta2 + (1 - beta2) g g;
+       p += step_size (m / (sqrt(v) / correction2_sqrt + eps)). p, m, v, g
+       must not overlap. Nothing fused: every variant gives the scalar
+       one's bits. */
+    void (*adam)(float *p, float *m, float *v, const float *g, size_t n, const kern_adam_step *s);
 
     /* ---- the Gaussian generator (gauss_ISA.c) ---- */
     /* vp_gauss_fill's contract (include/varprof/gauss.h); every variant

@@ -125,6 +125,28 @@ static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const
     }
 }
 
+/* One row of a panel: valid floats from src, zeros to nr. The tiles' own
+   widths copy with a constant size, which gcc inlines as vector moves; a
+   call of memcpy and one of memset per row cost more than the copy. */
+static inline void matmul_copy_panel_row(float *dst, const float *src, size_t valid, size_t nr)
+{
+    switch (valid) {
+    case 16:
+        memcpy(dst, src, 16 * sizeof *dst);
+        break;
+    case 48:
+        memcpy(dst, src, 48 * sizeof *dst);
+        break;
+    case 64:
+        memcpy(dst, src, 64 * sizeof *dst);
+        break;
+    default:
+        memcpy(dst, src, valid * sizeof *dst);
+    }
+    if (valid < nr)
+        memset(dst + valid, 0, (nr - valid) * sizeof *dst);
+}
+
 /* The same layout from wt = w^T, [k][m] with row stride ldwt: each panel
    row's nr values are consecutive in wt, a copy rather than a gather. */
 static inline void matmul_pack_wt(const matmul_blocking *bk, float *packed, const float *wt,
@@ -136,10 +158,8 @@ static inline void matmul_pack_wt(const matmul_blocking *bk, float *packed, cons
         for (size_t jr = 0; jr < mpad; jr += nr) {
             float *panel = packed + pc * mpad + jr * kc;
             size_t valid = jr < m ? matmul_min(nr, m - jr) : 0;
-            for (size_t p = 0; p < kc; p++) {
-                memcpy(panel + p * nr, wt + (pc + p) * ldwt + jr, valid * sizeof *panel);
-                memset(panel + p * nr + valid, 0, (nr - valid) * sizeof *panel);
-            }
+            for (size_t p = 0; p < kc; p++)
+                matmul_copy_panel_row(panel + p * nr, wt + (pc + p) * ldwt + jr, valid, nr);
         }
     }
 }

@@ -5,12 +5,16 @@
 
 #include <stddef.h>
 
+#include "kernels/kern_table.h"
+
 typedef struct {
     double lr, beta1, beta2, eps, weight_decay;
     size_t step; /* 1 at the first update: the bias corrections' power */
 } adam_step;
 
-/* p, m, v, g: n floats each; m and v the moments, zero before step 1. */
-void adam_update(float *p, float *m, float *v, const float *g, size_t n, const adam_step *s);
+/* p, m, v, g: n floats each, not overlapping; m and v the moments, zero
+   before step 1; the loop kern's (kern_current() in a run). */
+void adam_update(const kern_table *kern, float *p, float *m, float *v, const float *g, size_t n,
+                 const adam_step *s);
 
 #endif

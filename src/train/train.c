@@ -20,6 +20,7 @@ typedef struct {
     size_t n;
     float *grad, *m, *v; /* [n] each */
     int received;        /* this step's gradient came */
+    double grad_square;  /* |grad|^2, summed as it came */
     double grad_norm;
 } param;
 
@@ -111,6 +112,9 @@ static void collect_grad(void *ctx, const vp_param_grad *g)
         const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
         if (n == p->n) {
             memcpy(p->grad, g->gradient, n * sizeof(float));
+            /* while the copy is in L1; the kernel's fixed lanes, the same
+               sum whatever the threads did */
+            p->grad_square = tr->model->kernels->square_sum(p->grad, n);
             p->received = 1;
         }
         tr->cursor = (size_t)(p - tr->params + 1) % tr->count;
@@ -120,18 +124,15 @@ static void collect_grad(void *ctx, const vp_param_grad *g)
 
 /* ---- one step ---- */
 
-/* The global L2 norm in double, tensor by tensor in the model's order: the
-   same sum whatever the threads did. */
+/* The global L2 norm in double: each tensor's |grad|^2 (collect_grad),
+   added in the model's order. */
 static double global_grad_norm(trainer *tr)
 {
     double total = 0.0;
     for (size_t i = 0; i < tr->count; i++) {
         param *p = &tr->params[i];
-        double sum = 0.0;
-        for (size_t j = 0; j < p->n; j++)
-            sum += (double)p->grad[j] * p->grad[j];
-        p->grad_norm = sqrt(sum);
-        total += sum;
+        p->grad_norm = sqrt(p->grad_square);
+        total += p->grad_square;
     }
     return sqrt(total);
 }
@@ -176,7 +177,7 @@ static void update(trainer *tr, const vp_train_options *o, size_t step, double l
         param *p = &tr->params[i];
         if (o->on_tensor)
             memcpy(before, p->data, p->n * sizeof(float));
-        adam_update(p->data, p->m, p->v, p->grad, p->n, &s);
+        adam_update(tr->model->kernels, p->data, p->m, p->v, p->grad, p->n, &s);
         if (o->on_tensor) {
             const vp_train_tensor t = {step, p->name, p->grad_norm, sqrt(square_sum(before, p->n)),
                                        sqrt(update_square_sum(p->data, before, p->n))};
@@ -311,6 +312,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     if (status == VP_OK)
         status = fw_workspace_create(m, fo->batch, fo->tokens, fo->threads, &ws, err);
     if (status == VP_OK) {
+        fw_workspace_skip_weight_grad(ws); /* no profile rows are read */
         train_successors(next, fo->vocab, fo->seed);
         fw_set_header(profile, cfg, fo);
     }

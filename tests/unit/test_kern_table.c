@@ -27,6 +27,7 @@ static void every_entry_is_set(const kern_table *t)
     assert_non_null(t->attention);
     assert_non_null(t->residual);
     assert_non_null(t->square_sum);
+    assert_non_null(t->adam);
     assert_non_null(t->gauss_fill);
     assert_non_null(t->mc_noise_sums);
     assert_non_null(t->mc_add_branch);

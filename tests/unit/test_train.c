@@ -341,7 +341,7 @@ static void adam_matches_the_formula_in_double(void **state)
         for (size_t i = 0; i < N; i++)
             g[i] = (float)(pd[i] * (1.0 + 0.1 * (double)i)); /* d/dp of sum c_i p_i^2 / 2 */
         const adam_step step = {lr, b1, b2, eps, wd, s};
-        adam_update(p, m, v, g, N, &step);
+        adam_update(kern_for(VP_ISA_SCALAR), p, m, v, g, N, &step);
         for (size_t i = 0; i < N; i++) {
             pd[i] *= 1.0 - lr * wd;
             md[i] = b1 * md[i] + (1.0 - b1) * g[i];
