@@ -115,23 +115,22 @@ static vp_status layers_figure(const vp_figures_options *opts, vp_error *err)
 {
     static const size_t warmups[] = {0, WARMUP_STEPS};
     static const char *const labels[] = {"Post-LN, no warm-up", "Post-LN, 100 steps of warm-up"};
+    enum { CELLS = SEED_STEPS * SEED_LAYERS };
+    double *grads = calloc(2 * CELLS, sizeof(double)); /* both runs' maps */
+    if (!grads)
+        return vp_fail(err, VP_ENOMEM, "no memory for the layers' gradient norms");
     vp_train_job jobs[2];
     layer_sums sums[2];
-    vp_status status = VP_OK;
     for (size_t i = 0; i < 2; i++) {
         seed_job(&jobs[i], VP_POST_LN, SEED_LAYERS, 1e-3, warmups[i]);
-        sums[i].layers = SEED_LAYERS;
-        sums[i].grad = calloc(SEED_STEPS * SEED_LAYERS, sizeof(double));
-        if (!sums[i].grad)
-            status = vp_fail(err, VP_ENOMEM, "no memory for the layers' gradient norms");
+        sums[i] = (layer_sums){grads + i * CELLS, SEED_LAYERS};
         jobs[i].train.on_tensor = add_tensor;
         jobs[i].train.tensor_ctx = &sums[i];
     }
-    if (status == VP_OK)
-        status = vp_train_many(jobs, 2, threads_of(opts), NULL, err);
+    vp_status status = vp_train_many(jobs, 2, threads_of(opts), NULL, err);
     vp_layer_grad_map maps[2];
     for (size_t i = 0; i < 2 && status == VP_OK; i++) {
-        for (size_t k = 0; k < SEED_STEPS * SEED_LAYERS; k++)
+        for (size_t k = 0; k < CELLS; k++)
             sums[i].grad[k] = sqrt(sums[i].grad[k]);
         maps[i] = (vp_layer_grad_map){labels[i], jobs[i].result->steps_run, SEED_LAYERS,
                                       sums[i].grad};
@@ -143,8 +142,7 @@ static vp_status layers_figure(const vp_figures_options *opts, vp_error *err)
         status = plot_draw_named(figure, opts, "train-layers", err);
     vp_figure_free(figure);
     free_results(jobs, 2); /* NULL where a run failed */
-    for (size_t i = 0; i < 2; i++)
-        free(sums[i].grad);
+    free(grads);
     return status;
 }
 
