@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kernels/kern_variants.h"
+#include "test_filter.h"
 #include "train/adam.h"
 #include "varprof/isa.h"
 
@@ -89,5 +90,6 @@ int main(void)
         cmocka_unit_test(every_set_gives_the_scalar_bits),
         cmocka_unit_test(no_decay_is_plain_adam),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 
 #include "run_program.h"
 #include "sys/atomic_file.h"
+#include "test_filter.h"
 #include "varprof/cleanup.h"
 
 static const char *path_in(const char *dir, const char *name)
@@ -349,6 +350,7 @@ int main(void)
         cmocka_unit_test(abort_leaves_nothing),
         cmocka_unit_test(temp_file_is_registered_while_open),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("atomic files: in place whole or not at all", tests, NULL,
                                        NULL);
 }

@@ -17,6 +17,7 @@
 #include "forward/network.h"
 #include "forward/workspace.h"
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 #define MAX_PARAMS 160
@@ -542,5 +543,6 @@ int main(void)
         cmocka_unit_test(reused_workspace_changes_nothing),
         cmocka_unit_test(every_isa_agrees),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

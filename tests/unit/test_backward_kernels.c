@@ -24,6 +24,7 @@
 
 #include "kernels/kern_table.h"
 #include "kernels/kern_variants.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 static const double U = 0x1p-24; /* one float rounding, relative */
@@ -622,5 +623,6 @@ int main(void)
         cmocka_unit_test(attention_matches_differences_and_scalar),
         cmocka_unit_test(cross_entropy_matches_differences_and_scalar),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
@@ -643,6 +644,7 @@ int main(void)
         cmocka_unit_test(output_file_and_force),
         cmocka_unit_test(help_and_version),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("the program as a user runs it", tests, test_scratch_setup,
                                        test_scratch_teardown);
 }

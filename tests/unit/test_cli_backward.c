@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
@@ -141,5 +142,6 @@ int main(void)
         cmocka_unit_test(grads_out_writes_every_tensor),
         cmocka_unit_test(a_float_gradient_overflow_is_reported_by_sub_block),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, test_scratch_setup, test_scratch_teardown);
 }

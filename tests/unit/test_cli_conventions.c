@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/version.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
@@ -284,6 +285,7 @@ int main(void)
         cmocka_unit_test(file_names_keep_their_dashes),
         cmocka_unit_test(scales_apply_to_a_chosen_placement),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("conventions a newcomer tries first", tests,
                                        test_scratch_setup, test_scratch_teardown);
 }

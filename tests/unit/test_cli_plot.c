@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
@@ -293,6 +294,7 @@ int main(void)
         cmocka_unit_test(bad_plot_style_is_refused),
         cmocka_unit_test(figures_write_every_script),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("figures from the command line", tests, test_scratch_setup,
                                        test_scratch_teardown);
 }

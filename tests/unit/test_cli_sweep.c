@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/sweep.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
@@ -491,5 +492,6 @@ int main(void)
         cmocka_unit_test(sweep_plot_has_a_point_per_swept_value),
         cmocka_unit_test(chapter_sweeps_are_the_commands_of_the_manual),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("sweeps", tests, test_scratch_setup, test_scratch_teardown);
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
@@ -331,5 +332,6 @@ int main(void)
         cmocka_unit_test(saved_weights_continue_the_run),
         cmocka_unit_test(seed_experiment_on_every_isa),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, test_scratch_setup, test_scratch_teardown);
 }

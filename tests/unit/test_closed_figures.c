@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 /* Every figure of the table is held to 1e-12 relative, as the issue asks. */
@@ -249,5 +250,6 @@ int main(void)
         cmocka_unit_test(post_ln_million_layers_keeps_its_share),
         cmocka_unit_test(bad_configs_are_refused),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("closed form: figures and properties", tests, NULL, NULL);
 }

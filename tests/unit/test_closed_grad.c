@@ -23,6 +23,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/closed.h"
 #include "varprof/config.h"
 #include "varprof/placement.h"
@@ -485,5 +486,6 @@ int main(void)
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_refusals),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 /* A round trip through g * beta^2 / beta^2 or g * sqrt 2 / sqrt 2 moves a gain
@@ -271,5 +272,6 @@ int main(void)
         cmocka_unit_test(past_an_overflow_the_gains_are_zero),
         cmocka_unit_test(what_has_nothing_measured_is_refused),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

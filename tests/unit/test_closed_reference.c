@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/closed.h"
 #include "varprof/config.h"
 #include "varprof/placement.h"
@@ -389,5 +390,6 @@ int main(void)
         cmocka_unit_test(test_deepnet_defaults_match_reference),
         cmocka_unit_test(test_engine_matches_reference),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

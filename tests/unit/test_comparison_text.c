@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 #define MAX_ARGS 24
@@ -160,5 +161,6 @@ int main(void)
         cmocka_unit_test(a_why_line_breaks_under_itself),
         cmocka_unit_test(a_sweeps_overflow_goes_under_its_row),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,8 +14,9 @@
 #include "forward/network.h"
 #include "io/csv_reader.h"
 #include "run_program.h"
-#include "varprof/varprof.h"
+#include "test_filter.h"
 #include "varprof/forward.h"
+#include "varprof/varprof.h"
 
 static vp_profile *run(vp_placement placement, size_t layers, int mlp_only, size_t width,
                        size_t threads, vp_init init, vp_norm norm)
@@ -388,5 +389,6 @@ int main(void)
         cmocka_unit_test(torch_init_falls_in_pytorchs_band),
         cmocka_unit_test(post_ln_seed_stack_is_pinned),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("the forward pass", tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <gsl/gsl_errno.h>
 #include <Random123/philox.h>
 
+#include "test_filter.h"
 #include "varprof/gauss.h"
 #include "varprof/isa.h"
 
@@ -527,5 +528,6 @@ int main(void)
         cmocka_unit_test(kolmogorov_smirnov_against_the_normal),
         cmocka_unit_test(streams_are_uncorrelated),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("gaussian generator", tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 #define MAX_ARGS 48
@@ -139,5 +140,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_case_matches_its_recording),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,8 +12,9 @@
 
 #include <cmocka.h>
 
-#include "varprof/varprof.h"
 #include "run_program.h"
+#include "test_filter.h"
+#include "varprof/varprof.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
@@ -132,5 +133,6 @@ int main(void)
         cmocka_unit_test(engine_all_shows_the_sampled_gradients),
         cmocka_unit_test(forward_comparison_shows_the_gradient_size),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 #define SEEDS 6
@@ -164,6 +165,7 @@ int main(void)
         cmocka_unit_test(pre_norm_top_weight_grad_falls_as_one_over_sqrt_v),
         cmocka_unit_test(post_ln_attention_attenuates_the_first_layer),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("the gradient's scaling in a measured network", tests, NULL,
                                        NULL);
 }

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/figures.h"
 #include "varprof/varprof.h"
 
@@ -257,6 +258,7 @@ int main(void)
         cmocka_unit_test(monte_carlo_over_its_bands),
         cmocka_unit_test(the_network_shows_what_the_caption_says),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("the chapter's gradient figure", tests, write_the_set,
                                        remove_the_set);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "kernels/kern_variants.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 /* Every entry of t set. */
@@ -93,5 +94,6 @@ int main(void)
         cmocka_unit_test(outside_the_enum_is_scalar),
         cmocka_unit_test(current_is_the_chosen_set),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("kernel tables", tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "kernels/kern_variants.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 /* Tolerance against exact sums: a float sum of k + 1 terms (the bias and
@@ -370,5 +371,6 @@ int main(void)
         cmocka_unit_test(test_rows_independent),
         cmocka_unit_test(test_one_hot),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "kernels/kern_variants.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 /* One float rounding, relative. */
@@ -401,5 +402,6 @@ int main(void)
         cmocka_unit_test(simd_matches_scalar),
         cmocka_unit_test(weight_grad_splits_give_the_same_bits),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
@@ -417,5 +418,6 @@ int main(void)
         cmocka_unit_test(text_and_json_name_the_sampling),
         cmocka_unit_test(verdicts_for_every_placement),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("Monte Carlo", tests, NULL, NULL);
 }

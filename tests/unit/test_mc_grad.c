@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
@@ -616,5 +617,6 @@ int main(void)
         cmocka_unit_test(agrees_with_the_finite_width_closed_form),
         cmocka_unit_test(sample_is_the_same_for_any_thread_count),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("Monte Carlo, backward half", tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 static const char *models_path(void)
@@ -249,5 +250,6 @@ int main(void)
         cmocka_unit_test(malformed_rows_name_their_line),
         cmocka_unit_test(model_option_takes_placement_and_layers),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("the models table", tests, NULL, NULL);
 }

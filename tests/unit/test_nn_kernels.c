@@ -17,8 +17,9 @@
 
 #include <cmocka.h>
 
-#include "kernels/nn_internal.h"
 #include "kernels/kern_variants.h"
+#include "kernels/nn_internal.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 /* One float rounding, relative. */
@@ -838,5 +839,6 @@ int main(void)
         cmocka_unit_test(simd_attention_matches_scalar_and_double),
         cmocka_unit_test(rows_do_not_depend_on_the_split),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("forward pass kernels", tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
@@ -367,5 +368,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(models_table_in_every_format, test_scratch_setup,
                                         test_scratch_teardown),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("outputs", tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/parse.h"
 
 static void accepts_decimal_numbers(void **state)
@@ -78,5 +79,6 @@ int main(void)
         cmocka_unit_test(refuses_what_is_not_a_finite_number),
         cmocka_unit_test(whole_numbers_are_strict),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("number parsing", tests, NULL, NULL);
 }

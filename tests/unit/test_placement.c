@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 static void every_row_is_complete(void **state)
@@ -85,5 +86,6 @@ int main(void)
         cmocka_unit_test(out_of_range_is_null),
         cmocka_unit_test(display_names_are_the_literature_s),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

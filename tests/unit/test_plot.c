@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/figures.h"
 #include "varprof/plot.h"
 #include "varprof/varprof.h"
@@ -1032,5 +1033,6 @@ int main(void)
         cmocka_unit_test(svg_and_pdf_have_a_title),
         cmocka_unit_test(figure_set_writes_its_scripts),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("plot: figures through gnuplot", tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
@@ -122,5 +123,6 @@ int main(void)
         cmocka_unit_test(test_points),
         cmocka_unit_test(test_program),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

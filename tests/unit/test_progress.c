@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
@@ -206,5 +207,6 @@ int main(void)
         cmocka_unit_test(heading_comes_before_the_run),
         cmocka_unit_test(figures_show_the_line),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("progress on long work", tests, NULL, NULL);
 }

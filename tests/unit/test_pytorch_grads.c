@@ -18,6 +18,7 @@
 
 #include "io/csv_reader.h"
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
@@ -478,6 +479,7 @@ int main(void)
         cmocka_unit_test(attention_pre_norm_gradients),
         cmocka_unit_test(attention_post_ln_gradients),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("gradients matched to PyTorch", tests, test_scratch_setup,
                                        test_scratch_teardown);
 }

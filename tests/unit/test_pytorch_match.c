@@ -15,6 +15,7 @@
 
 #include "io/csv_reader.h"
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
@@ -409,5 +410,6 @@ int main(void)
         cmocka_unit_test(bad_token_files_name_row_and_column),
         cmocka_unit_test(non_finite_weights_are_refused),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("matched to PyTorch", tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "mc/quantile.h"
+#include "test_filter.h"
 
 static uint64_t next(uint64_t *s)
 {
@@ -92,5 +93,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(equals_gsl_on_random_data),
                                        cmocka_unit_test(awkward_shapes)};
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("quantiles by selection", tests, NULL, NULL);
 }

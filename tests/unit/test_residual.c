@@ -18,6 +18,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "kernels/kern_variants.h"
+#include "test_filter.h"
 #include "varprof/isa.h"
 
 typedef void (*residual_fn)(float *, const float *, const float *, const float *, size_t, int,
@@ -236,5 +237,6 @@ int main(void)
         cmocka_unit_test(simd_gives_the_scalar_bits),
         cmocka_unit_test(square_sum_gives_the_scalar_bits),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 
 static size_t files_in(const char *dir)
 {
@@ -203,5 +204,6 @@ int main(void)
         cmocka_unit_test(full_disk_is_an_error),
         cmocka_unit_test(extreme_numbers_stay_finite),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("robustness", tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "core/row_fields.h"
+#include "test_filter.h"
 #include "varprof/compare.h"
 #include "varprof/csv.h"
 
@@ -176,5 +177,6 @@ int main(void)
         cmocka_unit_test(presence_follows_the_profile_and_the_sub_block),
         cmocka_unit_test(sweep_columns_are_on_every_row_where_they_apply),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests_name("row fields", tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 
 #define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
@@ -78,5 +79,6 @@ int main(void)
         cmocka_unit_test(forward_rows_and_loss),
         cmocka_unit_test(monte_carlo_rows),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include "io/csv_reader.h"
 #include "reference.h"
+#include "test_filter.h"
 #include "train/adam.h"
 #include "varprof/varprof.h"
 
@@ -441,6 +442,7 @@ int main(void)
         cmocka_unit_test(schedule_formulas),
         cmocka_unit_test(bad_options_are_refused),
     };
+    test_filter_from_environment();
     int failed = cmocka_run_group_tests(alone, NULL, NULL);
     return failed | cmocka_run_group_tests(pytorch, setup, teardown);
 }

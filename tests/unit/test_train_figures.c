@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "run_program.h"
+#include "test_filter.h"
 #include "varprof/varprof.h"
 
 static void expect_ok(vp_status status, const vp_error *err)
@@ -167,5 +168,6 @@ int main(void)
         cmocka_unit_test(colour_maps_are_refused_where_wrong),
         cmocka_unit_test(loss_curves_and_final_losses),
     };
+    test_filter_from_environment();
     return cmocka_run_group_tests(tests, test_scratch_setup, test_scratch_teardown);
 }
