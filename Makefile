@@ -194,10 +194,22 @@ run: deps
 	$(BUILD)/varprof --placement pre-norm --layers 32
 
 # The tests find the program through VARPROF and their data through VARPROF_TESTDATA.
+# Each binary runs as its own target, TEST_JOBS at a time (none of them times
+# anything, so sharing the cores changes no result); its output goes to
+# BUILD/tests/NAME.log and is shown whole when it ends, so that two never
+# interleave. -k: one failure does not stop the others.
+TEST_JOBS ?= 2
 test: all $(TEST_BIN)
-	@failed=0; for t in $(TEST_BIN); do \
-	  VARPROF=$(BUILD)/varprof VARPROF_TESTDATA=tests/data $$t || failed=1; \
-	done; test $$failed -eq 0
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) $(TEST_BIN:%=%.run)
+
+# TEST_ENV: variables for every binary of the run; TEST_ENV_<name>: for one.
+.PHONY: FORCE
+FORCE:
+$(BUILD)/tests/%.run: $(BUILD)/tests/% FORCE
+	@if $(TEST_ENV) $(TEST_ENV_$*) $(if $(TEST_WRAPPER),VARPROF_WRAPPER="$(TEST_WRAPPER)") \
+	  VARPROF=$(BUILD)/varprof VARPROF_TESTDATA=tests/data $< >$<.log 2>&1; \
+	then cat $<.log; else status=$$?; cat $<.log; \
+	  echo "$(notdir $<): FAILED (exit $$status; its output: $<.log)"; exit 1; fi
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-san:
@@ -209,13 +221,15 @@ TSAN_TESTS := test_mc test_forward test_cli
 check-tsan:
 	$(MAKE) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="$(TSAN_FLAGS)" build-tsan/varprof \
 	  $(TSAN_TESTS:%=build-tsan/tests/%)
-	@failed=0; for t in $(TSAN_TESTS); do \
-	  TSAN_OPTIONS=halt_on_error=1 VARPROF=build-tsan/varprof VARPROF_TESTDATA=tests/data \
-	    build-tsan/tests/$$t || failed=1; \
-	done; test $$failed -eq 0
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
+	  LDFLAGS="$(TSAN_FLAGS)" TEST_ENV=TSAN_OPTIONS=halt_on_error=1 \
+	  $(TSAN_TESTS:%=build-tsan/tests/%.run)
 
 # The program's tests with every run of the program under valgrind's
 # memcheck: any error or leak makes that run exit 99, which fails its test.
+# test_cli_plot's two runs of the whole figure set (figure*: forward passes of
+# 32 layers, some minutes each under memcheck) are left to ASan and UBSan
+# (check-san), which run them with every other test.
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full \
   --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible
 VALGRIND_TESTS := test_cli test_models test_cli_plot test_pytorch_match
@@ -224,10 +238,8 @@ check-valgrind: deps-valgrind
 
 .PHONY: check-valgrind-run
 check-valgrind-run: all $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
-	@failed=0; for t in $(VALGRIND_TESTS); do \
-	  VARPROF_WRAPPER="$(VALGRIND)" VARPROF=$(BUILD)/varprof VARPROF_TESTDATA=tests/data \
-	    $(BUILD)/tests/$$t || failed=1; \
-	done; test $$failed -eq 0
+	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) TEST_WRAPPER="$(VALGRIND)" \
+	  TEST_ENV_test_cli_plot="VARPROF_TEST_SKIP=figure*" $(VALGRIND_TESTS:%=$(BUILD)/tests/%.run)
 
 check: deps-test
 	$(MAKE) test
