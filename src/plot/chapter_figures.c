@@ -291,14 +291,6 @@ static vp_status sweep_figure(const vp_figures_options *opts, sweep_kind kind, v
     return status;
 }
 
-/* One figure made: the meter counts figures. */
-static vp_status counted(progress_meter *meter, vp_status status)
-{
-    if (status == VP_OK)
-        progress_meter_add(meter, 1);
-    return status;
-}
-
 vp_status vp_figures_write(const char *outdir, const char *extension, int force, vp_error *err)
 {
     const vp_figures_options opts = {.outdir = outdir, .extension = extension, .force = force};
@@ -335,31 +327,32 @@ vp_status vp_figures_write_with(const vp_figures_options *opts, vp_error *err)
 
     progress_meter meter;
     progress_meter_start(&meter, opts->progress, N_FIGURES);
-    status = counted(&meter, profile_figure(opts, "stream-gain1",
-                                            "stream size: 32 layers, gain 1, closed form", 1.0,
-                                            VP_QUANTITY_STREAM, err));
+    status = progress_meter_count(
+        &meter, profile_figure(opts, "stream-gain1", "stream size: 32 layers, gain 1, closed form",
+                               1.0, VP_QUANTITY_STREAM, err));
     if (status == VP_OK)
-        status = counted(&meter, profile_figure(opts, "stream-gain2",
-                                                "stream size: 32 layers, gain 2, closed form", 2.0,
-                                                VP_QUANTITY_STREAM, err));
+        status = progress_meter_count(&meter,
+                                      profile_figure(opts, "stream-gain2",
+                                                     "stream size: 32 layers, gain 2, closed form",
+                                                     2.0, VP_QUANTITY_STREAM, err));
     if (status == VP_OK)
-        status = counted(&meter, profile_figure(opts, "share",
-                                                "embedding share: 32 layers, gain 1, closed form",
-                                                1.0, VP_QUANTITY_SHARE, err));
+        status = progress_meter_count(
+            &meter, profile_figure(opts, "share", "embedding share: 32 layers, gain 1, closed form",
+                                   1.0, VP_QUANTITY_SHARE, err));
     if (status == VP_OK)
-        status = counted(&meter, profile_figure(opts, "update",
-                                                "update ratio: 32 layers, gain 1, closed form", 1.0,
-                                                VP_QUANTITY_UPDATE, err));
+        status = progress_meter_count(
+            &meter, profile_figure(opts, "update", "update ratio: 32 layers, gain 1, closed form",
+                                   1.0, VP_QUANTITY_UPDATE, err));
     if (status == VP_OK)
-        status = counted(&meter, sweep_figure(opts, SWEEP_GAIN_FIGURE, err));
+        status = progress_meter_count(&meter, sweep_figure(opts, SWEEP_GAIN_FIGURE, err));
     if (status == VP_OK)
-        status = counted(&meter, sweep_figure(opts, SWEEP_DEPTH_FIGURE, err));
+        status = progress_meter_count(&meter, sweep_figure(opts, SWEEP_DEPTH_FIGURE, err));
     if (status == VP_OK)
-        status = counted(&meter, comparison_figure(opts, err));
+        status = progress_meter_count(&meter, comparison_figure(opts, err));
     if (status == VP_OK)
-        status = counted(&meter, forward_figure(opts, err));
+        status = progress_meter_count(&meter, forward_figure(opts, err));
     if (status == VP_OK)
-        status = counted(&meter, gradient_figure(opts, err));
+        status = progress_meter_count(&meter, gradient_figure(opts, err));
     progress_meter_finish(&meter);
     return status;
 }

@@ -132,8 +132,8 @@ static vp_status layers_figure(const vp_figures_options *opts, vp_error *err)
     for (size_t i = 0; i < 2 && status == VP_OK; i++) {
         for (size_t k = 0; k < CELLS; k++)
             sums[i].grad[k] = sqrt(sums[i].grad[k]);
-        maps[i] = (vp_layer_grad_map){labels[i], jobs[i].result->steps_run, SEED_LAYERS,
-                                      sums[i].grad};
+        maps[i] =
+            (vp_layer_grad_map){labels[i], jobs[i].result->steps_run, SEED_LAYERS, sums[i].grad};
     }
     vp_figure *figure = NULL;
     if (status == VP_OK)
@@ -146,13 +146,6 @@ static vp_status layers_figure(const vp_figures_options *opts, vp_error *err)
     return status;
 }
 
-static vp_status counted(progress_meter *meter, vp_status status)
-{
-    if (status == VP_OK)
-        progress_meter_add(meter, 1);
-    return status;
-}
-
 vp_status vp_training_figures_write(const vp_figures_options *opts, vp_error *err)
 {
     if (!opts->outdir || !*opts->outdir)
@@ -161,8 +154,7 @@ vp_status vp_training_figures_write(const vp_figures_options *opts, vp_error *er
     if (strcmp(ext, "svg") != 0 && strcmp(ext, "png") != 0 && strcmp(ext, "pdf") != 0)
         return vp_fail(err, VP_EINVAL, "unknown figure format '%s'; valid: svg, png, pdf", ext);
     if (mkdir(opts->outdir, 0777) != 0 && errno != EEXIST)
-        return vp_fail(err, VP_EIO, "cannot make folder '%s': %s", opts->outdir,
-                       strerror(errno));
+        return vp_fail(err, VP_EIO, "cannot make folder '%s': %s", opts->outdir, strerror(errno));
     if (opts->script_dir && mkdir(opts->script_dir, 0777) != 0 && errno != EEXIST)
         return vp_fail(err, VP_EIO, "cannot make folder '%s': %s", opts->script_dir,
                        strerror(errno));
@@ -174,16 +166,16 @@ vp_status vp_training_figures_write(const vp_figures_options *opts, vp_error *er
     const size_t warmups[] = {0, WARMUP_STEPS};
     const size_t depths[] = {8, SEED_LAYERS};
     const double lrs[] = {1e-3, 3e-3, 1e-2};
-    vp_status status = counted(
+    vp_status status = progress_meter_count(
         &meter, sweep_figure(opts, "train-warmup", seed_layers, seed_lr, warmups, 2, err));
     if (status == VP_OK)
-        status = counted(&meter,
-                         sweep_figure(opts, "train-depth", depths, seed_lr, no_warmup, 2, err));
+        status = progress_meter_count(
+            &meter, sweep_figure(opts, "train-depth", depths, seed_lr, no_warmup, 2, err));
     if (status == VP_OK)
-        status = counted(&meter,
-                         sweep_figure(opts, "train-lr", seed_layers, lrs, no_warmup, 3, err));
+        status = progress_meter_count(
+            &meter, sweep_figure(opts, "train-lr", seed_layers, lrs, no_warmup, 3, err));
     if (status == VP_OK)
-        status = counted(&meter, layers_figure(opts, err));
+        status = progress_meter_count(&meter, layers_figure(opts, err));
     progress_meter_finish(&meter);
     return status;
 }

@@ -45,6 +45,13 @@ void progress_meter_add(progress_meter *meter, unsigned long long units)
         report(meter, after);
 }
 
+vp_status progress_meter_count(progress_meter *meter, vp_status status)
+{
+    if (status == VP_OK)
+        progress_meter_add(meter, 1);
+    return status;
+}
+
 void progress_meter_finish(progress_meter *meter)
 {
     /* the last count, which is the total unless the run failed */

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 
 #include "varprof/progress.h"
+#include "varprof/status.h"
 
 typedef struct {
     const vp_progress *progress; /* NULL: the meter counts nothing */
@@ -26,6 +27,11 @@ void progress_meter_start(progress_meter *meter, const vp_progress *progress,
 
 /* Adds units finished by the calling thread; reports when a step is crossed. */
 void progress_meter_add(progress_meter *meter, unsigned long long units);
+
+/* Counts one unit when status is VP_OK, and returns status: a step of a
+ * sequence that stops at the first failure, `status = progress_meter_count(
+ * meter, draw(...))`. */
+vp_status progress_meter_count(progress_meter *meter, vp_status status);
 
 /* Ends the run: reports the last count if it was not (done == total after a
  * whole run), and releases the lock. */
