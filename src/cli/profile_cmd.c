@@ -11,6 +11,7 @@
 #include "output_format.h"
 #include "output_paths.h"
 #include "progress_line.h"
+#include "weights_shape.h"
 #include "wrap_text.h"
 #include "varprof/varprof.h"
 
@@ -259,27 +260,17 @@ static int read_network_files(const cli_args *args, profile_request *req)
     if (args->given[OPT_WEIGHTS]) {
         if (vp_safetensors_read(args->value[OPT_WEIGHTS], &req->weights, &err) != VP_OK)
             return cli_runtime_error("--weights: %s", err.message);
-        vp_config file_cfg = req->base;
-        vp_forward_options file = *fw;
-        if (vp_forward_infer(&req->weights, &file_cfg, &file, &err) != VP_OK)
+        const weights_shape_given given = {
+            .width = args->given[OPT_WIDTH],
+            .vocab = args->given[OPT_VOCAB],
+            .ffn_mult = args->given[OPT_FFN_MULT],
+            .norm = args->given[OPT_NORM],
+            .heads = args->given[OPT_HEADS],
+            .layers = args->given[OPT_LAYERS],
+            .block = args->given[OPT_BLOCK],
+        };
+        if (weights_shape_adopt(&req->weights, &given, &req->base, fw, &err) != VP_OK)
             return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
-        if (!args->given[OPT_WIDTH])
-            fw->width = file.width;
-        if (!args->given[OPT_VOCAB])
-            fw->vocab = file.vocab;
-        if (!args->given[OPT_FFN_MULT])
-            fw->ffn_mult = file.ffn_mult;
-        if (!args->given[OPT_NORM])
-            fw->norm = file.norm;
-        if (!args->given[OPT_HEADS] && file.qk_norm)
-            fw->heads = file.heads;
-        if (!args->given[OPT_HEADS] && fw->width % fw->heads != 0)
-            fw->heads = 1; /* the file does not say; one head always divides */
-        fw->qk_norm = fw->qk_norm || file.qk_norm;
-        if (!args->given[OPT_LAYERS])
-            req->base.layers = file_cfg.layers;
-        if (!args->given[OPT_BLOCK])
-            req->base.mlp_only = file_cfg.mlp_only;
         fw->weights = &req->weights;
         /* with --engine all the Monte Carlo samples the stack the file describes */
         if (!args->given[OPT_WIDTH])

@@ -9,6 +9,7 @@
 #include "output_file.h"
 #include "output_format.h"
 #include "progress_line.h"
+#include "weights_shape.h"
 #include "varprof/varprof.h"
 
 #define MAX_JOBS CLI_LIST_MAX
@@ -152,31 +153,24 @@ static int read_weights(const cli_args *args, train_request *req)
     if (vp_safetensors_read(args->value[OPT_WEIGHTS], &req->weights, &err) != VP_OK)
         return cli_runtime_error("--weights: %s", err.message);
     req->have_weights = 1;
-    vp_config file_cfg = req->base;
-    vp_forward_options file = req->network;
-    if (vp_forward_infer(&req->weights, &file_cfg, &file, &err) != VP_OK)
+    const weights_shape_given given = {
+        .width = args->given[OPT_TRAIN_WIDTH],
+        .vocab = args->given[OPT_TRAIN_VOCAB],
+        .ffn_mult = args->given[OPT_TRAIN_FFN_MULT],
+        .norm = args->given[OPT_NORM],
+        .heads = args->given[OPT_HEADS],
+        .layers = args->given[OPT_TRAIN_LAYERS],
+        .block = args->given[OPT_TRAIN_BLOCK],
+    };
+    vp_config shape = req->base;
+    shape.layers = req->layers[0];
+    if (weights_shape_adopt(&req->weights, &given, &shape, &req->network, &err) != VP_OK)
         return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
-    vp_forward_options *n = &req->network;
-    if (!args->given[OPT_TRAIN_WIDTH])
-        n->width = file.width;
-    if (!args->given[OPT_TRAIN_VOCAB])
-        n->vocab = file.vocab;
-    if (!args->given[OPT_TRAIN_FFN_MULT])
-        n->ffn_mult = file.ffn_mult;
-    if (!args->given[OPT_NORM])
-        n->norm = file.norm;
-    if (!args->given[OPT_HEADS] && file.qk_norm)
-        n->heads = file.heads;
-    if (!args->given[OPT_HEADS] && n->width % n->heads != 0)
-        n->heads = 1;
-    n->qk_norm = n->qk_norm || file.qk_norm;
-    if (!args->given[OPT_TRAIN_LAYERS])
-        req->layers[0] = file_cfg.layers;
-    if (!args->given[OPT_TRAIN_BLOCK])
-        req->base.mlp_only = file_cfg.mlp_only;
+    req->layers[0] = shape.layers;
+    req->base.mlp_only = shape.mlp_only;
     if (!args->given[OPT_TRAIN_FINAL_NORM])
         req->base.final_norm = VP_FINAL_NORM_DEFAULT; /* the file decides */
-    n->weights = &req->weights;
+    req->network.weights = &req->weights;
     return EXIT_OK;
 }
 

@@ -1,0 +1,29 @@
+#include "weights_shape.h"
+
+vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,
+                              vp_config *cfg, vp_forward_options *o, vp_error *err)
+{
+    vp_config file_cfg = *cfg;
+    vp_forward_options file = *o;
+    const vp_status status = vp_forward_infer(weights, &file_cfg, &file, err);
+    if (status != VP_OK)
+        return status;
+    if (!given->width)
+        o->width = file.width;
+    if (!given->vocab)
+        o->vocab = file.vocab;
+    if (!given->ffn_mult)
+        o->ffn_mult = file.ffn_mult;
+    if (!given->norm)
+        o->norm = file.norm;
+    if (!given->heads && file.qk_norm)
+        o->heads = file.heads;
+    if (!given->heads && o->width % o->heads != 0)
+        o->heads = 1; /* the file does not say; one head always divides */
+    o->qk_norm = o->qk_norm || file.qk_norm;
+    if (!given->layers)
+        cfg->layers = file_cfg.layers;
+    if (!given->block)
+        cfg->mlp_only = file_cfg.mlp_only;
+    return VP_OK;
+}

@@ -1,0 +1,22 @@
+/* A weights file's shape, taken where the command line is silent: the one
+ * rule `varprof --weights` and `varprof train --weights` share. */
+#ifndef VARPROF_CLI_WEIGHTS_SHAPE_H
+#define VARPROF_CLI_WEIGHTS_SHAPE_H
+
+#include "varprof/forward.h"
+#include "varprof/safetensors.h"
+
+/* Which parts of the shape the user gave: those keep their values. */
+typedef struct {
+    int width, vocab, ffn_mult, norm, heads, layers, block;
+} weights_shape_given;
+
+/* Reads the shape weights describe (vp_forward_infer) and sets each part of
+ * cfg and o that `given` leaves open: width, vocab, MLP multiple, norm,
+ * layers, MLP-only blocks, and the heads where QK-norm weights tell them (else
+ * one head when the given count does not divide the width). QK-norm is on if
+ * either says so. Fails as vp_forward_infer does, changing nothing. */
+vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,
+                              vp_config *cfg, vp_forward_options *o, vp_error *err);
+
+#endif
