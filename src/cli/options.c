@@ -425,6 +425,21 @@ static void print_wrapped(const char *text, size_t column, size_t indent, int wi
     write_wrapped(stdout, text, column, indent, wide ? 0 : TEXT_COLUMNS);
 }
 
+/* An option's help, without the engines it applies to where the command has
+ * no engines: "Monte Carlo and forward:" says something to the profile,
+ * where --engine chooses, and only misleads in train's help. */
+static const char *help_for(const option_spec *spec, unsigned command)
+{
+    static const char *const scopes[] = {"Monte Carlo and forward: ", "Monte Carlo: ",
+                                         "forward: "};
+    if (command == CMD_PROFILE)
+        return spec->help;
+    for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)
+        if (strncmp(spec->help, scopes[i], strlen(scopes[i])) == 0)
+            return spec->help + strlen(scopes[i]);
+    return spec->help;
+}
+
 static void print_options(unsigned command, int wide)
 {
     for (int i = 0; i < OPT_COUNT; i++) {
@@ -438,7 +453,7 @@ static void print_options(unsigned command, int wide)
             printf("  %s\n  %-26s  ", left, "");
         else
             printf("  %-26s  ", left);
-        print_wrapped(spec->help, HELP_INDENT, HELP_INDENT, wide);
+        print_wrapped(help_for(spec, command), HELP_INDENT, HELP_INDENT, wide);
     }
 }
 
