@@ -198,9 +198,11 @@ run: deps
 # anything, so sharing the cores changes no result); its output goes to
 # BUILD/tests/NAME.log and is shown whole when it ends, so that two never
 # interleave. -k: one failure does not stop the others.
+# Under a parent `make -jN` the binaries share its job slots instead.
 TEST_JOBS ?= 2
+TEST_PARALLEL = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(TEST_JOBS))
 test: all $(TEST_BIN)
-	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) $(TEST_BIN:%=%.run)
+	@$(MAKE) --no-print-directory -k $(TEST_PARALLEL) $(TEST_BIN:%=%.run)
 
 # TEST_ENV: variables for every binary of the run; TEST_ENV_<name>: for one.
 .PHONY: FORCE
@@ -213,15 +215,15 @@ $(BUILD)/tests/%.run: $(BUILD)/tests/% FORCE
 
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-san:
-	$(MAKE) test fuzz-replay BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"
+	$(MAKE) -j$(TEST_JOBS) test fuzz-replay BUILD=build-san CFLAGS="$(SAN_FLAGS)" LDFLAGS="$(SAN_FLAGS)"
 
 # The threaded engines under ThreadSanitizer: the tests that run threads.
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 TSAN_TESTS := test_mc test_forward test_cli
 check-tsan:
-	$(MAKE) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="$(TSAN_FLAGS)" build-tsan/varprof \
+	$(MAKE) -j$(TEST_JOBS) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="$(TSAN_FLAGS)" build-tsan/varprof \
 	  $(TSAN_TESTS:%=build-tsan/tests/%)
-	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
+	@$(MAKE) --no-print-directory -k $(TEST_PARALLEL) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" \
 	  LDFLAGS="$(TSAN_FLAGS)" TEST_ENV=TSAN_OPTIONS=halt_on_error=1 \
 	  $(TSAN_TESTS:%=build-tsan/tests/%.run)
 
@@ -234,15 +236,15 @@ VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full \
   --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible
 VALGRIND_TESTS := test_cli test_models test_cli_plot test_pytorch_match
 check-valgrind: deps-valgrind
-	$(MAKE) check-valgrind-run
+	$(MAKE) -j$(TEST_JOBS) check-valgrind-run
 
 .PHONY: check-valgrind-run
 check-valgrind-run: all $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
-	@$(MAKE) --no-print-directory -k -j$(TEST_JOBS) TEST_WRAPPER="$(VALGRIND)" \
+	@$(MAKE) --no-print-directory -k $(TEST_PARALLEL) TEST_WRAPPER="$(VALGRIND)" \
 	  TEST_ENV_test_cli_plot="VARPROF_TEST_SKIP=figure*" $(VALGRIND_TESTS:%=$(BUILD)/tests/%.run)
 
 check: deps-test
-	$(MAKE) test
+	$(MAKE) -j$(TEST_JOBS) test
 	$(MAKE) fuzz-replay
 	tests/install_test.sh
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-san
