@@ -163,7 +163,8 @@ const char *vp_loss_name(vp_loss loss);
 vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
 /* Checks cfg and options: every size in its range (ffn_width 0 or 1 ..
- * VP_FORWARD_MAX_FFN_WIDTH), an MLP kind in range, H dividing d, the network
+ * VP_FORWARD_MAX_FFN_WIDTH; ffn_mult d is bounded by ffn_mult's range and
+ * memory alone), an MLP kind in range, H dividing d, the network
  * within half of the machine's memory; with cfg->grad, a loss in range, at
  * least 2 tokens for next, and with weights a head of shape [V, d] where the
  * loss needs one and a final norm agreeing with cfg->final_norm (unless

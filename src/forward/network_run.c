@@ -707,7 +707,8 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         {"width", o->width, 1, VP_FORWARD_MAX_WIDTH},
         {"heads", o->heads, 1, VP_FORWARD_MAX_WIDTH},
         {"ffn-mult", o->ffn_mult, 1, VP_FORWARD_MAX_FFN_MULT},
-        {"ffn-width", vp_forward_ffn_width(o), 1, VP_FORWARD_MAX_FFN_WIDTH},
+        /* an exact width when given; ffn-mult's stays bounded by its own range */
+        {"ffn-width", o->ffn_width ? o->ffn_width : 1, 1, VP_FORWARD_MAX_FFN_WIDTH},
         {"vocab", o->vocab, 1, VP_FORWARD_MAX_VOCAB},
         {"batch", o->batch, 1, VP_FORWARD_MAX_BATCH},
         {"tokens", o->tokens, 1, VP_FORWARD_MAX_TOKENS},
