@@ -3,8 +3,9 @@
  *
  * Token embedding (vocab V), then L layers of the configuration's placement:
  * causal multi-head self-attention (H heads, Q, K, V and output projections
- * with biases, optional QK-norm) then an MLP (d -> m d -> d, GELU), or the
- * MLP alone (cfg->mlp_only). Norms are LayerNorm or RMSNorm with weights 1
+ * with biases, optional QK-norm) then an MLP of hidden width m d (or
+ * options->ffn_width) of the kind options->mlp says (GELU by default), or
+ * the MLP alone (cfg->mlp_only). Norms are LayerNorm or RMSNorm with weights 1
  * (gamma for a sandwich's or output-norm's output norm) and biases 0 at init.
  *
  * Measured per sub-block over the batch's B T tokens: the stream's variance,
@@ -26,6 +27,20 @@
 #define VP_FORWARD_MAX_TOKENS 65536u
 #define VP_FORWARD_MAX_BATCH 65536u
 #define VP_FORWARD_MAX_FFN_MULT 64u
+#define VP_FORWARD_MAX_FFN_WIDTH 262144u
+
+/* The MLP's kind (varprof-maths(7), THE MLP KINDS). The two-matrix kinds
+ * are fc2(act(fc1 h)); the gated ones down(act(gate h) * up h), three
+ * matrices, the product elementwise. */
+typedef enum {
+    VP_MLP_GELU,      /* x Phi(x), erf's: PyTorch's F.gelu default */
+    VP_MLP_GELU_TANH, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-2's,
+                         PyTorch's gelu(approximate='tanh') */
+    VP_MLP_RELU,      /* max(x, 0) */
+    VP_MLP_SWIGLU,    /* gated, silu(a) b, silu(a) = a / (1 + exp(-a)): Llama's */
+    VP_MLP_GEGLU,     /* gated, gelu(a) b with erf's GELU */
+    VP_MLP_COUNT
+} vp_mlp;
 
 typedef enum {
     VP_INIT_GAIN,  /* normal weights, each branch's last projection scaled so that its
@@ -65,7 +80,9 @@ typedef void (*vp_param_grad_fn)(void *ctx, const vp_param_grad *grad);
 typedef struct {
     size_t width;    /* d */
     size_t heads;    /* H, dividing d */
-    size_t ffn_mult; /* m: the MLP's hidden width is m d */
+    size_t ffn_mult; /* m: the MLP's hidden width is m d, unless ffn_width */
+    size_t ffn_width; /* the MLP's hidden width exactly; 0: ffn_mult d */
+    vp_mlp mlp;       /* the MLP's kind */
     size_t vocab;    /* V */
     size_t batch;    /* B sequences */
     size_t tokens;   /* T tokens each */
@@ -86,7 +103,7 @@ typedef struct {
     void *param_grad_ctx;
 } vp_forward_options;
 
-/* d 512, 8 heads, m 4, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
+/* d 512, 8 heads, m 4 (no ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
  * QK-norm, gain init, seed 1, no progress, loss copy, no gradient callback. */
 void vp_forward_options_init(vp_forward_options *options);
 
@@ -95,7 +112,10 @@ void vp_forward_options_init(vp_forward_options *options);
  *   embed.weight [V, d]
  *   layers.i.attn.{q,k,v,o}.weight [d, d] and .bias [d]
  *   layers.i.attn.{q_norm,k_norm}.weight [d / H]         with QK-norm
- *   layers.i.mlp.fc1.weight [m d, d], .bias [m d]; layers.i.mlp.fc2.weight [d, m d], .bias [d]
+ *   layers.i.mlp.fc1.weight [F, d], .bias [F]; layers.i.mlp.fc2.weight [d, F], .bias [d]
+ *     for the two-matrix MLPs (gelu, gelu-tanh, relu), F the hidden width;
+ *   layers.i.mlp.{gate,up}.weight [F, d], .bias [F]; layers.i.mlp.down.weight [d, F],
+ *     .bias [d] for the gated ones (swiglu, geglu): down(act(gate h) * up h)
  *   layers.i.{attn_norm,mlp_norm}.weight [d] (.bias [d] for LayerNorm): the norm on
  *     the branch input or on the stream, wherever the placement puts it; a parallel
  *     layer's one norm is attn_norm
@@ -108,16 +128,33 @@ void vp_forward_options_init(vp_forward_options *options);
  * serves the forward profile and the loss random. */
 
 /* What a weights file says of the network: width and vocab (embed.weight),
- * layers (the highest i + 1), whether layers have attention, the MLP's width
- * multiple, QK-norm and with it the heads, LayerNorm (norms with biases) or
- * RMSNorm. Sets those fields of cfg and o (heads only where QK-norm weights
- * tell it). VP_EFORMAT when embed.weight or the layers' MLPs are missing or
- * of no consistent shape. */
+ * layers (the highest i + 1), whether layers have attention, the MLP's
+ * hidden width (ffn_mult when the width divides it, ffn_width 0; else
+ * ffn_width), whether the MLP is gated (mlp.gate.weight) or not
+ * (mlp.fc1.weight), QK-norm and with it the heads, LayerNorm (norms with
+ * biases) or RMSNorm. Sets those fields of cfg and o (heads only where
+ * QK-norm weights tell it). The names do not tell the activation: o->mlp
+ * stays as it was when its gating agrees with the file's, else becomes
+ * VP_MLP_SWIGLU (gated) or VP_MLP_GELU. VP_EFORMAT when embed.weight or the
+ * layers' MLPs are missing or of no consistent shape. */
 vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
                            vp_forward_options *o, vp_error *err);
 
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
+
+/* "gelu", "gelu-tanh", "relu", "swiglu", "geglu"; NULL for a value out of
+ * range. */
+const char *vp_mlp_name(vp_mlp mlp);
+
+/* The MLP kind of that name; VP_EINVAL naming the kinds there are. */
+vp_status vp_mlp_parse(const char *name, vp_mlp *out, vp_error *err);
+
+/* 1 for the gated kinds (three matrices), 0 for the others. */
+int vp_mlp_gated(vp_mlp mlp);
+
+/* The MLP's hidden width of o: ffn_width, or ffn_mult times width. */
+size_t vp_forward_ffn_width(const vp_forward_options *o);
 
 /* "copy", "next", "random"; NULL for a value out of range. */
 const char *vp_loss_name(vp_loss loss);
@@ -125,7 +162,9 @@ const char *vp_loss_name(vp_loss loss);
 /* The loss of that name; VP_EINVAL naming the losses there are. */
 vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
-/* Checks cfg and options: every size in its range, H dividing d, the network
+/* Checks cfg and options: every size in its range (ffn_width 0 or 1 ..
+ * VP_FORWARD_MAX_FFN_WIDTH; ffn_mult d is bounded by ffn_mult's range and
+ * memory alone), an MLP kind in range, H dividing d, the network
  * within half of the machine's memory; with cfg->grad, a loss in range, at
  * least 2 tokens for next, and with weights a head of shape [V, d] where the
  * loss needs one and a final norm agreeing with cfg->final_norm (unless

@@ -63,6 +63,12 @@ static const option_spec options[OPT_COUNT] = {
                    "forward: attention heads, dividing the width; default 8"},
     [OPT_FFN_MULT] = {"ffn-mult", "M", CMD_PROFILE,
                       "forward: the MLP's hidden width in widths, 1 to 64; default 4"},
+    [OPT_FFN_WIDTH] = {"ffn-width", "N", CMD_TRAIN | CMD_PROFILE,
+                       "forward: the MLP's hidden width exactly, 1 to 262144 (11008, 14336, "
+                       "...); instead of --ffn-mult"},
+    [OPT_MLP] = {"mlp", "gelu|gelu-tanh|relu|swiglu|geglu", CMD_TRAIN | CMD_PROFILE,
+                 "forward: the MLP's activation; swiglu and geglu are gated, down(act(gate h) "
+                 "* up h); default gelu (erf)"},
     [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
     [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},

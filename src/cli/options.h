@@ -39,6 +39,8 @@ typedef enum {
     OPT_NORM_EPS,
     OPT_HEADS,
     OPT_FFN_MULT,
+    OPT_FFN_WIDTH,
+    OPT_MLP,
     OPT_VOCAB,
     OPT_BATCH,
     OPT_TOKENS,

@@ -69,6 +69,19 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         (rc = cli_size(args, OPT_SEED, 0, SIZE_MAX, &seed)) != EXIT_OK)
         return rc;
     fw->init = init == 1 ? VP_INIT_TORCH : VP_INIT_GAIN;
+    /* the MLP: its kind, and its width exactly or in widths */
+    static const char *const mlps[] = {"gelu", "gelu-tanh", "relu", "swiglu", "geglu", NULL};
+    int mlp = VP_MLP_GELU;
+    if ((rc = cli_choice(args, OPT_MLP, mlps, &mlp)) != EXIT_OK)
+        return rc;
+    fw->mlp = (vp_mlp)mlp;
+    const option_id mult = args->given[OPT_TRAIN_FFN_MULT] ? OPT_TRAIN_FFN_MULT : OPT_FFN_MULT;
+    if (args->given[OPT_FFN_WIDTH] && args->given[mult])
+        return cli_usage_error("--ffn-width and --ffn-mult both given; --ffn-mult M is the "
+                               "width M x --width, so give one of them");
+    if ((rc = cli_size(args, OPT_FFN_WIDTH, 1, VP_FORWARD_MAX_FFN_WIDTH, &fw->ffn_width)) !=
+        EXIT_OK)
+        return rc;
     static const char *const losses[] = {"copy", "next", "random", NULL};
     int loss = VP_LOSS_COPY;
     if ((rc = cli_choice(args, OPT_LOSS, losses, &loss)) != EXIT_OK)

@@ -157,6 +157,8 @@ static int read_weights(const cli_args *args, train_request *req)
         .width = args->given[OPT_TRAIN_WIDTH],
         .vocab = args->given[OPT_TRAIN_VOCAB],
         .ffn_mult = args->given[OPT_TRAIN_FFN_MULT],
+        .ffn_width = args->given[OPT_FFN_WIDTH],
+        .mlp = args->given[OPT_MLP],
         .norm = args->given[OPT_NORM],
         .heads = args->given[OPT_HEADS],
         .layers = args->given[OPT_TRAIN_LAYERS],

@@ -12,8 +12,19 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
         o->width = file.width;
     if (!given->vocab)
         o->vocab = file.vocab;
-    if (!given->ffn_mult)
+    if (!given->ffn_mult && !given->ffn_width) {
         o->ffn_mult = file.ffn_mult;
+        o->ffn_width = file.ffn_width;
+    }
+    if (given->mlp && vp_mlp_gated(o->mlp) != vp_mlp_gated(file.mlp))
+        return vp_fail(err, VP_EINVAL,
+                       "--mlp %s is %s, but the file's MLPs are %s; give --mlp %s or leave it "
+                       "out",
+                       vp_mlp_name(o->mlp), vp_mlp_gated(o->mlp) ? "gated" : "not gated",
+                       vp_mlp_gated(file.mlp) ? "gated (mlp.gate, mlp.up, mlp.down)"
+                                              : "two-matrix (mlp.fc1, mlp.fc2)",
+                       vp_mlp_gated(file.mlp) ? "swiglu or geglu" : "gelu, gelu-tanh or relu");
+    o->mlp = file.mlp;
     if (!given->norm)
         o->norm = file.norm;
     if (!given->heads && file.qk_norm)

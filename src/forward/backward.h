@@ -12,6 +12,7 @@ typedef struct {
     /* [rows][d] each: gradients in flight and scratch */
     float *dx, *dz, *df, *dh, *dsum, *dpre, *datt, *dq, *dk, *dv, *z;
     float *dhid, *dhid_pre; /* [rows][m d] */
+    float *dhid_up;         /* [rows][m d], a gated MLP's; else unused */
     float *logits;          /* [rows][V], with a head */
     double *row_loss;       /* [rows] */
     /* with o->on_param_grad: one parameter's gradient at a time */

@@ -38,6 +38,8 @@ static size_t layer_floats(const fw_model *shape, const kern_table *kern)
     if (!shape->mlp_only)
         n += 4 * linear_floats(shape, kern, d, d) + 2 * aligned(shape->head_dim);
     n += linear_floats(shape, kern, d, shape->hidden) + linear_floats(shape, kern, shape->hidden, d);
+    if (shape->gated)
+        n += linear_floats(shape, kern, d, shape->hidden);
     return n;
 }
 
@@ -73,7 +75,9 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->d = o->width;
     m->heads = o->heads;
     m->head_dim = o->width / o->heads;
-    m->hidden = o->ffn_mult * o->width;
+    m->hidden = vp_forward_ffn_width(o);
+    m->mlp = o->mlp;
+    m->gated = vp_mlp_gated(o->mlp);
     m->vocab = o->vocab;
     m->layers = cfg->layers;
     m->backward = cfg->grad;
@@ -161,6 +165,8 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         }
         make_linear(m, &layer->fc1, m->d, m->hidden);
         make_linear(m, &layer->fc2, m->hidden, m->d);
+        if (m->gated)
+            make_linear(m, &layer->up, m->d, m->hidden);
     }
     if (m->has_final_norm)
         make_norm(m, &m->final_norm, 1.0f);
@@ -243,25 +249,59 @@ static uint32_t stream_of(size_t layer, unsigned which)
     return (uint32_t)(1 + layer * 16 + which);
 }
 
-typedef struct {
-    double t_scale; /* s: the pre-activation's standard deviation */
-} gelu_moment_args;
-
-/* t^2 Phi(s t)^2 phi(t): E[gelu(s t)^2] / s^2 integrates it, gelu(z) = z Phi(z) */
-static double gelu_moment_integrand(double t, void *params)
+void fw_activate(const kern_table *kern, vp_mlp mlp, float *out, const float *a, const float *b,
+                 size_t n)
 {
-    const gelu_moment_args *a = params;
-    const double p = gsl_cdf_ugaussian_P(a->t_scale * t);
-    return t * t * p * p * exp(-0.5 * t * t) / 2.5066282746310002; /* sqrt(2 pi) */
+    switch (mlp) {
+    case VP_MLP_GELU_TANH:
+        kern->gelu_tanh(out, a, n);
+        break;
+    case VP_MLP_RELU:
+        kern->relu(out, a, n);
+        break;
+    case VP_MLP_SWIGLU:
+        kern->silu_mul(out, a, b, n);
+        break;
+    case VP_MLP_GEGLU:
+        kern->gelu_mul(out, a, b, n);
+        break;
+    default:
+        kern->gelu(out, a, n);
+        break;
+    }
 }
 
-vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain, double fc1_scale,
-                        double *fc1_var, double *fc2_var, vp_error *err)
+typedef struct {
+    double t_scale; /* s: the pre-activation's standard deviation */
+    vp_mlp mlp;
+} act_moment_args;
+
+/* t^2 r(s t)^2 phi(t), r(z) = act(z) / z: E[act(s t)^2] / s^2 integrates it.
+   GELU's r is Phi (the same function as ever, so that its weights keep
+   their bits); the tanh GELU's the sigmoid of 2u; SiLU's the sigmoid. */
+static double act_moment_integrand(double t, void *params)
 {
-    *fc1_var = fc1_scale * fc1_scale / (double)d;
-    const double s2 = *fc1_var * (double)d * input_ms; /* pre-activation variance */
-    gelu_moment_args args = {sqrt(s2)};
-    gsl_function f = {gelu_moment_integrand, &args};
+    const act_moment_args *a = params;
+    const double z = a->t_scale * t;
+    double r;
+    if (a->mlp == VP_MLP_GELU_TANH)
+        r = 1.0 / (1.0 + exp(-2.0 * 0.79788456080286535588 * (z + 0.044715 * z * z * z)));
+    else if (a->mlp == VP_MLP_SWIGLU)
+        r = 1.0 / (1.0 + exp(-z));
+    else /* GELU and GeGLU */
+        r = gsl_cdf_ugaussian_P(z);
+    return t * t * r * r * exp(-0.5 * t * t) / 2.5066282746310002; /* sqrt(2 pi) */
+}
+
+/* E[act(z)^2] / s^2, z ~ N(0, s^2), into *out. */
+static vp_status act_moment(vp_mlp mlp, double s2, double input_ms, double *out, vp_error *err)
+{
+    if (mlp == VP_MLP_RELU) {
+        *out = 0.5; /* half the Gaussian, exactly */
+        return VP_OK;
+    }
+    act_moment_args args = {sqrt(s2), mlp};
+    gsl_function f = {act_moment_integrand, &args};
     gsl_integration_workspace *w = gsl_integration_workspace_alloc(200);
     if (!w)
         return vp_fail(err, VP_ENOMEM, "no memory for GSL's integration");
@@ -269,9 +309,24 @@ vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain, d
     int status = gsl_integration_qagi(&f, 1e-13, 1e-10, 200, w, &result, &abserr);
     gsl_integration_workspace_free(w);
     if (status != GSL_SUCCESS || !(result > 0.0))
-        return vp_fail(err, VP_EINVAL, "GELU's second moment at input mean square %g: %s", input_ms,
-                       gsl_strerror(status));
-    const double moment = s2 * result; /* E[gelu(z)^2], 0 when fc1 is (beta 0) */
+        return vp_fail(err, VP_EINVAL, "%s's second moment at input mean square %g: %s",
+                       vp_mlp_name(mlp), input_ms, gsl_strerror(status));
+    *out = result;
+    return VP_OK;
+}
+
+vp_status fw_mlp_scales(vp_mlp mlp, size_t d, size_t hidden, double input_ms, double gain,
+                        double fc1_scale, double *fc1_var, double *fc2_var, vp_error *err)
+{
+    *fc1_var = fc1_scale * fc1_scale / (double)d;
+    const double s2 = *fc1_var * (double)d * input_ms; /* pre-activation variance */
+    double result = 0.0;
+    const vp_status status = act_moment(mlp, s2, input_ms, &result, err);
+    if (status != VP_OK)
+        return status;
+    double moment = s2 * result; /* E[act(z)^2], 0 when fc1 is (beta 0) */
+    if (vp_mlp_gated(mlp))
+        moment *= s2; /* E[b^2] of the independent up projection */
     *fc2_var = gain == 0.0 ? 0.0 : gain * gain * input_ms / ((double)hidden * moment);
     return VP_OK;
 }
@@ -303,7 +358,8 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
                         vp_error *err)
 {
     const size_t d = m->d;
-    size_t biggest = d * m->hidden + m->hidden;
+    size_t biggest = d * m->hidden + d > d * m->hidden + m->hidden ? d * m->hidden + d
+                                                                   : d * m->hidden + m->hidden;
     if (m->has_head && m->vocab * d + m->vocab > biggest)
         biggest = m->vocab * d + m->vocab;
     float *scratch = malloc(biggest * sizeof *scratch);
@@ -349,10 +405,13 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
         if (o->init == VP_INIT_GAIN)
-            status = fw_mlp_scales(d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var, err);
+            status = fw_mlp_scales(m->mlp, d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var,
+                                   err);
         if (status == VP_OK) {
             draw_linear(m, &layer->fc1, o, stream_of(l, 4), sqrt(fc1_var), beta, scratch);
             draw_linear(m, &layer->fc2, o, stream_of(l, 5), sqrt(fc2_var), beta, scratch);
+            if (m->gated) /* the up projection: drawn as the gate, its own stream */
+                draw_linear(m, &layer->up, o, stream_of(l, 6), sqrt(fc1_var), beta, scratch);
         }
     }
     /* the head after the layers, as nn.Sequential(Embedding, blocks...,

@@ -28,13 +28,17 @@ typedef struct {
     fw_norm attn_out_norm, mlp_out_norm; /* sandwich and output-norm: on the branch output */
     fw_linear q, k, v, o;
     float *q_norm, *k_norm; /* [head dim], with QK-norm */
-    fw_linear fc1, fc2;
+    /* the two-matrix MLP: fc2(act(fc1 h)); the gated one: fc1 is the gate,
+       up the second input projection, fc2 down: fc2(act(fc1 h) * up h) */
+    fw_linear fc1, fc2, up; /* up: gated MLPs only */
 } fw_layer;
 
 typedef struct {
     vp_placement placement;
     const vp_placement_traits *traits; /* where its norms sit, from the placement table */
     int mlp_only, qk_norm;
+    vp_mlp mlp;
+    int gated; /* vp_mlp_gated(mlp) */
     vp_norm norm;
     float eps;
     size_t d, heads, head_dim, hidden, vocab, layers;
@@ -144,12 +148,20 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
 vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *options, size_t *bytes,
                            vp_error *err);
 
-/* The gain-init scales of one MLP branch: fc1 ~ N(0, fc1_var), fc2 ~ N(0,
- * fc2_var), so that a Gaussian input of mean square input_ms comes out with
- * RMS gain times its own: fc2_var = gain^2 input_ms / (hidden E[gelu(z)^2]),
- * z ~ N(0, fc1_var d input_ms), the expectation integrated with GSL.
- * VP_EINVAL when the integration fails. */
-vp_status fw_mlp_scales(size_t d, size_t hidden, double input_ms, double gain, double fc1_scale,
-                        double *fc1_var, double *fc2_var, vp_error *err);
+/* The gain-init scales of one MLP branch of kind mlp: fc1 ~ N(0, fc1_var)
+ * (a gated MLP's gate and up both), fc2 ~ N(0, fc2_var), so that a Gaussian
+ * input of mean square input_ms comes out with RMS gain times its own:
+ * fc2_var = gain^2 input_ms / (hidden M), z ~ N(0, s^2), s^2 = fc1_var d
+ * input_ms, M = E[act(z)^2] for the two-matrix kinds and E[(act(a) b)^2] =
+ * E[act(a)^2] s^2 for the gated ones (a, b independent, each as z). E[act^2]
+ * integrated with GSL, as s^2 E[(act(z)/z)^2 z^2/s^2]; ReLU's is s^2 / 2
+ * exactly. VP_EINVAL when the integration fails. */
+vp_status fw_mlp_scales(vp_mlp mlp, size_t d, size_t hidden, double input_ms, double gain,
+                        double fc1_scale, double *fc1_var, double *fc2_var, vp_error *err);
+
+/* The MLP's activation of n floats: out = act(a) for the two-matrix kinds,
+ * act(a) * b for the gated ones (b NULL otherwise); out may be a. */
+void fw_activate(const kern_table *kern, vp_mlp mlp, float *out, const float *a, const float *b,
+                 size_t n);
 
 #endif

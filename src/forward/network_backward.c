@@ -45,6 +45,7 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     TAKE(z, d);
     TAKE(dhid, hid);
     TAKE(dhid_pre, hid);
+    TAKE(dhid_up, m->gated ? hid : 0);
     TAKE(logits, m->has_head ? rows * m->vocab : 0);
     if (b) /* doubles, at a 64-byte boundary as every buffer */
         b->row_loss = (double *)(void *)(block + used);
@@ -139,10 +140,33 @@ static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_sa
                          const float *h, const float *df, char *prefix, size_t layer_index)
 {
     fw_run *r = b->r;
+    const fw_model *m = r->m;
+    const kern_table *kern = m->kernels;
+    const size_t n = r->rows * m->hidden;
     fw_bw_linear_dx(b, b->dhid, df, &layer->fc2);
-    snprintf(prefix, 64, "layers.%zu.mlp.fc2", layer_index);
+    snprintf(prefix, 64, "layers.%zu.mlp.%s", layer_index, m->gated ? "down" : "fc2");
     fw_bw_linear_params(b, prefix, &layer->fc2, df, s->hid);
-    r->m->kernels->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, r->rows * r->m->hidden);
+    if (m->gated) {
+        /* gate's and up's gradients, then dh = dgate Wg + dup Wu */
+        if (m->mlp == VP_MLP_SWIGLU)
+            kern->silu_mul_backward(b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
+        else
+            kern->gelu_mul_backward(b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
+        snprintf(prefix, 64, "layers.%zu.mlp.gate", layer_index);
+        fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
+        snprintf(prefix, 64, "layers.%zu.mlp.up", layer_index);
+        fw_bw_linear_params(b, prefix, &layer->up, b->dhid_up, h);
+        fw_bw_linear_dx(b, dh, b->dhid_pre, &layer->fc1);
+        fw_bw_linear_dx(b, b->z, b->dhid_up, &layer->up);
+        add_into(dh, b->z, r->rows * m->d);
+        return;
+    }
+    if (m->mlp == VP_MLP_GELU_TANH)
+        kern->gelu_tanh_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
+    else if (m->mlp == VP_MLP_RELU)
+        kern->relu_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
+    else
+        kern->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
     snprintf(prefix, 64, "layers.%zu.mlp.fc1", layer_index);
     fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
     fw_bw_linear_dx(b, dh, b->dhid_pre, &layer->fc1);

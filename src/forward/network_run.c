@@ -72,7 +72,8 @@ typedef struct {
     const float *in;
     const float *weight, *bias;
     size_t width, rows_per_task, rows;
-    int rms, gelu;
+    int rms, activate;
+    const float *in2; /* a gated MLP's second input, up's projection */
 } rowwise_job;
 
 static void rowwise_task(void *ctx, size_t task, size_t thread)
@@ -86,8 +87,9 @@ static void rowwise_task(void *ctx, size_t task, size_t thread)
     const size_t n = j->rows - first < j->rows_per_task ? j->rows - first : j->rows_per_task;
     float *out = j->out + first * j->width;
     const float *in = j->in + first * j->width;
-    if (j->gelu)
-        m->kernels->gelu(out, in, n * j->width);
+    if (j->activate)
+        fw_activate(m->kernels, m->mlp, out, in, j->in2 ? j->in2 + first * j->width : NULL,
+                    n * j->width);
     else if (j->rms)
         m->kernels->rmsnorm(out, in, j->weight, n, j->width, m->eps);
     else
@@ -105,13 +107,15 @@ void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
                      r->rows_per_task,
                      r->rows,
                      r->m->norm == VP_NORM_RMSNORM,
-                     0};
+                     0,
+                     NULL};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
-static void gelu(fw_run *r, float *out, const float *in)
+/* out = act(in), or act(in) * in2 for a gated MLP */
+static void activate(fw_run *r, float *out, const float *in, const float *in2)
 {
-    rowwise_job j = {r, out, in, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1};
+    rowwise_job j = {r, out, in, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1, in2};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
@@ -120,7 +124,8 @@ static void head_norm(fw_run *r, float *out, const float *in, const float *weigh
 {
     const size_t heads = r->m->heads;
     rowwise_job j = {
-        r, out, in, weight, NULL, r->m->head_dim, r->rows_per_task * heads, r->rows * heads, 1, 0};
+        r,   out, in, weight, NULL, r->m->head_dim, r->rows_per_task * heads, r->rows * heads, 1,
+        0,   NULL};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
@@ -151,7 +156,12 @@ static void attention_branch(fw_run *r, const fw_layer *layer, const float *h, f
 static void mlp_branch(fw_run *r, const fw_layer *layer, const float *h, float *out)
 {
     fw_project(r, r->hid_pre, h, &layer->fc1);
-    gelu(r, r->hid, r->hid_pre);
+    if (r->m->gated) {
+        fw_project(r, r->hid_up, h, &layer->up);
+        activate(r, r->hid, r->hid_pre, r->hid_up);
+    } else {
+        activate(r, r->hid, r->hid_pre, NULL);
+    }
     fw_project(r, out, r->hid, &layer->fc2);
 }
 
@@ -442,6 +452,7 @@ static void keep_sub_block(fw_run *r, size_t k)
     if (s->hid) {
         r->hid_pre = s->hid_pre;
         r->hid = s->hid;
+        r->hid_up = s->hid_up;
     }
     if (s->q) {
         r->q_pre = s->q_pre;
@@ -477,8 +488,9 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->k = p, p += block;
     r->v = p, p += block;
     r->att = r->o; /* the attention's output is projected before o is written */
-    r->hid = p;
-    r->q_pre = r->q, r->k_pre = r->k, r->hid_pre = r->hid; /* normalised, GELU'd in place */
+    r->hid = p, p += r->rows * r->m->hidden;
+    r->hid_up = r->m->gated ? p : NULL;
+    r->q_pre = r->q, r->k_pre = r->k, r->hid_pre = r->hid; /* normalised, activated in place */
 }
 
 /* The stack, its measurements and, with a backward, the backward pass. */
@@ -565,6 +577,35 @@ void vp_forward_options_init(vp_forward_options *o)
         .init = VP_INIT_GAIN,
         .seed = 1,
     };
+}
+
+static const char *const mlp_names[VP_MLP_COUNT] = {"gelu", "gelu-tanh", "relu", "swiglu",
+                                                    "geglu"};
+
+const char *vp_mlp_name(vp_mlp mlp)
+{
+    return (unsigned)mlp < VP_MLP_COUNT ? mlp_names[mlp] : NULL;
+}
+
+vp_status vp_mlp_parse(const char *name, vp_mlp *out, vp_error *err)
+{
+    for (int i = 0; i < VP_MLP_COUNT; i++)
+        if (strcmp(name, mlp_names[i]) == 0) {
+            *out = (vp_mlp)i;
+            return VP_OK;
+        }
+    return vp_fail(err, VP_EINVAL, "MLP '%s' is not one of: gelu, gelu-tanh, relu, swiglu, geglu",
+                   name);
+}
+
+int vp_mlp_gated(vp_mlp mlp)
+{
+    return mlp == VP_MLP_SWIGLU || mlp == VP_MLP_GEGLU;
+}
+
+size_t vp_forward_ffn_width(const vp_forward_options *o)
+{
+    return o->ffn_width ? o->ffn_width : o->ffn_mult * o->width;
 }
 
 static const char *const loss_names[VP_LOSS_COUNT] = {"copy", "next", "random"};
@@ -666,6 +707,8 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         {"width", o->width, 1, VP_FORWARD_MAX_WIDTH},
         {"heads", o->heads, 1, VP_FORWARD_MAX_WIDTH},
         {"ffn-mult", o->ffn_mult, 1, VP_FORWARD_MAX_FFN_MULT},
+        /* an exact width when given; ffn-mult's stays bounded by its own range */
+        {"ffn-width", o->ffn_width ? o->ffn_width : 1, 1, VP_FORWARD_MAX_FFN_WIDTH},
         {"vocab", o->vocab, 1, VP_FORWARD_MAX_VOCAB},
         {"batch", o->batch, 1, VP_FORWARD_MAX_BATCH},
         {"tokens", o->tokens, 1, VP_FORWARD_MAX_TOKENS},
@@ -689,6 +732,10 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                        o->batch * o->tokens, 16u * 1024 * 1024);
     if (o->norm != VP_NORM_LAYERNORM && o->norm != VP_NORM_RMSNORM)
         return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
+    if ((unsigned)o->mlp >= VP_MLP_COUNT)
+        return vp_fail(err, VP_EINVAL,
+                       "MLP kind %d is not one of: gelu, gelu-tanh, relu, swiglu, geglu",
+                       (int)o->mlp);
     for (size_t i = 0; o->token_ids && i < o->batch * o->tokens; i++)
         if (o->token_ids[i] >= o->vocab)
             return vp_fail(err, VP_EINVAL,
@@ -736,7 +783,11 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
                                   .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
                                   .eps = o->eps,
                                   .heads = cfg->mlp_only ? 0 : o->heads,
-                                  .ffn_mult = o->ffn_mult,
+                                  .ffn_mult = vp_forward_ffn_width(o) % o->width == 0
+                                                  ? vp_forward_ffn_width(o) / o->width
+                                                  : 0,
+                                  .ffn_width = vp_forward_ffn_width(o),
+                                  .mlp = vp_mlp_name(o->mlp),
                                   .vocab = o->vocab,
                                   .batch = o->batch,
                                   .tokens = o->tokens,

@@ -17,7 +17,8 @@ typedef struct {
     float *x_in;             /* the stream before the sub-block [rows][d] */
     float *h;                /* the branch input where it is a norm's output; else NULL (x_in) */
     float *f;                /* the branches' output (their sum), before any output norm */
-    float *hid_pre, *hid;    /* fc1's output and its GELU [rows][m d] */
+    float *hid_pre, *hid;    /* fc1's output and its activation (gated: times up's) [rows][m d] */
+    float *hid_up;           /* a gated MLP's up projection [rows][m d]; else NULL */
     float *q_pre, *k_pre;    /* the projections before QK-norm (q, k without it) */
     float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input */
 } fw_saved;
@@ -29,6 +30,7 @@ typedef struct {
     size_t rows, batch, tokens, rows_per_task, n_tasks;
     float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
     float *q_pre, *k_pre, *hid_pre; /* q, k and hid themselves when nothing is kept */
+    float *hid_up;                  /* a gated MLP's up projection */
     float **matmul_ws, **att_scratch; /* per thread */
     double *stats;                    /* [groups][N_STATS] */
     uint32_t *token_ids;

@@ -53,6 +53,8 @@ static size_t lay_out_one(fw_saved *s, float *block, const fw_model *m, size_t k
         if (mlp) {
             z.hid_pre = take(block, &used, hid);
             z.hid = take(block, &used, hid);
+            if (m->gated)
+                z.hid_up = take(block, &used, hid);
         }
         if (attn) {
             z.q = take(block, &used, d);
@@ -78,8 +80,8 @@ size_t fw_saved_floats(const fw_model *m, size_t rows)
 
 size_t fw_saved_row_floats(const fw_model *m)
 {
-    /* at most a dozen rows of d and two of m d per sub-block, and the top's two */
-    return (fw_sub_blocks(m) + 1) * (12 * m->d + 2 * m->hidden);
+    /* at most a dozen rows of d and three of m d per sub-block, and the top's two */
+    return (fw_sub_blocks(m) + 1) * (12 * m->d + 3 * m->hidden);
 }
 
 void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t rows)

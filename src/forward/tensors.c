@@ -73,8 +73,14 @@ static void visit_layer(walker *w, size_t i, fw_layer *layer)
                   NULL);
         }
     }
-    visit_linear(w, PREFIX("layers.%zu.mlp.fc1", i), &layer->fc1);
-    visit_linear(w, PREFIX("layers.%zu.mlp.fc2", i), &layer->fc2);
+    if (m->gated) {
+        visit_linear(w, PREFIX("layers.%zu.mlp.gate", i), &layer->fc1);
+        visit_linear(w, PREFIX("layers.%zu.mlp.up", i), &layer->up);
+        visit_linear(w, PREFIX("layers.%zu.mlp.down", i), &layer->fc2);
+    } else {
+        visit_linear(w, PREFIX("layers.%zu.mlp.fc1", i), &layer->fc1);
+        visit_linear(w, PREFIX("layers.%zu.mlp.fc2", i), &layer->fc2);
+    }
 #undef PREFIX
 }
 

@@ -123,12 +123,25 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     cfg->layers = count_layers(weights);
     if (cfg->layers == 0)
         return vp_fail(err, VP_EFORMAT, "no tensor 'layers.0....': the file has no layers");
-    const vp_tensor_info *fc1 = vp_safetensors_find(weights, "layers.0.mlp.fc1.weight");
-    if (!fc1 || fc1->rank != 2 || fc1->shape[0] % o->width != 0 || fc1->shape[0] == 0)
+    /* the MLP's first projection: fc1, or a gated MLP's gate */
+    const vp_tensor_info *gate = vp_safetensors_find(weights, "layers.0.mlp.gate.weight");
+    const vp_tensor_info *fc1 = gate ? gate : vp_safetensors_find(weights, "layers.0.mlp.fc1.weight");
+    if (!fc1 || fc1->rank != 2 || fc1->shape[0] == 0 || fc1->shape[1] != o->width)
         return vp_fail(err, VP_EFORMAT,
-                       "tensor 'layers.0.mlp.fc1.weight' is missing or not "
-                       "[m * width, width]");
-    o->ffn_mult = fc1->shape[0] / o->width;
+                       "tensor 'layers.0.mlp.%s.weight' is missing or not "
+                       "[hidden width, width]",
+                       gate ? "gate" : "fc1");
+    if (fc1->shape[0] % o->width == 0) {
+        o->ffn_mult = fc1->shape[0] / o->width;
+        o->ffn_width = 0;
+    } else {
+        o->ffn_width = fc1->shape[0];
+    }
+    /* the names tell gated or not, never the activation */
+    if (gate && !vp_mlp_gated(o->mlp))
+        o->mlp = VP_MLP_SWIGLU;
+    else if (!gate && vp_mlp_gated(o->mlp))
+        o->mlp = VP_MLP_GELU;
     cfg->mlp_only = vp_safetensors_find(weights, "layers.0.attn.q.weight") == NULL;
     const vp_tensor_info *q_norm = vp_safetensors_find(weights, "layers.0.attn.q_norm.weight");
     o->qk_norm = q_norm != NULL;

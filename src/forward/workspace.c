@@ -7,7 +7,7 @@
 
 size_t fw_activation_floats(const fw_model *m, size_t rows)
 {
-    return rows * (9 * m->d + m->hidden);
+    return rows * (9 * m->d + (m->gated ? 2 : 1) * m->hidden);
 }
 
 /* The most workspace a row-split matmul takes: the forward's projections,

@@ -90,7 +90,11 @@ static cJSON *profile_object(const vp_profile *profile)
             if (profile->engine == VP_ENGINE_FORWARD) {
                 /* the network: method holds its init ("gain", "torch", "loaded weights") */
                 add_number(sampling, "heads", (double)sm->heads, sm->heads > 0);
-                add_number(sampling, "ffn_mult", (double)sm->ffn_mult, 1);
+                add_number(sampling, "ffn_mult", (double)sm->ffn_mult, sm->ffn_mult > 0);
+                if (sm->mlp && strcmp(sm->mlp, "gelu") != 0) /* the default's JSON stands */
+                    add_text(sampling, "mlp", sm->mlp);
+                if (sm->ffn_mult == 0)
+                    add_number(sampling, "ffn_width", (double)sm->ffn_width, 1);
                 add_number(sampling, "vocab", (double)sm->vocab, 1);
                 add_number(sampling, "batch", (double)sm->batch, 1);
                 add_number(sampling, "tokens", (double)sm->tokens, 1);

@@ -23,17 +23,27 @@ static void write_network(FILE *out, const vp_profile *p)
         snprintf(init, sizeof init, "weights from file");
     else
         snprintf(init, sizeof init, "%s init", vp_sampling_method_name(s->method));
+    /* "MLP 4 x wide" for the GELU MLP (as always); another kind is named,
+       a hidden width the width does not divide given whole */
+    char mlp[64];
+    const int named = s->mlp && strcmp(s->mlp, "gelu") != 0;
+    if (s->ffn_mult)
+        snprintf(mlp, sizeof mlp, "%s%sMLP %zu x wide", named ? s->mlp : "", named ? " " : "",
+                 s->ffn_mult);
+    else
+        snprintf(mlp, sizeof mlp, "%s%sMLP %zu wide", named ? s->mlp : "", named ? " " : "",
+                 s->ffn_width);
     if (s->heads)
         fprintf(out,
-                "network: width %zu, %zu heads%s, MLP %zu x wide, vocab %zu, batch %zu x %zu "
+                "network: width %zu, %zu heads%s, %s, vocab %zu, batch %zu x %zu "
                 "tokens, %s, eps %.3g, seed %llu\n",
-                s->width, s->heads, s->qk_norm ? " with QK-norm" : "", s->ffn_mult, s->vocab,
-                s->batch, s->tokens, init, s->eps, s->seed);
+                s->width, s->heads, s->qk_norm ? " with QK-norm" : "", mlp, s->vocab, s->batch,
+                s->tokens, init, s->eps, s->seed);
     else
         fprintf(out,
-                "network: MLP-only layers, width %zu, MLP %zu x wide, vocab %zu, batch %zu "
+                "network: MLP-only layers, width %zu, %s, vocab %zu, batch %zu "
                 "x %zu tokens, %s, eps %.3g, seed %llu\n",
-                s->width, s->ffn_mult, s->vocab, s->batch, s->tokens, init, s->eps, s->seed);
+                s->width, mlp, s->vocab, s->batch, s->tokens, init, s->eps, s->seed);
     /* --grad: the loss differentiated, and its value on the batch */
     if (s->loss && (p->fields & VP_HAS_GRAD))
         fprintf(out, "backward: loss %s = %.6g on the batch\n", s->loss, p->loss);

@@ -57,7 +57,8 @@ static void label_of(char *label, size_t size, const vp_train_job *job, varying 
         append(label, size, " seed=%llu", job->network.seed);
 }
 
-/* Two lines (three with decay or clipping), each within 80 columns. */
+/* Two lines (three with decay or clipping, one more for an MLP other than
+   the seed's), each within 80 columns. */
 static void heading(FILE *out, const vp_train_job *job, varying v)
 {
     const vp_forward_options *n = &job->network;
@@ -68,6 +69,9 @@ static void heading(FILE *out, const vp_train_job *job, varying v)
     fprintf(out, "%s layers of width %zu, vocab %zu, %s\n",
             job->config.mlp_only ? "MLP" : "attention + MLP", n->width, n->vocab,
             n->norm == VP_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
+    /* the MLP, where it is not the seed's GELU of m d */
+    if (n->mlp != VP_MLP_GELU || n->ffn_width)
+        fprintf(out, "  %s MLP, hidden width %zu\n", vp_mlp_name(n->mlp), vp_forward_ffn_width(n));
     fprintf(out, "  batch %zu x %zu, Adam%s", n->batch, n->tokens, t->weight_decay > 0.0 ? "W" : "");
     if (!v.lr)
         fprintf(out, " lr %g", t->lr);

@@ -19,6 +19,12 @@
         .rmsnorm_backward = kern_rmsnorm_backward_##ISA,                                           \
         .norm_param_grads = kern_norm_param_grads_##ISA,                                           \
         .gelu_backward = kern_gelu_backward_##ISA,                                                 \
+        .gelu_tanh = kern_gelu_tanh_##ISA, .relu = kern_relu_##ISA,                                \
+        .silu_mul = kern_silu_mul_##ISA, .gelu_mul = kern_gelu_mul_##ISA,                          \
+        .gelu_tanh_backward = kern_gelu_tanh_backward_##ISA,                                       \
+        .relu_backward = kern_relu_backward_##ISA,                                                 \
+        .silu_mul_backward = kern_silu_mul_backward_##ISA,                                         \
+        .gelu_mul_backward = kern_gelu_mul_backward_##ISA,                                         \
         .attention_backward = kern_attention_backward_##ISA,                                       \
         .cross_entropy = kern_cross_entropy_##ISA,                                                 \
         .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \

@@ -112,6 +112,18 @@ typedef struct {
     /* out = x * (1 + erf(x / sqrt 2)) / 2: PyTorch's default GELU, not the
        tanh one; out may be x. */
     void (*gelu)(float *out, const float *x, size_t n);
+    /* GPT-2's GELU, PyTorch's gelu(approximate='tanh'): 0.5 x (1 + tanh(u)),
+       u = sqrt(2/pi) (x + 0.044715 x^3), evaluated as x / (1 + exp(-2u))
+       (nn_internal.h); out may be x. */
+    void (*gelu_tanh)(float *out, const float *x, size_t n);
+    /* out = max(x, 0) (0 for -0 and NaN); out may be x. */
+    void (*relu)(float *out, const float *x, size_t n);
+    /* The gated MLPs' product, elementwise: out = silu(a) b, silu(a) = a /
+       (1 + exp(-a)) (SwiGLU), and out = gelu(a) b with gelu's erf form
+       (GeGLU); the activation rounded to float before the product, as
+       PyTorch's two ops. out may be a or b. */
+    void (*silu_mul)(float *out, const float *a, const float *b, size_t n);
+    void (*gelu_mul)(float *out, const float *a, const float *b, size_t n);
     /* In place over one row of n: exp(x - max) / sum. */
     void (*softmax)(float *x, size_t n);
     /* Causal self-attention of one sequence of T tokens and H heads of hd:
@@ -154,6 +166,20 @@ typedef struct {
     /* dx = dy (Phi(x) + x phi(x)), the exact-erf GELU's derivative
        (PyTorch's default, not the tanh one); dx may be dy or x. */
     void (*gelu_backward)(float *dx, const float *dy, const float *x, size_t n);
+    /* dx of gelu_tanh: dy (s + x 2u' s (1 - s)), s = 1 / (1 + exp(-2u)),
+       the second term with x clamped to +-1e4 (where it is below 1e-30)
+       so that no inf * 0 arises; dx may be dy or x. */
+    void (*gelu_tanh_backward)(float *dx, const float *dy, const float *x, size_t n);
+    /* dx of relu: dy where x > 0, else 0 (PyTorch's threshold_backward). */
+    void (*relu_backward)(float *dx, const float *dy, const float *x, size_t n);
+    /* The gated products' backward, given dy = dL/dout: db = dy act(a) and
+       da = (dy b) act'(a), autograd's order (act' of silu: s (1 + a (1 -
+       s)), s the sigmoid; of gelu: Phi(a) + a phi(a)). Elementwise: da and
+       db may each be any input, but not each other. */
+    void (*silu_mul_backward)(float *da, float *db, const float *dy, const float *a,
+                              const float *b, size_t n);
+    void (*gelu_mul_backward)(float *da, float *db, const float *dy, const float *a,
+                              const float *b, size_t n);
     /* The backward of attention for one sequence (same q, k, v, ld, T, H,
        hd): given dout (stride ldo), writes dq, dk, dv (stride ldg) over the
        T rows and H * hd columns, recomputing each softmax as the forward

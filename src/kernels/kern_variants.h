@@ -38,6 +38,12 @@
                                      const float *x, size_t n, size_t d, size_t j0, size_t j1,     \
                                      float eps, int rms);                                          \
     void kern_gelu_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);           \
+    void kern_gelu_tanh_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);      \
+    void kern_relu_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);           \
+    void kern_silu_mul_backward_##ISA(float *da, float *db, const float *dy, const float *a,       \
+                                      const float *b, size_t n);                                   \
+    void kern_gelu_mul_backward_##ISA(float *da, float *db, const float *dy, const float *a,       \
+                                      const float *b, size_t n);                                   \
     void kern_attention_backward_##ISA(float *dq, float *dk, float *dv, size_t ldg,                \
                                        const float *dout, size_t ldo, const float *q,              \
                                        const float *k, const float *v, size_t ld, size_t T,        \
@@ -49,6 +55,10 @@
     void kern_rmsnorm_##ISA(float *out, const float *x, const float *weight, size_t n, size_t d,   \
                             float eps);                                                            \
     void kern_gelu_##ISA(float *out, const float *x, size_t n);                                    \
+    void kern_gelu_tanh_##ISA(float *out, const float *x, size_t n);                               \
+    void kern_relu_##ISA(float *out, const float *x, size_t n);                                    \
+    void kern_silu_mul_##ISA(float *out, const float *a, const float *b, size_t n);                \
+    void kern_gelu_mul_##ISA(float *out, const float *a, const float *b, size_t n);                \
     void kern_softmax_##ISA(float *x, size_t n);                                                   \
     void kern_attention_##ISA(float *out, size_t ldo, const float *q, const float *k,              \
                               const float *v, size_t ld, size_t T, size_t H, size_t hd,            \

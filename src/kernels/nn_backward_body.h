@@ -136,6 +136,68 @@ void KERN_FN(kern_gelu_backward)(float *dx, const float *dy, const float *x, siz
     }
 }
 
+void KERN_FN(kern_gelu_tanh_backward)(float *dx, const float *dy, const float *x, size_t n)
+{
+    // x, dy, dx: (n)
+    const vf beta2 = vf_set1(NN_GELU_TANH_2BETA), kappa = vf_set1(NN_GELU_TANH_KAPPA);
+    const vf kappa3 = vf_set1(3.0f * NN_GELU_TANH_KAPPA), bound = vf_set1(NN_GELU_TANH_CLAMP);
+    const vf one = vf_set1(1.0f), zero = vf_zero();
+    for (size_t i = 0; i < n; i += W) {
+        vf v = vf_load_first(x + i, n - i);
+        vf u2 = vf_mul(beta2, vf_add(v, vf_mul(kappa, vf_mul(vf_mul(v, v), v))));
+        vf s = vf_div(one, vf_add(one, exp_v(vf_sub(zero, u2))));
+        vf c = vf_min(vf_max(v, vf_sub(zero, bound)), bound);
+        vf du2 = vf_mul(beta2, vf_add(one, vf_mul(kappa3, vf_mul(c, c))));
+        vf g = vf_add(s, vf_mul(vf_mul(c, du2), vf_mul(s, vf_sub(one, s))));
+        vf_store_first(dx + i, vf_mul(vf_load_first(dy + i, n - i), g), n - i);
+    }
+}
+
+void KERN_FN(kern_relu_backward)(float *dx, const float *dy, const float *x, size_t n)
+{
+    // x, dy, dx: (n)
+    const vf zero = vf_zero();
+    for (size_t i = 0; i < n; i += W) {
+        vm pos = vf_lt(zero, vf_load_first(x + i, n - i));
+        vf_store_first(dx + i, vf_select(pos, vf_load_first(dy + i, n - i), zero), n - i);
+    }
+}
+
+void KERN_FN(kern_silu_mul_backward)(float *da, float *db, const float *dy, const float *a,
+                                     const float *b, size_t n)
+{
+    // a, b, dy, da, db: (n)
+    const vf one = vf_set1(1.0f), zero = vf_zero();
+    for (size_t i = 0; i < n; i += W) {
+        vf av = vf_load_first(a + i, n - i), bv = vf_load_first(b + i, n - i);
+        vf g = vf_load_first(dy + i, n - i);
+        vf e1 = vf_add(one, exp_v(vf_sub(zero, av)));
+        vf silu = vf_div(av, e1), s = vf_div(one, e1);
+        vf gb = vf_mul(g, bv);
+        vf dsilu = vf_mul(s, vf_add(one, vf_mul(av, vf_sub(one, s))));
+        vf_store_first(db + i, vf_mul(g, silu), n - i);
+        vf_store_first(da + i, vf_mul(gb, dsilu), n - i);
+    }
+}
+
+void KERN_FN(kern_gelu_mul_backward)(float *da, float *db, const float *dy, const float *a,
+                                     const float *b, size_t n)
+{
+    // a, b, dy, da, db: (n)
+    const vf half = vf_set1(0.5f), minus_half = vf_set1(-0.5f), one = vf_set1(1.0f);
+    for (size_t i = 0; i < n; i += W) {
+        vf av = vf_load_first(a + i, n - i), bv = vf_load_first(b + i, n - i);
+        vf g = vf_load_first(dy + i, n - i);
+        vf one_erf = vf_add(one, erf_v(vf_mul(av, vf_set1(NN_SQRT1_2))));
+        vf cdf = vf_mul(half, one_erf);
+        vf gelu = vf_mul(vf_mul(half, av), one_erf);
+        vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, av), av)), vf_set1(NN_INV_SQRT_2PI));
+        vf gb = vf_mul(g, bv);
+        vf_store_first(db + i, vf_mul(g, gelu), n - i);
+        vf_store_first(da + i, vf_mul(gb, vf_add(cdf, vf_mul(av, pdf))), n - i);
+    }
+}
+
 static inline size_t att_min(size_t a, size_t b)
 {
     return a < b ? a : b;

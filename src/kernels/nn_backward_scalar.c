@@ -125,6 +125,60 @@ void kern_gelu_backward_scalar(float *dx, const float *dy, const float *x, size_
     }
 }
 
+void kern_gelu_tanh_backward_scalar(float *dx, const float *dy, const float *x, size_t n)
+{
+    // x, dy, dx: (n)
+    /* d/dx x s(2u) = s + x 2u' s (1 - s), s = 1 / (1 + exp(-2u)) */
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i];
+        const float u2 = NN_GELU_TANH_2BETA * (v + NN_GELU_TANH_KAPPA * (v * v * v));
+        const float s = 1.0f / (1.0f + expf(-u2));
+        const float c = fminf(fmaxf(v, -NN_GELU_TANH_CLAMP), NN_GELU_TANH_CLAMP);
+        const float du2 = NN_GELU_TANH_2BETA * (1.0f + 3.0f * NN_GELU_TANH_KAPPA * (c * c));
+        dx[i] = dy[i] * (s + c * du2 * (s * (1.0f - s)));
+    }
+}
+
+void kern_relu_backward_scalar(float *dx, const float *dy, const float *x, size_t n)
+{
+    // x, dy, dx: (n)
+    /* PyTorch's threshold_backward: the gradient where x > 0, else 0 */
+    for (size_t i = 0; i < n; i++)
+        dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+void kern_silu_mul_backward_scalar(float *da, float *db, const float *dy, const float *a,
+                                   const float *b, size_t n)
+{
+    // a, b, dy, da, db: (n)
+    /* autograd's order: db = dy silu(a); da = silu_backward(dy b, a), with
+       silu'(a) = s (1 + a (1 - s)), s = 1 / (1 + exp(-a)) */
+    for (size_t i = 0; i < n; i++) {
+        const float av = a[i], bv = b[i], g = dy[i];
+        const float silu = av / (1.0f + expf(-av));
+        const float s = 1.0f / (1.0f + expf(-av));
+        const float gb = g * bv;
+        db[i] = g * silu;
+        da[i] = gb * (s * (1.0f + av * (1.0f - s)));
+    }
+}
+
+void kern_gelu_mul_backward_scalar(float *da, float *db, const float *dy, const float *a,
+                                   const float *b, size_t n)
+{
+    // a, b, dy, da, db: (n)
+    /* db = dy gelu(a); da = (dy b) (cdf + a pdf), as gelu_backward */
+    for (size_t i = 0; i < n; i++) {
+        const float av = a[i], bv = b[i], g = dy[i];
+        const float cdf = 0.5f * (1.0f + erff(av * NN_SQRT1_2));
+        const float gelu = 0.5f * av * (1.0f + erff(av * NN_SQRT1_2));
+        const float pdf = expf(-0.5f * av * av) * NN_INV_SQRT_2PI;
+        const float gb = g * bv;
+        db[i] = g * gelu;
+        da[i] = gb * (cdf + av * pdf);
+    }
+}
+
 static float dot_scalar(const float *a, const float *b, size_t n)
 {
     float acc = 0.0f;

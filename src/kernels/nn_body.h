@@ -86,6 +86,51 @@ void KERN_FN(kern_gelu)(float *out, const float *x, size_t n)
     }
 }
 
+void KERN_FN(kern_gelu_tanh)(float *out, const float *x, size_t n)
+{
+    // x, out: (n)
+    /* x / (1 + exp(-2u)): nn_internal.h */
+    const vf beta2 = vf_set1(NN_GELU_TANH_2BETA), kappa = vf_set1(NN_GELU_TANH_KAPPA);
+    const vf one = vf_set1(1.0f), zero = vf_zero();
+    for (size_t i = 0; i < n; i += W) {
+        vf v = vf_load_first(x + i, n - i);
+        vf u2 = vf_mul(beta2, vf_add(v, vf_mul(kappa, vf_mul(vf_mul(v, v), v))));
+        vf y = vf_div(v, vf_add(one, exp_v(vf_sub(zero, u2))));
+        vf_store_first(out + i, y, n - i);
+    }
+}
+
+void KERN_FN(kern_relu)(float *out, const float *x, size_t n)
+{
+    // x, out: (n)
+    /* max(x, 0) returns its second operand, 0, for -0 and NaN, as the scalar */
+    for (size_t i = 0; i < n; i += W)
+        vf_store_first(out + i, vf_max(vf_load_first(x + i, n - i), vf_zero()), n - i);
+}
+
+void KERN_FN(kern_silu_mul)(float *out, const float *a, const float *b, size_t n)
+{
+    // a, b, out: (n)
+    const vf one = vf_set1(1.0f), zero = vf_zero();
+    for (size_t i = 0; i < n; i += W) {
+        vf av = vf_load_first(a + i, n - i);
+        vf s = vf_div(av, vf_add(one, exp_v(vf_sub(zero, av))));
+        vf_store_first(out + i, vf_mul(s, vf_load_first(b + i, n - i)), n - i);
+    }
+}
+
+void KERN_FN(kern_gelu_mul)(float *out, const float *a, const float *b, size_t n)
+{
+    // a, b, out: (n)
+    const vf half = vf_set1(0.5f), one = vf_set1(1.0f);
+    for (size_t i = 0; i < n; i += W) {
+        vf av = vf_load_first(a + i, n - i);
+        vf e = erf_v(vf_mul(av, vf_set1(NN_SQRT1_2)));
+        vf g = vf_mul(vf_mul(half, av), vf_add(one, e));
+        vf_store_first(out + i, vf_mul(g, vf_load_first(b + i, n - i)), n - i);
+    }
+}
+
 void KERN_FN(kern_softmax)(float *x, size_t n)
 {
     // x: (n), in place

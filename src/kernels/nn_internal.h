@@ -69,6 +69,20 @@
  * variant, as PyTorch's x * M_SQRT1_2. */
 #define NN_SQRT1_2 0.70710678118654752440f
 
+/* GPT-2's tanh GELU, 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+ * (PyTorch's gelu(approximate='tanh'), kBeta and kKappa), is evaluated as
+ * x / (1 + exp(-2u)), the same function: 1 + tanh(u) = 2 / (1 + exp(-2u)).
+ * That form has no cancellation where 1 + tanh(u) is small (x < -3), so
+ * it is accurate to a few ulps of the result everywhere, where 0.5 x (1 +
+ * tanhf(u)) loses up to an ulp of 1 in 1 + tanh. 2 sqrt(2/pi) rounded to
+ * float once. */
+#define NN_GELU_TANH_2BETA 1.59576912160573071176f
+#define NN_GELU_TANH_KAPPA 0.044715f
+/* The tanh GELU's derivative's second term, x u' s (1 - s) (s the sigmoid
+ * of 2u), is below 1e-30 for |x| > 10; x is clamped to this bound there so
+ * that x^2 cannot overflow into inf * 0. */
+#define NN_GELU_TANH_CLAMP 1.0e4f
+
 /* out[i] = exp(x[i]) and erf(x[i]), i < n, with the vector code the kernels
  * use (out may be x). Exist only on x86-64; call only when
  * vp_isa_supported() says so. For the accuracy tests. */

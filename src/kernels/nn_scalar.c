@@ -65,6 +65,43 @@ void kern_gelu_scalar(float *out, const float *x, size_t n)
         out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * NN_SQRT1_2));
 }
 
+void kern_gelu_tanh_scalar(float *out, const float *x, size_t n)
+{
+    // x, out: (n)
+    /* x / (1 + exp(-2u)) = 0.5 x (1 + tanh(u)): nn_internal.h */
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i];
+        const float u2 = NN_GELU_TANH_2BETA * (v + NN_GELU_TANH_KAPPA * (v * v * v));
+        out[i] = v / (1.0f + expf(-u2));
+    }
+}
+
+void kern_relu_scalar(float *out, const float *x, size_t n)
+{
+    // x, out: (n)
+    for (size_t i = 0; i < n; i++)
+        out[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void kern_silu_mul_scalar(float *out, const float *a, const float *b, size_t n)
+{
+    // a, b, out: (n)
+    /* silu(a) = a / (1 + exp(-a)), as PyTorch's; rounded, then times b */
+    for (size_t i = 0; i < n; i++) {
+        const float s = a[i] / (1.0f + expf(-a[i]));
+        out[i] = s * b[i];
+    }
+}
+
+void kern_gelu_mul_scalar(float *out, const float *a, const float *b, size_t n)
+{
+    // a, b, out: (n)
+    for (size_t i = 0; i < n; i++) {
+        const float g = 0.5f * a[i] * (1.0f + erff(a[i] * NN_SQRT1_2));
+        out[i] = g * b[i];
+    }
+}
+
 void kern_softmax_scalar(float *x, size_t n)
 {
     // x: (n), in place

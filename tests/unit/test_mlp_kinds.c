@@ -1,0 +1,412 @@
+/* The MLP kinds (--mlp) and the exact hidden width (--ffn-width), issue 15:
+ * each kind's tiny network from tests/data/gen_mlp_kinds_reference.py run
+ * with --weights on every instruction set gives PyTorch's stream norms,
+ * gradient norms, grad_var and weight_grad; the gain init gives each kind's
+ * branch the gain asked, measured; the weights' names tell a gated MLP and
+ * its width; the options refuse what they must, naming it. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "io/csv_reader.h"
+#include "run_program.h"
+#include "test_filter.h"
+#include "varprof/isa.h"
+#include "varprof/varprof.h"
+
+/* The stream's norms against PyTorch in float64 on the same float32
+   weights: 1e-5 relative, the issue's bound (PyTorch's own float32 run
+   moves them by at most 5.5e-9, the data's float32 column). */
+#define STREAM_TOLERANCE 1e-5
+/* The gradients: test_pytorch_grads.c's bound, 1e-5 relative (PyTorch's
+   float32 moves these by at most 1.1e-7). */
+#define GRAD_TOLERANCE 1e-5
+/* A gradient that is 0 in exact arithmetic (k's bias: a shift of every
+   key's score leaves the softmax as it was) is float noise; it is held to
+   this share of the largest tensor gradient's norm instead. */
+#define ZERO_GRAD_SHARE 1e-6
+
+#define MOST 256
+
+static const char *const KINDS[] = {"gelu", "gelu-tanh", "relu", "swiglu", "geglu"};
+#define N_KINDS (sizeof KINDS / sizeof KINDS[0])
+
+/* ---- PyTorch's figures, mlp_kinds_expected.csv ---- */
+
+typedef struct {
+    char name[64];
+    double frobenius;
+    int seen;
+} tensor_ref;
+
+typedef struct {
+    const char *kind;
+    tensor_ref tensors[MOST];
+    size_t n_tensors;
+    double stream_norm[MOST], grad_var[MOST], weight_grad[MOST];
+    size_t n_sub_blocks; /* K + 1 rows, k = 0..K */
+} expected;
+
+static vp_status on_expected_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
+                                 vp_error *err)
+{
+    (void)line;
+    (void)err;
+    expected *e = ctx;
+    if (n_cells != 6 || cells[0][0] == '#' || strcmp(cells[0], e->kind) != 0)
+        return VP_OK;
+    const char *q = cells[1];
+    const double f64 = strtod(cells[5], NULL);
+    const size_t k = strtoul(cells[2], NULL, 10);
+    if (strcmp(q, "frobenius") == 0 && e->n_tensors < MOST) {
+        tensor_ref *t = &e->tensors[e->n_tensors++];
+        snprintf(t->name, sizeof t->name, "%s", cells[2]);
+        t->frobenius = f64;
+    } else if (strcmp(q, "stream_norm") == 0 && k < MOST) {
+        e->stream_norm[k] = f64;
+        e->n_sub_blocks = k + 1 > e->n_sub_blocks ? k + 1 : e->n_sub_blocks;
+    } else if (strcmp(q, "grad_var") == 0 && k < MOST) {
+        e->grad_var[k] = f64;
+    } else if (strcmp(q, "weight_grad") == 0 && k < MOST) {
+        e->weight_grad[k] = f64;
+    }
+    return VP_OK;
+}
+
+static expected *load_expected(const char *kind)
+{
+    expected *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    e->kind = kind;
+    vp_error err;
+    if (csv_read_file(test_data_path("mlp_kinds_expected.csv"), on_expected_row, e, &err) !=
+        VP_OK) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    if (e->n_tensors == 0 || e->n_sub_blocks < 2) {
+        print_error("mlp_kinds_expected.csv: kind %s is missing or incomplete\n", kind);
+        fail();
+    }
+    return e;
+}
+
+/* ---- what the program wrote ---- */
+
+static int column_of(const char *header, const char *name)
+{
+    const size_t len = strlen(name);
+    int col = 0;
+    for (const char *p = header; *p && *p != '\n'; col++) {
+        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\n' || p[len] == '\0'))
+            return col;
+        while (*p && *p != ',' && *p != '\n')
+            p++;
+        if (*p == ',')
+            p++;
+    }
+    return -1;
+}
+
+static double cell_of(const char *p, int col)
+{
+    for (int c = 0; c < col && p; c++) {
+        p = strpbrk(p, ",\n");
+        if (!p || *p == '\n')
+            return NAN;
+        p++;
+    }
+    if (!p || *p == ',' || *p == '\n' || *p == '\0')
+        return NAN;
+    return strtod(p, NULL);
+}
+
+typedef struct {
+    expected *want;
+    double got[MOST];
+    char unknown[128];
+} grads_file;
+
+static vp_status on_grads_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
+                              vp_error *err)
+{
+    (void)err;
+    grads_file *g = ctx;
+    if (line == 1 || n_cells != 4)
+        return VP_OK;
+    for (size_t i = 0; i < g->want->n_tensors; i++)
+        if (strcmp(g->want->tensors[i].name, cells[0]) == 0) {
+            g->want->tensors[i].seen++;
+            g->got[i] = strtod(cells[2], NULL);
+            return VP_OK;
+        }
+    snprintf(g->unknown, sizeof g->unknown, "%s", cells[0]);
+    return VP_OK;
+}
+
+static int check(const char *kind, const char *isa, const char *label, double got, double want,
+                 double tol, double *worst)
+{
+    const double rel = fabs(got - want) / fabs(want);
+    if (!(rel <= *worst))
+        *worst = isnan(rel) ? INFINITY : rel;
+    if (!(rel <= tol)) {
+        print_error("%s on %s, %s: %.9g, PyTorch %.9g (%.2g relative)\n", kind, isa, label, got,
+                    want, rel);
+        return 1;
+    }
+    return 0;
+}
+
+static void run_kind(const char *kind, const char *isa)
+{
+    expected *want = load_expected(kind);
+    char w[512], t[512], grads[512], name[64];
+    snprintf(name, sizeof name, "mlp_kind_%s.safetensors", kind);
+    snprintf(w, sizeof w, "%s", test_data_path(name));
+    snprintf(t, sizeof t, "%s", test_data_path("mlp_kind_tokens.csv"));
+    snprintf(grads, sizeof grads, "%s/mlp_%s_%s.csv", test_scratch(), kind, isa);
+    const char *args[] = {"--engine", "forward", "--weights", w,      "--token-ids", t,
+                          "--heads",  "2",       "--mlp",     kind,   "--grad",      "--grads-out",
+                          grads,      "--force", "--format",  "csv",  NULL};
+    setenv("VARPROF_ISA", isa, 1);
+    program_run run = run_varprof(args);
+    unsetenv("VARPROF_ISA");
+    if (run.status == 2 && strstr(run.err, "not supported by this CPU")) {
+        program_run_free(&run);
+        free(want);
+        return;
+    }
+    if (run.status != 0) {
+        print_error("%s on %s: exit %d: %s", kind, isa, run.status, run.err);
+        fail();
+    }
+    int bad = 0;
+    double worst_stream = 0, worst_gv = 0, worst_wg = 0, worst_t = 0;
+    const int c_k = column_of(run.out, "sub_block"), c_s = column_of(run.out, "stream_norm"),
+              c_g = column_of(run.out, "grad_var"), c_w = column_of(run.out, "weight_grad");
+    assert_true(c_k >= 0 && c_s >= 0 && c_g >= 0 && c_w >= 0);
+    size_t rows = 0;
+    char label[96];
+    for (const char *line = strchr(run.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        const double kd = cell_of(line + 1, c_k);
+        if (!(kd >= 0 && kd < (double)want->n_sub_blocks))
+            continue;
+        const size_t k = (size_t)kd;
+        rows++;
+        snprintf(label, sizeof label, "stream norm after sub-block %zu", k);
+        bad |= check(kind, isa, label, cell_of(line + 1, c_s), want->stream_norm[k],
+                     STREAM_TOLERANCE, &worst_stream);
+        snprintf(label, sizeof label, "grad_var at sub-block %zu", k);
+        bad |= check(kind, isa, label, cell_of(line + 1, c_g), want->grad_var[k], GRAD_TOLERANCE,
+                     &worst_gv);
+        if (k > 0) {
+            snprintf(label, sizeof label, "weight_grad at sub-block %zu", k);
+            bad |= check(kind, isa, label, cell_of(line + 1, c_w), want->weight_grad[k],
+                         GRAD_TOLERANCE, &worst_wg);
+        }
+    }
+    assert_int_equal(rows, want->n_sub_blocks);
+    grads_file *g = calloc(1, sizeof *g);
+    assert_non_null(g);
+    g->want = want;
+    vp_error err;
+    if (csv_read_file(grads, on_grads_row, g, &err) != VP_OK) {
+        print_error("%s\n", err.message);
+        fail();
+    }
+    if (g->unknown[0]) {
+        print_error("%s on %s: --grads-out names '%s', which PyTorch's model lacks\n", kind, isa,
+                    g->unknown);
+        bad = 1;
+    }
+    double largest = 0.0;
+    for (size_t i = 0; i < want->n_tensors; i++)
+        largest = want->tensors[i].frobenius > largest ? want->tensors[i].frobenius : largest;
+    for (size_t i = 0; i < want->n_tensors; i++) {
+        const tensor_ref *r = &want->tensors[i];
+        if (r->seen != 1) {
+            print_error("%s on %s: --grads-out has %d rows for %s\n", kind, isa, r->seen, r->name);
+            bad = 1;
+            continue;
+        }
+        const size_t len = strlen(r->name);
+        if (len > 11 && strcmp(r->name + len - 11, "attn.k.bias") == 0) {
+            if (!(g->got[i] <= ZERO_GRAD_SHARE * largest)) {
+                print_error("%s on %s: ||dL/d %s|| is %.3g, not float noise against %.3g\n",
+                            kind, isa, r->name, g->got[i], largest);
+                bad = 1;
+            }
+            continue;
+        }
+        snprintf(label, sizeof label, "||dL/d %s||", r->name);
+        bad |= check(kind, isa, label, g->got[i], r->frobenius, GRAD_TOLERANCE, &worst_t);
+    }
+    print_message("  %-10s %-7s worst relative error: stream norm %.1e, tensors %.1e (%zu), "
+                  "grad_var %.1e, weight_grad %.1e\n",
+                  kind, isa, worst_stream, worst_t, want->n_tensors, worst_gv, worst_wg);
+    free(g);
+    free(want);
+    program_run_free(&run);
+    if (bad)
+        fail();
+}
+
+static void every_kind_matches_pytorch_on_every_isa(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < N_KINDS; k++)
+        for (int isa = 0; isa < VP_ISA_COUNT; isa++)
+            if (vp_isa_supported((vp_isa)isa))
+                run_kind(KINDS[k], vp_isa_name((vp_isa)isa));
+}
+
+/* ---- the gain init, measured ---- */
+
+/* Pre-norm, MLP-only layers of width 256, hidden 4d (gated: 683, no
+   multiple of d), 4 x 64 tokens: each branch's measured gain (RMS of its
+   output over RMS of its input) against the gain asked, 2 and 0.5. The
+   init's expectation is exact; one draw of the weights spreads the
+   measurement by a few per cent (measured: at most 1.8 % for the GELUs,
+   2.4 % for ReLU, 3.4 % for the gated kinds, whose product of two
+   projections spreads more), so 8 %. */
+#define GAIN_TOLERANCE 0.08
+
+static void gain_init_gives_the_gain(void **state)
+{
+    (void)state;
+    const double gains[] = {2.0, 0.5};
+    for (size_t k = 0; k < N_KINDS; k++)
+        for (size_t gi = 0; gi < 2; gi++) {
+            vp_config cfg;
+            vp_config_init(&cfg, VP_PRE_NORM, 3);
+            cfg.mlp_only = 1;
+            cfg.gain = gains[gi];
+            vp_forward_options o;
+            vp_forward_options_init(&o);
+            vp_error err;
+            assert_int_equal(vp_mlp_parse(KINDS[k], &o.mlp, &err), VP_OK);
+            o.width = 256;
+            o.vocab = 64;
+            o.batch = 4;
+            o.tokens = 64;
+            o.threads = 2;
+            if (vp_mlp_gated(o.mlp))
+                o.ffn_width = 683;
+            vp_profile *p = NULL;
+            if (vp_forward_profile(&cfg, &o, &p, &err) != VP_OK) {
+                print_error("%s: %s\n", KINDS[k], err.message);
+                fail();
+            }
+            double worst = 0.0;
+            for (size_t row = 1; row < p->n_rows; row++) {
+                const double rel = fabs(p->rows[row].measured_gain / gains[gi] - 1.0);
+                worst = rel > worst ? rel : worst;
+            }
+            print_message("  %-10s gain %.1f: measured within %.2f %%\n", KINDS[k], gains[gi],
+                          100 * worst);
+            vp_profile_free(p);
+            assert_true(worst <= GAIN_TOLERANCE);
+        }
+}
+
+/* ---- the weights' names ---- */
+
+static void names_tell_the_gated_mlp_and_its_width(void **state)
+{
+    (void)state;
+    vp_safetensors file;
+    vp_error err;
+    vp_config cfg;
+    vp_forward_options o;
+    assert_int_equal(
+        vp_safetensors_read(test_data_path("mlp_kind_swiglu.safetensors"), &file, &err), VP_OK);
+    vp_config_init(&cfg, VP_PRE_NORM, 1);
+    vp_forward_options_init(&o);
+    assert_int_equal(vp_forward_infer(&file, &cfg, &o, &err), VP_OK);
+    assert_int_equal(o.mlp, VP_MLP_SWIGLU); /* gated; the names cannot tell geglu */
+    assert_int_equal(vp_forward_ffn_width(&o), 88);
+    assert_int_equal(o.ffn_width, 88); /* 88 is no multiple of 32 */
+    o.mlp = VP_MLP_GEGLU;                 /* a gated kind given stays */
+    assert_int_equal(vp_forward_infer(&file, &cfg, &o, &err), VP_OK);
+    assert_int_equal(o.mlp, VP_MLP_GEGLU);
+    vp_safetensors_free(&file);
+    assert_int_equal(vp_safetensors_read(test_data_path("mlp_kind_relu.safetensors"), &file, &err),
+                     VP_OK);
+    o.mlp = VP_MLP_SWIGLU; /* not gated: back to the default's family */
+    assert_int_equal(vp_forward_infer(&file, &cfg, &o, &err), VP_OK);
+    assert_int_equal(o.mlp, VP_MLP_GELU);
+    assert_int_equal(o.ffn_mult, 2);
+    assert_int_equal(o.ffn_width, 0);
+    o.mlp = VP_MLP_RELU;
+    assert_int_equal(vp_forward_infer(&file, &cfg, &o, &err), VP_OK);
+    assert_int_equal(o.mlp, VP_MLP_RELU);
+    vp_safetensors_free(&file);
+    /* the names and their parse */
+    for (int m = 0; m < VP_MLP_COUNT; m++) {
+        vp_mlp back;
+        assert_int_equal(vp_mlp_parse(vp_mlp_name((vp_mlp)m), &back, &err), VP_OK);
+        assert_int_equal(back, m);
+    }
+    vp_mlp back;
+    assert_int_equal(vp_mlp_parse("silu", &back, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "gelu, gelu-tanh, relu, swiglu, geglu"));
+    assert_null(vp_mlp_name(VP_MLP_COUNT));
+}
+
+/* ---- the options ---- */
+
+static void expect_usage(const char *const *args, const char *needle)
+{
+    program_run run = run_varprof(args);
+    if (run.status != 2 || !strstr(run.err, needle)) {
+        print_error("exit %d, wanted 2 with '%s' in: %s\n", run.status, needle, run.err);
+        fail();
+    }
+    program_run_free(&run);
+}
+
+static void options_refuse_what_they_must(void **state)
+{
+    (void)state;
+    expect_usage((const char *[]){"--engine", "forward", "--ffn-width", "100", "--ffn-mult", "2",
+                                  NULL},
+                 "--ffn-width and --ffn-mult both given");
+    expect_usage((const char *[]){"train", "--ffn-width", "100", "--ffn-mult", "2", NULL},
+                 "--ffn-width and --ffn-mult both given");
+    expect_usage((const char *[]){"--engine", "forward", "--mlp", "silu", NULL},
+                 "gelu, gelu-tanh, relu, swiglu, geglu");
+    expect_usage((const char *[]){"--engine", "forward", "--ffn-width", "0", NULL},
+                 "from 1 to 262144");
+    expect_usage((const char *[]){"--engine", "forward", "--ffn-width", "262145", NULL},
+                 "from 1 to 262144");
+    expect_usage((const char *[]){"--mlp", "relu", NULL}, "--mlp applies to the sampled engines");
+    /* the header says what ran */
+    const char *args[] = {"--engine", "forward", "--layers", "1",      "--width", "32",
+                          "--vocab",  "16",      "--tokens", "4",      "--mlp",   "swiglu",
+                          "--ffn-width", "88",   NULL};
+    program_run run = run_varprof(args);
+    assert_int_equal(run.status, 0);
+    assert_non_null(strstr(run.out, "swiglu MLP 88 wide"));
+    program_run_free(&run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_kind_matches_pytorch_on_every_isa),
+        cmocka_unit_test(gain_init_gives_the_gain),
+        cmocka_unit_test(names_tell_the_gated_mlp_and_its_width),
+        cmocka_unit_test(options_refuse_what_they_must),
+    };
+    test_filter_from_environment();
+    return cmocka_run_group_tests_name("MLP kinds", tests, test_scratch_setup,
+                                       test_scratch_teardown);
+}
