@@ -29,6 +29,15 @@
 #define VP_FORWARD_MAX_FFN_MULT 64u
 #define VP_FORWARD_MAX_FFN_WIDTH 262144u
 
+/* Which projections carry a bias. The norms' biases are the norm's
+ * (LayerNorm has one, RMSNorm none) and do not depend on this. */
+typedef enum {
+    VP_BIAS_ALL,  /* every projection and the head: GPT-2's layers */
+    VP_BIAS_NONE, /* none: Llama's, Mistral's */
+    VP_BIAS_QKV,  /* the attention's q, k and v alone: Qwen2's */
+    VP_BIAS_COUNT
+} vp_bias;
+
 /* The MLP's kind (varprof-maths(7), THE MLP KINDS). The two-matrix kinds
  * are fc2(act(fc1 h)); the gated ones down(act(gate h) * up h), three
  * matrices, the product elementwise. */
@@ -83,6 +92,7 @@ typedef struct {
     size_t ffn_mult; /* m: the MLP's hidden width is m d, unless ffn_width */
     size_t ffn_width; /* the MLP's hidden width exactly; 0: ffn_mult d */
     vp_mlp mlp;       /* the MLP's kind */
+    vp_bias bias;     /* which projections carry a bias */
     size_t vocab;    /* V */
     size_t batch;    /* B sequences */
     size_t tokens;   /* T tokens each */
@@ -104,7 +114,8 @@ typedef struct {
 } vp_forward_options;
 
 /* d 512, 8 heads, m 4 (no ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
- * QK-norm, gain init, seed 1, no progress, loss copy, no gradient callback. */
+ * QK-norm, every projection with a bias, gain init, seed 1, no progress, loss copy, no
+ * gradient callback. */
 void vp_forward_options_init(vp_forward_options *options);
 
 /* Weights by name, PyTorch's [out, in] layout for projections, i the layer
@@ -123,7 +134,9 @@ void vp_forward_options_init(vp_forward_options *options);
  *     norm on the branch output (its weight is the scale gamma)
  *   final_norm.weight [d] (.bias [d] for LayerNorm): the norm before the head
  *   head.weight [V, d], .bias [V]: the output head (the losses copy and next)
- * An MLP-only layer has no attn tensors. With a file, the presence of
+ * A projection without a bias (o->bias: VP_BIAS_NONE, or all but q, k and v
+ * for VP_BIAS_QKV, the head included) has no .bias tensor, in a file or in
+ * the gradients. An MLP-only layer has no attn tensors. With a file, the presence of
  * final_norm.weight decides the final norm; a file without head.* still
  * serves the forward profile and the loss random. */
 
@@ -132,7 +145,9 @@ void vp_forward_options_init(vp_forward_options *options);
  * hidden width (ffn_mult when the width divides it, ffn_width 0; else
  * ffn_width), whether the MLP is gated (mlp.gate.weight) or not
  * (mlp.fc1.weight), QK-norm and with it the heads, LayerNorm (norms with
- * biases) or RMSNorm. Sets those fields of cfg and o (heads only where
+ * biases) or RMSNorm, and which projections have biases (layer 0's q and
+ * MLP's first projection tell: VP_BIAS_ALL, VP_BIAS_QKV or VP_BIAS_NONE).
+ * Sets those fields of cfg and o (heads only where
  * QK-norm weights tell it). The names do not tell the activation: o->mlp
  * stays as it was when its gating agrees with the file's, else becomes
  * VP_MLP_SWIGLU (gated) or VP_MLP_GELU. VP_EFORMAT when embed.weight or the
@@ -155,6 +170,12 @@ int vp_mlp_gated(vp_mlp mlp);
 
 /* The MLP's hidden width of o: ffn_width, or ffn_mult times width. */
 size_t vp_forward_ffn_width(const vp_forward_options *o);
+
+/* "yes", "no", "qkv"; NULL for a value out of range. */
+const char *vp_bias_name(vp_bias bias);
+
+/* The bias setting of that name; VP_EINVAL naming the settings there are. */
+vp_status vp_bias_parse(const char *name, vp_bias *out, vp_error *err);
 
 /* "copy", "next", "random"; NULL for a value out of range. */
 const char *vp_loss_name(vp_loss loss);

@@ -50,6 +50,7 @@ typedef struct {
     size_t heads, ffn_mult, vocab, batch, tokens;
     size_t ffn_width; /* the MLP's hidden width; ffn_mult 0 when the width does not divide it */
     const char *mlp;  /* the MLP's kind, vp_mlp_name's; NULL for the Monte Carlo */
+    const char *bias; /* the projections' biases, vp_bias_name's; NULL for the Monte Carlo */
     int qk_norm;
     const char *loss; /* the forward pass's loss with VP_HAS_GRAD ("copy",
                          "next", "random"), NULL otherwise; static storage */

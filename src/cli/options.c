@@ -69,6 +69,10 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_MLP] = {"mlp", "gelu|gelu-tanh|relu|swiglu|geglu", CMD_TRAIN | CMD_PROFILE,
                  "forward: the MLP's activation; swiglu and geglu are gated, down(act(gate h) "
                  "* up h); default gelu (erf)"},
+    [OPT_BIAS] = {"bias", "yes|no|qkv", CMD_TRAIN | CMD_PROFILE,
+                  "forward: which projections carry a bias: yes, every one and the head "
+                  "(GPT-2); no, none (Llama); qkv, the attention's q, k and v alone (Qwen2); "
+                  "default yes"},
     [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
     [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},

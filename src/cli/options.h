@@ -41,6 +41,7 @@ typedef enum {
     OPT_FFN_MULT,
     OPT_FFN_WIDTH,
     OPT_MLP,
+    OPT_BIAS,
     OPT_VOCAB,
     OPT_BATCH,
     OPT_TOKENS,

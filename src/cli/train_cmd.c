@@ -159,6 +159,7 @@ static int read_weights(const cli_args *args, train_request *req)
         .ffn_mult = args->given[OPT_TRAIN_FFN_MULT],
         .ffn_width = args->given[OPT_FFN_WIDTH],
         .mlp = args->given[OPT_MLP],
+        .bias = args->given[OPT_BIAS],
         .norm = args->given[OPT_NORM],
         .heads = args->given[OPT_HEADS],
         .layers = args->given[OPT_TRAIN_LAYERS],

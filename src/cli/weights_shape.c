@@ -25,6 +25,13 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
                                               : "two-matrix (mlp.fc1, mlp.fc2)",
                        vp_mlp_gated(file.mlp) ? "swiglu or geglu" : "gelu, gelu-tanh or relu");
     o->mlp = file.mlp;
+    if (given->bias && o->bias != file.bias)
+        return vp_fail(err, VP_EINVAL,
+                       "--bias %s, but the file's projections are --bias %s (its layer 0's "
+                       "attn.q.bias and mlp first projection's bias say so); give --bias %s or "
+                       "leave it out",
+                       vp_bias_name(o->bias), vp_bias_name(file.bias), vp_bias_name(file.bias));
+    o->bias = file.bias;
     if (!given->norm)
         o->norm = file.norm;
     if (!given->heads && file.qk_norm)

@@ -8,13 +8,14 @@
 
 /* Which parts of the shape the user gave: those keep their values. */
 typedef struct {
-    int width, vocab, ffn_mult, ffn_width, mlp, norm, heads, layers, block;
+    int width, vocab, ffn_mult, ffn_width, mlp, bias, norm, heads, layers, block;
 } weights_shape_given;
 
 /* Reads the shape weights describe (vp_forward_infer) and sets each part of
  * cfg and o that `given` leaves open: width, vocab, MLP width (multiple or
  * exact), the MLP's kind (gated or not as the names say; VP_EINVAL when a
- * given kind's gating disagrees with the file's), norm,
+ * given kind's gating disagrees with the file's), the projections' biases
+ * (VP_EINVAL when a given setting is not the file's), norm,
  * layers, MLP-only blocks, and the heads where QK-norm weights tell them (else
  * one head when the given count does not divide the width). QK-norm is on if
  * either says so. Fails as vp_forward_infer does, changing nothing. */

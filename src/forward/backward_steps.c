@@ -55,6 +55,8 @@ void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, con
     thread_pool_run(b->r->pool, tasks, dw_task, &j);
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
     fw_bw_emit(b, b->name, b->dw, out, in);
+    if (!lin->bias)
+        return; /* db was summed with dW; a projection without a bias has no tensor for it */
     snprintf(b->name, sizeof b->name, "%s.bias", prefix);
     fw_bw_emit(b, b->name, b->db, out, 0);
 }

@@ -23,7 +23,8 @@ static size_t aligned(size_t floats)
     return (floats + 15) & ~(size_t)15; /* 64 bytes */
 }
 
-/* W packed, W^T packed for a backward, the bias, and W as given to train */
+/* W packed, W^T packed for a backward, the bias (room kept whether it has
+   one or not: out floats), and W as given to train */
 static size_t linear_floats(const fw_model *shape, const kern_table *kern, size_t in, size_t out)
 {
     const size_t transposed = shape->backward ? aligned(kern->matmul_packed_floats(out, in)) : 0;
@@ -78,6 +79,7 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->hidden = vp_forward_ffn_width(o);
     m->mlp = o->mlp;
     m->gated = vp_mlp_gated(o->mlp);
+    m->bias = o->bias;
     m->vocab = o->vocab;
     m->layers = cfg->layers;
     m->backward = cfg->grad;
@@ -116,13 +118,23 @@ static void make_norm(fw_model *m, fw_norm *n, float weight)
         n->bias = NULL;
 }
 
-static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out)
+/* A projection's bias, by the model's setting: q, k and v have one unless
+   none do; the others, the head among them, only when all do. */
+enum { OTHER_PROJECTION, QKV_PROJECTION };
+static int has_bias(const fw_model *m, int kind)
+{
+    return m->bias == VP_BIAS_ALL || (m->bias == VP_BIAS_QKV && kind == QKV_PROJECTION);
+}
+
+static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out, int kind)
 {
     l->in = in;
     l->out = out;
     l->packed = take(m, m->kernels->matmul_packed_floats(in, out));
     l->packed_t = m->backward ? take(m, m->kernels->matmul_packed_floats(out, in)) : NULL;
     l->bias = take(m, out);
+    if (!has_bias(m, kind))
+        l->bias = NULL;
     l->raw = m->keep_raw ? take(m, in * out) : NULL;
 }
 
@@ -154,24 +166,24 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         make_norm(m, &layer->attn_out_norm, out_norms ? gamma : 1.0f);
         make_norm(m, &layer->mlp_out_norm, out_norms ? gamma : 1.0f);
         if (!m->mlp_only) {
-            make_linear(m, &layer->q, m->d, m->d);
-            make_linear(m, &layer->k, m->d, m->d);
-            make_linear(m, &layer->v, m->d, m->d);
-            make_linear(m, &layer->o, m->d, m->d);
+            make_linear(m, &layer->q, m->d, m->d, QKV_PROJECTION);
+            make_linear(m, &layer->k, m->d, m->d, QKV_PROJECTION);
+            make_linear(m, &layer->v, m->d, m->d, QKV_PROJECTION);
+            make_linear(m, &layer->o, m->d, m->d, OTHER_PROJECTION);
             layer->q_norm = take(m, m->head_dim);
             layer->k_norm = take(m, m->head_dim);
             for (size_t i = 0; i < m->head_dim; i++)
                 layer->q_norm[i] = layer->k_norm[i] = 1.0f;
         }
-        make_linear(m, &layer->fc1, m->d, m->hidden);
-        make_linear(m, &layer->fc2, m->hidden, m->d);
+        make_linear(m, &layer->fc1, m->d, m->hidden, OTHER_PROJECTION);
+        make_linear(m, &layer->fc2, m->hidden, m->d, OTHER_PROJECTION);
         if (m->gated)
-            make_linear(m, &layer->up, m->d, m->hidden);
+            make_linear(m, &layer->up, m->d, m->hidden, OTHER_PROJECTION);
     }
     if (m->has_final_norm)
         make_norm(m, &m->final_norm, 1.0f);
     if (m->has_head)
-        make_linear(m, &m->head, m->d, m->vocab);
+        make_linear(m, &m->head, m->d, m->vocab, OTHER_PROJECTION);
     return m;
 }
 
@@ -209,7 +221,7 @@ void fw_linear_set(const fw_model *m, fw_linear *linear, const float *w, const f
     if (linear->raw)
         memcpy(linear->raw, w, linear->in * linear->out * sizeof *w);
     pack(m, linear, w);
-    for (size_t j = 0; j < linear->out; j++)
+    for (size_t j = 0; linear->bias && j < linear->out; j++)
         linear->bias[j] = bias ? bias[j] : 0.0f;
 }
 

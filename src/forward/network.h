@@ -18,7 +18,7 @@ typedef struct {
     float *packed;   /* W [out][in] packed for the matmul */
     float *packed_t; /* W^T [in][out] packed, for the backward's dX = dY W;
                         NULL when the model runs no backward */
-    float *bias;     /* [out] */
+    float *bias;     /* [out]; NULL for a projection without one (vp_bias) */
     float *raw;      /* W [out][in] as given, for a model that trains (keep_raw);
                         else NULL: the packed copies are all there is */
 } fw_linear;
@@ -39,6 +39,7 @@ typedef struct {
     int mlp_only, qk_norm;
     vp_mlp mlp;
     int gated; /* vp_mlp_gated(mlp) */
+    vp_bias bias; /* which projections carry a bias (fw_linear.bias NULL when not) */
     vp_norm norm;
     float eps;
     size_t d, heads, head_dim, hidden, vocab, layers;

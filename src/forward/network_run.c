@@ -575,6 +575,7 @@ void vp_forward_options_init(vp_forward_options *o)
         .norm = VP_NORM_LAYERNORM,
         .eps = 1e-5,
         .init = VP_INIT_GAIN,
+        .bias = VP_BIAS_ALL,
         .seed = 1,
     };
 }
@@ -736,6 +737,8 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         return vp_fail(err, VP_EINVAL,
                        "MLP kind %d is not one of: gelu, gelu-tanh, relu, swiglu, geglu",
                        (int)o->mlp);
+    if ((unsigned)o->bias >= VP_BIAS_COUNT)
+        return vp_fail(err, VP_EINVAL, "bias setting %d is not one of yes, no, qkv", (int)o->bias);
     for (size_t i = 0; o->token_ids && i < o->batch * o->tokens; i++)
         if (o->token_ids[i] >= o->vocab)
             return vp_fail(err, VP_EINVAL,
@@ -788,6 +791,7 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
                                                   : 0,
                                   .ffn_width = vp_forward_ffn_width(o),
                                   .mlp = vp_mlp_name(o->mlp),
+                                  .bias = vp_bias_name(o->bias),
                                   .vocab = o->vocab,
                                   .batch = o->batch,
                                   .tokens = o->tokens,

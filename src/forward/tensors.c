@@ -38,6 +38,8 @@ static void visit_linear(walker *w, const char *prefix, fw_linear *l)
     char name[FW_TENSOR_NAME_MAX];
     snprintf(name, sizeof name, "%s.weight", prefix);
     visit(w, name, l->out, l->in, l->raw, l);
+    if (!l->bias)
+        return;
     snprintf(name, sizeof name, "%s.bias", prefix);
     visit(w, name, l->out, 0, l->bias, NULL);
 }

@@ -158,5 +158,12 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     }
     if (norms > 0)
         o->norm = biases > 0 ? VP_NORM_LAYERNORM : VP_NORM_RMSNORM;
+    /* the projections' biases: the MLP's first projection has one only when
+       all do; q has one with all or with q, k and v alone (an MLP-only file
+       has no q: its MLP decides) */
+    const int mlp_bias = vp_safetensors_find(weights, gate ? "layers.0.mlp.gate.bias"
+                                                           : "layers.0.mlp.fc1.bias") != NULL;
+    const int q_bias = vp_safetensors_find(weights, "layers.0.attn.q.bias") != NULL;
+    o->bias = mlp_bias ? VP_BIAS_ALL : q_bias ? VP_BIAS_QKV : VP_BIAS_NONE;
     return VP_OK;
 }

@@ -93,6 +93,8 @@ static cJSON *profile_object(const vp_profile *profile)
                 add_number(sampling, "ffn_mult", (double)sm->ffn_mult, sm->ffn_mult > 0);
                 if (sm->mlp && strcmp(sm->mlp, "gelu") != 0) /* the default's JSON stands */
                     add_text(sampling, "mlp", sm->mlp);
+                if (sm->bias && strcmp(sm->bias, "yes") != 0)
+                    add_text(sampling, "bias", sm->bias);
                 if (sm->ffn_mult == 0)
                     add_number(sampling, "ffn_width", (double)sm->ffn_width, 1);
                 add_number(sampling, "vocab", (double)sm->vocab, 1);

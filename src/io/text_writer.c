@@ -33,6 +33,11 @@ static void write_network(FILE *out, const vp_profile *p)
     else
         snprintf(mlp, sizeof mlp, "%s%sMLP %zu wide", named ? s->mlp : "", named ? " " : "",
                  s->ffn_width);
+    /* biases are the default and go unsaid; their absence is said */
+    if (s->bias && strcmp(s->bias, "no") == 0)
+        snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", no biases");
+    else if (s->bias && strcmp(s->bias, "qkv") == 0)
+        snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", biases on q, k, v alone");
     if (s->heads)
         fprintf(out,
                 "network: width %zu, %zu heads%s, %s, vocab %zu, batch %zu x %zu "

@@ -58,7 +58,7 @@ static void label_of(char *label, size_t size, const vp_train_job *job, varying 
 }
 
 /* Two lines (three with decay or clipping, one more for an MLP other than
-   the seed's), each within 80 columns. */
+   the seed's or projections without biases), each within 80 columns. */
 static void heading(FILE *out, const vp_train_job *job, varying v)
 {
     const vp_forward_options *n = &job->network;
@@ -70,8 +70,11 @@ static void heading(FILE *out, const vp_train_job *job, varying v)
             job->config.mlp_only ? "MLP" : "attention + MLP", n->width, n->vocab,
             n->norm == VP_NORM_RMSNORM ? "RMSNorm" : "LayerNorm");
     /* the MLP, where it is not the seed's GELU of m d */
-    if (n->mlp != VP_MLP_GELU || n->ffn_width)
-        fprintf(out, "  %s MLP, hidden width %zu\n", vp_mlp_name(n->mlp), vp_forward_ffn_width(n));
+    if (n->mlp != VP_MLP_GELU || n->ffn_width || n->bias != VP_BIAS_ALL)
+        fprintf(out, "  %s MLP, hidden width %zu%s\n", vp_mlp_name(n->mlp), vp_forward_ffn_width(n),
+                n->bias == VP_BIAS_NONE  ? ", no biases"
+                : n->bias == VP_BIAS_QKV ? ", biases on q, k, v alone"
+                                         : "");
     fprintf(out, "  batch %zu x %zu, Adam%s", n->batch, n->tokens, t->weight_decay > 0.0 ? "W" : "");
     if (!v.lr)
         fprintf(out, " lr %g", t->lr);
