@@ -108,6 +108,19 @@ void vp_model_table_free(vp_model_table *table);
  * placement's default applies. */
 double vp_model_scale_value(const vp_model_scale *scale, size_t layers);
 
+/* The parameters of the network the model's shape describes, counted from
+ * the shape alone: the embedding (vocab x d) and a learned position table;
+ * per layer, attention's q (d x H hd), k and v (d x H_kv hd each) and o
+ * (H hd x d), the MLP's two matrices (three for swiglu and geglu), the
+ * biases the shape names, and the norms: 2 per layer (sandwich 4, parallel 1,
+ * none 0), each a weight of d and, for LayerNorm, a bias of d, plus 2 hd for
+ * QK-norm; the final norm, and the head (vocab x d) unless tied. An
+ * encoder-decoder's count is its encoder's, a mixture of experts' that of a
+ * dense model of its shape: neither is the published total. The count is a
+ * whole number, exact below 2^53. Fails with VP_EINVAL (*parameters
+ * untouched) when m or parameters is NULL or m->shape.known is 0. */
+vp_status vp_model_parameters(const vp_model *m, double *parameters);
+
 /* The table's words for the shape's choices (the MLP's are vp_mlp_name's):
  * "none", "learned", ...; "no", "yes", "qkv", "mlp". "?" out of range. */
 const char *vp_positions_name(vp_positions positions);
