@@ -41,9 +41,19 @@ typedef enum {
     VP_BIASES_COUNT
 } vp_biases;
 
-/* A model's shape, from its config.json or paper. For an encoder-decoder the
- * shape is that of the encoder, the stack the table's layers count; for a
- * mixture of experts, that of its dense layers (the source says so). */
+/* What a row's shape covers of the model, and so what its parameter count
+ * means. */
+typedef enum {
+    VP_ARCHITECTURE_DENSE,           /* one stack: the count is the model's */
+    VP_ARCHITECTURE_ENCODER_DECODER, /* the row is the encoder, the stack its layers count:
+                                        the count is the encoder's, not the model's */
+    VP_ARCHITECTURE_MOE,             /* a mixture of experts, the row a dense model of its
+                                        width and dense layers' MLP: the count is not the
+                                        model's */
+    VP_ARCHITECTURE_COUNT
+} vp_architecture;
+
+/* A model's shape, from its config.json or paper. */
 typedef struct {
     int known;              /* 0: the table gives no shape for the model; the rest is 0 */
     size_t width;           /* d, the residual stream's width */
@@ -60,7 +70,8 @@ typedef struct {
     vp_biases biases;
     int tied_embeddings; /* 1: the head is the embedding matrix transposed */
     int final_norm;      /* 1: a norm after the last layer, before the head */
-    char source[1024];   /* where the shape comes from */
+    vp_architecture architecture;
+    char source[1024]; /* where the shape comes from */
 } vp_model_shape;
 
 typedef struct {
@@ -85,7 +96,7 @@ typedef struct {
  * optionally followed by `,alpha,beta,alpha_beta_source` and then by the
  * shape's `,width,heads,kv_heads,head_dim,ffn_width,vocab,activation,
  * positions,max_positions,rope_theta,norm_eps,biases,tied_embeddings,
- * final_norm,shape_source` (7, 10 or 25 columns), then one model per row
+ * final_norm,architecture,shape_source` (7, 10 or 26 columns), then one model per row
  * with the header's cells. alpha and beta are empty (the placement's
  * defaults) or, for a deepnorm model only, a number > 0 or `(cN)^(p)` (c > 0,
  * N the layers, p a number or a fraction a/b), with a source when either is
@@ -114,17 +125,20 @@ double vp_model_scale_value(const vp_model_scale *scale, size_t layers);
  * (H hd x d), the MLP's two matrices (three for swiglu and geglu), the
  * biases the shape names, and the norms: 2 per layer (sandwich 4, parallel 1,
  * none 0), each a weight of d and, for LayerNorm, a bias of d, plus 2 hd for
- * QK-norm; the final norm, and the head (vocab x d) unless tied. An
+ * QK-norm; the final norm, and the head (vocab x d) unless tied. Unless
+ * the architecture is dense, this is not the model's published total: an
  * encoder-decoder's count is its encoder's, a mixture of experts' that of a
- * dense model of its shape: neither is the published total. The count is a
+ * dense model of its shape. The count is a
  * whole number, exact below 2^53. Fails with VP_EINVAL (*parameters
  * untouched) when m or parameters is NULL or m->shape.known is 0. */
 vp_status vp_model_parameters(const vp_model *m, double *parameters);
 
 /* The table's words for the shape's choices (the MLP's are vp_mlp_name's):
- * "none", "learned", ...; "no", "yes", "qkv", "mlp". "?" out of range. */
+ * "none", "learned", ...; "no", "yes", "qkv", "mlp"; "dense",
+ * "encoder-decoder", "moe". "?" out of range. */
 const char *vp_positions_name(vp_positions positions);
 const char *vp_biases_name(vp_biases biases);
+const char *vp_architecture_name(vp_architecture architecture);
 
 /* The model named `name`, or NULL. */
 const vp_model *vp_model_find(const vp_model_table *table, const char *name);

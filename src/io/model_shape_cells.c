@@ -6,9 +6,9 @@
 #include "varprof/parse.h"
 
 const char *const model_shape_header[MODEL_SHAPE_COLUMNS] = {
-    "width",    "heads",      "kv_heads",        "head_dim",      "ffn_width",
-    "vocab",    "activation", "positions",       "max_positions", "rope_theta",
-    "norm_eps", "biases",     "tied_embeddings", "final_norm",    "shape_source"};
+    "width",           "heads",      "kv_heads",      "head_dim",    "ffn_width", "vocab",
+    "activation",      "positions",  "max_positions", "rope_theta",  "norm_eps",  "biases",
+    "tied_embeddings", "final_norm", "architecture",  "shape_source"};
 
 enum {
     WIDTH,
@@ -25,6 +25,7 @@ enum {
     BIASES,
     TIED,
     FINAL_NORM,
+    ARCHITECTURE,
     SHAPE_SOURCE
 };
 
@@ -36,8 +37,11 @@ enum {
 static const char *const positions_names[VP_POSITIONS_COUNT] = {"none", "learned",  "sinusoidal",
                                                                 "rope", "relative", "alibi"};
 static const char *const biases_names[VP_BIASES_COUNT] = {"no", "yes", "qkv", "mlp"};
+static const char *const architecture_names[VP_ARCHITECTURE_COUNT] = {"dense", "encoder-decoder",
+                                                                      "moe"};
 
 #define POSITIONS_TEXT "none, learned, sinusoidal, rope, relative or alibi"
+#define ARCHITECTURE_TEXT "dense, encoder-decoder (the row is the encoder) or moe"
 #define BIASES_TEXT "no, yes (every linear map), qkv (q, k and v only) or mlp (the MLP only)"
 
 const char *vp_positions_name(vp_positions positions)
@@ -48,6 +52,11 @@ const char *vp_positions_name(vp_positions positions)
 const char *vp_biases_name(vp_biases biases)
 {
     return (unsigned)biases < VP_BIASES_COUNT ? biases_names[biases] : "?";
+}
+
+const char *vp_architecture_name(vp_architecture architecture)
+{
+    return (unsigned)architecture < VP_ARCHITECTURE_COUNT ? architecture_names[architecture] : "?";
 }
 
 /* The index of text among names, or -1. */
@@ -173,8 +182,11 @@ vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_err
         return status;
     s->biases = (vp_biases)word;
     if ((status = read_yes_no(line, cells, TIED, &s->tied_embeddings, err)) != VP_OK ||
-        (status = read_yes_no(line, cells, FINAL_NORM, &s->final_norm, err)) != VP_OK)
+        (status = read_yes_no(line, cells, FINAL_NORM, &s->final_norm, err)) != VP_OK ||
+        (status = read_word(line, cells, ARCHITECTURE, architecture_names, VP_ARCHITECTURE_COUNT,
+                            ARCHITECTURE_TEXT, &word, err)) != VP_OK)
         return status;
+    s->architecture = (vp_architecture)word;
     if (!cells[SHAPE_SOURCE][0] || strlen(cells[SHAPE_SOURCE]) >= sizeof s->source)
         return vp_fail(err, VP_EFORMAT,
                        "line %zu, shape_source: a shape needs a source of 1 to %zu characters",

@@ -7,7 +7,7 @@
 
 #include "varprof/models.h"
 
-enum { MODEL_SHAPE_COLUMNS = 15 };
+enum { MODEL_SHAPE_COLUMNS = 16 };
 
 /* The shape columns' header cells, in table order. */
 extern const char *const model_shape_header[MODEL_SHAPE_COLUMNS];

@@ -24,7 +24,7 @@ enum { ALPHA_COLUMN = 7 }; /* where a decimal comma would most likely be */
     "name, year, layers, placement, norm, qk_norm, source, and optionally alpha, beta, "           \
     "alpha_beta_source, and optionally after them the shape's width, heads, kv_heads, head_dim, "  \
     "ffn_width, vocab, activation, positions, max_positions, rope_theta, norm_eps, biases, "       \
-    "tied_embeddings, final_norm, shape_source"
+    "tied_embeddings, final_norm, architecture, shape_source"
 
 /* The name of the header's column c (from 0) in a table of N_COLUMNS. */
 static const char *column_name(size_t c)
@@ -185,7 +185,7 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
         r->seen_header = 1;
         r->columns = n_cells == N_REQUIRED || n_cells == N_WITH_SCALES ? n_cells : N_COLUMNS;
         vp_status status = csv_check_row_width(line, n_cells, cells, r->columns, 0,
-                                               "the table has 7, 10 or 25: " COLUMNS_TEXT, err);
+                                               "the table has 7, 10 or 26: " COLUMNS_TEXT, err);
         if (status != VP_OK)
             return status;
         for (size_t c = 0; c < r->columns; c++)

@@ -87,6 +87,10 @@ static void table_parses_and_names_the_chapter_models(void **state)
     assert_int_equal(shape->biases, VP_BIASES_NO);
     assert_false(shape->tied_embeddings);
     assert_true(shape->final_norm);
+    assert_int_equal(shape->architecture, VP_ARCHITECTURE_DENSE);
+    assert_int_equal(vp_model_find(&table, "t5-base")->shape.architecture,
+                     VP_ARCHITECTURE_ENCODER_DECODER);
+    assert_int_equal(vp_model_find(&table, "deepseek-v3")->shape.architecture, VP_ARCHITECTURE_MOE);
     assert_string_equal(llama->scale_source, "");
     vp_model_table_free(&table);
 }
@@ -224,39 +228,47 @@ static void malformed_shapes_name_their_column(void **state)
     const char *head = "name,year,layers,placement,norm,qk_norm,source,alpha,beta,"
                        "alpha_beta_source,width,heads,kv_heads,head_dim,ffn_width,vocab,"
                        "activation,positions,max_positions,rope_theta,norm_eps,biases,"
-                       "tied_embeddings,final_norm,shape_source\n";
+                       "tied_embeddings,final_norm,architecture,shape_source\n";
     /* the first ten cells, and the comma before the shape's */
     const char *model = "b,2020,12,pre-norm,rmsnorm,no,paper,,,,";
     const struct {
         const char *shape;
         const char *message;
     } cases[] = {
-        {"0,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,cfg", "line 2, width: '0'"},
-        {"512,7,7,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,cfg",
+        {"0,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg", "line 2, width: '0'"},
+        {"512,7,7,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
          "line 2, heads: 7 does not divide width (512); give head_dim"},
-        {"512,8,3,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,cfg",
+        {"512,8,3,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
          "line 2, kv_heads: 3 does not divide heads (8)"},
-        {"512,8,16,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,cfg", "line 2, kv_heads: '16'"},
-        {"512,8,8,x,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,cfg", "line 2, head_dim: 'x'"},
-        {"512,8,8,,,32000,swiglu,rope,,10000,1e-5,no,no,yes,cfg", "line 2, ffn_width"},
-        {"512,8,8,,2048,32000,silu,rope,,10000,1e-5,no,no,yes,cfg",
+        {"512,8,16,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, kv_heads: '16'"},
+        {"512,8,8,x,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, head_dim: 'x'"},
+        {"512,8,8,,,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg", "line 2, ffn_width"},
+        {"512,8,8,,2048,32000,silu,rope,,10000,1e-5,no,no,yes,dense,cfg",
          "line 2, activation: MLP 'silu' is not one of: gelu, gelu-tanh, relu, swiglu, geglu"},
-        {"512,8,8,,2048,32000,swiglu,yarn,,10000,1e-5,no,no,yes,cfg",
+        {"512,8,8,,2048,32000,swiglu,yarn,,10000,1e-5,no,no,yes,dense,cfg",
          "line 2, positions: 'yarn' is not none, learned, sinusoidal, rope, relative or alibi"},
-        {"512,8,8,,2048,32000,gelu,learned,,,1e-5,yes,yes,yes,cfg", "line 2, max_positions"},
-        {"512,8,8,,2048,32000,swiglu,rope,1024,10000,1e-5,no,no,yes,cfg", "line 2, max_positions"},
-        {"512,8,8,,2048,32000,swiglu,rope,,,1e-5,no,no,yes,cfg", "line 2, rope_theta: ''"},
-        {"512,8,8,,2048,32000,gelu,none,,10000,1e-5,no,no,yes,cfg", "line 2, rope_theta: '10000'"},
-        {"512,8,8,,2048,32000,swiglu,rope,,10000,5,no,no,yes,cfg", "line 2, norm_eps: '5'"},
-        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,qk,no,yes,cfg",
+        {"512,8,8,,2048,32000,gelu,learned,,,1e-5,yes,yes,yes,dense,cfg", "line 2, max_positions"},
+        {"512,8,8,,2048,32000,swiglu,rope,1024,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, max_positions"},
+        {"512,8,8,,2048,32000,swiglu,rope,,,1e-5,no,no,yes,dense,cfg", "line 2, rope_theta: ''"},
+        {"512,8,8,,2048,32000,gelu,none,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, rope_theta: '10000'"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,5,no,no,yes,dense,cfg", "line 2, norm_eps: '5'"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,qk,no,yes,dense,cfg",
          "line 2, biases: 'qk' is not no, yes (every linear map), qkv"},
-        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,tied,yes,cfg",
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,tied,yes,dense,cfg",
          "line 2, tied_embeddings: 'tied' is not yes or no"},
-        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,1,cfg",
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,1,dense,cfg",
          "line 2, final_norm: '1' is not yes or no"},
-        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,", "line 2, shape_source"},
-        {",,,,,,,,,,,,,,cfg", "line 2, width"},
-        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes", "line 2 has 24 cells"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,", "line 2, shape_source"},
+        {",,,,,,,,,,,,,,,cfg", "line 2, width"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,mixture,cfg",
+         "line 2, architecture: 'mixture' is not dense, encoder-decoder (the row is the encoder) "
+         "or "
+         "moe"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense", "line 2 has 25 cells"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         FILE *f = fopen(path, "w");
@@ -276,8 +288,8 @@ static void malformed_shapes_name_their_column(void **state)
      * the old 10-column header, which gives none */
     FILE *f = fopen(path, "w");
     fprintf(f,
-            "%s%s3584,16,8,256,14336,256000,geglu,rope,,10000,1e-6,no,yes,yes,cfg\n"
-            "c,2020,12,pre-norm,rmsnorm,no,paper,,,,,,,,,,,,,,,,,,\n",
+            "%s%s3584,16,8,256,14336,256000,geglu,rope,,10000,1e-6,no,yes,yes,moe,cfg\n"
+            "c,2020,12,pre-norm,rmsnorm,no,paper,,,,,,,,,,,,,,,,,,,\n",
             head, model);
     fclose(f);
     vp_model_table table;
@@ -288,6 +300,7 @@ static void malformed_shapes_name_their_column(void **state)
     assert_int_equal(s->head_dim, 256);
     assert_int_equal(s->activation, VP_MLP_GEGLU);
     assert_true(s->rope_theta == 10000.0 && s->norm_eps == 1e-6 && s->tied_embeddings);
+    assert_int_equal(s->architecture, VP_ARCHITECTURE_MOE);
     assert_false(table.models[1].shape.known);
     vp_model_table_free(&table);
     f = fopen(path, "w");
