@@ -359,6 +359,15 @@ static void model_option_takes_placement_and_layers(void **state)
     assert_int_equal(run.status, 0);
     assert_non_null(strstr(run.out, "gemma-2-27b"));
     assert_non_null(strstr(run.out, "its own alpha (2N)^(1/2), beta (2N)^(-1/2), N its layers"));
+    /* each model's parameter count, starred where it is not the model's own */
+    assert_non_null(strstr(run.out,
+                           "llama-2-7b          2023      32  pre-norm      rmsnorm    no  "
+                           "     6.74 B\n"));
+    assert_non_null(strstr(run.out,
+                           "t5-base             2019      12  pre-norm      rmsnorm    no  "
+                           "      110 M*\n"));
+    assert_non_null(strstr(run.out, "mixture of experts: the count is a dense model's"));
+    assert_non_null(strstr(run.out, "\n* the count of the row's shape, not the model's"));
     program_run_free(&run);
 }
 
