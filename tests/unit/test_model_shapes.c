@@ -38,6 +38,9 @@ typedef struct {
  * a stack's shape. */
 #define BERT_EXTRAS(d, types) ((d) * (d) + (d) + (types) * (d) + 2.0 * (d))
 
+/* its embedding counts a vocabulary of 256128 rows; config.json's, 256000 */
+#define GEMMA_2_TABLE_2 "arXiv:2408.00118 Table 2: embedding + non-embedding parameters"
+
 static const published_count counts[] = {
     {"glm-130b", 0, 0, "arXiv:2210.02414",
      "the published 130B is a rounded name with no exact total beside it; the count, 128.70e9, "
@@ -49,9 +52,11 @@ static const published_count counts[] = {
     {"olmo-2-7b", 7.30e9, 0, "huggingface allenai/OLMo-2-1124-7B safetensors: 7.3B params", NULL},
     {"gpt-j-6b", 6053381344.0, 0,
      "github kingoflolz/mesh-transformer-jax README, GPT-J-6B n_parameters", NULL},
-    {"gpt-neox-20b", 20554567680.0, 0, "arXiv:2204.06745 (20,554,567,680 parameters)", NULL},
+    {"gpt-neox-20b", 20554567680.0, 0,
+     "huggingface EleutherAI/gpt-neox-20b model card (20,554,567,680 parameters)", NULL},
     {"palm-540b", 540.35e9, 0, "arXiv:2204.02311 Table 1", NULL},
-    {"pythia-12b", 11846072320.0, 0, "arXiv:2304.01373 Table 1, total parameters", NULL},
+    {"pythia-12b", 11846072320.0, 0,
+     "huggingface EleutherAI/pythia-12b model card (11,846,072,320 total parameters)", NULL},
     {"transformer-base", 0, 0, "arXiv:1706.03762 Table 3 (65e6)",
      "65e6 counts the encoder and the decoder with its cross-attention; the row describes "
      "the encoder alone (37.9e6)"},
@@ -81,9 +86,9 @@ static const published_count counts[] = {
      "embedding LayerNorm, outside the shape)",
      NULL},
     {"opt-175b", 175e9, 0, "arXiv:2205.01068 Table 1", NULL},
-    {"llama-2-70b", 69e9, 0,
-     "huggingface meta-llama/Llama-2-70b-hf safetensors: 69B params (the paper's 70B is the "
-     "name, 1.5 % above)",
+    {"llama-2-70b", 68976648192.0, 0,
+     "meta-llama/Llama-2-70b-hf's tensors summed (PEFT's print_trainable_parameters: all "
+     "params 68,976,648,192); the paper's 70B is the name, 1.5 % above",
      NULL},
     {"llama-2-7b", 6.74e9, 0, "huggingface meta-llama/Llama-2-7b-hf safetensors: 6.74B params",
      NULL},
@@ -101,9 +106,9 @@ static const published_count counts[] = {
     {"qwen2-7b", 7.62e9, 0, "huggingface Qwen/Qwen2-7B safetensors: 7.62B params", NULL},
     {"qwen2.5-72b", 72.7e9, 0, "huggingface Qwen/Qwen2.5-72B model card: 72.7B", NULL},
     {"qwen3-8b", 8.2e9, 0, "huggingface Qwen/Qwen3-8B model card: 8.2B", NULL},
-    {"gemma-2-27b", 27.2e9, 0, "huggingface google/gemma-2-27b safetensors: 27.2B params", NULL},
-    {"gemma-2-2b", 2.61e9, 0, "huggingface google/gemma-2-2b safetensors: 2.61B params", NULL},
-    {"gemma-2-9b", 9.24e9, 0, "huggingface google/gemma-2-9b safetensors: 9.24B params", NULL},
+    {"gemma-2-27b", 1180237824.0 + 26047480320.0, 0, GEMMA_2_TABLE_2, NULL},
+    {"gemma-2-2b", 590118912.0 + 2024517888.0, 0, GEMMA_2_TABLE_2, NULL},
+    {"gemma-2-9b", 917962752.0 + 8324201984.0, 0, GEMMA_2_TABLE_2, NULL},
     {"gemma-3-12b", 1012e6 + 10759e6, 0,
      "arXiv:2503.19786 Table 1: embedding + non-embedding, the vision encoder left out", NULL},
     {"gemma-3-27b", 1416e6 + 25600e6, 0,
