@@ -22,36 +22,36 @@ typedef struct {
  * of their own in the count (T5's relative buckets, 32 x heads in its first
  * layer, are left out: under 1e-5 of the model). */
 typedef enum {
-    VP_POSITIONS_NONE,
-    VP_POSITIONS_LEARNED,    /* a table of max_positions x width (GPT-2's wpe) */
-    VP_POSITIONS_SINUSOIDAL, /* fixed sines added to the embedding (the 2017 Transformer) */
-    VP_POSITIONS_ROPE,       /* rotary, with its base theta */
-    VP_POSITIONS_RELATIVE,   /* T5's bucketed bias on the attention logits */
-    VP_POSITIONS_ALIBI,      /* BLOOM's fixed linear bias on the attention logits */
-    VP_POSITIONS_COUNT
-} vp_positions;
+    VP_MODEL_POSITIONS_NONE,
+    VP_MODEL_POSITIONS_LEARNED,    /* a table of max_positions x width (GPT-2's wpe) */
+    VP_MODEL_POSITIONS_SINUSOIDAL, /* fixed sines added to the embedding (the 2017 Transformer) */
+    VP_MODEL_POSITIONS_ROPE,       /* rotary, with its base theta */
+    VP_MODEL_POSITIONS_RELATIVE,   /* T5's bucketed bias on the attention logits */
+    VP_MODEL_POSITIONS_ALIBI,      /* BLOOM's fixed linear bias on the attention logits */
+    VP_MODEL_POSITIONS_COUNT
+} vp_model_positions;
 
 /* Which of a block's linear maps carry a bias (norm biases follow the norm:
  * LayerNorm has one, RMSNorm not). */
 typedef enum {
-    VP_BIASES_NO,  /* none (Llama, T5) */
-    VP_BIASES_YES, /* every linear map in attention and MLP (GPT-2, BERT) */
-    VP_BIASES_QKV, /* the q, k and v projections only (Qwen2) */
-    VP_BIASES_MLP, /* the MLP's two matrices only (GPT-J) */
-    VP_BIASES_COUNT
-} vp_biases;
+    VP_MODEL_BIASES_NO,  /* none (Llama, T5) */
+    VP_MODEL_BIASES_YES, /* every linear map in attention and MLP (GPT-2, BERT) */
+    VP_MODEL_BIASES_QKV, /* the q, k and v projections only (Qwen2) */
+    VP_MODEL_BIASES_MLP, /* the MLP's two matrices only (GPT-J) */
+    VP_MODEL_BIASES_COUNT
+} vp_model_biases;
 
 /* What a row's shape covers of the model, and so what its parameter count
  * means. */
 typedef enum {
-    VP_ARCHITECTURE_DENSE,           /* one stack: the count is the model's */
-    VP_ARCHITECTURE_ENCODER_DECODER, /* the row is the encoder, the stack its layers count:
+    VP_MODEL_ARCHITECTURE_DENSE,           /* one stack: the count is the model's */
+    VP_MODEL_ARCHITECTURE_ENCODER_DECODER, /* the row is the encoder, the stack its layers count:
                                         the count is the encoder's, not the model's */
-    VP_ARCHITECTURE_MOE,             /* a mixture of experts, the row a dense model of its
+    VP_MODEL_ARCHITECTURE_MOE,             /* a mixture of experts, the row a dense model of its
                                         width and dense layers' MLP: the count is not the
                                         model's */
-    VP_ARCHITECTURE_COUNT
-} vp_architecture;
+    VP_MODEL_ARCHITECTURE_COUNT
+} vp_model_architecture;
 
 /* A model's shape, from its config.json or paper. */
 typedef struct {
@@ -63,14 +63,14 @@ typedef struct {
     size_t ffn_width;       /* the MLP's hidden width m */
     size_t vocab;
     vp_mlp activation; /* the MLP's kind, as the forward pass builds it */
-    vp_positions positions;
+    vp_model_positions positions;
     size_t max_positions; /* rows of a learned position table; 0 for other positions */
     double rope_theta;    /* RoPE's base; NaN unless positions is rope */
     double norm_eps;      /* the norms' epsilon; NaN where neither config nor paper gives it */
-    vp_biases biases;
+    vp_model_biases biases;
     int tied_embeddings; /* 1: the head is the embedding matrix transposed */
     int final_norm;      /* 1: a norm after the last layer, before the head */
-    vp_architecture architecture;
+    vp_model_architecture architecture;
     char source[1024]; /* where the shape comes from */
 } vp_model_shape;
 
@@ -136,9 +136,9 @@ vp_status vp_model_parameters(const vp_model *m, double *parameters);
 /* The table's words for the shape's choices (the MLP's are vp_mlp_name's):
  * "none", "learned", ...; "no", "yes", "qkv", "mlp"; "dense",
  * "encoder-decoder", "moe". "?" out of range. */
-const char *vp_positions_name(vp_positions positions);
-const char *vp_biases_name(vp_biases biases);
-const char *vp_architecture_name(vp_architecture architecture);
+const char *vp_model_positions_name(vp_model_positions positions);
+const char *vp_model_biases_name(vp_model_biases biases);
+const char *vp_model_architecture_name(vp_model_architecture architecture);
 
 /* The model named `name`, or NULL. */
 const vp_model *vp_model_find(const vp_model_table *table, const char *name);

@@ -61,12 +61,12 @@ static void format_parameters(double count, char *text, size_t size)
 /* Where a model tells positions apart, in words: "rope theta 10000". */
 static void describe_positions(const vp_model_shape *s, char *text, size_t size)
 {
-    if (s->positions == VP_POSITIONS_ROPE)
+    if (s->positions == VP_MODEL_POSITIONS_ROPE)
         snprintf(text, size, "rope theta %g", s->rope_theta);
-    else if (s->positions == VP_POSITIONS_LEARNED)
+    else if (s->positions == VP_MODEL_POSITIONS_LEARNED)
         snprintf(text, size, "%zu learned positions", s->max_positions);
     else
-        snprintf(text, size, "%s positions", vp_positions_name(s->positions));
+        snprintf(text, size, "%s positions", vp_model_positions_name(s->positions));
 }
 
 /* The shape in a sentence and its source, each wrapped in 80 columns
@@ -83,16 +83,18 @@ static void write_shape(const vp_model *m, int wide)
     if (!isnan(s->norm_eps))
         snprintf(eps, sizeof eps, ", norm eps %g", s->norm_eps);
     /* what the count covers, where it is not the model's */
-    const char *covers[VP_ARCHITECTURE_COUNT] = {
-        [VP_ARCHITECTURE_ENCODER_DECODER] = "; an encoder-decoder: the row and its count are the "
-                                            "encoder's",
-        [VP_ARCHITECTURE_MOE] = "; a mixture of experts: the count is a dense model's of this "
-                                "shape, not the model's"};
+    const char *covers[VP_MODEL_ARCHITECTURE_COUNT] = {
+        [VP_MODEL_ARCHITECTURE_ENCODER_DECODER] =
+            "; an encoder-decoder: the row and its count are the "
+            "encoder's",
+        [VP_MODEL_ARCHITECTURE_MOE] =
+            "; a mixture of experts: the count is a dense model's of this "
+            "shape, not the model's"};
     snprintf(line, sizeof line,
              "shape: d %zu, %zu heads%s of %zu, %s MLP %zu, vocab %zu, %s%s, biases %s, %s "
              "embeddings, %s%s",
              s->width, s->heads, kv, s->head_dim, vp_mlp_name(s->activation), s->ffn_width,
-             s->vocab, positions, eps, vp_biases_name(s->biases),
+             s->vocab, positions, eps, vp_model_biases_name(s->biases),
              s->tied_embeddings ? "tied" : "untied", s->final_norm ? "final norm" : "no final norm",
              covers[s->architecture] ? covers[s->architecture] : "");
     fputs("    ", stdout);
@@ -137,11 +139,11 @@ int run_models(const cli_args *args)
         double count;
         if (vp_model_parameters(m, &count) == VP_OK) {
             format_parameters(count, parameters, sizeof parameters);
-            partial_counts += m->shape.architecture != VP_ARCHITECTURE_DENSE;
+            partial_counts += m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE;
         }
         /* a star after the count marks one that is not the model's */
         const char *partial =
-            m->shape.known && m->shape.architecture != VP_ARCHITECTURE_DENSE ? "*" : "";
+            m->shape.known && m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE ? "*" : "";
         printf("%-18s  %4d  %6zu  %-12s  %-9s  %-*s", m->name, m->year, m->layers,
                vp_placement_name(m->placement), vp_norm_name(m->norm), wide || with_counts ? 7 : 0,
                m->qk_norm ? "yes" : "no");

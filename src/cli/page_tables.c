@@ -128,10 +128,10 @@ static vp_status set_shape_columns(const vp_model *m, vp_page_table *table)
         vp_page_table_set_count(table, c++, sizes[i]);
     vp_status status = vp_page_table_set_text(table, c++, vp_mlp_name(s->activation));
     if (status == VP_OK)
-        status = vp_page_table_set_text(table, c++, vp_positions_name(s->positions));
+        status = vp_page_table_set_text(table, c++, vp_model_positions_name(s->positions));
     if (status != VP_OK)
         return status;
-    if (s->positions == VP_POSITIONS_LEARNED)
+    if (s->positions == VP_MODEL_POSITIONS_LEARNED)
         vp_page_table_set_count(table, c, s->max_positions);
     c++;
     /* theta is whole in every model: shown as 500000, not 5e+05, on a page */
@@ -139,8 +139,9 @@ static vp_status set_shape_columns(const vp_model *m, vp_page_table *table)
         vp_page_table_set_count(table, c, (size_t)s->rope_theta);
     c++; /* NaN, without rope: empty, as in the models table */
     vp_page_table_set_number(table, c++, s->norm_eps);
-    const char *words[] = {vp_biases_name(s->biases), s->tied_embeddings ? "yes" : "no",
-                           s->final_norm ? "yes" : "no", vp_architecture_name(s->architecture)};
+    const char *words[] = {vp_model_biases_name(s->biases), s->tied_embeddings ? "yes" : "no",
+                           s->final_norm ? "yes" : "no",
+                           vp_model_architecture_name(s->architecture)};
     for (size_t i = 0; i < sizeof words / sizeof *words && status == VP_OK; i++)
         status = vp_page_table_set_text(table, c++, words[i]);
     vp_page_table_set_count(table, c++, (size_t)parameters); /* whole, below 2^53 */

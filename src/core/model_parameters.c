@@ -16,9 +16,9 @@ static double attention_parameters(const vp_model_shape *s)
                  kv_width = (double)(s->kv_heads * s->head_dim);
     double weights = d * q_width + 2.0 * d * kv_width + q_width * d;
     double biases = 0.0;
-    if (s->biases == VP_BIASES_YES || s->biases == VP_BIASES_QKV)
+    if (s->biases == VP_MODEL_BIASES_YES || s->biases == VP_MODEL_BIASES_QKV)
         biases += q_width + 2.0 * kv_width;
-    if (s->biases == VP_BIASES_YES)
+    if (s->biases == VP_MODEL_BIASES_YES)
         biases += d;
     return weights + biases;
 }
@@ -29,7 +29,7 @@ static double mlp_parameters(const vp_model_shape *s)
     const int gated = vp_mlp_gated(s->activation);
     double weights = (gated ? 3.0 : 2.0) * d * m;
     /* a gated MLP's biases, where it has them, sit on gate and up alike */
-    double biases = s->biases == VP_BIASES_YES || s->biases == VP_BIASES_MLP
+    double biases = s->biases == VP_MODEL_BIASES_YES || s->biases == VP_MODEL_BIASES_MLP
                         ? (gated ? 2.0 : 1.0) * m + d
                         : 0.0;
     return weights + biases;
@@ -48,7 +48,7 @@ vp_status vp_model_parameters(const vp_model *m, double *parameters)
     if (m->qk_norm)
         layer += 2.0 * per_norm * (double)s->head_dim; /* one norm over a head, for q and k */
     double total = vocab * d + (double)m->layers * layer;
-    if (s->positions == VP_POSITIONS_LEARNED)
+    if (s->positions == VP_MODEL_POSITIONS_LEARNED)
         total += (double)s->max_positions * d;
     if (s->final_norm)
         total += per_norm * d;

@@ -34,29 +34,30 @@ enum {
 #define MAX_WIDTH (1u << 20)
 #define MAX_TABLE_ROWS (1u << 24)
 
-static const char *const positions_names[VP_POSITIONS_COUNT] = {"none", "learned",  "sinusoidal",
-                                                                "rope", "relative", "alibi"};
-static const char *const biases_names[VP_BIASES_COUNT] = {"no", "yes", "qkv", "mlp"};
-static const char *const architecture_names[VP_ARCHITECTURE_COUNT] = {"dense", "encoder-decoder",
-                                                                      "moe"};
+static const char *const positions_names[VP_MODEL_POSITIONS_COUNT] = {
+    "none", "learned", "sinusoidal", "rope", "relative", "alibi"};
+static const char *const biases_names[VP_MODEL_BIASES_COUNT] = {"no", "yes", "qkv", "mlp"};
+static const char *const architecture_names[VP_MODEL_ARCHITECTURE_COUNT] = {
+    "dense", "encoder-decoder", "moe"};
 
 #define POSITIONS_TEXT "none, learned, sinusoidal, rope, relative or alibi"
 #define ARCHITECTURE_TEXT "dense, encoder-decoder (the row is the encoder) or moe"
 #define BIASES_TEXT "no, yes (every linear map), qkv (q, k and v only) or mlp (the MLP only)"
 
-const char *vp_positions_name(vp_positions positions)
+const char *vp_model_positions_name(vp_model_positions positions)
 {
-    return (unsigned)positions < VP_POSITIONS_COUNT ? positions_names[positions] : "?";
+    return (unsigned)positions < VP_MODEL_POSITIONS_COUNT ? positions_names[positions] : "?";
 }
 
-const char *vp_biases_name(vp_biases biases)
+const char *vp_model_biases_name(vp_model_biases biases)
 {
-    return (unsigned)biases < VP_BIASES_COUNT ? biases_names[biases] : "?";
+    return (unsigned)biases < VP_MODEL_BIASES_COUNT ? biases_names[biases] : "?";
 }
 
-const char *vp_architecture_name(vp_architecture architecture)
+const char *vp_model_architecture_name(vp_model_architecture architecture)
 {
-    return (unsigned)architecture < VP_ARCHITECTURE_COUNT ? architecture_names[architecture] : "?";
+    return (unsigned)architecture < VP_MODEL_ARCHITECTURE_COUNT ? architecture_names[architecture]
+                                                                : "?";
 }
 
 /* The index of text among names, or -1. */
@@ -120,12 +121,12 @@ static vp_status read_sizes(size_t line, char *const *cells, vp_model_shape *s, 
 static vp_status read_positions(size_t line, char *const *cells, vp_model_shape *s, vp_error *err)
 {
     int word;
-    vp_status status = read_word(line, cells, POSITIONS, positions_names, VP_POSITIONS_COUNT,
+    vp_status status = read_word(line, cells, POSITIONS, positions_names, VP_MODEL_POSITIONS_COUNT,
                                  POSITIONS_TEXT, &word, err);
     if (status != VP_OK)
         return status;
-    s->positions = (vp_positions)word;
-    const int learned = s->positions == VP_POSITIONS_LEARNED;
+    s->positions = (vp_model_positions)word;
+    const int learned = s->positions == VP_MODEL_POSITIONS_LEARNED;
     if (learned != (cells[MAX_POSITIONS][0] != '\0'))
         return bad_cell(line, MAX_POSITIONS,
                         "the rows of a learned position table, given for learned positions "
@@ -134,7 +135,7 @@ static vp_status read_positions(size_t line, char *const *cells, vp_model_shape 
     if (learned && (status = read_size(line, cells, MAX_POSITIONS, MAX_TABLE_ROWS,
                                        &s->max_positions, err)) != VP_OK)
         return status;
-    const int rope = s->positions == VP_POSITIONS_ROPE;
+    const int rope = s->positions == VP_MODEL_POSITIONS_ROPE;
     vp_error why;
     s->rope_theta = NAN;
     if (rope != (cells[ROPE_THETA][0] != '\0') ||
@@ -177,16 +178,16 @@ vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_err
                        "where unpublished",
                        line, cells[NORM_EPS]);
     int word;
-    if ((status = read_word(line, cells, BIASES, biases_names, VP_BIASES_COUNT, BIASES_TEXT, &word,
-                            err)) != VP_OK)
+    if ((status = read_word(line, cells, BIASES, biases_names, VP_MODEL_BIASES_COUNT, BIASES_TEXT,
+                            &word, err)) != VP_OK)
         return status;
-    s->biases = (vp_biases)word;
+    s->biases = (vp_model_biases)word;
     if ((status = read_yes_no(line, cells, TIED, &s->tied_embeddings, err)) != VP_OK ||
         (status = read_yes_no(line, cells, FINAL_NORM, &s->final_norm, err)) != VP_OK ||
-        (status = read_word(line, cells, ARCHITECTURE, architecture_names, VP_ARCHITECTURE_COUNT,
-                            ARCHITECTURE_TEXT, &word, err)) != VP_OK)
+        (status = read_word(line, cells, ARCHITECTURE, architecture_names,
+                            VP_MODEL_ARCHITECTURE_COUNT, ARCHITECTURE_TEXT, &word, err)) != VP_OK)
         return status;
-    s->architecture = (vp_architecture)word;
+    s->architecture = (vp_model_architecture)word;
     if (!cells[SHAPE_SOURCE][0] || strlen(cells[SHAPE_SOURCE]) >= sizeof s->source)
         return vp_fail(err, VP_EFORMAT,
                        "line %zu, shape_source: a shape needs a source of 1 to %zu characters",

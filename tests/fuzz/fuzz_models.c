@@ -40,10 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 FUZZ_CHECK(s->head_dim_given || s->head_dim * s->heads == s->width);
                 FUZZ_CHECK(s->ffn_width >= 1 && s->vocab >= 1);
                 FUZZ_CHECK((unsigned)s->activation < VP_MLP_COUNT);
-                FUZZ_CHECK((unsigned)s->biases < VP_BIASES_COUNT);
-                FUZZ_CHECK((unsigned)s->architecture < VP_ARCHITECTURE_COUNT);
-                FUZZ_CHECK((s->positions == VP_POSITIONS_LEARNED) == (s->max_positions > 0));
-                FUZZ_CHECK((s->positions == VP_POSITIONS_ROPE) == !isnan(s->rope_theta));
+                FUZZ_CHECK((unsigned)s->biases < VP_MODEL_BIASES_COUNT);
+                FUZZ_CHECK((unsigned)s->architecture < VP_MODEL_ARCHITECTURE_COUNT);
+                FUZZ_CHECK((s->positions == VP_MODEL_POSITIONS_LEARNED) == (s->max_positions > 0));
+                FUZZ_CHECK((s->positions == VP_MODEL_POSITIONS_ROPE) == !isnan(s->rope_theta));
                 FUZZ_CHECK(isnan(s->norm_eps) || (s->norm_eps > 0.0 && s->norm_eps < 1.0));
                 FUZZ_CHECK(s->source[0] != '\0' && memchr(s->source, '\0', sizeof s->source));
             } else {

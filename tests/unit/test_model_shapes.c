@@ -145,9 +145,9 @@ static void counts_match_published_figures(void **state)
         }
         /* an encoder-decoder's or a mixture of experts' count is not the
          * model's: the table says so, and so must this test */
-        if (m->shape.architecture != VP_ARCHITECTURE_DENSE && c->published != 0.0) {
+        if (m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE && c->published != 0.0) {
             print_error("%s is %s: its count cannot be held to the model's\n", m->name,
-                        vp_architecture_name(m->shape.architecture));
+                        vp_model_architecture_name(m->shape.architecture));
             failures++;
         }
         double count;
@@ -189,9 +189,9 @@ static void a_small_shape_counted_by_hand(void **state)
                                .ffn_width = 16,
                                .vocab = 10,
                                .activation = VP_MLP_SWIGLU,
-                               .positions = VP_POSITIONS_LEARNED,
+                               .positions = VP_MODEL_POSITIONS_LEARNED,
                                .max_positions = 5,
-                               .biases = VP_BIASES_YES,
+                               .biases = VP_MODEL_BIASES_YES,
                                .final_norm = 1};
     /* embedding 10 x 8 = 80, positions 5 x 8 = 40; per layer: q 8 x 8 = 64,
      * k and v 8 x 4 each = 64, o 64, their biases 8 + 4 + 4 + 8 = 24; gate,
@@ -206,22 +206,22 @@ static void a_small_shape_counted_by_hand(void **state)
     m.norm = VP_NORM_RMSNORM;
     m.qk_norm = 0;
     m.placement = VP_PARALLEL;
-    m.shape.biases = VP_BIASES_QKV;
+    m.shape.biases = VP_MODEL_BIASES_QKV;
     m.shape.activation = VP_MLP_GELU;
     m.shape.tied_embeddings = 1;
     m.shape.final_norm = 0;
     assert_int_equal(vp_model_parameters(&m, &count), VP_OK);
     assert_true(count == 80.0 + 40.0 + 2.0 * (192.0 + 16.0 + 256.0 + 8.0));
     /* GPT-J's biases, the MLP's only: 16 + 8 more a layer than none */
-    m.shape.biases = VP_BIASES_MLP;
+    m.shape.biases = VP_MODEL_BIASES_MLP;
     double mlp_biased;
     assert_int_equal(vp_model_parameters(&m, &mlp_biased), VP_OK);
-    m.shape.biases = VP_BIASES_NO;
+    m.shape.biases = VP_MODEL_BIASES_NO;
     assert_int_equal(vp_model_parameters(&m, &count), VP_OK);
     assert_true(mlp_biased - count == 2.0 * (16.0 + 8.0));
     /* no norms at all, rope positions: no position table */
     m.placement = VP_NO_NORM;
-    m.shape.positions = VP_POSITIONS_ROPE;
+    m.shape.positions = VP_MODEL_POSITIONS_ROPE;
     m.shape.max_positions = 0;
     assert_int_equal(vp_model_parameters(&m, &count), VP_OK);
     assert_true(count == 80.0 + 2.0 * (192.0 + 256.0));
@@ -238,10 +238,11 @@ static void unknown_shapes_are_refused(void **state)
     m.shape.known = 1;
     assert_int_equal(vp_model_parameters(&m, NULL), VP_EINVAL);
     assert_string_equal(vp_mlp_name(VP_MLP_GEGLU), "geglu");
-    assert_string_equal(vp_positions_name(VP_POSITIONS_ALIBI), "alibi");
-    assert_string_equal(vp_biases_name(VP_BIASES_QKV), "qkv");
-    assert_string_equal(vp_biases_name(VP_BIASES_COUNT), "?");
-    assert_string_equal(vp_architecture_name(VP_ARCHITECTURE_ENCODER_DECODER), "encoder-decoder");
+    assert_string_equal(vp_model_positions_name(VP_MODEL_POSITIONS_ALIBI), "alibi");
+    assert_string_equal(vp_model_biases_name(VP_MODEL_BIASES_QKV), "qkv");
+    assert_string_equal(vp_model_biases_name(VP_MODEL_BIASES_COUNT), "?");
+    assert_string_equal(vp_model_architecture_name(VP_MODEL_ARCHITECTURE_ENCODER_DECODER),
+                        "encoder-decoder");
 }
 
 int main(void)

@@ -82,15 +82,16 @@ static void table_parses_and_names_the_chapter_models(void **state)
     assert_int_equal(shape->ffn_width, 11008);
     assert_int_equal(shape->vocab, 32000);
     assert_int_equal(shape->activation, VP_MLP_SWIGLU);
-    assert_int_equal(shape->positions, VP_POSITIONS_ROPE);
+    assert_int_equal(shape->positions, VP_MODEL_POSITIONS_ROPE);
     assert_true(shape->rope_theta == 10000.0);
-    assert_int_equal(shape->biases, VP_BIASES_NO);
+    assert_int_equal(shape->biases, VP_MODEL_BIASES_NO);
     assert_false(shape->tied_embeddings);
     assert_true(shape->final_norm);
-    assert_int_equal(shape->architecture, VP_ARCHITECTURE_DENSE);
+    assert_int_equal(shape->architecture, VP_MODEL_ARCHITECTURE_DENSE);
     assert_int_equal(vp_model_find(&table, "t5-base")->shape.architecture,
-                     VP_ARCHITECTURE_ENCODER_DECODER);
-    assert_int_equal(vp_model_find(&table, "deepseek-v3")->shape.architecture, VP_ARCHITECTURE_MOE);
+                     VP_MODEL_ARCHITECTURE_ENCODER_DECODER);
+    assert_int_equal(vp_model_find(&table, "deepseek-v3")->shape.architecture,
+                     VP_MODEL_ARCHITECTURE_MOE);
     assert_string_equal(llama->scale_source, "");
     vp_model_table_free(&table);
 }
@@ -300,7 +301,7 @@ static void malformed_shapes_name_their_column(void **state)
     assert_int_equal(s->head_dim, 256);
     assert_int_equal(s->activation, VP_MLP_GEGLU);
     assert_true(s->rope_theta == 10000.0 && s->norm_eps == 1e-6 && s->tied_embeddings);
-    assert_int_equal(s->architecture, VP_ARCHITECTURE_MOE);
+    assert_int_equal(s->architecture, VP_MODEL_ARCHITECTURE_MOE);
     assert_false(table.models[1].shape.known);
     vp_model_table_free(&table);
     f = fopen(path, "w");
