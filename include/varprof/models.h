@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "varprof/forward.h"
 #include "varprof/placement.h"
 #include "varprof/profile.h"
 #include "varprof/status.h"
@@ -17,6 +18,62 @@ typedef struct {
     int per_layer;
 } vp_model_scale;
 
+/* How a model tells positions apart. Only learned positions have parameters
+ * of their own in the count (T5's relative buckets, 32 x heads in its first
+ * layer, are left out: under 1e-5 of the model). */
+typedef enum {
+    VP_MODEL_POSITIONS_NONE,
+    VP_MODEL_POSITIONS_LEARNED,    /* a table of max_positions x width (GPT-2's wpe) */
+    VP_MODEL_POSITIONS_SINUSOIDAL, /* fixed sines added to the embedding (the 2017 Transformer) */
+    VP_MODEL_POSITIONS_ROPE,       /* rotary, with its base theta */
+    VP_MODEL_POSITIONS_RELATIVE,   /* T5's bucketed bias on the attention logits */
+    VP_MODEL_POSITIONS_ALIBI,      /* BLOOM's fixed linear bias on the attention logits */
+    VP_MODEL_POSITIONS_COUNT
+} vp_model_positions;
+
+/* Which of a block's linear maps carry a bias (norm biases follow the norm:
+ * LayerNorm has one, RMSNorm not). */
+typedef enum {
+    VP_MODEL_BIASES_NO,  /* none (Llama, T5) */
+    VP_MODEL_BIASES_YES, /* every linear map in attention and MLP (GPT-2, BERT) */
+    VP_MODEL_BIASES_QKV, /* the q, k and v projections only (Qwen2) */
+    VP_MODEL_BIASES_MLP, /* the MLP's two matrices only (GPT-J) */
+    VP_MODEL_BIASES_COUNT
+} vp_model_biases;
+
+/* What a row's shape covers of the model, and so what its parameter count
+ * means. */
+typedef enum {
+    VP_MODEL_ARCHITECTURE_DENSE,           /* one stack: the count is the model's */
+    VP_MODEL_ARCHITECTURE_ENCODER_DECODER, /* the row is the encoder, the stack its layers count:
+                                        the count is the encoder's, not the model's */
+    VP_MODEL_ARCHITECTURE_MOE,             /* a mixture of experts, the row a dense model of its
+                                        width and dense layers' MLP: the count is not the
+                                        model's */
+    VP_MODEL_ARCHITECTURE_COUNT
+} vp_model_architecture;
+
+/* A model's shape, from its config.json or paper. */
+typedef struct {
+    int known;              /* 0: the table gives no shape for the model; the rest is 0 */
+    size_t width;           /* d, the residual stream's width */
+    size_t heads, kv_heads; /* H and H_kv; H_kv divides H (H_kv < H: grouped-query) */
+    size_t head_dim;        /* hd: as given, else d / H */
+    int head_dim_given;     /* 1 when the table sets hd apart from d / H */
+    size_t ffn_width;       /* the MLP's hidden width m */
+    size_t vocab;
+    vp_mlp activation; /* the MLP's kind, as the forward pass builds it */
+    vp_model_positions positions;
+    size_t max_positions; /* rows of a learned position table; 0 for other positions */
+    double rope_theta;    /* RoPE's base; NaN unless positions is rope */
+    double norm_eps;      /* the norms' epsilon; NaN where neither config nor paper gives it */
+    vp_model_biases biases;
+    int tied_embeddings; /* 1: the head is the embedding matrix transposed */
+    int final_norm;      /* 1: a norm after the last layer, before the head */
+    vp_model_architecture architecture;
+    char source[1024]; /* where the shape comes from */
+} vp_model_shape;
+
 typedef struct {
     char name[64]; /* a slug: lowercase letters, digits, '.' and '-' */
     int year;
@@ -27,6 +84,7 @@ typedef struct {
     char source[1024];          /* a paper or a configuration file */
     vp_model_scale alpha, beta; /* DeepNorm's, when the model used its own */
     char scale_source[1024];    /* where alpha and beta come from; "" without them */
+    vp_model_shape shape;       /* shape.known is 0 when the table has no shape columns */
 } vp_model;
 
 typedef struct {
@@ -34,16 +92,23 @@ typedef struct {
     size_t count;
 } vp_model_table;
 
-/* Reads the table: a header `name,year,layers,placement,norm,qk_norm,source`
- * and optionally `,alpha,beta,alpha_beta_source`, then one model per row
+/* Reads the table: a header `name,year,layers,placement,norm,qk_norm,source`,
+ * optionally followed by `,alpha,beta,alpha_beta_source` and then by the
+ * shape's `,width,heads,kv_heads,head_dim,ffn_width,vocab,activation,
+ * positions,max_positions,rope_theta,norm_eps,biases,tied_embeddings,
+ * final_norm,architecture,shape_source` (7, 10 or 26 columns), then one model per row
  * with the header's cells. alpha and beta are empty (the placement's
  * defaults) or, for a deepnorm model only, a number > 0 or `(cN)^(p)` (c > 0,
  * N the layers, p a number or a fraction a/b), with a source when either is
- * given. On success fills *table (free with vp_model_table_free). Fails with
- * VP_EIO (cannot read), VP_EFORMAT naming the line and what is wrong in it
- * (a wrong header or cell count, a bad name, year, layer count, placement,
- * norm, qk_norm, alpha or beta, an empty source, a name given twice),
- * VP_ENOMEM. */
+ * given. A row's shape cells are all empty (shape unknown) or all given but
+ * head_dim (empty: d / H, which H must then divide), max_positions (given for
+ * learned positions only), rope_theta (given for rope only) and norm_eps
+ * (empty where unpublished); kv_heads must divide heads. On success fills
+ * *table (free with vp_model_table_free). Fails with VP_EIO (cannot read),
+ * VP_EFORMAT naming the line and what is wrong in it (a wrong header or cell
+ * count, a bad name, year, layer count, placement, norm, qk_norm, alpha,
+ * beta or shape cell, with the column and its allowed values, an empty
+ * source, a name given twice), VP_ENOMEM. */
 vp_status vp_models_read(const char *path, vp_model_table *table, vp_error *err);
 
 /* Frees the table's rows; NULL and an empty table are allowed. */
@@ -53,6 +118,27 @@ void vp_model_table_free(vp_model_table *table);
  * (factor layers)^power, or factor. NaN when the text is empty: the
  * placement's default applies. */
 double vp_model_scale_value(const vp_model_scale *scale, size_t layers);
+
+/* The parameters of the network the model's shape describes, counted from
+ * the shape alone: the embedding (vocab x d) and a learned position table;
+ * per layer, attention's q (d x H hd), k and v (d x H_kv hd each) and o
+ * (H hd x d), the MLP's two matrices (three for swiglu and geglu), the
+ * biases the shape names, and the norms: 2 per layer (sandwich 4, parallel 1,
+ * none 0), each a weight of d and, for LayerNorm, a bias of d, plus 2 hd for
+ * QK-norm; the final norm, and the head (vocab x d) unless tied. Unless
+ * the architecture is dense, this is not the model's published total: an
+ * encoder-decoder's count is its encoder's, a mixture of experts' that of a
+ * dense model of its shape. The count is a
+ * whole number, exact below 2^53. Fails with VP_EINVAL (*parameters
+ * untouched) when m or parameters is NULL or m->shape.known is 0. */
+vp_status vp_model_parameters(const vp_model *m, double *parameters);
+
+/* The table's words for the shape's choices (the MLP's are vp_mlp_name's):
+ * "none", "learned", ...; "no", "yes", "qkv", "mlp"; "dense",
+ * "encoder-decoder", "moe". "?" out of range. */
+const char *vp_model_positions_name(vp_model_positions positions);
+const char *vp_model_biases_name(vp_model_biases biases);
+const char *vp_model_architecture_name(vp_model_architecture architecture);
 
 /* The model named `name`, or NULL. */
 const vp_model *vp_model_find(const vp_model_table *table, const char *name);

@@ -1,5 +1,6 @@
 /* varprof models, and where the program finds the models table. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,62 @@ int load_models(vp_model_table *table)
     return EXIT_OK;
 }
 
+/* A parameter count as a reader says it, in 6 columns: "6.74 B", "124 M". */
+static void format_parameters(double count, char *text, size_t size)
+{
+    if (count >= 1e9)
+        snprintf(text, size, "%.3g B", count / 1e9);
+    else if (count >= 1e6)
+        snprintf(text, size, "%.3g M", count / 1e6);
+    else
+        snprintf(text, size, "%.0f", count);
+}
+
+/* Where a model tells positions apart, in words: "rope theta 10000". */
+static void describe_positions(const vp_model_shape *s, char *text, size_t size)
+{
+    if (s->positions == VP_MODEL_POSITIONS_ROPE)
+        snprintf(text, size, "rope theta %g", s->rope_theta);
+    else if (s->positions == VP_MODEL_POSITIONS_LEARNED)
+        snprintf(text, size, "%zu learned positions", s->max_positions);
+    else
+        snprintf(text, size, "%s positions", vp_model_positions_name(s->positions));
+}
+
+/* The shape in a sentence and its source, each wrapped in 80 columns
+ * unless wide. Nothing for a model without one. */
+static void write_shape(const vp_model *m, int wide)
+{
+    const vp_model_shape *s = &m->shape;
+    if (!s->known)
+        return;
+    char kv[48] = "", positions[64], eps[32] = "", line[512];
+    if (s->kv_heads != s->heads)
+        snprintf(kv, sizeof kv, " (%zu kv)", s->kv_heads);
+    describe_positions(s, positions, sizeof positions);
+    if (!isnan(s->norm_eps))
+        snprintf(eps, sizeof eps, ", norm eps %g", s->norm_eps);
+    /* what the count covers, where it is not the model's */
+    const char *covers[VP_MODEL_ARCHITECTURE_COUNT] = {
+        [VP_MODEL_ARCHITECTURE_ENCODER_DECODER] =
+            "; an encoder-decoder: the row and its count are the "
+            "encoder's",
+        [VP_MODEL_ARCHITECTURE_MOE] =
+            "; a mixture of experts: the count is a dense model's of this "
+            "shape, not the model's"};
+    snprintf(line, sizeof line,
+             "shape: d %zu, %zu heads%s of %zu, %s MLP %zu, vocab %zu, %s%s, biases %s, %s "
+             "embeddings, %s%s",
+             s->width, s->heads, kv, s->head_dim, vp_mlp_name(s->activation), s->ffn_width,
+             s->vocab, positions, eps, vp_model_biases_name(s->biases),
+             s->tied_embeddings ? "tied" : "untied", s->final_norm ? "final norm" : "no final norm",
+             covers[s->architecture] ? covers[s->architecture] : "");
+    fputs("    ", stdout);
+    write_wrapped(stdout, line, 4, 11, wide ? 0 : TEXT_COLUMNS);
+    fputs("    shape source: ", stdout);
+    write_wrapped(stdout, s->source, 18, 18, wide ? 0 : TEXT_COLUMNS);
+}
+
 int run_models(const cli_args *args)
 {
     output_format format = FORMAT_TEXT;
@@ -65,14 +122,33 @@ int run_models(const cli_args *args)
     }
     /* in 80 columns the source, up to 200 characters, goes on lines of its own */
     const int wide = args->given[OPT_WIDE];
-    printf("%-18s  %4s  %6s  %-12s  %-9s  %-7s%s\n", "model", "year", "layers", "placement", "norm",
-           "qk-norm", wide ? "  source" : "");
+    /* a table without shapes (the old 7 or 10 columns) is shown as before,
+     * without the parameter counts */
+    int with_counts = 0;
+    // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) EXIT_OK: filled
+    for (size_t i = 0; i < table.count; i++)
+        with_counts |= table.models[i].shape.known;
+    printf("%-18s  %4s  %6s  %-12s  %-9s  %-*s%s%s\n", "model", "year", "layers", "placement",
+           "norm", wide || with_counts ? 7 : 0, "qk-norm", with_counts ? "  params" : "",
+           wide ? (with_counts ? "   source" : "  source") : "");
+    size_t partial_counts = 0;
     // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) EXIT_OK: filled
     for (size_t i = 0; i < table.count; i++) {
         const vp_model *m = &table.models[i];
+        char parameters[32] = "-";
+        double count;
+        if (vp_model_parameters(m, &count) == VP_OK) {
+            format_parameters(count, parameters, sizeof parameters);
+            partial_counts += m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE;
+        }
+        /* a star after the count marks one that is not the model's */
+        const char *partial =
+            m->shape.known && m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE ? "*" : "";
         printf("%-18s  %4d  %6zu  %-12s  %-9s  %-*s", m->name, m->year, m->layers,
-               vp_placement_name(m->placement), vp_norm_name(m->norm), wide ? 7 : 0,
+               vp_placement_name(m->placement), vp_norm_name(m->norm), wide || with_counts ? 7 : 0,
                m->qk_norm ? "yes" : "no");
+        if (with_counts)
+            printf("  %6s%-*s", parameters, wide ? 1 : 0, partial);
         if (wide) {
             printf("  %s\n", m->source);
         } else {
@@ -89,7 +165,10 @@ int run_models(const cli_args *args)
             fputs("    ", stdout);
             write_wrapped(stdout, scales, 4, 4, wide ? 0 : TEXT_COLUMNS);
         }
+        write_shape(m, wide);
     }
+    if (partial_counts)
+        puts("* the count of the row's shape, not the model's: see its shape line");
     vp_model_table_free(&table);
     return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");
 }

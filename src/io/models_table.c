@@ -6,18 +6,31 @@
 #include <string.h>
 
 #include "io/csv_reader.h"
+#include "io/model_shape_cells.h"
 #include "varprof/parse.h"
 
 static const char *const header[] = {
     "name",    "year",   "layers", "placement", "norm",
     "qk_norm", "source", "alpha",  "beta",      "alpha_beta_source"};
 /* The first seven are required; the model's own alpha and beta may be left out, all
- * three columns together. */
-enum { N_COLUMNS = sizeof header / sizeof header[0], N_REQUIRED = 7 };
+ * three columns together, and then the shape's columns, which follow them. */
+enum {
+    N_REQUIRED = 7,
+    N_WITH_SCALES = sizeof header / sizeof header[0],
+    N_COLUMNS = N_WITH_SCALES + MODEL_SHAPE_COLUMNS
+};
 enum { ALPHA_COLUMN = 7 }; /* where a decimal comma would most likely be */
 #define COLUMNS_TEXT                                                                               \
     "name, year, layers, placement, norm, qk_norm, source, and optionally alpha, beta, "           \
-    "alpha_beta_source"
+    "alpha_beta_source, and optionally after them the shape's width, heads, kv_heads, head_dim, "  \
+    "ffn_width, vocab, activation, positions, max_positions, rope_theta, norm_eps, biases, "       \
+    "tied_embeddings, final_norm, architecture, shape_source"
+
+/* The name of the header's column c (from 0) in a table of N_COLUMNS. */
+static const char *column_name(size_t c)
+{
+    return c < N_WITH_SCALES ? header[c] : model_shape_header[c - N_WITH_SCALES];
+}
 
 /* A table longer than this is not a models table but a mistake. */
 #define VP_MAX_MODELS 100000
@@ -25,7 +38,7 @@ enum { ALPHA_COLUMN = 7 }; /* where a decimal comma would most likely be */
 typedef struct {
     vp_model_table *table;
     size_t capacity;
-    size_t columns; /* the header's: N_REQUIRED or N_COLUMNS */
+    size_t columns; /* the header's: N_REQUIRED, N_WITH_SCALES or N_COLUMNS */
     int seen_header;
 } models_reader;
 
@@ -158,7 +171,11 @@ static vp_status parse_model(size_t line, char *const *cells, size_t columns, vp
     strcpy(m->source, cells[6]);
     m->alpha = m->beta = (vp_model_scale){0};
     m->scale_source[0] = '\0';
-    return columns == N_COLUMNS ? parse_scales(line, cells, m, err) : VP_OK;
+    m->shape = (vp_model_shape){.rope_theta = NAN, .norm_eps = NAN};
+    vp_status status = columns >= N_WITH_SCALES ? parse_scales(line, cells, m, err) : VP_OK;
+    if (status == VP_OK && columns == N_COLUMNS)
+        status = model_shape_parse(line, cells + N_WITH_SCALES, m, err);
+    return status;
 }
 
 static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cells, vp_error *err)
@@ -166,16 +183,16 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
     models_reader *r = ctx;
     if (!r->seen_header) {
         r->seen_header = 1;
-        r->columns = n_cells == N_REQUIRED ? N_REQUIRED : N_COLUMNS;
+        r->columns = n_cells == N_REQUIRED || n_cells == N_WITH_SCALES ? n_cells : N_COLUMNS;
         vp_status status = csv_check_row_width(line, n_cells, cells, r->columns, 0,
-                                               "the table has 10: " COLUMNS_TEXT, err);
+                                               "the table has 7, 10 or 26: " COLUMNS_TEXT, err);
         if (status != VP_OK)
             return status;
         for (size_t c = 0; c < r->columns; c++)
-            if (strcmp(cells[c], header[c]) != 0)
+            if (strcmp(cells[c], column_name(c)) != 0)
                 return vp_fail(err, VP_EFORMAT, "line %zu: column %zu is '%s', expected '%s'%s",
-                               line, c + 1, cells[c], header[c],
-                               csv_header_near_miss(cells[c], header[c])
+                               line, c + 1, cells[c], column_name(c),
+                               csv_header_near_miss(cells[c], column_name(c))
                                    ? " (a header must be exactly so: lower case, no spaces)"
                                    : "");
         return VP_OK;

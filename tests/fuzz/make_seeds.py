@@ -107,6 +107,13 @@ def models():
     head = "name,year,layers,placement,norm,qk_norm,source\n"
     row = "gpt-2,2019,48,pre-norm,layernorm,no,paper\n"
     head10 = head.rstrip("\n") + ",alpha,beta,alpha_beta_source\n"
+    head26 = head10.rstrip("\n") + (
+        ",width,heads,kv_heads,head_dim,ffn_width,vocab,activation,positions,max_positions,"
+        "rope_theta,norm_eps,biases,tied_embeddings,final_norm,architecture,shape_source\n"
+    )
+    model10 = "m,2024,26,sandwich,rmsnorm,no,p,,,,"
+    gemma = "2304,8,4,256,9216,256000,geglu,rope,,10000,1e-6,no,yes,yes,dense,c\n"
+    gpt2 = "768,12,12,,3072,50257,gelu-tanh,learned,1024,,1e-5,yes,yes,yes,dense,c\n"
     for name, text in [
         ("header-only", head),
         ("one", head + row),
@@ -138,6 +145,13 @@ def models():
         ("own-bad", head10 + "g,2022,70,deepnorm,layernorm,no,p,(2M)^(1/2),(2N)^(1/0),s\n"),
         ("decimal-comma", head10 + "g,2022,70,deepnorm,layernorm,no,p,11,8,,s\n"),
         ("ten-empty", head10 + "g,2022,70,pre-norm,rmsnorm,no,p,,,\n"),
+        ("shape-gemma", head26 + model10 + gemma),
+        ("shape-learned", head26 + model10 + gpt2),
+        ("shape-unknown", head26 + model10 + "," * 15 + "\n"),
+        ("shape-kv-odd", head26 + model10 + "512,8,3"
+         ",,2048,32000,swiglu,rope,,10000,,no,no,yes,dense,c\n"),
+        ("shape-no-head-dim", head26 + model10 + "512,7,7"
+         ",,2048,32000,relu,none,,,,qkv,no,no,dense,c\n"),
     ]:
         write("models", name, text)
 

@@ -67,6 +67,31 @@ static void table_parses_and_names_the_chapter_models(void **state)
     assert_true(fabs(vp_model_scale_value(&glm->beta, 70) - 1.0 / sqrt(140.0)) < 1e-14);
     const vp_model *llama = vp_model_find(&table, "llama-2-7b");
     assert_true(isnan(vp_model_scale_value(&llama->alpha, 32)));
+    /* every committed model has its shape; Llama-2-7B's as its config.json
+     * gives it: d 4096, 32 heads, SwiGLU 11008, RoPE 10000, no biases */
+    for (size_t i = 0; i < table.count; i++)
+        if (!table.models[i].shape.known || !table.models[i].shape.source[0]) {
+            print_error("%s has no shape\n", table.models[i].name);
+            fail();
+        }
+    const vp_model_shape *shape = &llama->shape;
+    assert_int_equal(shape->width, 4096);
+    assert_int_equal(shape->heads, 32);
+    assert_int_equal(shape->kv_heads, 32);
+    assert_int_equal(shape->head_dim, 128);
+    assert_int_equal(shape->ffn_width, 11008);
+    assert_int_equal(shape->vocab, 32000);
+    assert_int_equal(shape->activation, VP_MLP_SWIGLU);
+    assert_int_equal(shape->positions, VP_MODEL_POSITIONS_ROPE);
+    assert_true(shape->rope_theta == 10000.0);
+    assert_int_equal(shape->biases, VP_MODEL_BIASES_NO);
+    assert_false(shape->tied_embeddings);
+    assert_true(shape->final_norm);
+    assert_int_equal(shape->architecture, VP_MODEL_ARCHITECTURE_DENSE);
+    assert_int_equal(vp_model_find(&table, "t5-base")->shape.architecture,
+                     VP_MODEL_ARCHITECTURE_ENCODER_DECODER);
+    assert_int_equal(vp_model_find(&table, "deepseek-v3")->shape.architecture,
+                     VP_MODEL_ARCHITECTURE_MOE);
     assert_string_equal(llama->scale_source, "");
     vp_model_table_free(&table);
 }
@@ -193,6 +218,102 @@ static void malformed_rows_name_their_line(void **state)
     test_remove_tree(dir);
 }
 
+/* The shape's columns: a row gives all of them or none, each is checked
+ * against what it allows, and the heads' arithmetic must hold. */
+static void malformed_shapes_name_their_column(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/models.csv", dir);
+    const char *head = "name,year,layers,placement,norm,qk_norm,source,alpha,beta,"
+                       "alpha_beta_source,width,heads,kv_heads,head_dim,ffn_width,vocab,"
+                       "activation,positions,max_positions,rope_theta,norm_eps,biases,"
+                       "tied_embeddings,final_norm,architecture,shape_source\n";
+    /* the first ten cells, and the comma before the shape's */
+    const char *model = "b,2020,12,pre-norm,rmsnorm,no,paper,,,,";
+    const struct {
+        const char *shape;
+        const char *message;
+    } cases[] = {
+        {"0,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg", "line 2, width: '0'"},
+        {"512,7,7,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, heads: 7 does not divide width (512); give head_dim"},
+        {"512,8,3,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, kv_heads: 3 does not divide heads (8)"},
+        {"512,8,16,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, kv_heads: '16'"},
+        {"512,8,8,x,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, head_dim: 'x'"},
+        {"512,8,8,,,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,cfg", "line 2, ffn_width"},
+        {"512,8,8,,2048,32000,silu,rope,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, activation: MLP 'silu' is not one of: gelu, gelu-tanh, relu, swiglu, geglu"},
+        {"512,8,8,,2048,32000,swiglu,yarn,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, positions: 'yarn' is not none, learned, sinusoidal, rope, relative or alibi"},
+        {"512,8,8,,2048,32000,gelu,learned,,,1e-5,yes,yes,yes,dense,cfg", "line 2, max_positions"},
+        {"512,8,8,,2048,32000,swiglu,rope,1024,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, max_positions"},
+        {"512,8,8,,2048,32000,swiglu,rope,,,1e-5,no,no,yes,dense,cfg", "line 2, rope_theta: ''"},
+        {"512,8,8,,2048,32000,gelu,none,,10000,1e-5,no,no,yes,dense,cfg",
+         "line 2, rope_theta: '10000'"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,5,no,no,yes,dense,cfg", "line 2, norm_eps: '5'"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,qk,no,yes,dense,cfg",
+         "line 2, biases: 'qk' is not no, yes (every linear map), qkv"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,tied,yes,dense,cfg",
+         "line 2, tied_embeddings: 'tied' is not yes or no"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,1,dense,cfg",
+         "line 2, final_norm: '1' is not yes or no"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense,", "line 2, shape_source"},
+        {",,,,,,,,,,,,,,,cfg", "line 2, width"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,mixture,cfg",
+         "line 2, architecture: 'mixture' is not dense, encoder-decoder (the row is the encoder) "
+         "or "
+         "moe"},
+        {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense", "line 2 has 25 cells"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%s%s%s\n", head, model, cases[i].shape);
+        fclose(f);
+        vp_model_table table = {0};
+        vp_error err = {{0}};
+        assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
+        if (!strstr(err.message, cases[i].message)) {
+            print_error("want \"%s\" in \"%s\"\n", cases[i].message, err.message);
+            fail();
+        }
+        assert_null(table.models);
+    }
+    /* a shape with head_dim apart from d / H (Gemma's), one left unknown, and
+     * the old 10-column header, which gives none */
+    FILE *f = fopen(path, "w");
+    fprintf(f,
+            "%s%s3584,16,8,256,14336,256000,geglu,rope,,10000,1e-6,no,yes,yes,moe,cfg\n"
+            "c,2020,12,pre-norm,rmsnorm,no,paper,,,,,,,,,,,,,,,,,,,\n",
+            head, model);
+    fclose(f);
+    vp_model_table table;
+    assert_int_equal(vp_models_read(path, &table, NULL), VP_OK);
+    assert_int_equal(table.count, 2);
+    const vp_model_shape *s = &table.models[0].shape;
+    assert_true(s->known && s->head_dim_given);
+    assert_int_equal(s->head_dim, 256);
+    assert_int_equal(s->activation, VP_MLP_GEGLU);
+    assert_true(s->rope_theta == 10000.0 && s->norm_eps == 1e-6 && s->tied_embeddings);
+    assert_int_equal(s->architecture, VP_MODEL_ARCHITECTURE_MOE);
+    assert_false(table.models[1].shape.known);
+    vp_model_table_free(&table);
+    f = fopen(path, "w");
+    fprintf(f, "name,year,layers,placement,norm,qk_norm,source,alpha,beta,alpha_beta_source\n"
+               "b,2020,12,pre-norm,rmsnorm,no,paper,,,\n");
+    fclose(f);
+    assert_int_equal(vp_models_read(path, &table, NULL), VP_OK);
+    assert_false(table.models[0].shape.known);
+    vp_model_table_free(&table);
+    test_remove_tree(dir);
+}
+
 static void model_option_takes_placement_and_layers(void **state)
 {
     (void)state;
@@ -239,6 +360,15 @@ static void model_option_takes_placement_and_layers(void **state)
     assert_int_equal(run.status, 0);
     assert_non_null(strstr(run.out, "gemma-2-27b"));
     assert_non_null(strstr(run.out, "its own alpha (2N)^(1/2), beta (2N)^(-1/2), N its layers"));
+    /* each model's parameter count, starred where it is not the model's own */
+    assert_non_null(strstr(run.out,
+                           "llama-2-7b          2023      32  pre-norm      rmsnorm    no  "
+                           "     6.74 B\n"));
+    assert_non_null(strstr(run.out,
+                           "t5-base             2019      12  pre-norm      rmsnorm    no  "
+                           "      110 M*\n"));
+    assert_non_null(strstr(run.out, "mixture of experts: the count is a dense model's"));
+    assert_non_null(strstr(run.out, "\n* the count of the row's shape, not the model's"));
     program_run_free(&run);
 }
 
@@ -248,6 +378,7 @@ int main(void)
         cmocka_unit_test(table_parses_and_names_the_chapter_models),
         cmocka_unit_test(every_model_resolves_to_a_profile),
         cmocka_unit_test(malformed_rows_name_their_line),
+        cmocka_unit_test(malformed_shapes_name_their_column),
         cmocka_unit_test(model_option_takes_placement_and_layers),
     };
     test_filter_from_environment();

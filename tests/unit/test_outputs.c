@@ -292,6 +292,40 @@ static void models_table_in_every_format(void **state)
     assert_string_equal(cJSON_GetObjectItem(row, "qk_norm")->valuestring, "yes");
     cJSON_Delete(doc);
     program_run_free(&run);
+
+    /* with shapes, their columns and the parameter count follow the source:
+     * GPT-2 small's 124,439,808 with tied embeddings */
+    write_text(path, "name,year,layers,placement,norm,qk_norm,source,alpha,beta,alpha_beta_source,"
+                     "width,heads,kv_heads,head_dim,ffn_width,vocab,activation,positions,"
+                     "max_positions,rope_theta,norm_eps,biases,tied_embeddings,final_norm,"
+                     "architecture,shape_source\n"
+                     "gpt-2-small,2019,12,pre-norm,layernorm,no,paper,,,,768,12,12,,3072,50257,"
+                     "gelu-tanh,learned,1024,,1e-5,yes,yes,yes,dense,config\n");
+    run = RUN("models", "--format", "csv");
+    assert_int_equal(run.status, 0);
+    assert_string_equal(run.out, "name,year,layers,placement,norm,qk_norm,source,width,heads,"
+                                 "kv_heads,head_dim,ffn_width,vocab,activation,positions,"
+                                 "max_positions,rope_theta,norm_eps,biases,tied_embeddings,"
+                                 "final_norm,architecture,parameters,shape_source\n"
+                                 "gpt-2-small,2019,12,pre-norm,layernorm,no,paper,768,12,12,64,"
+                                 "3072,50257,gelu-tanh,learned,1024,,1.0000000000000001e-05,yes,"
+                                 "yes,yes,dense,124439808,config\n");
+    program_run_free(&run);
+    run = RUN("models", "--format", "markdown");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "| 768 | 12 | 12 | 64 | 3072 | 50257 | gelu-tanh | learned | 1024 |  "
+                             "| 1e-05 | yes | yes | yes | dense | 124439808 | config |\n");
+    program_run_free(&run);
+    run = RUN("models");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "gpt-2-small         2019      12  pre-norm      layernorm  no        "
+                             "124 M\n");
+    assert_contains(run.out, "    shape: d 768, 12 heads of 64, gelu-tanh MLP 3072, vocab 50257, "
+                             "1024 learned\n"
+                             "           positions, norm eps 1e-05, biases yes, tied embeddings, "
+                             "final norm\n"
+                             "    shape source: config\n");
+    program_run_free(&run);
     unsetenv("VARPROF_MODELS");
 }
 

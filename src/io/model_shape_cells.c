@@ -1,0 +1,199 @@
+#include "io/model_shape_cells.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "varprof/parse.h"
+
+const char *const model_shape_header[MODEL_SHAPE_COLUMNS] = {
+    "width",           "heads",      "kv_heads",      "head_dim",    "ffn_width", "vocab",
+    "activation",      "positions",  "max_positions", "rope_theta",  "norm_eps",  "biases",
+    "tied_embeddings", "final_norm", "architecture",  "shape_source"};
+
+enum {
+    WIDTH,
+    HEADS,
+    KV_HEADS,
+    HEAD_DIM,
+    FFN_WIDTH,
+    VOCAB,
+    ACTIVATION,
+    POSITIONS,
+    MAX_POSITIONS,
+    ROPE_THETA,
+    NORM_EPS,
+    BIASES,
+    TIED,
+    FINAL_NORM,
+    ARCHITECTURE,
+    SHAPE_SOURCE
+};
+
+/* Past these a shape is a typing mistake, not a model: 2^20 wide, 2^24 wide
+ * MLPs, vocabularies and position tables. */
+#define MAX_WIDTH (1u << 20)
+#define MAX_TABLE_ROWS (1u << 24)
+
+static const char *const positions_names[VP_MODEL_POSITIONS_COUNT] = {
+    "none", "learned", "sinusoidal", "rope", "relative", "alibi"};
+static const char *const biases_names[VP_MODEL_BIASES_COUNT] = {"no", "yes", "qkv", "mlp"};
+static const char *const architecture_names[VP_MODEL_ARCHITECTURE_COUNT] = {
+    "dense", "encoder-decoder", "moe"};
+
+#define POSITIONS_TEXT "none, learned, sinusoidal, rope, relative or alibi"
+#define ARCHITECTURE_TEXT "dense, encoder-decoder (the row is the encoder) or moe"
+#define BIASES_TEXT "no, yes (every linear map), qkv (q, k and v only) or mlp (the MLP only)"
+
+const char *vp_model_positions_name(vp_model_positions positions)
+{
+    return (unsigned)positions < VP_MODEL_POSITIONS_COUNT ? positions_names[positions] : "?";
+}
+
+const char *vp_model_biases_name(vp_model_biases biases)
+{
+    return (unsigned)biases < VP_MODEL_BIASES_COUNT ? biases_names[biases] : "?";
+}
+
+const char *vp_model_architecture_name(vp_model_architecture architecture)
+{
+    return (unsigned)architecture < VP_MODEL_ARCHITECTURE_COUNT ? architecture_names[architecture]
+                                                                : "?";
+}
+
+/* The index of text among names, or -1. */
+static int word_index(const char *text, const char *const *names, int count)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(text, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static vp_status bad_cell(size_t line, int column, const char *what, vp_error *err)
+{
+    return vp_fail(err, VP_EFORMAT, "line %zu, %s: %s", line, model_shape_header[column], what);
+}
+
+static vp_status read_size(size_t line, char *const *cells, int column, size_t max, size_t *out,
+                           vp_error *err)
+{
+    vp_error why;
+    if (vp_parse_size(cells[column], 1, max, out, &why) != VP_OK)
+        return bad_cell(line, column, why.message, err);
+    return VP_OK;
+}
+
+static vp_status read_word(size_t line, char *const *cells, int column, const char *const *names,
+                           int count, const char *allowed, int *out, vp_error *err)
+{
+    *out = word_index(cells[column], names, count);
+    if (*out >= 0)
+        return VP_OK;
+    return vp_fail(err, VP_EFORMAT, "line %zu, %s: '%s' is not %s", line,
+                   model_shape_header[column], cells[column], allowed);
+}
+
+/* The whole numbers: sizes, and the heads' arithmetic. */
+static vp_status read_sizes(size_t line, char *const *cells, vp_model_shape *s, vp_error *err)
+{
+    vp_status status;
+    if ((status = read_size(line, cells, WIDTH, MAX_WIDTH, &s->width, err)) != VP_OK ||
+        (status = read_size(line, cells, HEADS, s->width, &s->heads, err)) != VP_OK ||
+        (status = read_size(line, cells, KV_HEADS, s->heads, &s->kv_heads, err)) != VP_OK ||
+        (status = read_size(line, cells, FFN_WIDTH, MAX_TABLE_ROWS, &s->ffn_width, err)) != VP_OK ||
+        (status = read_size(line, cells, VOCAB, MAX_TABLE_ROWS, &s->vocab, err)) != VP_OK)
+        return status;
+    if (s->heads % s->kv_heads != 0)
+        return vp_fail(err, VP_EFORMAT, "line %zu, kv_heads: %zu does not divide heads (%zu)", line,
+                       s->kv_heads, s->heads);
+    s->head_dim_given = cells[HEAD_DIM][0] != '\0';
+    if (s->head_dim_given)
+        return read_size(line, cells, HEAD_DIM, MAX_WIDTH, &s->head_dim, err);
+    if (s->width % s->heads != 0)
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, heads: %zu does not divide width (%zu); give head_dim", line,
+                       s->heads, s->width);
+    s->head_dim = s->width / s->heads;
+    return VP_OK;
+}
+
+/* positions, with the cells only some positions have: max_positions and rope_theta */
+static vp_status read_positions(size_t line, char *const *cells, vp_model_shape *s, vp_error *err)
+{
+    int word;
+    vp_status status = read_word(line, cells, POSITIONS, positions_names, VP_MODEL_POSITIONS_COUNT,
+                                 POSITIONS_TEXT, &word, err);
+    if (status != VP_OK)
+        return status;
+    s->positions = (vp_model_positions)word;
+    const int learned = s->positions == VP_MODEL_POSITIONS_LEARNED;
+    if (learned != (cells[MAX_POSITIONS][0] != '\0'))
+        return bad_cell(line, MAX_POSITIONS,
+                        "the rows of a learned position table, given for learned positions "
+                        "only",
+                        err);
+    if (learned && (status = read_size(line, cells, MAX_POSITIONS, MAX_TABLE_ROWS,
+                                       &s->max_positions, err)) != VP_OK)
+        return status;
+    const int rope = s->positions == VP_MODEL_POSITIONS_ROPE;
+    vp_error why;
+    s->rope_theta = NAN;
+    if (rope != (cells[ROPE_THETA][0] != '\0') ||
+        (rope && (vp_parse_double(cells[ROPE_THETA], &s->rope_theta, &why) != VP_OK ||
+                  !(s->rope_theta > 1.0))))
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, rope_theta: '%s' is not a number > 1 for rope positions, or "
+                       "empty for others",
+                       line, cells[ROPE_THETA]);
+    return VP_OK;
+}
+
+static vp_status read_yes_no(size_t line, char *const *cells, int column, int *out, vp_error *err)
+{
+    static const char *const yes_no[] = {"no", "yes"};
+    return read_word(line, cells, column, yes_no, 2, "yes or no", out, err);
+}
+
+vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_error *err)
+{
+    vp_model_shape *s = &m->shape;
+    *s = (vp_model_shape){.rope_theta = NAN, .norm_eps = NAN};
+    size_t given = 0;
+    for (int c = 0; c < MODEL_SHAPE_COLUMNS; c++)
+        given += cells[c][0] != '\0';
+    if (given == 0)
+        return VP_OK; /* the shape is not known */
+    vp_status status = read_sizes(line, cells, s, err);
+    vp_error why;
+    if (status == VP_OK && vp_mlp_parse(cells[ACTIVATION], &s->activation, &why) != VP_OK)
+        status = bad_cell(line, ACTIVATION, why.message, err);
+    if (status != VP_OK)
+        return status;
+    if ((status = read_positions(line, cells, s, err)) != VP_OK)
+        return status;
+    if (cells[NORM_EPS][0] && (vp_parse_double(cells[NORM_EPS], &s->norm_eps, &why) != VP_OK ||
+                               !(s->norm_eps > 0.0 && s->norm_eps < 1.0)))
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, norm_eps: '%s' is not a number between 0 and 1, or empty "
+                       "where unpublished",
+                       line, cells[NORM_EPS]);
+    int word;
+    if ((status = read_word(line, cells, BIASES, biases_names, VP_MODEL_BIASES_COUNT, BIASES_TEXT,
+                            &word, err)) != VP_OK)
+        return status;
+    s->biases = (vp_model_biases)word;
+    if ((status = read_yes_no(line, cells, TIED, &s->tied_embeddings, err)) != VP_OK ||
+        (status = read_yes_no(line, cells, FINAL_NORM, &s->final_norm, err)) != VP_OK ||
+        (status = read_word(line, cells, ARCHITECTURE, architecture_names,
+                            VP_MODEL_ARCHITECTURE_COUNT, ARCHITECTURE_TEXT, &word, err)) != VP_OK)
+        return status;
+    s->architecture = (vp_model_architecture)word;
+    if (!cells[SHAPE_SOURCE][0] || strlen(cells[SHAPE_SOURCE]) >= sizeof s->source)
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, shape_source: a shape needs a source of 1 to %zu characters",
+                       line, sizeof s->source - 1);
+    // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) its length is checked above
+    strcpy(s->source, cells[SHAPE_SOURCE]);
+    s->known = 1;
+    return VP_OK;
+}
