@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "io/csv_reader.h"
+#include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
 #include "varprof/isa.h"
@@ -100,34 +101,6 @@ static expected *load_expected(const char *kind)
 
 /* ---- what the program wrote ---- */
 
-static int column_of(const char *header, const char *name)
-{
-    const size_t len = strlen(name);
-    int col = 0;
-    for (const char *p = header; *p && *p != '\n'; col++) {
-        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\n' || p[len] == '\0'))
-            return col;
-        while (*p && *p != ',' && *p != '\n')
-            p++;
-        if (*p == ',')
-            p++;
-    }
-    return -1;
-}
-
-static double cell_of(const char *p, int col)
-{
-    for (int c = 0; c < col && p; c++) {
-        p = strpbrk(p, ",\n");
-        if (!p || *p == '\n')
-            return NAN;
-        p++;
-    }
-    if (!p || *p == ',' || *p == '\n' || *p == '\0')
-        return NAN;
-    return strtod(p, NULL);
-}
-
 typedef struct {
     expected *want;
     double got[MOST];
@@ -190,26 +163,28 @@ static void run_kind(const char *kind, const char *isa)
     }
     int bad = 0;
     double worst_stream = 0, worst_gv = 0, worst_wg = 0, worst_t = 0;
-    const int c_k = column_of(run.out, "sub_block"), c_s = column_of(run.out, "stream_norm"),
-              c_g = column_of(run.out, "grad_var"), c_w = column_of(run.out, "weight_grad");
+    const int c_k = csv_column_of(run.out, "sub_block");
+    const int c_s = csv_column_of(run.out, "stream_norm");
+    const int c_g = csv_column_of(run.out, "grad_var");
+    const int c_w = csv_column_of(run.out, "weight_grad");
     assert_true(c_k >= 0 && c_s >= 0 && c_g >= 0 && c_w >= 0);
     size_t rows = 0;
     char label[96];
     for (const char *line = strchr(run.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        const double kd = cell_of(line + 1, c_k);
+        const double kd = csv_number_at(line + 1, c_k);
         if (!(kd >= 0 && kd < (double)want->n_sub_blocks))
             continue;
         const size_t k = (size_t)kd;
         rows++;
         snprintf(label, sizeof label, "stream norm after sub-block %zu", k);
-        bad |= check(kind, isa, label, cell_of(line + 1, c_s), want->stream_norm[k],
+        bad |= check(kind, isa, label, csv_number_at(line + 1, c_s), want->stream_norm[k],
                      STREAM_TOLERANCE, &worst_stream);
         snprintf(label, sizeof label, "grad_var at sub-block %zu", k);
-        bad |= check(kind, isa, label, cell_of(line + 1, c_g), want->grad_var[k], GRAD_TOLERANCE,
-                     &worst_gv);
+        bad |= check(kind, isa, label, csv_number_at(line + 1, c_g), want->grad_var[k],
+                     GRAD_TOLERANCE, &worst_gv);
         if (k > 0) {
             snprintf(label, sizeof label, "weight_grad at sub-block %zu", k);
-            bad |= check(kind, isa, label, cell_of(line + 1, c_w), want->weight_grad[k],
+            bad |= check(kind, isa, label, csv_number_at(line + 1, c_w), want->weight_grad[k],
                          GRAD_TOLERANCE, &worst_wg);
         }
     }

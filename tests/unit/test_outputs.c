@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
 
@@ -42,21 +43,6 @@ static void line_starting(const char *text, const char *prefix, char *line, size
     line[length] = '\0';
 }
 
-/* The index of column name in a CSV header line, or -1. */
-static int column_of(const char *header, const char *name)
-{
-    int index = 0;
-    for (const char *at = header; *at && *at != '\n'; index++) {
-        const size_t length = strcspn(at, ",\n");
-        if (length == strlen(name) && strncmp(at, name, length) == 0)
-            return index;
-        at += length;
-        if (*at == ',')
-            at++;
-    }
-    return -1;
-}
-
 /* Cell index of a CSV line (no quoting: numbers and names), into cell. */
 static void cell_of(const char *line, int index, char *cell, size_t size)
 {
@@ -81,7 +67,7 @@ static void csv_keeps_a_vanishing_share_by_its_log2(void **state)
     program_run run =
         RUN("--placement", "post-ln", "--layers", "2000", "--every", "1000", "--format", "csv");
     assert_int_equal(run.status, 0);
-    const int log2_column = column_of(run.out, "log2_embedding_share");
+    const int log2_column = csv_column_of(run.out, "log2_embedding_share");
     assert_true(log2_column > 0);
     char line[512], cell[64];
     line_starting(run.out, "closed,post-ln,,2000,4000,", line, sizeof line);

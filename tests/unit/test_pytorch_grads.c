@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "io/csv_reader.h"
+#include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
 #include "varprof/isa.h"
@@ -190,36 +191,6 @@ static vp_status on_grads_row(void *ctx, size_t line, size_t n_cells, char *cons
     return VP_OK;
 }
 
-/* The column called name in a CSV header line, or -1. */
-static int column_of(const char *header, const char *name)
-{
-    const size_t len = strlen(name);
-    int col = 0;
-    for (const char *p = header; *p && *p != '\n'; col++) {
-        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\n' || p[len] == '\0'))
-            return col;
-        while (*p && *p != ',' && *p != '\n')
-            p++;
-        if (*p == ',')
-            p++;
-    }
-    return -1;
-}
-
-/* The cell in column col of the line at p, as a number (NAN when empty). */
-static double cell_of(const char *p, int col)
-{
-    for (int c = 0; c < col && p; c++) {
-        p = strpbrk(p, ",\n");
-        if (!p || *p == '\n')
-            return NAN;
-        p++;
-    }
-    if (!p || *p == ',' || *p == '\n' || *p == '\0')
-        return NAN;
-    return strtod(p, NULL);
-}
-
 typedef struct {
     double grad_var[MOST_SUB_BLOCKS + 1], weight_grad[MOST_SUB_BLOCKS + 1];
     size_t rows;
@@ -229,18 +200,18 @@ static profile_figures read_profile(const char *csv)
 {
     profile_figures f;
     memset(&f, 0, sizeof f);
-    const int c_k = column_of(csv, "sub_block"), c_g = column_of(csv, "grad_var"),
-              c_w = column_of(csv, "weight_grad");
+    const int c_k = csv_column_of(csv, "sub_block"), c_g = csv_column_of(csv, "grad_var"),
+              c_w = csv_column_of(csv, "weight_grad");
     if (c_k < 0 || c_g < 0 || c_w < 0) {
         print_error("the CSV lacks sub_block, grad_var or weight_grad:\n%.300s\n", csv);
         fail();
     }
     for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        const double k = cell_of(line + 1, c_k);
+        const double k = csv_number_at(line + 1, c_k);
         if (!(k >= 0 && k <= MOST_SUB_BLOCKS))
             continue;
-        f.grad_var[(size_t)k] = cell_of(line + 1, c_g);
-        f.weight_grad[(size_t)k] = cell_of(line + 1, c_w);
+        f.grad_var[(size_t)k] = csv_number_at(line + 1, c_g);
+        f.weight_grad[(size_t)k] = csv_number_at(line + 1, c_w);
         f.rows++;
     }
     return f;
