@@ -49,6 +49,21 @@ typedef enum {
 
 #define VP_LOSS_RANDOM_STREAM 0xFFFFFF02u
 
+/* The positional information the network gets (varprof(1), --positions). */
+typedef enum {
+    VP_POSITIONS_NONE,    /* none: attention sees no order but the causal mask */
+    VP_POSITIONS_LEARNED, /* GPT-2's wpe: pos_embed.weight [n_ctx, d] row t added to
+                             the token embedding at position t (0-based in each
+                             sequence) */
+    VP_POSITIONS_ROPE,    /* rotary, Hugging Face Llama's rotate-half pairing: for i <
+                             hd/2, (q_i, q_{i+hd/2}) of every head (and k's) rotated by
+                             t rope_theta^(-2i/hd) after the projections and QK-norm;
+                             the interleaved pairing (q_{2i}, q_{2i+1}) of GPT-NeoX and
+                             Meta's original code gives other numbers for the same
+                             weights */
+    VP_POSITIONS_COUNT
+} vp_positions;
+
 /* One parameter's gradient, as the backward pass hands it out. */
 typedef struct {
     const char *name;      /* the weights' name (below), "layers.0.mlp.fc2.weight" */
@@ -84,15 +99,20 @@ typedef struct {
     vp_loss loss;
     vp_param_grad_fn on_param_grad; /* NULL: parameter gradients not wanted */
     void *param_grad_ctx;
+    /* positions: none, learned (n_ctx = tokens, or the file's rows) or rope */
+    vp_positions positions;
+    double rope_theta; /* with rope: the base theta, > 0 and finite */
 } vp_forward_options;
 
 /* d 512, 8 heads, m 4, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
- * QK-norm, gain init, seed 1, no progress, loss copy, no gradient callback. */
+ * QK-norm, gain init, seed 1, no progress, loss copy, no gradient callback,
+ * positions none, rope theta 10000. */
 void vp_forward_options_init(vp_forward_options *options);
 
 /* Weights by name, PyTorch's [out, in] layout for projections, i the layer
  * from 0:
  *   embed.weight [V, d]
+ *   pos_embed.weight [n_ctx, d]                        with positions learned
  *   layers.i.attn.{q,k,v,o}.weight [d, d] and .bias [d]
  *   layers.i.attn.{q_norm,k_norm}.weight [d / H]         with QK-norm
  *   layers.i.mlp.fc1.weight [m d, d], .bias [m d]; layers.i.mlp.fc2.weight [d, m d], .bias [d]
@@ -103,6 +123,7 @@ void vp_forward_options_init(vp_forward_options *options);
  *     norm on the branch output (its weight is the scale gamma)
  *   final_norm.weight [d] (.bias [d] for LayerNorm): the norm before the head
  *   head.weight [V, d], .bias [V]: the output head (the losses copy and next)
+ * Rotary positions (rope) have no tensors: the option says so, and theta.
  * An MLP-only layer has no attn tensors. With a file, the presence of
  * final_norm.weight decides the final norm; a file without head.* still
  * serves the forward profile and the loss random. */
@@ -110,7 +131,8 @@ void vp_forward_options_init(vp_forward_options *options);
 /* What a weights file says of the network: width and vocab (embed.weight),
  * layers (the highest i + 1), whether layers have attention, the MLP's width
  * multiple, QK-norm and with it the heads, LayerNorm (norms with biases) or
- * RMSNorm. Sets those fields of cfg and o (heads only where QK-norm weights
+ * RMSNorm, learned positions (pos_embed.weight present; a file without it
+ * leaves o->positions as it was, none or rope). Sets those fields of cfg and o (heads only where QK-norm weights
  * tell it). VP_EFORMAT when embed.weight or the layers' MLPs are missing or
  * of no consistent shape. */
 vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
@@ -125,11 +147,19 @@ const char *vp_loss_name(vp_loss loss);
 /* The loss of that name; VP_EINVAL naming the losses there are. */
 vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
+/* "none", "learned", "rope"; NULL for a value out of range. */
+const char *vp_positions_name(vp_positions positions);
+
+/* The positions of that name; VP_EINVAL naming the ones there are. */
+vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
+
 /* Checks cfg and options: every size in its range, H dividing d, the network
  * within half of the machine's memory; with cfg->grad, a loss in range, at
  * least 2 tokens for next, and with weights a head of shape [V, d] where the
  * loss needs one and a final norm agreeing with cfg->final_norm (unless
- * VP_FINAL_NORM_DEFAULT). VP_EINVAL or VP_ENOMEM, with a message naming the
+ * VP_FINAL_NORM_DEFAULT); positions in range, rope with attention, an even
+ * head width and a finite theta > 0, learned positions from a file at least
+ * as many as the tokens. VP_EINVAL or VP_ENOMEM, with a message naming the
  * limit; nothing is allocated. */
 vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options, vp_error *err);
 

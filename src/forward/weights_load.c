@@ -67,8 +67,10 @@ static vp_status load_one(void *ctx, const fw_tensor *t)
 
 vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
 {
-    /* the embedding and the head are both [V, d] */
-    const size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
+    /* the embedding and the head are both [V, d]; learned positions [n_ctx, d] */
+    size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
+    if (m->n_ctx * m->d > biggest)
+        biggest = m->n_ctx * m->d;
     loader l = {m, file, calloc(file->count ? file->count : 1, 1),
                 malloc((biggest + m->hidden) * sizeof(float)), err};
     vp_status status = VP_OK;
@@ -145,5 +147,7 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     }
     if (norms > 0)
         o->norm = biases > 0 ? VP_NORM_LAYERNORM : VP_NORM_RMSNORM;
+    if (vp_safetensors_find(weights, "pos_embed.weight"))
+        o->positions = VP_POSITIONS_LEARNED;
     return VP_OK;
 }
