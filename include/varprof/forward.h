@@ -1,9 +1,10 @@
 /* The real forward pass (varprof-maths(7), FORWARD PASS): a small transformer stack with
  * random weights, run on random tokens, measured after every sub-block.
  *
- * Token embedding (vocab V), then L layers of the configuration's placement:
+ * Token embedding (vocab V), plus a learned position's row with positions
+ * learned, then L layers of the configuration's placement:
  * causal multi-head self-attention (H heads, Q, K, V and output projections
- * with biases, optional QK-norm) then an MLP (d -> m d -> d, GELU), or the
+ * with biases, optional QK-norm, optional rotary positions) then an MLP (d -> m d -> d, GELU), or the
  * MLP alone (cfg->mlp_only). Norms are LayerNorm or RMSNorm with weights 1
  * (gamma for a sandwich's or output-norm's output norm) and biases 0 at init.
  *
