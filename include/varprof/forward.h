@@ -4,9 +4,10 @@
  * Token embedding (vocab V), plus a learned position's row with positions
  * learned, then L layers of the configuration's placement:
  * causal multi-head self-attention (H heads, Q, K, V and output projections
- * with biases, optional QK-norm, optional rotary positions) then an MLP (d -> m d -> d, GELU), or the
- * MLP alone (cfg->mlp_only). Norms are LayerNorm or RMSNorm with weights 1
- * (gamma for a sandwich's or output-norm's output norm) and biases 0 at init.
+ * with biases, optional QK-norm, optional rotary positions) then an MLP
+ * (d -> m d -> d, GELU), or the MLP alone (cfg->mlp_only). Norms are
+ * LayerNorm or RMSNorm with weights 1 (gamma for a sandwich's or
+ * output-norm's output norm) and biases 0 at init.
  *
  * Measured per sub-block over the batch's B T tokens: the stream's variance,
  * the update ratio, the embedding share (its identity-path component tracked
@@ -133,9 +134,9 @@ void vp_forward_options_init(vp_forward_options *options);
  * layers (the highest i + 1), whether layers have attention, the MLP's width
  * multiple, QK-norm and with it the heads, LayerNorm (norms with biases) or
  * RMSNorm, learned positions (pos_embed.weight present; a file without it
- * leaves o->positions as it was, none or rope). Sets those fields of cfg and o (heads only where QK-norm weights
- * tell it). VP_EFORMAT when embed.weight or the layers' MLPs are missing or
- * of no consistent shape. */
+ * leaves o->positions as it was, none or rope). Sets those fields of cfg
+ * and o (heads only where QK-norm weights tell it). VP_EFORMAT when
+ * embed.weight or the layers' MLPs are missing or of no consistent shape. */
 vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
                            vp_forward_options *o, vp_error *err);
 
