@@ -1,18 +1,20 @@
 /* The real forward pass (varprof-maths(7), FORWARD PASS): a small transformer stack with
  * random weights, run on random tokens, measured after every sub-block.
  *
- * Token embedding (vocab V), plus a learned position's row with positions
- * learned, then L layers of the configuration's placement:
+ * Token embedding (vocab V), then L layers of the configuration's placement:
  * causal multi-head self-attention (H heads, Q, K, V and output projections
- * with biases, optional QK-norm, optional rotary positions) then an MLP
- * (d -> m d -> d, GELU), or the MLP alone (cfg->mlp_only). Norms are
- * LayerNorm or RMSNorm with weights 1 (gamma for a sandwich's or
- * output-norm's output norm) and biases 0 at init.
+ * with biases, optional QK-norm) then an MLP (d -> m d -> d, GELU), or the
+ * MLP alone (cfg->mlp_only). Norms are LayerNorm or RMSNorm with weights 1
+ * (gamma for a sandwich's or output-norm's output norm) and biases 0 at init.
  *
  * Measured per sub-block over the batch's B T tokens: the stream's variance,
  * the update ratio, the embedding share (its identity-path component tracked
  * exactly), the branch's gain, the update-stream cosine and the Frobenius
  * norm of the batch's stream. The result does not depend on the thread count.
+ *
+ * Positions (options->positions): none; learned, a table's row added to the
+ * token embedding; or rotary, q and k turned after the projections and
+ * QK-norm.
  */
 #ifndef VARPROF_FORWARD_H
 #define VARPROF_FORWARD_H
@@ -56,7 +58,8 @@ typedef enum {
     VP_POSITIONS_NONE,    /* none: attention sees no order but the causal mask */
     VP_POSITIONS_LEARNED, /* GPT-2's wpe: pos_embed.weight [n_ctx, d] row t added to
                              the token embedding at position t (0-based in each
-                             sequence) */
+                             sequence); vp_forward_infer sets it when a file has
+                             pos_embed.weight, and leaves none or rope otherwise */
     VP_POSITIONS_ROPE,    /* rotary, Hugging Face Llama's rotate-half pairing: for i <
                              hd/2, (q_i, q_{i+hd/2}) of every head (and k's) rotated by
                              t rope_theta^(-2i/hd) after the projections and QK-norm;
@@ -101,20 +104,20 @@ typedef struct {
     vp_loss loss;
     vp_param_grad_fn on_param_grad; /* NULL: parameter gradients not wanted */
     void *param_grad_ctx;
-    /* positions: none, learned (n_ctx = tokens, or the file's rows) or rope */
+    /* positions: none, learned (n_ctx = tokens, or the file's rows) or rope;
+       vp_forward_options_init: none, and theta 10000 */
     vp_positions positions;
     double rope_theta; /* with rope: the base theta, > 0 and finite */
 } vp_forward_options;
 
 /* d 512, 8 heads, m 4, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
- * QK-norm, gain init, seed 1, no progress, loss copy, no gradient callback,
- * positions none, rope theta 10000. */
+ * QK-norm, gain init, seed 1, no progress, loss copy, no gradient callback. */
 void vp_forward_options_init(vp_forward_options *options);
 
 /* Weights by name, PyTorch's [out, in] layout for projections, i the layer
  * from 0:
  *   embed.weight [V, d]
- *   pos_embed.weight [n_ctx, d]                        with positions learned
+ *   pos_embed.weight [n_ctx, d]     with positions learned (rope has no tensor)
  *   layers.i.attn.{q,k,v,o}.weight [d, d] and .bias [d]
  *   layers.i.attn.{q_norm,k_norm}.weight [d / H]         with QK-norm
  *   layers.i.mlp.fc1.weight [m d, d], .bias [m d]; layers.i.mlp.fc2.weight [d, m d], .bias [d]
@@ -125,7 +128,6 @@ void vp_forward_options_init(vp_forward_options *options);
  *     norm on the branch output (its weight is the scale gamma)
  *   final_norm.weight [d] (.bias [d] for LayerNorm): the norm before the head
  *   head.weight [V, d], .bias [V]: the output head (the losses copy and next)
- * Rotary positions (rope) have no tensors: the option says so, and theta.
  * An MLP-only layer has no attn tensors. With a file, the presence of
  * final_norm.weight decides the final norm; a file without head.* still
  * serves the forward profile and the loss random. */
@@ -133,27 +135,26 @@ void vp_forward_options_init(vp_forward_options *options);
 /* What a weights file says of the network: width and vocab (embed.weight),
  * layers (the highest i + 1), whether layers have attention, the MLP's width
  * multiple, QK-norm and with it the heads, LayerNorm (norms with biases) or
- * RMSNorm, learned positions (pos_embed.weight present; a file without it
- * leaves o->positions as it was, none or rope). Sets those fields of cfg
- * and o (heads only where QK-norm weights tell it). VP_EFORMAT when
- * embed.weight or the layers' MLPs are missing or of no consistent shape. */
+ * RMSNorm. Sets those fields of cfg and o (heads only where QK-norm weights
+ * tell it). VP_EFORMAT when embed.weight or the layers' MLPs are missing or
+ * of no consistent shape. */
 vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
                            vp_forward_options *o, vp_error *err);
 
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
 
-/* "copy", "next", "random"; NULL for a value out of range. */
-const char *vp_loss_name(vp_loss loss);
-
-/* The loss of that name; VP_EINVAL naming the losses there are. */
-vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
-
 /* "none", "learned", "rope"; NULL for a value out of range. */
 const char *vp_positions_name(vp_positions positions);
 
 /* The positions of that name; VP_EINVAL naming the ones there are. */
 vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
+
+/* "copy", "next", "random"; NULL for a value out of range. */
+const char *vp_loss_name(vp_loss loss);
+
+/* The loss of that name; VP_EINVAL naming the losses there are. */
+vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
 /* Checks cfg and options: every size in its range, H dividing d, the network
  * within half of the machine's memory; with cfg->grad, a loss in range, at

@@ -136,6 +136,8 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     o->qk_norm = q_norm != NULL;
     if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0 && o->width % q_norm->shape[0] == 0)
         o->heads = o->width / q_norm->shape[0];
+    if (vp_safetensors_find(weights, "pos_embed.weight"))
+        o->positions = VP_POSITIONS_LEARNED;
     /* LayerNorm's norms carry biases; RMSNorm's do not */
     int norms = 0, biases = 0;
     for (size_t t = 0; t < weights->count; t++) {
@@ -147,7 +149,5 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     }
     if (norms > 0)
         o->norm = biases > 0 ? VP_NORM_LAYERNORM : VP_NORM_RMSNORM;
-    if (vp_safetensors_find(weights, "pos_embed.weight"))
-        o->positions = VP_POSITIONS_LEARNED;
     return VP_OK;
 }
