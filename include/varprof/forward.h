@@ -69,6 +69,12 @@ typedef enum {
     VP_POSITIONS_COUNT
 } vp_positions;
 
+/* "none", "learned", "rope"; NULL for a value out of range. */
+const char *vp_positions_name(vp_positions positions);
+
+/* The positions of that name; VP_EINVAL naming the ones there are. */
+vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
+
 /* One parameter's gradient, as the backward pass hands it out. */
 typedef struct {
     const char *name;      /* the weights' name (below), "layers.0.mlp.fc2.weight" */
@@ -143,12 +149,6 @@ vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config 
 
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
-
-/* "none", "learned", "rope"; NULL for a value out of range. */
-const char *vp_positions_name(vp_positions positions);
-
-/* The positions of that name; VP_EINVAL naming the ones there are. */
-vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
 
 /* "copy", "next", "random"; NULL for a value out of range. */
 const char *vp_loss_name(vp_loss loss);
