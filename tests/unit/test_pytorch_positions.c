@@ -5,7 +5,9 @@
  * widths 32 and 64, 13 tokens a sequence), give on every instruction set
  * the per-sub-block stream norms, the loss, every named tensor's gradient
  * norm (--grads-out) and every sub-block's grad_var and weight_grad that
- * PyTorch gives. */
+ * PyTorch gives. Besides: a table shorter than the tokens is refused,
+ * training updates the learned positions, and bad positions options are
+ * usage errors naming the fix. */
 #include <ctype.h>
 #include <math.h>
 #include <setjmp.h>
@@ -450,6 +452,71 @@ static void too_many_tokens_for_the_table(void **state)
     program_run_free(&run);
 }
 
+/* Training's Adam takes the learned positions with the other parameters:
+   --layer-stats has a row for pos_embed.weight each step, with a gradient
+   and an update. */
+static void train_updates_learned_positions(void **state)
+{
+    (void)state;
+    char stats[512];
+    snprintf(stats, sizeof stats, "%s/positions_layer_stats.csv", test_scratch());
+    const char *args[] = {"train",       "--block",  "attn-mlp", "--heads", "4",
+                          "--positions", "learned",  "--steps",  "3",       "--placement",
+                          "pre-norm",    "--layers", "2",        "--layer-stats",
+                          stats,         "--quiet",  NULL};
+    program_run run = run_varprof(args);
+    if (run.status != 0) {
+        print_error("exit %d: %s", run.status, run.err);
+        fail();
+    }
+    program_run_free(&run);
+    FILE *f = fopen(stats, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, ",pos_embed.weight,");
+        if (!at)
+            continue;
+        double grad_norm = 0, weight_norm = 0, update_ratio = 0;
+        assert_int_equal(sscanf(at + strlen(",pos_embed.weight,"), "%lf,%lf,%lf", &grad_norm,
+                                &weight_norm, &update_ratio),
+                         3);
+        assert_true(grad_norm > 0 && weight_norm > 0 && update_ratio > 0);
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 3);
+}
+
+/* Usage errors name the option and the fix. */
+static void positions_usage_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args[12];
+        const char *says;
+    } cases[] = {
+        {{"--engine", "forward", "--rope-theta", "500000", NULL}, "--positions rope"},
+        {{"--engine", "forward", "--positions", "rotary", NULL}, "none, learned, rope"},
+        {{"--engine", "forward", "--positions", "rope", "--rope-theta", "0", NULL},
+         "--rope-theta"},
+        {{"--engine", "forward", "--positions", "rope", "--width", "60", "--heads", "4", NULL},
+         "even"},
+        {{"--engine", "forward", "--positions", "rope", "--block", "mlp", NULL}, "attention"},
+        {{"--positions", "rope", NULL}, "--engine forward"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        program_run run = run_varprof(cases[i].args);
+        if (run.status != 2 || !strstr(run.err, cases[i].says)) {
+            print_error("case %zu: exit %d, want 2 and '%s' in: %s", i, run.status, cases[i].says,
+                        run.err);
+            fail();
+        }
+        program_run_free(&run);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -457,6 +524,8 @@ int main(void)
         cmocka_unit_test(rope_after_qk_norm),
         cmocka_unit_test(rope_without_qk_norm),
         cmocka_unit_test(too_many_tokens_for_the_table),
+        cmocka_unit_test(train_updates_learned_positions),
+        cmocka_unit_test(positions_usage_errors),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("positions matched to PyTorch", tests, test_scratch_setup,
