@@ -768,6 +768,10 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
         profile->config.final_norm = vp_safetensors_find(o->weights, "final_norm.weight")
                                          ? VP_FINAL_NORM_YES
                                          : VP_FINAL_NORM_NO;
+    if (o->positions != VP_POSITIONS_NONE) {
+        profile->sampling.positions = vp_positions_name(o->positions);
+        profile->sampling.rope_theta = o->positions == VP_POSITIONS_ROPE ? o->rope_theta : 0.0;
+    }
 }
 
 vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, vp_profile **out,

@@ -517,6 +517,38 @@ static void positions_usage_errors(void **state)
     }
 }
 
+/* The text heading and the JSON say which positions ran; none goes unsaid,
+   so that every output of the network without positions stands. */
+static void outputs_say_the_positions(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args[16];
+        const char *says, *lacks;
+    } cases[] = {
+        {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--tokens", "9",
+          "--positions", "rope", "--rope-theta", "500000", NULL},
+         "\npositions: rope, theta 500000\n", NULL},
+        {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--tokens", "9",
+          "--positions", "learned", "--format", "json", NULL},
+         "\"positions\":\"learned\"", "rope_theta"},
+        {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--tokens", "9",
+          "--format", "json", NULL},
+         "\"qk_norm\":false}", "positions"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        program_run run = run_varprof(cases[i].args);
+        if (run.status != 0 || !strstr(run.out, cases[i].says) ||
+            (cases[i].lacks && strstr(run.out, cases[i].lacks))) {
+            print_error("case %zu: exit %d, want '%s'%s%s in:\n%.600s\n", i, run.status,
+                        cases[i].says, cases[i].lacks ? " and no " : "",
+                        cases[i].lacks ? cases[i].lacks : "", run.out);
+            fail();
+        }
+        program_run_free(&run);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -526,6 +558,7 @@ int main(void)
         cmocka_unit_test(too_many_tokens_for_the_table),
         cmocka_unit_test(train_updates_learned_positions),
         cmocka_unit_test(positions_usage_errors),
+        cmocka_unit_test(outputs_say_the_positions),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("positions matched to PyTorch", tests, test_scratch_setup,
