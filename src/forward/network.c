@@ -326,7 +326,11 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
     vp_profile *expected = NULL;
     vp_status status = VP_OK;
     if (o->init == VP_INIT_GAIN && !m->traits->norm_in) {
-        status = vp_closed_profile(cfg, &expected, err);
+        /* learned positions add a second row of the embedding's variance */
+        vp_config stream_cfg = *cfg;
+        if (m->pos_embed)
+            stream_cfg.embedding_var *= 2.0;
+        status = vp_closed_profile(&stream_cfg, &expected, err);
         if (status == VP_OK && expected->overflow_at)
             status = vp_fail(err, VP_EOVERFLOW,
                              "the stream overflows at sub-block %zu, so no "
