@@ -12,6 +12,10 @@
  * the update ratio, the embedding share (its identity-path component tracked
  * exactly), the branch's gain, the update-stream cosine and the Frobenius
  * norm of the batch's stream. The result does not depend on the thread count.
+ *
+ * Positions (options->positions): none; learned, a table's row added to the
+ * token embedding; or rotary, q and k turned after the projections and
+ * QK-norm.
  */
 #ifndef VARPROF_FORWARD_H
 #define VARPROF_FORWARD_H
@@ -73,6 +77,28 @@ typedef enum {
 
 #define VP_LOSS_RANDOM_STREAM 0xFFFFFF02u
 
+/* The positional information the network gets (varprof(1), --positions). */
+typedef enum {
+    VP_POSITIONS_NONE,    /* none: attention sees no order but the causal mask */
+    VP_POSITIONS_LEARNED, /* GPT-2's wpe: pos_embed.weight [n_ctx, d] row t added to
+                             the token embedding at position t (0-based in each
+                             sequence); vp_forward_infer sets it when a file has
+                             pos_embed.weight, and leaves none or rope otherwise */
+    VP_POSITIONS_ROPE,    /* rotary, Hugging Face Llama's rotate-half pairing: for i <
+                             hd/2, (q_i, q_{i+hd/2}) of every head (and k's) rotated by
+                             t rope_theta^(-2i/hd) after the projections and QK-norm;
+                             the interleaved pairing (q_{2i}, q_{2i+1}) of GPT-NeoX and
+                             Meta's original code gives other numbers for the same
+                             weights */
+    VP_POSITIONS_COUNT
+} vp_positions;
+
+/* "none", "learned", "rope"; NULL for a value out of range. */
+const char *vp_positions_name(vp_positions positions);
+
+/* The positions of that name; VP_EINVAL naming the ones there are. */
+vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
+
 /* One parameter's gradient, as the backward pass hands it out. */
 typedef struct {
     const char *name;      /* the weights' name (below), "layers.0.mlp.fc2.weight" */
@@ -111,6 +137,10 @@ typedef struct {
     vp_loss loss;
     vp_param_grad_fn on_param_grad; /* NULL: parameter gradients not wanted */
     void *param_grad_ctx;
+    /* positions: none, learned (n_ctx = tokens, or the file's rows) or rope;
+       vp_forward_options_init: none, and theta 10000 */
+    vp_positions positions;
+    double rope_theta; /* with rope: the base theta, > 0 and finite */
 } vp_forward_options;
 
 /* d 512, 8 heads, m 4 (no ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
@@ -121,6 +151,7 @@ void vp_forward_options_init(vp_forward_options *options);
 /* Weights by name, PyTorch's [out, in] layout for projections, i the layer
  * from 0:
  *   embed.weight [V, d]
+ *   pos_embed.weight [n_ctx, d]     with positions learned (rope has no tensor)
  *   layers.i.attn.{q,k,v,o}.weight [d, d] and .bias [d]
  *   layers.i.attn.{q_norm,k_norm}.weight [d / H]         with QK-norm
  *   layers.i.mlp.fc1.weight [F, d], .bias [F]; layers.i.mlp.fc2.weight [d, F], .bias [d]
@@ -189,7 +220,9 @@ vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
  * within half of the machine's memory; with cfg->grad, a loss in range, at
  * least 2 tokens for next, and with weights a head of shape [V, d] where the
  * loss needs one and a final norm agreeing with cfg->final_norm (unless
- * VP_FINAL_NORM_DEFAULT). VP_EINVAL or VP_ENOMEM, with a message naming the
+ * VP_FINAL_NORM_DEFAULT); positions in range, rope with attention, an even
+ * head width and a finite theta > 0, learned positions from a file at least
+ * as many as the tokens. VP_EINVAL or VP_ENOMEM, with a message naming the
  * limit; nothing is allocated. */
 vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options, vp_error *err);
 

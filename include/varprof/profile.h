@@ -54,6 +54,9 @@ typedef struct {
     int qk_norm;
     const char *loss; /* the forward pass's loss with VP_HAS_GRAD ("copy",
                          "next", "random"), NULL otherwise; static storage */
+    const char *positions; /* the forward pass's positions other than none
+                              ("learned", "rope"), else NULL; static storage */
+    double rope_theta;     /* with positions rope; else 0 */
 } vp_sampling;
 
 /* The figure that went out of range first, when a profile stops early. */

@@ -78,6 +78,13 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},
     [OPT_QK_NORM] = {"qk-norm", NULL, CMD_TRAIN | CMD_PROFILE,
                      "forward: RMSNorm over each head's queries and keys"},
+    [OPT_POSITIONS] = {"positions", "none|learned|rope", CMD_TRAIN | CMD_PROFILE,
+                       "forward: positional information: none, learned (GPT-2's wpe, "
+                       "pos_embed.weight) or rope (rotary, Hugging Face Llama's rotate-half "
+                       "pairing); default none, learned when --weights has pos_embed.weight"},
+    [OPT_ROPE_THETA] = {"rope-theta", "T", CMD_TRAIN | CMD_PROFILE,
+                        "forward with --positions rope: the rotary base theta > 0; default "
+                        "10000"},
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
                    "default attn-mlp"},

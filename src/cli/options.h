@@ -46,6 +46,8 @@ typedef enum {
     OPT_BATCH,
     OPT_TOKENS,
     OPT_QK_NORM,
+    OPT_POSITIONS,
+    OPT_ROPE_THETA,
     OPT_BLOCK,
     OPT_GRAD,
     OPT_FINAL_NORM,

@@ -441,6 +441,8 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         {OPT_BATCH, forward, "forward or all"},
         {OPT_TOKENS, forward, "forward or all"},
         {OPT_QK_NORM, forward, "forward or all"},
+        {OPT_POSITIONS, forward, "forward or all"},
+        {OPT_ROPE_THETA, forward, "forward or all"},
         {OPT_INIT, forward, "forward or all"},
         {OPT_WEIGHTS, forward, "forward or all"},
         {OPT_TOKEN_IDS, forward, "forward or all"},

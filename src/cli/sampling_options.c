@@ -1,4 +1,5 @@
 /* The sampled engines' options: the Monte Carlo's and the forward pass's. */
+#include <math.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -50,6 +51,27 @@ int read_sampling_options(const cli_args *args, vp_mc_options *mc)
     return EXIT_OK;
 }
 
+/* --positions and --rope-theta, which only rope takes */
+static int read_positions(const cli_args *args, vp_forward_options *fw)
+{
+    static const char *const names[] = {"none", "learned", "rope", NULL};
+    int which = VP_POSITIONS_NONE, rc;
+    if ((rc = cli_choice(args, OPT_POSITIONS, names, &which)) != EXIT_OK)
+        return rc;
+    fw->positions = (vp_positions)which;
+    if (!args->given[OPT_ROPE_THETA])
+        return EXIT_OK;
+    if (fw->positions != VP_POSITIONS_ROPE)
+        return cli_usage_error("--rope-theta applies to rotary positions only: add "
+                               "--positions rope, or drop --rope-theta");
+    if ((rc = cli_double(args, OPT_ROPE_THETA, 0.0, 1, &fw->rope_theta)) != EXIT_OK)
+        return rc;
+    if (!isfinite(fw->rope_theta))
+        return cli_usage_error("--rope-theta: '%s' is out of range; it must be finite and > 0",
+                               args->value[OPT_ROPE_THETA]);
+    return EXIT_OK;
+}
+
 int read_forward_options(const cli_args *args, vp_forward_options *fw)
 {
     static const char *const inits[] = {"gain", "torch", NULL};
@@ -93,6 +115,8 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         return rc;
     fw->loss = (vp_loss)loss;
     fw->qk_norm = args->given[OPT_QK_NORM];
+    if ((rc = read_positions(args, fw)) != EXIT_OK)
+        return rc;
     fw->seed = seed;
     if (fw->width % fw->heads != 0)
         return cli_usage_error("--heads: %zu heads do not divide the width %zu; each head "

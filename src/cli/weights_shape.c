@@ -39,6 +39,10 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
     if (!given->heads && o->width % o->heads != 0)
         o->heads = 1; /* the file does not say; one head always divides */
     o->qk_norm = o->qk_norm || file.qk_norm;
+    /* pos_embed.weight makes the positions learned, unless the command line
+       chose others (rope: the loader then names the tensor as unexpected) */
+    if (o->positions == VP_POSITIONS_NONE)
+        o->positions = file.positions;
     if (!given->layers)
         cfg->layers = file_cfg.layers;
     if (!given->block)

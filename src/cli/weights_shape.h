@@ -18,7 +18,8 @@ typedef struct {
  * (VP_EINVAL when a given setting is not the file's), norm,
  * layers, MLP-only blocks, and the heads where QK-norm weights tell them (else
  * one head when the given count does not divide the width). QK-norm is on if
- * either says so. Fails as vp_forward_infer does, changing nothing. */
+ * either says so; positions are learned when the file has pos_embed.weight
+ * and o's are none. Fails as vp_forward_infer does, changing nothing. */
 vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,
                               vp_config *cfg, vp_forward_options *o, vp_error *err);
 

@@ -17,6 +17,7 @@
 #define WEIGHT_NORMALS 0xFFFFFF00u
 #define WEIGHT_UNIFORMS 0xFFFFFF01u
 #define STREAM_EMBEDDING 0u
+#define STREAM_POSITIONS 0x7FFFFFFFu /* beyond every layer's streams */
 
 static size_t aligned(size_t floats)
 {
@@ -84,11 +85,22 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->layers = cfg->layers;
     m->backward = cfg->grad;
     fw_model_parts(cfg, o, &m->has_head, &m->has_final_norm);
+    m->positions = o->positions;
+    m->rope_theta = o->rope_theta;
+    m->n_ctx = 0;
+    if (o->positions == VP_POSITIONS_LEARNED) {
+        /* a file's table as long as it is (vp_forward_check: no shorter than
+           the tokens); drawn, as long as the run */
+        const vp_tensor_info *t =
+            o->weights ? vp_safetensors_find(o->weights, "pos_embed.weight") : NULL;
+        m->n_ctx = t && t->rank == 2 && t->shape[0] > 0 ? t->shape[0] : o->tokens;
+    }
 }
 
 static size_t model_floats(const fw_model *shape, const kern_table *kernels)
 {
-    return aligned(shape->vocab * shape->d) + shape->layers * layer_floats(shape, kernels) +
+    return aligned(shape->vocab * shape->d) + aligned(shape->n_ctx * shape->d) +
+           shape->layers * layer_floats(shape, kernels) +
            top_floats(shape, kernels);
 }
 
@@ -156,6 +168,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
     }
     memset(m->arena, 0, m->arena_size * sizeof(float));
     m->embed = take(m, m->vocab * m->d);
+    m->pos_embed = m->n_ctx ? take(m, m->n_ctx * m->d) : NULL;
     const float gamma = (float)cfg->gamma;
     const int out_norms = m->traits->norm_out;
     for (size_t l = 0; l < m->layers; l++) {
@@ -381,7 +394,11 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
     vp_profile *expected = NULL;
     vp_status status = VP_OK;
     if (o->init == VP_INIT_GAIN && !m->traits->norm_in) {
-        status = vp_closed_profile(cfg, &expected, err);
+        /* learned positions add a second row of the embedding's variance */
+        vp_config stream_cfg = *cfg;
+        if (m->pos_embed)
+            stream_cfg.embedding_var *= 2.0;
+        status = vp_closed_profile(&stream_cfg, &expected, err);
         if (status == VP_OK && expected->overflow_at)
             status = vp_fail(err, VP_EOVERFLOW,
                              "the stream overflows at sub-block %zu, so no "
@@ -394,6 +411,11 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         else
             fill_normal(m->embed, m->vocab * d, o->seed, STREAM_EMBEDDING,
                         sqrt(cfg->embedding_var));
+        /* learned positions drawn as the token embedding is, from their own
+           stream: the stream at sub-block 0 has twice its variance */
+        if (m->pos_embed)
+            fill_normal(m->pos_embed, m->n_ctx * d, o->seed, STREAM_POSITIONS,
+                        o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var));
     }
     const double beta = m->traits->branch_beta ? cfg->beta : 1.0;
     const size_t per_layer = cfg->mlp_only ? 1 : m->traits->sub_blocks_per_layer;

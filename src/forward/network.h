@@ -50,6 +50,11 @@ typedef struct {
     int keep_raw; /* each linear keeps W as given (raw), to be updated and repacked */
     fw_norm final_norm;
     fw_linear head; /* d -> V */
+    /* positions (vp_positions): learned's table, rope's base */
+    vp_positions positions;
+    size_t n_ctx;     /* learned: pos_embed's rows; else 0 */
+    float *pos_embed; /* [n_ctx][d] with learned positions; else NULL */
+    double rope_theta;
     const kern_table *kernels;
     float *arena; /* every weight, one allocation */
     size_t arena_used, arena_size;
@@ -92,9 +97,9 @@ typedef struct {
 typedef vp_status (*fw_tensor_fn)(void *ctx, const fw_tensor *t);
 
 /* Calls fn for every tensor of the model in the weights' order
- * (include/varprof/forward.h: embed.weight, each layer's norms, attention
- * and MLP, final_norm, head), a linear's weight before its bias; stops at
- * and returns the first status that is not VP_OK. */
+ * (include/varprof/forward.h: embed.weight, pos_embed.weight, each layer's
+ * norms, attention and MLP, final_norm, head), a linear's weight before its
+ * bias; stops at and returns the first status that is not VP_OK. */
 vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx);
 
 /* Packs every linear layer again from its raw W (a keep_raw model), after a

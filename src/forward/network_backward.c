@@ -52,7 +52,9 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     used += aligned(2 * rows);
     /* one parameter's gradient: the largest W is the embedding, the head or
        an MLP projection */
-    const size_t most_w = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
+    size_t most_w = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
+    if (m->n_ctx * m->d > most_w) /* learned positions */
+        most_w = m->n_ctx * m->d;
     TAKE(dw, most_w);
     TAKE(db, w);
 #undef TAKE
@@ -195,6 +197,9 @@ static void attention_backward(fw_bw *b, float *dh, const fw_layer *layer, const
     fw_bw_linear_params(b, prefix, &layer->o, df, s->att);
     att_job j = {b, s};
     thread_pool_run(r->pool, r->batch, attention_task, &j);
+    /* rope's transpose, before QK-norm's backward and the projections' */
+    if (m->positions == VP_POSITIONS_ROPE)
+        fw_rope(r, b->dq, b->dk, 1);
     const fw_linear *proj[3] = {&layer->q, &layer->k, &layer->v};
     const float *norms[2] = {layer->q_norm, layer->k_norm};
     const char *names[3] = {"q", "k", "v"};
@@ -296,7 +301,8 @@ static double sub_block_backward(fw_bw *b, size_t k)
     return sqrt(wg2 / (double)(attn + mlp));
 }
 
-/* dL/dE: each row's dL/dx_0 added to its token's row, in row order */
+/* dL/dE: each row's dL/dx_0 added to its token's row, in row order; then
+   the learned positions' */
 static void embedding_backward(fw_bw *b)
 {
     if (!b->o->on_param_grad)
@@ -307,6 +313,14 @@ static void embedding_backward(fw_bw *b)
     for (size_t row = 0; row < r->rows; row++)
         add_into(b->dw + (size_t)r->token_ids[row] * d, b->dx + row * d, d);
     fw_bw_emit(b, "embed.weight", b->dw, r->m->vocab, d);
+    if (!r->m->pos_embed)
+        return;
+    /* learned positions: row t of dL/dP sums dL/dx_0 at position t over the
+       batch, in row order; rows from T on stay 0 */
+    memset(b->dw, 0, r->m->n_ctx * d * sizeof *b->dw);
+    for (size_t row = 0; row < r->rows; row++)
+        add_into(b->dw + row % r->tokens * d, b->dx + row * d, d);
+    fw_bw_emit(b, "pos_embed.weight", b->dw, r->m->n_ctx, d);
 }
 
 /* grad_var of row k from b->dx; 0 when it is not a finite float's */

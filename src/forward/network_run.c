@@ -149,6 +149,10 @@ static void attention_branch(fw_run *r, const fw_layer *layer, const float *h, f
         head_norm(r, r->q, r->q_pre, layer->q_norm);
         head_norm(r, r->k, r->k_pre, layer->k_norm);
     }
+    /* after QK-norm, as OLMo 2 (Llama has none): q and k in place; without
+       QK-norm q_pre is q, which the backward does not read */
+    if (r->m->positions == VP_POSITIONS_ROPE)
+        fw_rope(r, r->q, r->k, 0);
     thread_pool_run(r->pool, r->batch, attention_task, r);
     fw_project(r, out, r->att, &layer->o);
 }
@@ -393,12 +397,21 @@ static int fill_row(const fw_run *r, vp_profile *profile, size_t k, double alpha
            isfinite(row->embedding_share) && isfinite(row->stream_norm);
 }
 
+/* x += pos: GPT-2's wte + wpe, one float sum */
+static void add_position(float *restrict x, const float *restrict pos, size_t d)
+{
+    for (size_t i = 0; i < d; i++)
+        x[i] += pos[i];
+}
+
 static void embed(fw_run *r, vp_profile *profile)
 {
     const size_t d = r->m->d;
     double xx = 0.0;
     for (size_t row = 0; row < r->rows; row++) {
         memcpy(r->x + row * d, r->m->embed + (size_t)r->token_ids[row] * d, d * sizeof(float));
+        if (r->m->pos_embed) /* position t of its sequence */
+            add_position(r->x + row * d, r->m->pos_embed + row % r->tokens * d, d);
         for (size_t i = 0; i < d; i++)
             xx += (double)r->x[row * d + i] * r->x[row * d + i];
     }
@@ -478,6 +491,8 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->backward_block = ws->backward_block;
     r->backward_thread_ws = ws->backward_thread_ws;
     r->no_weight_grad = ws->no_weight_grad;
+    r->rope_cos = ws->rope_cos;
+    r->rope_sin = ws->rope_sin;
     r->x = p, p += block;
     r->c = p, p += block;
     r->h = p, p += block;
@@ -577,6 +592,8 @@ void vp_forward_options_init(vp_forward_options *o)
         .init = VP_INIT_GAIN,
         .bias = VP_BIAS_ALL,
         .seed = 1,
+        .positions = VP_POSITIONS_NONE,
+        .rope_theta = 10000.0,
     };
 }
 
@@ -762,6 +779,8 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                            "pass's float weights hold; it must be 0 or from 1e-15 to 1e15",
                            g, k);
     }
+    if ((status = fw_positions_check(cfg, o, err)) != VP_OK)
+        return status;
     if (cfg->grad && (status = check_grad(cfg, o, err)) != VP_OK)
         return status;
     size_t bytes;
@@ -804,6 +823,10 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
         profile->config.final_norm = vp_safetensors_find(o->weights, "final_norm.weight")
                                          ? VP_FINAL_NORM_YES
                                          : VP_FINAL_NORM_NO;
+    if (o->positions != VP_POSITIONS_NONE) {
+        profile->sampling.positions = vp_positions_name(o->positions);
+        profile->sampling.rope_theta = o->positions == VP_POSITIONS_ROPE ? o->rope_theta : 0.0;
+    }
 }
 
 vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, vp_profile **out,

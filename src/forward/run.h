@@ -40,6 +40,7 @@ typedef struct {
     float *backward_block;       /* with a backward: fw_backward_floats */
     float **backward_thread_ws;  /* per thread: fw_backward_thread_floats of one */
     int no_weight_grad; /* the workspace's: the backward skips weight_grad (NaN) */
+    const float *rope_cos, *rope_sin; /* with rope: the workspace's [tokens][hd / 2] */
 } fw_run;
 
 /* What fw_workspace_create makes; fw_run_network points a run at it. */
@@ -56,6 +57,7 @@ struct fw_workspace {
     float *backward_block, *backward_thread_block;
     float **backward_thread_ws; /* [threads] into backward_thread_block */
     int no_weight_grad;         /* fw_workspace_skip_weight_grad */
+    float *rope_cos, *rope_sin; /* with rope: fw_rope_fill's angles, once */
 };
 
 /* Floats of the forward's activations at `rows` rows; of each thread's
@@ -89,6 +91,16 @@ void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t r
 /* Floats of the backward pass's own buffers at `rows` rows, and per thread. */
 size_t fw_backward_floats(const fw_model *m, size_t rows);
 size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads);
+
+/* Positions (positions.c): the options' checks for vp_forward_check; the
+ * floats of rope's table of angles for runs of `tokens` (0 without rope),
+ * filled once per workspace by fw_rope_fill (cos_t, sin_t [tokens][hd / 2]);
+ * and q and k [rows][d] rotated in place, sequence by sequence over the
+ * pool, or rotated back (inverse: dq and dk in the backward). */
+vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err);
+size_t fw_rope_floats(const fw_model *m, size_t tokens);
+void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens);
+void fw_rope(fw_run *r, float *q, float *k, int inverse);
 
 /* The backward pass of o->loss after a forward pass that kept r->saved: fills
  * grad_var and weight_grad of the profile's rows, profile->loss, and hands

@@ -90,6 +90,8 @@ vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx)
 {
     walker w = {m, fn, ctx, VP_OK};
     visit(&w, "embed.weight", m->vocab, m->d, m->embed, NULL);
+    if (m->pos_embed)
+        visit(&w, "pos_embed.weight", m->n_ctx, m->d, m->pos_embed, NULL);
     for (size_t i = 0; i < m->layers; i++)
         visit_layer(&w, i, &m->layers_[i]);
     if (m->has_final_norm)

@@ -67,8 +67,10 @@ static vp_status load_one(void *ctx, const fw_tensor *t)
 
 vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
 {
-    /* the embedding and the head are both [V, d] */
-    const size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
+    /* the embedding and the head are both [V, d]; learned positions [n_ctx, d] */
+    size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
+    if (m->n_ctx * m->d > biggest)
+        biggest = m->n_ctx * m->d;
     loader l = {m, file, calloc(file->count ? file->count : 1, 1),
                 malloc((biggest + m->hidden) * sizeof(float)), err};
     vp_status status = VP_OK;
@@ -147,6 +149,8 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     o->qk_norm = q_norm != NULL;
     if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0 && o->width % q_norm->shape[0] == 0)
         o->heads = o->width / q_norm->shape[0];
+    if (vp_safetensors_find(weights, "pos_embed.weight"))
+        o->positions = VP_POSITIONS_LEARNED;
     /* LayerNorm's norms carry biases; RMSNorm's do not */
     int norms = 0, biases = 0;
     for (size_t t = 0; t < weights->count; t++) {

@@ -31,7 +31,7 @@ size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t token
     size_t bytes = fw_activation_floats(m, rows) * sizeof(float) +
                    fw_stats_doubles(rows) * sizeof(double) +
                    threads * ((fw_matmul_ws_floats(m, per_task) + tokens + 32) * sizeof(float)) +
-                   rows * sizeof(uint32_t);
+                   rows * sizeof(uint32_t) + fw_rope_floats(m, tokens) * sizeof(float);
     if (m->backward)
         bytes += (fw_saved_floats(m, rows) + fw_backward_floats(m, rows) +
                   fw_backward_thread_floats(m, rows, threads)) *
@@ -102,11 +102,18 @@ vp_status fw_workspace_create(const fw_model *m, size_t batch, size_t tokens, si
     }
     ws->activations = malloc(fw_activation_floats(m, rows) * sizeof(float));
     ws->stats = malloc(fw_stats_doubles(rows) * sizeof(double));
+    const size_t rope = fw_rope_floats(m, tokens);
+    if (rope) {
+        ws->rope_cos = malloc(rope * sizeof(float));
+        ws->rope_sin = ws->rope_cos ? ws->rope_cos + rope / 2 : NULL;
+    }
     if (!ws->activations || !ws->stats || make_thread_scratch(ws) != 0 ||
-        (m->backward && make_backward(ws) != 0)) {
+        (m->backward && make_backward(ws) != 0) || (rope && !ws->rope_cos)) {
         fw_workspace_free(ws);
         return vp_fail(err, VP_ENOMEM, "no memory for the activations");
     }
+    if (rope) /* once: every run of the workspace is at the same positions */
+        fw_rope_fill(ws->rope_cos, ws->rope_sin, m, tokens);
     *out = ws;
     return VP_OK;
 }
@@ -133,6 +140,7 @@ void fw_workspace_free(fw_workspace *ws)
     free(ws->kept);
     free(ws->stats);
     free(ws->activations);
+    free(ws->rope_cos); /* rope_sin is its second half */
     thread_pool_free(ws->pool);
     free(ws);
 }

@@ -101,6 +101,10 @@ static cJSON *profile_object(const vp_profile *profile)
                 add_number(sampling, "batch", (double)sm->batch, 1);
                 add_number(sampling, "tokens", (double)sm->tokens, 1);
                 cJSON_AddBoolToObject(sampling, "qk_norm", sm->qk_norm);
+                if (sm->positions) /* none goes unsaid: the default's JSON stands */
+                    add_text(sampling, "positions", sm->positions);
+                if (sm->positions && sm->rope_theta > 0.0)
+                    add_number(sampling, "rope_theta", sm->rope_theta, 1);
                 if (sm->loss && (profile->fields & VP_HAS_GRAD)) { /* --grad only */
                     add_text(sampling, "loss", sm->loss);
                     add_number(sampling, "loss_value", profile->loss, 1);

@@ -52,6 +52,11 @@ static void write_network(FILE *out, const vp_profile *p)
     /* --grad: the loss differentiated, and its value on the batch */
     if (s->loss && (p->fields & VP_HAS_GRAD))
         fprintf(out, "backward: loss %s = %.6g on the batch\n", s->loss, p->loss);
+    /* positions other than none, which goes unsaid */
+    if (s->positions && s->rope_theta > 0.0)
+        fprintf(out, "positions: %s, theta %.6g\n", s->positions, s->rope_theta);
+    else if (s->positions)
+        fprintf(out, "positions: %s\n", s->positions);
 }
 
 static void write_heading_lines(FILE *out, const vp_profile *p);

@@ -27,6 +27,7 @@
         .gelu_mul_backward = kern_gelu_mul_backward_##ISA,                                         \
         .attention_backward = kern_attention_backward_##ISA,                                       \
         .cross_entropy = kern_cross_entropy_##ISA,                                                 \
+        .rope = kern_rope_##ISA,                                                                   \
         .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \
         .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
         .square_sum = kern_square_sum_##ISA, .adam = kern_adam_##ISA,                              \

@@ -134,6 +134,19 @@ typedef struct {
     void (*attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
                       size_t ld, size_t T, size_t H, size_t hd, float *scratch);
 
+    /* ---- rotary position embedding (rope_ISA.c, rope_body.h) ---- */
+    /* In place over n rows of H heads of hd coordinates (hd even; head h
+       owns columns h*hd .. h*hd+hd-1 of a row of stride ld): Hugging Face
+       Llama's rotate-half pairing, coordinate i < hd/2 with i + hd/2. Row
+       r's angles come from cos_t, sin_t [n][hd/2] (the caller's table at
+       the rows' positions, row r at position p: cos(p theta^(-2i/hd))):
+       x_i' = x_i c - x_{i+hd/2} s, x_{i+hd/2}' = x_{i+hd/2} c + x_i s.
+       inverse: the transposed rotation (s negated), the backward's. Each
+       result two float products and their float sum, none fused: every
+       variant gives the scalar one's bits. */
+    void (*rope)(float *x, size_t ld, const float *cos_t, const float *sin_t, size_t n, size_t H,
+                 size_t hd, int inverse);
+
     /* ---- the backward pass's other kernels (nn_backward_ISA.c) ----
        Each the exact derivative of its forward kernel above as PyTorch's
        autograd computes it, with the forward's row statistics recomputed

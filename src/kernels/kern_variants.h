@@ -63,6 +63,8 @@
     void kern_attention_##ISA(float *out, size_t ldo, const float *q, const float *k,              \
                               const float *v, size_t ld, size_t T, size_t H, size_t hd,            \
                               float *scratch);                                                     \
+    void kern_rope_##ISA(float *x, size_t ld, const float *cos_t, const float *sin_t, size_t n,    \
+                         size_t H, size_t hd, int inverse);                                        \
     void kern_residual_##ISA(float *x, const float *o, const float *h, const float *f, size_t n,   \
                              int add, double *sums);                                               \
     double kern_square_sum_##ISA(const float *v, size_t n);                                        \

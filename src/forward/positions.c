@@ -1,0 +1,92 @@
+/* Positional information (vp_positions): the names, the checks, and rope's
+ * rotation of q and k as a step of a run. Learned positions are the
+ * embedding's business (network_run.c, network_backward.c). */
+#include <math.h>
+#include <string.h>
+
+#include "forward/rope.h"
+#include "forward/run.h"
+
+static const char *const positions_names[VP_POSITIONS_COUNT] = {"none", "learned", "rope"};
+
+const char *vp_positions_name(vp_positions positions)
+{
+    return (unsigned)positions < VP_POSITIONS_COUNT ? positions_names[positions] : NULL;
+}
+
+vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err)
+{
+    for (int i = 0; i < VP_POSITIONS_COUNT; i++)
+        if (strcmp(name, positions_names[i]) == 0) {
+            *out = (vp_positions)i;
+            return VP_OK;
+        }
+    return vp_fail(err, VP_EINVAL, "positions '%s' is not one of: none, learned, rope", name);
+}
+
+vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
+{
+    if ((unsigned)o->positions >= VP_POSITIONS_COUNT)
+        return vp_fail(err, VP_EINVAL, "positions %d is not one of: none, learned, rope",
+                       (int)o->positions);
+    if (o->positions == VP_POSITIONS_ROPE) {
+        if (cfg->mlp_only)
+            return vp_fail(err, VP_EINVAL,
+                           "positions rope with layers of MLPs alone: there is no attention "
+                           "to rotate; use positions none or learned, or attention layers");
+        const size_t hd = o->width / o->heads;
+        if (hd % 2 != 0)
+            return vp_fail(err, VP_EINVAL,
+                           "positions rope with heads of %zu coordinates (width %zu / %zu "
+                           "heads): rope rotates pairs, so a head's width must be even",
+                           hd, o->width, o->heads);
+        if (!(o->rope_theta > 0.0 && isfinite(o->rope_theta)))
+            return vp_fail(err, VP_EINVAL, "rope theta %g; it must be finite and > 0",
+                           o->rope_theta);
+    }
+    if (o->positions == VP_POSITIONS_LEARNED && o->weights) {
+        const vp_tensor_info *t = vp_safetensors_find(o->weights, "pos_embed.weight");
+        if (t && t->rank == 2 && t->shape[0] < o->tokens)
+            return vp_fail(err, VP_EINVAL,
+                           "tokens is %zu, but pos_embed.weight holds %zu positions; use at "
+                           "most %zu tokens per sequence",
+                           o->tokens, t->shape[0], t->shape[0]);
+    }
+    return VP_OK;
+}
+
+size_t fw_rope_floats(const fw_model *m, size_t tokens)
+{
+    return m->positions == VP_POSITIONS_ROPE ? 2 * tokens * (m->head_dim / 2) : 0;
+}
+
+void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens)
+{
+    fw_rope_table(cos_t, sin_t, tokens, m->head_dim, m->rope_theta);
+}
+
+typedef struct {
+    const fw_run *r;
+    float *q, *k;
+    int inverse;
+} rope_job;
+
+/* one sequence's q and k, rows at positions 0 .. T - 1 */
+static void rope_task(void *ctx, size_t b, size_t thread)
+{
+    (void)thread;
+    const rope_job *j = ctx;
+    const fw_run *r = j->r;
+    const fw_model *m = r->m;
+    const size_t at = b * r->tokens * m->d;
+    m->kernels->rope(j->q + at, m->d, r->rope_cos, r->rope_sin, r->tokens, m->heads, m->head_dim,
+                     j->inverse);
+    m->kernels->rope(j->k + at, m->d, r->rope_cos, r->rope_sin, r->tokens, m->heads, m->head_dim,
+                     j->inverse);
+}
+
+void fw_rope(fw_run *r, float *q, float *k, int inverse)
+{
+    rope_job j = {r, q, k, inverse};
+    thread_pool_run(r->pool, r->batch, rope_task, &j);
+}
