@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sys/big_block.h"
 #include "varprof/closed.h"
 #include "varprof/gauss.h"
 
@@ -161,8 +162,8 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
     m->kernels = kernels;
     m->arena_size = model_floats(m, kernels);
     m->layers_ = calloc(m->layers, sizeof *m->layers_);
-    if (!m->layers_ || posix_memalign((void **)&m->arena, 64, m->arena_size * sizeof(float))) {
-        m->arena = NULL;
+    m->arena = big_block_alloc(m->arena_size * sizeof(float));
+    if (!m->layers_ || !m->arena) {
         fw_model_free(m);
         return NULL;
     }
