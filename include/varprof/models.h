@@ -28,6 +28,9 @@ typedef enum {
     VP_MODEL_POSITIONS_ROPE,       /* rotary, with its base theta */
     VP_MODEL_POSITIONS_RELATIVE,   /* T5's bucketed bias on the attention logits */
     VP_MODEL_POSITIONS_ALIBI,      /* BLOOM's fixed linear bias on the attention logits */
+    VP_MODEL_POSITIONS_PARTIAL_ROPE, /* rotary on part of each head's width, with its base
+                                        theta: GPT-J (64 of 256), GPT-NeoX and Pythia (a
+                                        quarter) */
     VP_MODEL_POSITIONS_COUNT
 } vp_model_positions;
 

@@ -35,12 +35,12 @@ enum {
 #define MAX_TABLE_ROWS (1u << 24)
 
 static const char *const positions_names[VP_MODEL_POSITIONS_COUNT] = {
-    "none", "learned", "sinusoidal", "rope", "relative", "alibi"};
+    "none", "learned", "sinusoidal", "rope", "relative", "alibi", "partial-rope"};
 static const char *const biases_names[VP_MODEL_BIASES_COUNT] = {"no", "yes", "qkv", "mlp"};
 static const char *const architecture_names[VP_MODEL_ARCHITECTURE_COUNT] = {
     "dense", "encoder-decoder", "moe"};
 
-#define POSITIONS_TEXT "none, learned, sinusoidal, rope, relative or alibi"
+#define POSITIONS_TEXT "none, learned, sinusoidal, rope, relative, alibi or partial-rope"
 #define ARCHITECTURE_TEXT "dense, encoder-decoder (the row is the encoder) or moe"
 #define BIASES_TEXT "no, yes (every linear map), qkv (q, k and v only) or mlp (the MLP only)"
 
@@ -135,7 +135,8 @@ static vp_status read_positions(size_t line, char *const *cells, vp_model_shape 
     if (learned && (status = read_size(line, cells, MAX_POSITIONS, MAX_TABLE_ROWS,
                                        &s->max_positions, err)) != VP_OK)
         return status;
-    const int rope = s->positions == VP_MODEL_POSITIONS_ROPE;
+    const int rope = s->positions == VP_MODEL_POSITIONS_ROPE ||
+                     s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE;
     vp_error why;
     s->rope_theta = NAN;
     if (rope != (cells[ROPE_THETA][0] != '\0') ||

@@ -249,7 +249,8 @@ static void malformed_shapes_name_their_column(void **state)
         {"512,8,8,,2048,32000,silu,rope,,10000,1e-5,no,no,yes,dense,cfg",
          "line 2, activation: MLP 'silu' is not one of: gelu, gelu-tanh, relu, swiglu, geglu"},
         {"512,8,8,,2048,32000,swiglu,yarn,,10000,1e-5,no,no,yes,dense,cfg",
-         "line 2, positions: 'yarn' is not none, learned, sinusoidal, rope, relative or alibi"},
+         "line 2, positions: 'yarn' is not none, learned, sinusoidal, rope, relative, alibi or "
+         "partial-rope"},
         {"512,8,8,,2048,32000,gelu,learned,,,1e-5,yes,yes,yes,dense,cfg", "line 2, max_positions"},
         {"512,8,8,,2048,32000,swiglu,rope,1024,10000,1e-5,no,no,yes,dense,cfg",
          "line 2, max_positions"},
