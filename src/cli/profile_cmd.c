@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "model_network.h"
 #include "option_lists.h"
 #include "nearest_name.h"
 #include "output_file.h"
@@ -419,6 +420,9 @@ static int read_request(const cli_args *raw_args, profile_request *req)
             req->mc.norm = req->forward.norm = req->model.norm;
         if (req->model.qk_norm)
             req->forward.qk_norm = 1;
+        if (forward && (rc = model_network(args, &req->model, &req->base, &req->forward)) !=
+                           EXIT_OK)
+            return rc;
     }
     const struct {
         option_id id;
