@@ -1,0 +1,164 @@
+/* --model NAME --engine forward builds the model's own shape (issue 15):
+ * the network it runs is the one the same options given by hand build, to
+ * the byte of the CSV, and what of a model the forward pass cannot build
+ * is refused, naming it and the stand-in option. The models here are a
+ * table of the test's own (VARPROF_MODELS), small enough to run, with the
+ * shapes of real rows (Llama's, GPT-2's) at toy widths. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "run_program.h"
+#include "test_filter.h"
+
+#define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
+
+static const char table[] =
+    "name,year,layers,placement,norm,qk_norm,source,alpha,beta,alpha_beta_source,width,heads,"
+    "kv_heads,head_dim,ffn_width,vocab,activation,positions,max_positions,rope_theta,norm_eps,"
+    "biases,tied_embeddings,final_norm,architecture,shape_source\n"
+    /* Llama's shape at width 64 */
+    "toy-llama,2023,3,pre-norm,rmsnorm,no,test,,,,64,4,4,,96,100,swiglu,rope,,500000,1e-6,no,no,"
+    "yes,dense,test\n"
+    /* GPT-2's: learned positions, tanh GELU, biases, LayerNorm */
+    "toy-gpt2,2019,2,pre-norm,layernorm,no,test,,,,32,2,2,,128,50,gelu-tanh,learned,1024,,1e-5,"
+    "yes,yes,yes,dense,test\n"
+    /* Qwen2's q, k, v biases alone */
+    "toy-qwen,2024,2,pre-norm,rmsnorm,no,test,,,,32,4,4,,64,50,swiglu,rope,,1000000,1e-6,qkv,no,"
+    "yes,dense,test\n"
+    /* what the forward pass does not build */
+    "toy-gqa,2024,2,pre-norm,rmsnorm,no,test,,,,64,8,2,,96,100,swiglu,rope,,10000,1e-5,no,no,yes,"
+    "dense,test\n"
+    "toy-wide-heads,2024,2,pre-norm,rmsnorm,no,test,,,,64,4,4,32,96,100,geglu,rope,,10000,1e-6,no,"
+    "yes,yes,dense,test\n"
+    "toy-alibi,2022,2,pre-norm,layernorm,no,test,,,,64,4,4,,256,100,gelu-tanh,alibi,,,1e-5,yes,"
+    "yes,yes,dense,test\n"
+    "toy-gptj,2021,2,parallel,layernorm,no,test,,,,64,4,4,,256,100,gelu-tanh,partial-rope,,10000,"
+    "1e-5,mlp,no,yes,dense,test\n"
+    /* a row without a shape: the generic network, as before the shapes */
+    "toy-unknown,2020,2,post-ln,layernorm,no,test,,,,,,,,,,,,,,,,,,,\n";
+
+static int setup(void **state)
+{
+    if (test_scratch_setup(state) != 0)
+        return -1;
+    const char *path = in_scratch("models.csv");
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(table, f) == EOF || fclose(f) != 0)
+        return -1;
+    return setenv("VARPROF_MODELS", path, 1);
+}
+
+static void assert_contains(const char *text, const char *part)
+{
+    if (!strstr(text, part))
+        fail_msg("expected '%s' in:\n%s", part, text);
+}
+
+/* The same network given by hand: every CSV byte equal. */
+static void same_csv(program_run by_model, program_run by_hand)
+{
+    assert_int_equal(by_model.status, 0);
+    if (by_hand.status != 0)
+        fail_msg("by hand: %s", by_hand.err);
+    if (strcmp(by_model.out, by_hand.out) != 0)
+        fail_msg("--model gives\n%s\nby hand\n%s", by_model.out, by_hand.out);
+    program_run_free(&by_model);
+    program_run_free(&by_hand);
+}
+
+static void the_models_shape_is_built(void **state)
+{
+    (void)state;
+    same_csv(RUN("--model", "toy-llama", "--engine", "forward", "--tokens", "9", "--format",
+                 "csv"),
+             RUN("--placement", "pre-norm", "--layers", "3", "--norm", "rmsnorm", "--engine",
+                 "forward", "--width", "64", "--heads", "4", "--ffn-width", "96", "--vocab",
+                 "100", "--mlp", "swiglu", "--positions", "rope", "--rope-theta", "500000",
+                 "--norm-eps", "1e-6", "--bias", "no", "--tokens", "9", "--format", "csv"));
+    same_csv(RUN("--model", "toy-gpt2", "--engine", "forward", "--tokens", "9", "--grad",
+                 "--format", "csv"),
+             RUN("--placement", "pre-norm", "--layers", "2", "--norm", "layernorm", "--engine",
+                 "forward", "--width", "32", "--heads", "2", "--ffn-width", "128", "--vocab", "50",
+                 "--mlp", "gelu-tanh", "--positions", "learned", "--norm-eps", "1e-5", "--bias",
+                 "yes", "--final-norm", "yes", "--tokens", "9", "--grad", "--format", "csv"));
+    same_csv(RUN("--model", "toy-qwen", "--engine", "forward", "--format", "csv"),
+             RUN("--placement", "pre-norm", "--layers", "2", "--norm", "rmsnorm", "--engine",
+                 "forward", "--width", "32", "--heads", "4", "--ffn-width", "64", "--vocab", "50",
+                 "--mlp", "swiglu", "--positions", "rope", "--rope-theta", "1000000",
+                 "--norm-eps", "1e-6", "--bias", "qkv", "--format", "csv"));
+    /* and the heading says what ran */
+    program_run run = RUN("--model", "toy-llama", "--engine", "forward", "--tokens", "9");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "network: width 64, 4 heads, swiglu MLP 96 wide, no biases, vocab");
+    assert_contains(run.out, "positions: rope, theta 500000");
+    program_run_free(&run);
+}
+
+static void the_command_line_overrides_the_model(void **state)
+{
+    (void)state;
+    same_csv(RUN("--model", "toy-llama", "--engine", "forward", "--width", "32", "--mlp", "relu",
+                 "--bias", "yes", "--positions", "none", "--format", "csv"),
+             RUN("--placement", "pre-norm", "--layers", "3", "--norm", "rmsnorm", "--engine",
+                 "forward", "--width", "32", "--heads", "4", "--ffn-width", "96", "--vocab",
+                 "100", "--mlp", "relu", "--norm-eps", "1e-6", "--bias", "yes", "--format",
+                 "csv"));
+    /* a row without a shape runs the generic network, as it always has */
+    same_csv(RUN("--model", "toy-unknown", "--engine", "forward", "--format", "csv"),
+             RUN("--placement", "post-ln", "--layers", "2", "--engine", "forward", "--format",
+                 "csv"));
+}
+
+static void refused(program_run run, const char *part)
+{
+    if (run.status != 2)
+        fail_msg("exit %d, expected a usage error naming '%s': %s", run.status, part, run.err);
+    assert_contains(run.err, part);
+    program_run_free(&run);
+}
+
+static void what_it_cannot_build_is_refused(void **state)
+{
+    (void)state;
+    refused(RUN("--model", "toy-gqa", "--engine", "forward"),
+            "--model toy-gqa: its attention is grouped-query, 2 key-value heads for 8 query "
+            "heads, which the forward pass does not build; give --heads H");
+    refused(RUN("--model", "toy-wide-heads", "--engine", "forward"),
+            "its 4 heads are 32 wide, 128 in all against the stream's 64");
+    refused(RUN("--model", "toy-alibi", "--engine", "forward"),
+            "its positions are alibi, which the forward pass does not build; give --positions "
+            "none, learned or rope");
+    refused(RUN("--model", "toy-gptj", "--engine", "forward"), "its biases are on the MLP alone");
+    refused(RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes"),
+            "its positions are partial-rope");
+    /* the stand-ins the messages name run */
+    program_run run = RUN("--model", "toy-gqa", "--engine", "forward", "--heads", "8");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    run = RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes", "--positions",
+              "rope");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    /* the closed form alone needs no shape */
+    run = RUN("--model", "toy-gqa");
+    assert_int_equal(run.status, 0);
+    program_run_free(&run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_models_shape_is_built),
+        cmocka_unit_test(the_command_line_overrides_the_model),
+        cmocka_unit_test(what_it_cannot_build_is_refused),
+    };
+    test_filter_from_environment();
+    return cmocka_run_group_tests(tests, setup, test_scratch_teardown);
+}
