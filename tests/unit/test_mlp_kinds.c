@@ -15,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "io/csv_reader.h"
 #include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
+#include "torch_expected.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
@@ -34,94 +34,20 @@
    this share of the largest tensor gradient's norm instead. */
 #define ZERO_GRAD_SHARE 1e-6
 
-#define MOST 256
-
 static const char *const KINDS[] = {"gelu", "gelu-tanh", "relu", "swiglu", "geglu"};
 #define N_KINDS (sizeof KINDS / sizeof KINDS[0])
 
 /* ---- PyTorch's figures, mlp_kinds_expected.csv ---- */
 
-typedef struct {
-    char name[64];
-    double frobenius;
-    int seen;
-} tensor_ref;
-
-typedef struct {
-    const char *kind;
-    tensor_ref tensors[MOST];
-    size_t n_tensors;
-    double stream_norm[MOST], grad_var[MOST], weight_grad[MOST];
-    size_t n_sub_blocks; /* K + 1 rows, k = 0..K */
-} expected;
-
-static vp_status on_expected_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
-                                 vp_error *err)
+/* Kind `kind` of mlp_kinds_expected.csv, checked whole. */
+static torch_expected *load_expected(const char *kind)
 {
-    (void)line;
-    (void)err;
-    expected *e = ctx;
-    if (n_cells != 6 || cells[0][0] == '#' || strcmp(cells[0], e->kind) != 0)
-        return VP_OK;
-    const char *q = cells[1];
-    const double f64 = strtod(cells[5], NULL);
-    const size_t k = strtoul(cells[2], NULL, 10);
-    if (strcmp(q, "frobenius") == 0 && e->n_tensors < MOST) {
-        tensor_ref *t = &e->tensors[e->n_tensors++];
-        snprintf(t->name, sizeof t->name, "%s", cells[2]);
-        t->frobenius = f64;
-    } else if (strcmp(q, "stream_norm") == 0 && k < MOST) {
-        e->stream_norm[k] = f64;
-        e->n_sub_blocks = k + 1 > e->n_sub_blocks ? k + 1 : e->n_sub_blocks;
-    } else if (strcmp(q, "grad_var") == 0 && k < MOST) {
-        e->grad_var[k] = f64;
-    } else if (strcmp(q, "weight_grad") == 0 && k < MOST) {
-        e->weight_grad[k] = f64;
-    }
-    return VP_OK;
-}
-
-static expected *load_expected(const char *kind)
-{
-    expected *e = calloc(1, sizeof *e);
-    assert_non_null(e);
-    e->kind = kind;
-    vp_error err;
-    if (csv_read_file(test_data_path("mlp_kinds_expected.csv"), on_expected_row, e, &err) !=
-        VP_OK) {
-        print_error("%s\n", err.message);
-        fail();
-    }
-    if (e->n_tensors == 0 || e->n_sub_blocks < 2) {
+    torch_expected *e = torch_expected_load("mlp_kinds_expected.csv", kind, 0.0);
+    if (e->n_tensors == 0 || e->n_stream_norm < 2) {
         print_error("mlp_kinds_expected.csv: kind %s is missing or incomplete\n", kind);
         fail();
     }
     return e;
-}
-
-/* ---- what the program wrote ---- */
-
-typedef struct {
-    expected *want;
-    double got[MOST];
-    char unknown[128];
-} grads_file;
-
-static vp_status on_grads_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
-                              vp_error *err)
-{
-    (void)err;
-    grads_file *g = ctx;
-    if (line == 1 || n_cells != 4)
-        return VP_OK;
-    for (size_t i = 0; i < g->want->n_tensors; i++)
-        if (strcmp(g->want->tensors[i].name, cells[0]) == 0) {
-            g->want->tensors[i].seen++;
-            g->got[i] = strtod(cells[2], NULL);
-            return VP_OK;
-        }
-    snprintf(g->unknown, sizeof g->unknown, "%s", cells[0]);
-    return VP_OK;
 }
 
 static int check(const char *kind, const char *isa, const char *label, double got, double want,
@@ -140,7 +66,7 @@ static int check(const char *kind, const char *isa, const char *label, double go
 
 static void run_kind(const char *kind, const char *isa)
 {
-    expected *want = load_expected(kind);
+    torch_expected *want = load_expected(kind);
     char w[512], t[512], grads[512], name[64];
     snprintf(name, sizeof name, "mlp_kind_%s.safetensors", kind);
     snprintf(w, sizeof w, "%s", test_data_path(name));
@@ -172,7 +98,7 @@ static void run_kind(const char *kind, const char *isa)
     char label[96];
     for (const char *line = strchr(run.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
         const double kd = csv_number_at(line + 1, c_k);
-        if (!(kd >= 0 && kd < (double)want->n_sub_blocks))
+        if (!(kd >= 0 && kd < (double)want->n_stream_norm))
             continue;
         const size_t k = (size_t)kd;
         rows++;
@@ -188,15 +114,10 @@ static void run_kind(const char *kind, const char *isa)
                          GRAD_TOLERANCE, &worst_wg);
         }
     }
-    assert_int_equal(rows, want->n_sub_blocks);
-    grads_file *g = calloc(1, sizeof *g);
+    assert_int_equal(rows, want->n_stream_norm);
+    torch_grads_out *g = calloc(1, sizeof *g);
     assert_non_null(g);
-    g->want = want;
-    vp_error err;
-    if (csv_read_file(grads, on_grads_row, g, &err) != VP_OK) {
-        print_error("%s\n", err.message);
-        fail();
-    }
+    torch_grads_out_read(grads, want, g);
     if (g->unknown[0]) {
         print_error("%s on %s: --grads-out names '%s', which PyTorch's model lacks\n", kind, isa,
                     g->unknown);
@@ -206,7 +127,7 @@ static void run_kind(const char *kind, const char *isa)
     for (size_t i = 0; i < want->n_tensors; i++)
         largest = want->tensors[i].frobenius > largest ? want->tensors[i].frobenius : largest;
     for (size_t i = 0; i < want->n_tensors; i++) {
-        const tensor_ref *r = &want->tensors[i];
+        const torch_tensor *r = &want->tensors[i];
         if (r->seen != 1) {
             print_error("%s on %s: --grads-out has %d rows for %s\n", kind, isa, r->seen, r->name);
             bad = 1;
@@ -214,15 +135,15 @@ static void run_kind(const char *kind, const char *isa)
         }
         const size_t len = strlen(r->name);
         if (len > 11 && strcmp(r->name + len - 11, "attn.k.bias") == 0) {
-            if (!(g->got[i] <= ZERO_GRAD_SHARE * largest)) {
+            if (!(g->got_frobenius[i] <= ZERO_GRAD_SHARE * largest)) {
                 print_error("%s on %s: ||dL/d %s|| is %.3g, not float noise against %.3g\n",
-                            kind, isa, r->name, g->got[i], largest);
+                            kind, isa, r->name, g->got_frobenius[i], largest);
                 bad = 1;
             }
             continue;
         }
         snprintf(label, sizeof label, "||dL/d %s||", r->name);
-        bad |= check(kind, isa, label, g->got[i], r->frobenius, GRAD_TOLERANCE, &worst_t);
+        bad |= check(kind, isa, label, g->got_frobenius[i], r->frobenius, GRAD_TOLERANCE, &worst_t);
     }
     print_message("  %-10s %-7s worst relative error: stream norm %.1e, tensors %.1e (%zu), "
                   "grad_var %.1e, weight_grad %.1e\n",

@@ -4,7 +4,6 @@
  * tests/data/gen_torch_grads.py, give on every instruction set the loss,
  * every named tensor's gradient norm (--grads-out) and every sub-block's
  * grad_var and weight_grad (the CSV profile) that PyTorch gives. */
-#include <ctype.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,10 +15,10 @@
 
 #include <cmocka.h>
 
-#include "io/csv_reader.h"
 #include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
+#include "torch_expected.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
@@ -36,91 +35,15 @@
    what gen_torch_grads.py wrote. */
 #define DATA_FLOAT32_NOISE 1e-6
 
-#define MOST_TENSORS 256
 #define MOST_SUB_BLOCKS 64
 
-typedef struct {
-    char name[64];
-    char shape[32]; /* "48x96" */
-    double frobenius, rms;
-    int seen;
-} tensor_ref;
-
-typedef struct {
-    const char *wanted_case;
-    double loss;
-    int have_loss;
-    tensor_ref tensors[MOST_TENSORS];
-    size_t n_tensors;
-    double grad_var[MOST_SUB_BLOCKS + 1]; /* k = 0..K */
-    size_t n_grad_var;
-    double weight_grad[MOST_SUB_BLOCKS + 1]; /* k = 1..K at [k] */
-    size_t n_weight_grad;
-    double worst_noise; /* float32 against float64 in the data */
-} expected;
-
-static tensor_ref *find_tensor(expected *e, const char *name)
+/* Case `which` of grads_expected.csv, checked whole: its loss, tensors and
+   every sub-block's grad_var and weight_grad, and its float32 noise. */
+static torch_expected *load_expected(const char *which)
 {
-    for (size_t i = 0; i < e->n_tensors; i++)
-        if (strcmp(e->tensors[i].name, name) == 0)
-            return &e->tensors[i];
-    return NULL;
-}
-
-static vp_status on_expected_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
-                                 vp_error *err)
-{
-    (void)line;
-    (void)err;
-    expected *e = ctx;
-    if (n_cells != 6 || cells[0][0] == '#' || strcmp(cells[0], e->wanted_case) != 0)
-        return VP_OK;
-    const char *q = cells[1], *key = cells[2];
-    const double f32 = strtod(cells[4], NULL), f64 = strtod(cells[5], NULL);
-    const double noise = fabs(f32 - f64) / fabs(f64);
-    e->worst_noise = noise > e->worst_noise ? noise : e->worst_noise;
-    if (strcmp(q, "loss") == 0) {
-        e->loss = f64;
-        e->have_loss = 1;
-    } else if (strcmp(q, "frobenius") == 0 || strcmp(q, "rms") == 0) {
-        tensor_ref *t = find_tensor(e, key);
-        if (!t && e->n_tensors < MOST_TENSORS) {
-            t = &e->tensors[e->n_tensors++];
-            snprintf(t->name, sizeof t->name, "%s", key);
-            snprintf(t->shape, sizeof t->shape, "%s", cells[3]);
-        }
-        if (t && q[0] == 'f')
-            t->frobenius = f64;
-        else if (t)
-            t->rms = f64;
-    } else if (strcmp(q, "grad_var") == 0) {
-        const size_t k = strtoul(key, NULL, 10);
-        if (k <= MOST_SUB_BLOCKS) {
-            e->grad_var[k] = f64;
-            e->n_grad_var = k + 1 > e->n_grad_var ? k + 1 : e->n_grad_var;
-        }
-    } else if (strcmp(q, "weight_grad") == 0) {
-        const size_t k = strtoul(key, NULL, 10);
-        if (k >= 1 && k <= MOST_SUB_BLOCKS) {
-            e->weight_grad[k] = f64;
-            e->n_weight_grad = k > e->n_weight_grad ? k : e->n_weight_grad;
-        }
-    }
-    return VP_OK;
-}
-
-static expected *load_expected(const char *which)
-{
-    expected *e = calloc(1, sizeof *e);
-    assert_non_null(e);
-    e->wanted_case = which;
-    vp_error err;
-    if (csv_read_file(test_data_path("grads_expected.csv"), on_expected_row, e, &err) != VP_OK) {
-        print_error("%s\n", err.message);
-        fail();
-    }
+    torch_expected *e = torch_expected_load("grads_expected.csv", which, 0.0);
     if (!e->have_loss || e->n_tensors == 0 || e->n_grad_var < 2 ||
-        e->n_weight_grad + 1 != e->n_grad_var) {
+        e->n_weight_grad != e->n_grad_var) {
         print_error("grads_expected.csv: case %s is missing or incomplete\n", which);
         fail();
     }
@@ -133,63 +56,6 @@ static expected *load_expected(const char *which)
 }
 
 /* ---- what the program wrote ---- */
-
-/* "[48, 96]", "48x96", "(48,96)": the numbers, joined by 'x'. */
-static void shape_digits(const char *s, char *out, size_t size)
-{
-    size_t n = 0;
-    int in_number = 0;
-    for (; *s && n + 2 < size; s++) {
-        if (isdigit((unsigned char)*s)) {
-            if (!in_number && n > 0)
-                out[n++] = 'x';
-            out[n++] = *s;
-            in_number = 1;
-        } else
-            in_number = 0;
-    }
-    out[n] = '\0';
-}
-
-typedef struct {
-    double got_frobenius[MOST_TENSORS], got_rms[MOST_TENSORS];
-    expected *want;
-    char unknown[256]; /* a name the program wrote that PyTorch's data lacks */
-    char bad_shape[256];
-    size_t rows;
-    int header_ok;
-} grads_file;
-
-static vp_status on_grads_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
-                              vp_error *err)
-{
-    (void)err;
-    grads_file *g = ctx;
-    if (line == 1 || !g->header_ok) {
-        g->header_ok = n_cells == 4 && strcmp(cells[0], "name") == 0 &&
-                       strcmp(cells[1], "shape") == 0 && strcmp(cells[2], "frobenius") == 0 &&
-                       strcmp(cells[3], "rms") == 0;
-        return VP_OK;
-    }
-    if (n_cells != 4)
-        return VP_OK;
-    g->rows++;
-    tensor_ref *t = find_tensor(g->want, cells[0]);
-    if (!t) {
-        snprintf(g->unknown, sizeof g->unknown, "%s", cells[0]);
-        return VP_OK;
-    }
-    char shape[32];
-    shape_digits(cells[1], shape, sizeof shape);
-    if (strcmp(shape, t->shape) != 0)
-        snprintf(g->bad_shape, sizeof g->bad_shape, "%s: %s, PyTorch %s", cells[0], cells[1],
-                 t->shape);
-    const size_t i = (size_t)(t - g->want->tensors);
-    t->seen++;
-    g->got_frobenius[i] = strtod(cells[2], NULL);
-    g->got_rms[i] = strtod(cells[3], NULL);
-    return VP_OK;
-}
 
 typedef struct {
     double grad_var[MOST_SUB_BLOCKS + 1], weight_grad[MOST_SUB_BLOCKS + 1];
@@ -259,7 +125,7 @@ typedef struct {
 
 static void run_grad_case(const grad_case *c, const char *isa)
 {
-    expected *want = load_expected(c->case_name);
+    torch_expected *want = load_expected(c->case_name);
     char w[512], t[512], grads[512];
     snprintf(w, sizeof w, "%s", test_data_path(c->weights));
     snprintf(t, sizeof t, "%s", test_data_path(c->tokens));
@@ -320,14 +186,9 @@ static void run_grad_case(const grad_case *c, const char *isa)
     }
 
     /* every named tensor's gradient, once each, no other */
-    grads_file *g = calloc(1, sizeof *g);
+    torch_grads_out *g = calloc(1, sizeof *g);
     assert_non_null(g);
-    g->want = want;
-    vp_error err;
-    if (csv_read_file(grads, on_grads_row, g, &err) != VP_OK) {
-        print_error("%s\n", err.message);
-        fail();
-    }
+    torch_grads_out_read(grads, want, g);
     if (!g->header_ok) {
         print_error("%s: the header is not name,shape,frobenius,rms\n", grads);
         bad = 1;
@@ -342,7 +203,7 @@ static void run_grad_case(const grad_case *c, const char *isa)
         bad = 1;
     }
     for (size_t i = 0; i < want->n_tensors; i++) {
-        const tensor_ref *r = &want->tensors[i];
+        const torch_tensor *r = &want->tensors[i];
         if (r->seen != 1) {
             print_error("%s on %s: --grads-out has %d rows for %s\n", c->case_name, isa, r->seen,
                         r->name);
@@ -387,13 +248,13 @@ static void seed_data_holds_the_seed_figures(void **state)
     } seed[] = {{"seed_pre_norm_copy", 3.5975, {0.61352, 0.47737, 0.37269}},
                 {"seed_post_ln_copy", 3.4074, {0.45142, 0.40969, 0.33580}}};
     for (size_t s = 0; s < 2; s++) {
-        expected *e = load_expected(seed[s].which);
+        torch_expected *e = load_expected(seed[s].which);
         assert_true(round(e->loss * 1e4) == round(seed[s].loss * 1e4));
         const int layers[3] = {0, 11, 23};
         for (int i = 0; i < 3; i++) {
             char name[64];
             snprintf(name, sizeof name, "layers.%d.mlp.fc2.weight", layers[i]);
-            const tensor_ref *t = find_tensor(e, name);
+            const torch_tensor *t = torch_expected_tensor(e, name);
             assert_non_null(t);
             assert_true(round(t->frobenius * 1e5) == round(seed[s].fc2[i] * 1e5));
         }

@@ -8,7 +8,6 @@
  * PyTorch gives. Besides: a table shorter than the tokens is refused,
  * training updates the learned positions, and bad positions options are
  * usage errors naming the fix. */
-#include <ctype.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,9 +19,10 @@
 
 #include <cmocka.h>
 
-#include "io/csv_reader.h"
+#include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
+#include "torch_expected.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
@@ -42,95 +42,12 @@
 #define EXACT_ZERO 1e-15
 #define ZERO_TOLERANCE 1e-7
 
-#define MOST_TENSORS 64
 #define MOST_SUB_BLOCKS 16
 
-typedef struct {
-    char name[64];
-    char shape[32];
-    double frobenius, rms;
-    int seen;
-} tensor_ref;
-
-typedef struct {
-    const char *wanted_case;
-    double loss;
-    int have_loss;
-    tensor_ref tensors[MOST_TENSORS];
-    size_t n_tensors;
-    double stream_norm[MOST_SUB_BLOCKS + 1], grad_var[MOST_SUB_BLOCKS + 1];
-    double weight_grad[MOST_SUB_BLOCKS + 1];
-    size_t n_stream_norm, n_grad_var, n_weight_grad;
-    double worst_noise;
-} expected;
-
-static tensor_ref *find_tensor(expected *e, const char *name)
+/* Case `which` of positions_expected.csv, checked whole. */
+static torch_expected *load_expected(const char *which)
 {
-    for (size_t i = 0; i < e->n_tensors; i++)
-        if (strcmp(e->tensors[i].name, name) == 0)
-            return &e->tensors[i];
-    return NULL;
-}
-
-/* figure k of a per-sub-block quantity */
-static void set_at(double *v, size_t *n, const char *key, double value, size_t first)
-{
-    const size_t k = strtoul(key, NULL, 10);
-    if (k < first || k > MOST_SUB_BLOCKS)
-        return;
-    v[k] = value;
-    *n = k + 1 > *n ? k + 1 : *n;
-}
-
-static vp_status on_expected_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
-                                 vp_error *err)
-{
-    (void)line;
-    (void)err;
-    expected *e = ctx;
-    if (n_cells != 6 || cells[0][0] == '#' || strcmp(cells[0], e->wanted_case) != 0)
-        return VP_OK;
-    const char *q = cells[1], *key = cells[2];
-    const double f32 = strtod(cells[4], NULL), f64 = strtod(cells[5], NULL);
-    if (fabs(f64) > EXACT_ZERO) {
-        const double noise = fabs(f32 - f64) / fabs(f64);
-        e->worst_noise = noise > e->worst_noise ? noise : e->worst_noise;
-    }
-    if (strcmp(q, "loss") == 0) {
-        e->loss = f64;
-        e->have_loss = 1;
-    } else if (strcmp(q, "frobenius") == 0 || strcmp(q, "rms") == 0) {
-        tensor_ref *t = find_tensor(e, key);
-        if (!t && e->n_tensors < MOST_TENSORS) {
-            t = &e->tensors[e->n_tensors++];
-            snprintf(t->name, sizeof t->name, "%s", key);
-            snprintf(t->shape, sizeof t->shape, "%s", cells[3]);
-        }
-        if (t && q[0] == 'f')
-            t->frobenius = f64;
-        else if (t)
-            t->rms = f64;
-    } else if (strcmp(q, "stream_norm") == 0) {
-        set_at(e->stream_norm, &e->n_stream_norm, key, f64, 0);
-    } else if (strcmp(q, "grad_var") == 0) {
-        set_at(e->grad_var, &e->n_grad_var, key, f64, 0);
-    } else if (strcmp(q, "weight_grad") == 0) {
-        set_at(e->weight_grad, &e->n_weight_grad, key, f64, 1);
-    }
-    return VP_OK;
-}
-
-static expected *load_expected(const char *which)
-{
-    expected *e = calloc(1, sizeof *e);
-    assert_non_null(e);
-    e->wanted_case = which;
-    vp_error err;
-    if (csv_read_file(test_data_path("positions_expected.csv"), on_expected_row, e, &err) !=
-        VP_OK) {
-        print_error("%s\n", err.message);
-        fail();
-    }
+    torch_expected *e = torch_expected_load("positions_expected.csv", which, EXACT_ZERO);
     if (!e->have_loss || e->n_tensors == 0 || e->n_stream_norm < 2 ||
         e->n_grad_var != e->n_stream_norm || e->n_weight_grad != e->n_grad_var) {
         print_error("positions_expected.csv: case %s is missing or incomplete\n", which);
@@ -146,83 +63,6 @@ static expected *load_expected(const char *which)
 
 /* ---- what the program wrote ---- */
 
-/* "[16, 32]", "16x32": the numbers, joined by 'x'. */
-static void shape_digits(const char *s, char *out, size_t size)
-{
-    size_t n = 0;
-    int in_number = 0;
-    for (; *s && n + 2 < size; s++) {
-        if (isdigit((unsigned char)*s)) {
-            if (!in_number && n > 0)
-                out[n++] = 'x';
-            out[n++] = *s;
-            in_number = 1;
-        } else
-            in_number = 0;
-    }
-    out[n] = '\0';
-}
-
-typedef struct {
-    double got_frobenius[MOST_TENSORS], got_rms[MOST_TENSORS];
-    expected *want;
-    char unknown[256], bad_shape[256];
-} grads_file;
-
-static vp_status on_grads_row(void *ctx, size_t line, size_t n_cells, char *const *cells,
-                              vp_error *err)
-{
-    (void)err;
-    grads_file *g = ctx;
-    if (line == 1 || n_cells != 4)
-        return VP_OK;
-    tensor_ref *t = find_tensor(g->want, cells[0]);
-    if (!t) {
-        snprintf(g->unknown, sizeof g->unknown, "%s", cells[0]);
-        return VP_OK;
-    }
-    char shape[32];
-    shape_digits(cells[1], shape, sizeof shape);
-    if (strcmp(shape, t->shape) != 0)
-        snprintf(g->bad_shape, sizeof g->bad_shape, "%s: %s, PyTorch %s", cells[0], cells[1],
-                 t->shape);
-    const size_t i = (size_t)(t - g->want->tensors);
-    t->seen++;
-    g->got_frobenius[i] = strtod(cells[2], NULL);
-    g->got_rms[i] = strtod(cells[3], NULL);
-    return VP_OK;
-}
-
-/* The column called name in a CSV header line, or -1. */
-static int column_of(const char *header, const char *name)
-{
-    const size_t len = strlen(name);
-    int col = 0;
-    for (const char *p = header; *p && *p != '\n'; col++) {
-        if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\n' || p[len] == '\0'))
-            return col;
-        while (*p && *p != ',' && *p != '\n')
-            p++;
-        if (*p == ',')
-            p++;
-    }
-    return -1;
-}
-
-/* The cell in column col of the line at p, as a number (NAN when empty). */
-static double cell_of(const char *p, int col)
-{
-    for (int c = 0; c < col && p; c++) {
-        p = strpbrk(p, ",\n");
-        if (!p || *p == '\n')
-            return NAN;
-        p++;
-    }
-    if (!p || *p == ',' || *p == '\n' || *p == '\0')
-        return NAN;
-    return strtod(p, NULL);
-}
-
 typedef struct {
     double stream_norm[MOST_SUB_BLOCKS + 1], grad_var[MOST_SUB_BLOCKS + 1];
     double weight_grad[MOST_SUB_BLOCKS + 1];
@@ -233,20 +73,20 @@ static profile_figures read_profile(const char *csv)
 {
     profile_figures f;
     memset(&f, 0, sizeof f);
-    const int c_k = column_of(csv, "sub_block"), c_s = column_of(csv, "stream_norm"),
-              c_g = column_of(csv, "grad_var"), c_w = column_of(csv, "weight_grad");
+    const int c_k = csv_column_of(csv, "sub_block"), c_s = csv_column_of(csv, "stream_norm"),
+              c_g = csv_column_of(csv, "grad_var"), c_w = csv_column_of(csv, "weight_grad");
     if (c_k < 0 || c_s < 0 || c_g < 0 || c_w < 0) {
         print_error("the CSV lacks sub_block, stream_norm, grad_var or weight_grad:\n%.300s\n",
                     csv);
         fail();
     }
     for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        const double k = cell_of(line + 1, c_k);
+        const double k = csv_number_at(line + 1, c_k);
         if (!(k >= 0 && k <= MOST_SUB_BLOCKS))
             continue;
-        f.stream_norm[(size_t)k] = cell_of(line + 1, c_s);
-        f.grad_var[(size_t)k] = cell_of(line + 1, c_g);
-        f.weight_grad[(size_t)k] = cell_of(line + 1, c_w);
+        f.stream_norm[(size_t)k] = csv_number_at(line + 1, c_s);
+        f.grad_var[(size_t)k] = csv_number_at(line + 1, c_g);
+        f.weight_grad[(size_t)k] = csv_number_at(line + 1, c_w);
         f.rows++;
     }
     return f;
@@ -298,7 +138,7 @@ typedef struct {
 
 static void run_case(const positions_case *c, const char *isa)
 {
-    expected *want = load_expected(c->case_name);
+    torch_expected *want = load_expected(c->case_name);
     char w[512], t[512], grads[512], file[96];
     snprintf(file, sizeof file, "positions_%s.safetensors", c->case_name);
     snprintf(w, sizeof w, "%s", test_data_path(file));
@@ -356,14 +196,9 @@ static void run_case(const positions_case *c, const char *isa)
                      GRAD_TOLERANCE, &worst_wg);
     }
 
-    grads_file *g = calloc(1, sizeof *g);
+    torch_grads_out *g = calloc(1, sizeof *g);
     assert_non_null(g);
-    g->want = want;
-    vp_error err;
-    if (csv_read_file(grads, on_grads_row, g, &err) != VP_OK) {
-        print_error("%s\n", err.message);
-        fail();
-    }
+    torch_grads_out_read(grads, want, g);
     if (g->unknown[0]) {
         print_error("%s on %s: --grads-out names '%s', which PyTorch's model lacks\n",
                     c->case_name, isa, g->unknown);
@@ -374,7 +209,7 @@ static void run_case(const positions_case *c, const char *isa)
         bad = 1;
     }
     for (size_t i = 0; i < want->n_tensors; i++) {
-        const tensor_ref *r = &want->tensors[i];
+        const torch_tensor *r = &want->tensors[i];
         if (r->seen != 1) {
             print_error("%s on %s: --grads-out has %d rows for %s\n", c->case_name, isa, r->seen,
                         r->name);
