@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "csv_text.h"
 #include "io/csv_reader.h"
 #include "run_program.h"
 
@@ -149,4 +150,35 @@ void torch_grads_out_read(const char *path, torch_expected *want, torch_grads_ou
     vp_error err;
     if (csv_read_file(path, on_grads_row, &r, &err) != VP_OK)
         fail_msg("%s: %s", path, err.message);
+}
+
+void torch_profile_read(const char *csv, torch_profile *f)
+{
+    memset(f, 0, sizeof *f);
+    const int c_k = csv_column_of(csv, "sub_block"), c_s = csv_column_of(csv, "stream_norm"),
+              c_g = csv_column_of(csv, "grad_var"), c_w = csv_column_of(csv, "weight_grad");
+    if (c_k < 0 || c_s < 0 || c_g < 0 || c_w < 0)
+        fail_msg("the CSV lacks sub_block, stream_norm, grad_var or weight_grad:\n%.300s", csv);
+    for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        const double k = csv_number_at(line + 1, c_k);
+        if (!(k >= 0 && k <= TORCH_MOST_SUB_BLOCKS))
+            continue;
+        f->stream_norm[(size_t)k] = csv_number_at(line + 1, c_s);
+        f->grad_var[(size_t)k] = csv_number_at(line + 1, c_g);
+        f->weight_grad[(size_t)k] = csv_number_at(line + 1, c_w);
+        f->rows++;
+    }
+}
+
+double torch_reported_loss(const char *json)
+{
+    const char *p = json ? strstr(json, "\"loss_value\"") : NULL;
+    if (!p)
+        return NAN;
+    p += strlen("\"loss_value\"");
+    while (*p == ' ' || *p == ':')
+        p++;
+    char *end;
+    const double v = strtod(p, &end);
+    return end != p ? v : NAN;
 }

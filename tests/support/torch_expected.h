@@ -59,4 +59,17 @@ typedef struct {
  * read. */
 void torch_grads_out_read(const char *path, torch_expected *want, torch_grads_out *out);
 
+/* The program's CSV profile, per sub-block k (rows of k beyond
+ * TORCH_MOST_SUB_BLOCKS left out). Fails the test when a column is missing. */
+typedef struct {
+    double stream_norm[TORCH_MOST_SUB_BLOCKS + 1], grad_var[TORCH_MOST_SUB_BLOCKS + 1];
+    double weight_grad[TORCH_MOST_SUB_BLOCKS + 1];
+    size_t rows;
+} torch_profile;
+void torch_profile_read(const char *csv, torch_profile *out);
+
+/* The loss the program reports, "loss_value" in its JSON; NAN when absent
+ * (json NULL included). */
+double torch_reported_loss(const char *json);
+
 #endif

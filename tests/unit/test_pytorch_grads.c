@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 
-#include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
 #include "torch_expected.h"
@@ -35,7 +34,6 @@
    what gen_torch_grads.py wrote. */
 #define DATA_FLOAT32_NOISE 1e-6
 
-#define MOST_SUB_BLOCKS 64
 
 /* Case `which` of grads_expected.csv, checked whole: its loss, tensors and
    every sub-block's grad_var and weight_grad, and its float32 noise. */
@@ -56,46 +54,6 @@ static torch_expected *load_expected(const char *which)
 }
 
 /* ---- what the program wrote ---- */
-
-typedef struct {
-    double grad_var[MOST_SUB_BLOCKS + 1], weight_grad[MOST_SUB_BLOCKS + 1];
-    size_t rows;
-} profile_figures;
-
-static profile_figures read_profile(const char *csv)
-{
-    profile_figures f;
-    memset(&f, 0, sizeof f);
-    const int c_k = csv_column_of(csv, "sub_block"), c_g = csv_column_of(csv, "grad_var"),
-              c_w = csv_column_of(csv, "weight_grad");
-    if (c_k < 0 || c_g < 0 || c_w < 0) {
-        print_error("the CSV lacks sub_block, grad_var or weight_grad:\n%.300s\n", csv);
-        fail();
-    }
-    for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        const double k = csv_number_at(line + 1, c_k);
-        if (!(k >= 0 && k <= MOST_SUB_BLOCKS))
-            continue;
-        f.grad_var[(size_t)k] = csv_number_at(line + 1, c_g);
-        f.weight_grad[(size_t)k] = csv_number_at(line + 1, c_w);
-        f.rows++;
-    }
-    return f;
-}
-
-/* The loss the program reports: "loss_value" in its JSON. NAN when absent. */
-static double reported_loss(const char *json)
-{
-    const char *p = json ? strstr(json, "\"loss_value\"") : NULL;
-    if (!p)
-        return NAN;
-    p += strlen("\"loss_value\"");
-    while (*p == ' ' || *p == ':')
-        p++;
-    char *end;
-    const double v = strtod(p, &end);
-    return end != p ? v : NAN;
-}
 
 /* ---- the comparison ---- */
 
@@ -161,7 +119,7 @@ static void run_grad_case(const grad_case *c, const char *isa)
     setenv("VARPROF_ISA", isa, 1);
     program_run json = run_varprof(args);
     unsetenv("VARPROF_ISA");
-    const double loss = reported_loss(json.status == 0 ? json.out : NULL);
+    const double loss = torch_reported_loss(json.status == 0 ? json.out : NULL);
     program_run_free(&json);
     if (isnan(loss)) {
         print_error("%s on %s: no \"loss_value\" in the program's JSON\n", c->case_name, isa);
@@ -170,7 +128,8 @@ static void run_grad_case(const grad_case *c, const char *isa)
         bad |= check(c->case_name, isa, "loss", loss, want->loss, &worst.loss);
 
     /* every sub-block's grad_var and weight_grad */
-    const profile_figures got = read_profile(run.out);
+    torch_profile got;
+    torch_profile_read(run.out, &got);
     assert_int_equal(got.rows, want->n_grad_var);
     char label[96];
     for (size_t k = 0; k < want->n_grad_var; k++) {

@@ -19,7 +19,6 @@
 
 #include <cmocka.h>
 
-#include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
 #include "torch_expected.h"
@@ -42,8 +41,6 @@
 #define EXACT_ZERO 1e-15
 #define ZERO_TOLERANCE 1e-7
 
-#define MOST_SUB_BLOCKS 16
-
 /* Case `which` of positions_expected.csv, checked whole. */
 static torch_expected *load_expected(const char *which)
 {
@@ -62,49 +59,6 @@ static torch_expected *load_expected(const char *which)
 }
 
 /* ---- what the program wrote ---- */
-
-typedef struct {
-    double stream_norm[MOST_SUB_BLOCKS + 1], grad_var[MOST_SUB_BLOCKS + 1];
-    double weight_grad[MOST_SUB_BLOCKS + 1];
-    size_t rows;
-} profile_figures;
-
-static profile_figures read_profile(const char *csv)
-{
-    profile_figures f;
-    memset(&f, 0, sizeof f);
-    const int c_k = csv_column_of(csv, "sub_block"), c_s = csv_column_of(csv, "stream_norm"),
-              c_g = csv_column_of(csv, "grad_var"), c_w = csv_column_of(csv, "weight_grad");
-    if (c_k < 0 || c_s < 0 || c_g < 0 || c_w < 0) {
-        print_error("the CSV lacks sub_block, stream_norm, grad_var or weight_grad:\n%.300s\n",
-                    csv);
-        fail();
-    }
-    for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        const double k = csv_number_at(line + 1, c_k);
-        if (!(k >= 0 && k <= MOST_SUB_BLOCKS))
-            continue;
-        f.stream_norm[(size_t)k] = csv_number_at(line + 1, c_s);
-        f.grad_var[(size_t)k] = csv_number_at(line + 1, c_g);
-        f.weight_grad[(size_t)k] = csv_number_at(line + 1, c_w);
-        f.rows++;
-    }
-    return f;
-}
-
-/* The loss the program reports: "loss_value" in its JSON. NAN when absent. */
-static double reported_loss(const char *json)
-{
-    const char *p = json ? strstr(json, "\"loss_value\"") : NULL;
-    if (!p)
-        return NAN;
-    p += strlen("\"loss_value\"");
-    while (*p == ' ' || *p == ':')
-        p++;
-    char *end;
-    const double v = strtod(p, &end);
-    return end != p ? v : NAN;
-}
 
 /* ---- the comparison ---- */
 
@@ -176,11 +130,12 @@ static void run_case(const positions_case *c, const char *isa)
     setenv("VARPROF_ISA", isa, 1);
     program_run json = run_varprof(args);
     unsetenv("VARPROF_ISA");
-    const double loss = reported_loss(json.status == 0 ? json.out : NULL);
+    const double loss = torch_reported_loss(json.status == 0 ? json.out : NULL);
     program_run_free(&json);
     bad |= check(c->case_name, isa, "loss", loss, want->loss, GRAD_TOLERANCE, &worst_loss);
 
-    const profile_figures got = read_profile(run.out);
+    torch_profile got;
+    torch_profile_read(run.out, &got);
     assert_int_equal(got.rows, want->n_stream_norm);
     for (size_t k = 0; k < want->n_stream_norm; k++) {
         snprintf(label, sizeof label, "stream norm after sub-block %zu", k);
