@@ -34,7 +34,6 @@
    what gen_torch_grads.py wrote. */
 #define DATA_FLOAT32_NOISE 1e-6
 
-
 /* Case `which` of grads_expected.csv, checked whole: its loss, tensors and
    every sub-block's grad_var and weight_grad, and its float32 noise. */
 static torch_expected *load_expected(const char *which)
