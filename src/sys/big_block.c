@@ -1,5 +1,5 @@
 /* madvise is not POSIX: _DEFAULT_SOURCE declares it under glibc. */
-#define _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE // NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
 #include "sys/big_block.h"
 
 #include <stdlib.h>
