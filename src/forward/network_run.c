@@ -869,6 +869,13 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
                                   .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
                                   .eps = o->eps,
                                   .heads = cfg->mlp_only ? 0 : o->heads,
+                                  .kv_heads = cfg->mlp_only || vp_forward_kv_heads(o) == o->heads
+                                                  ? 0
+                                                  : vp_forward_kv_heads(o),
+                                  .head_dim = cfg->mlp_only || o->heads * vp_forward_head_dim(o) ==
+                                                                   o->width
+                                                  ? 0
+                                                  : vp_forward_head_dim(o),
                                   .ffn_mult = vp_forward_ffn_width(o) % o->width == 0
                                                   ? vp_forward_ffn_width(o) / o->width
                                                   : 0,

@@ -292,6 +292,38 @@ static void gqa_usage_errors(void **state)
     }
 }
 
+/* The text heading and the JSON say the heads' shape where it is not the
+   default; the default goes unsaid, so that every other output stands. */
+static void outputs_say_the_heads(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args[20];
+        const char *says, *lacks;
+    } cases[] = {
+        {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--kv-heads",
+          "1", "--head-dim", "16", "--tokens", "5", NULL},
+         "network: width 32, 4 heads of 16 sharing 1 kv head, ", NULL},
+        {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--kv-heads",
+          "2", "--tokens", "5", "--format", "json", NULL},
+         "\"heads\":4,\"kv_heads\":2,\"ffn_mult\"", "head_dim"},
+        {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--kv-heads",
+          "4", "--head-dim", "8", "--tokens", "5", "--format", "json", NULL},
+         "\"heads\":4,\"ffn_mult\"", "kv_heads"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        program_run run = run_varprof(cases[i].args);
+        if (run.status != 0 || !strstr(run.out, cases[i].says) ||
+            (cases[i].lacks && strstr(run.out, cases[i].lacks))) {
+            print_error("case %zu: exit %d, want '%s'%s%s in:\n%.600s\n", i, run.status,
+                        cases[i].says, cases[i].lacks ? " and no " : "",
+                        cases[i].lacks ? cases[i].lacks : "", run.out);
+            fail();
+        }
+        program_run_free(&run);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +333,7 @@ int main(void)
         cmocka_unit_test(heads_narrower_than_d_over_h),
         cmocka_unit_test(threads_change_nothing),
         cmocka_unit_test(gqa_usage_errors),
+        cmocka_unit_test(outputs_say_the_heads),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("grouped-query attention matched to PyTorch", tests,
