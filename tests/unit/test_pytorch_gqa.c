@@ -8,7 +8,8 @@
  * tensor's gradient norm (--grads-out) and every sub-block's grad_var and
  * weight_grad are PyTorch's within 1e-5 relative. Besides: the figures do
  * not depend on the threads, a file's k that disagrees with --kv-heads is
- * refused, and bad --kv-heads and --head-dim are usage errors. */
+ * refused, bad --kv-heads and --head-dim are usage errors, training runs
+ * the shapes, and the outputs say them. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -292,6 +293,45 @@ static void gqa_usage_errors(void **state)
     }
 }
 
+/* varprof train runs grouped-query attention with heads of their own
+   width, QK-norm and rope: --layer-stats has a row for layer 0's k (2 kv
+   heads of 12 at width 48) at each of the 20 steps, with a gradient and an
+   update. */
+static void train_runs_grouped_query(void **state)
+{
+    (void)state;
+    char stats[512];
+    snprintf(stats, sizeof stats, "%s/gqa_layer_stats.csv", test_scratch());
+    const char *args[] = {"train",      "--block",    "attn-mlp", "--heads",     "4",
+                          "--kv-heads", "2",          "--head-dim", "12",        "--positions",
+                          "rope",       "--qk-norm",  "--steps",  "20",          "--placement",
+                          "pre-norm",   "--layers",   "2",        "--layer-stats", stats,
+                          "--quiet",    NULL};
+    program_run run = run_varprof(args);
+    if (run.status != 0) {
+        print_error("exit %d: %s", run.status, run.err);
+        fail();
+    }
+    program_run_free(&run);
+    FILE *f = fopen(stats, "r");
+    assert_non_null(f);
+    char line[512];
+    int rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, ",layers.0.attn.k.weight,");
+        if (!at)
+            continue;
+        double grad_norm = 0, weight_norm = 0, update_ratio = 0;
+        assert_int_equal(sscanf(at + strlen(",layers.0.attn.k.weight,"), "%lf,%lf,%lf",
+                                &grad_norm, &weight_norm, &update_ratio),
+                         3);
+        assert_true(grad_norm > 0 && weight_norm > 0 && update_ratio > 0);
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 20);
+}
+
 /* The text heading and the JSON say the heads' shape where it is not the
    default; the default goes unsaid, so that every other output stands. */
 static void outputs_say_the_heads(void **state)
@@ -333,6 +373,7 @@ int main(void)
         cmocka_unit_test(heads_narrower_than_d_over_h),
         cmocka_unit_test(threads_change_nothing),
         cmocka_unit_test(gqa_usage_errors),
+        cmocka_unit_test(train_runs_grouped_query),
         cmocka_unit_test(outputs_say_the_heads),
     };
     test_filter_from_environment();
