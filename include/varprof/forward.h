@@ -148,7 +148,8 @@ typedef struct {
     double rope_theta; /* with rope: the base theta, > 0 and finite */
 } vp_forward_options;
 
-/* d 512, 8 heads (kv_heads 0: as many; head_dim 0: d / H), m 4 (no ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
+/* d 512, 8 heads (kv_heads 0: as many; head_dim 0: d / H), m 4 (no
+ * ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
  * QK-norm, every projection with a bias, gain init, seed 1, no progress, loss copy, no
  * gradient callback. */
 void vp_forward_options_init(vp_forward_options *options);
@@ -180,20 +181,21 @@ void vp_forward_options_init(vp_forward_options *options);
 
 /* What a weights file says of the network: width and vocab (embed.weight),
  * layers (the highest i + 1), whether layers have attention, the heads'
- * shape (hd from QK-norm's weights, else d / H with o->heads as given; then
- * H from q's rows / hd and H_kv from k's rows / hd, kv_heads 0 and head_dim
- * 0 where they are the defaults), the MLP's
- * hidden width (ffn_mult when the width divides it, ffn_width 0; else
- * ffn_width), whether the MLP is gated (mlp.gate.weight) or not
- * (mlp.fc1.weight), QK-norm and with it the heads, LayerNorm (norms with
- * biases) or RMSNorm, and which projections have biases (layer 0's q and
- * MLP's first projection tell: VP_BIAS_ALL, VP_BIAS_QKV or VP_BIAS_NONE).
- * Sets those fields of cfg and o (heads only where
- * QK-norm weights tell it). The names do not tell the activation: o->mlp
+ * shape, the MLP's hidden width (ffn_mult when the width divides it,
+ * ffn_width 0; else ffn_width), whether the MLP is gated (mlp.gate.weight)
+ * or not (mlp.fc1.weight), QK-norm, LayerNorm (norms with biases) or
+ * RMSNorm, and which projections have biases (layer 0's q and MLP's first
+ * projection tell: VP_BIAS_ALL, VP_BIAS_QKV or VP_BIAS_NONE). Sets those
+ * fields of cfg and o. The heads' shape: hd is the QK-norm weights' length,
+ * else o->head_dim or d / o->heads as given (when neither says, as with
+ * heads not dividing d, the heads stay as they were); then H is layer 0's
+ * q rows / hd and H_kv its k rows / hd, kv_heads and head_dim left 0 where
+ * they are the defaults. The names do not tell the activation: o->mlp
  * stays as it was when its gating agrees with the file's, else becomes
  * VP_MLP_SWIGLU (gated) or VP_MLP_GELU. VP_EFORMAT when embed.weight or the
- * layers' MLPs are missing or of no consistent shape, or when q's or k's
- * rows are no whole number of heads of hd. */
+ * layers' MLPs are missing or of no consistent shape, or when layer 0 has q
+ * but not k, or their rows are no whole number of heads of hd with k's
+ * heads dividing q's. */
 vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
                            vp_forward_options *o, vp_error *err);
 
