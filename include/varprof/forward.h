@@ -2,8 +2,9 @@
  * random weights, run on random tokens, measured after every sub-block.
  *
  * Token embedding (vocab V), then L layers of the configuration's placement:
- * causal multi-head self-attention (H heads, Q, K, V and output projections
- * with biases, optional QK-norm) then an MLP of hidden width m d (or
+ * causal multi-head self-attention (H query heads of hd coordinates sharing
+ * H_kv key and value heads, Q, K, V and output projections with biases,
+ * optional QK-norm) then an MLP of hidden width m d (or
  * options->ffn_width) of the kind options->mlp says (GELU by default), or
  * the MLP alone (cfg->mlp_only). Norms are LayerNorm or RMSNorm with weights 1
  * (gamma for a sandwich's or output-norm's output norm) and biases 0 at init.
@@ -114,7 +115,11 @@ typedef void (*vp_param_grad_fn)(void *ctx, const vp_param_grad *grad);
 
 typedef struct {
     size_t width;    /* d */
-    size_t heads;    /* H, dividing d */
+    size_t heads;    /* H: query heads; with head_dim 0, H divides d */
+    size_t kv_heads; /* H_kv: key and value heads, dividing H (grouped-query
+                        attention; 1: multi-query); query head h reads kv head
+                        h / (H / H_kv), Hugging Face's repeat_kv; 0: H */
+    size_t head_dim; /* hd: each head's width; 0: d / H */
     size_t ffn_mult; /* m: the MLP's hidden width is m d, unless ffn_width */
     size_t ffn_width; /* the MLP's hidden width exactly; 0: ffn_mult d */
     vp_mlp mlp;       /* the MLP's kind */
@@ -143,7 +148,8 @@ typedef struct {
     double rope_theta; /* with rope: the base theta, > 0 and finite */
 } vp_forward_options;
 
-/* d 512, 8 heads, m 4 (no ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
+/* d 512, 8 heads (kv_heads 0: as many; head_dim 0: d / H), m 4 (no
+ * ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
  * QK-norm, every projection with a bias, gain init, seed 1, no progress, loss copy, no
  * gradient callback. */
 void vp_forward_options_init(vp_forward_options *options);
@@ -152,8 +158,10 @@ void vp_forward_options_init(vp_forward_options *options);
  * from 0:
  *   embed.weight [V, d]
  *   pos_embed.weight [n_ctx, d]     with positions learned (rope has no tensor)
- *   layers.i.attn.{q,k,v,o}.weight [d, d] and .bias [d]
- *   layers.i.attn.{q_norm,k_norm}.weight [d / H]         with QK-norm
+ *   layers.i.attn.q.weight [H hd, d], .bias [H hd]; layers.i.attn.{k,v}.weight
+ *     [H_kv hd, d], .bias [H_kv hd]; layers.i.attn.o.weight [d, H hd], .bias [d]
+ *     (H hd = H_kv hd = d by default)
+ *   layers.i.attn.{q_norm,k_norm}.weight [hd]         with QK-norm
  *   layers.i.mlp.fc1.weight [F, d], .bias [F]; layers.i.mlp.fc2.weight [d, F], .bias [d]
  *     for the two-matrix MLPs (gelu, gelu-tanh, relu), F the hidden width;
  *   layers.i.mlp.{gate,up}.weight [F, d], .bias [F]; layers.i.mlp.down.weight [d, F],
@@ -172,19 +180,30 @@ void vp_forward_options_init(vp_forward_options *options);
  * serves the forward profile and the loss random. */
 
 /* What a weights file says of the network: width and vocab (embed.weight),
- * layers (the highest i + 1), whether layers have attention, the MLP's
- * hidden width (ffn_mult when the width divides it, ffn_width 0; else
- * ffn_width), whether the MLP is gated (mlp.gate.weight) or not
- * (mlp.fc1.weight), QK-norm and with it the heads, LayerNorm (norms with
- * biases) or RMSNorm, and which projections have biases (layer 0's q and
- * MLP's first projection tell: VP_BIAS_ALL, VP_BIAS_QKV or VP_BIAS_NONE).
- * Sets those fields of cfg and o (heads only where
- * QK-norm weights tell it). The names do not tell the activation: o->mlp
+ * layers (the highest i + 1), whether layers have attention, the heads'
+ * shape, the MLP's hidden width (ffn_mult when the width divides it,
+ * ffn_width 0; else ffn_width), whether the MLP is gated (mlp.gate.weight)
+ * or not (mlp.fc1.weight), QK-norm, LayerNorm (norms with biases) or
+ * RMSNorm, and which projections have biases (layer 0's q and MLP's first
+ * projection tell: VP_BIAS_ALL, VP_BIAS_QKV or VP_BIAS_NONE). Sets those
+ * fields of cfg and o. The heads' shape: hd is the QK-norm weights' length,
+ * else o->head_dim or d / o->heads as given (when neither says, as with
+ * heads not dividing d, the heads stay as they were); then H is layer 0's
+ * q rows / hd and H_kv its k rows / hd, kv_heads and head_dim left 0 where
+ * they are the defaults. The names do not tell the activation: o->mlp
  * stays as it was when its gating agrees with the file's, else becomes
  * VP_MLP_SWIGLU (gated) or VP_MLP_GELU. VP_EFORMAT when embed.weight or the
- * layers' MLPs are missing or of no consistent shape. */
+ * layers' MLPs are missing or of no consistent shape, or when layer 0 has q
+ * but not k, or their rows are no whole number of heads of hd with k's
+ * heads dividing q's. */
 vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
                            vp_forward_options *o, vp_error *err);
+
+/* H_kv of o: kv_heads, or heads when it is 0. */
+size_t vp_forward_kv_heads(const vp_forward_options *o);
+
+/* hd of o: head_dim, or width / heads when it is 0 (0 when heads is). */
+size_t vp_forward_head_dim(const vp_forward_options *o);
 
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
@@ -216,7 +235,9 @@ vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
 /* Checks cfg and options: every size in its range (ffn_width 0 or 1 ..
  * VP_FORWARD_MAX_FFN_WIDTH; ffn_mult d is bounded by ffn_mult's range and
- * memory alone), an MLP kind in range, H dividing d, the network
+ * memory alone), an MLP kind in range, H dividing d when head_dim is 0,
+ * kv_heads 0 or dividing H, head_dim 0 or 1 .. VP_FORWARD_MAX_WIDTH with H
+ * head_dim at most VP_FORWARD_MAX_WIDTH, the network
  * within half of the machine's memory; with cfg->grad, a loss in range, at
  * least 2 tokens for next, and with weights a head of shape [V, d] where the
  * loss needs one and a final norm agreeing with cfg->final_norm (unless

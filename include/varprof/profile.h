@@ -48,6 +48,7 @@ typedef struct {
     double eps; /* the norms' eps */
     /* the forward pass's network; zero for the Monte Carlo */
     size_t heads, ffn_mult, vocab, batch, tokens;
+    size_t kv_heads, head_dim; /* the forward pass's where not the defaults (H, d / H); else 0 */
     size_t ffn_width; /* the MLP's hidden width; ffn_mult 0 when the width does not divide it */
     const char *mlp;  /* the MLP's kind, vp_mlp_name's; NULL for the Monte Carlo */
     const char *bias; /* the projections' biases, vp_bias_name's; NULL for the Monte Carlo */

@@ -27,22 +27,15 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
         fw->eps = s->norm_eps;
     if (!args->given[OPT_FINAL_NORM])
         cfg->final_norm = s->final_norm ? VP_FINAL_NORM_YES : VP_FINAL_NORM_NO;
-    char what[160];
+    /* the heads: the table's query heads, its key-value heads (grouped-query
+       where fewer) and its head width where it sets one apart from d / H
+       (Gemma's); --heads alone runs multi-head attention of width / H */
     if (!args->given[OPT_HEADS]) {
         fw->heads = s->heads;
-        if (s->kv_heads != s->heads) {
-            snprintf(what, sizeof what,
-                     "its attention is grouped-query, %zu key-value heads for %zu query heads",
-                     s->kv_heads, s->heads);
-            return refuse(model, what, "give --heads H to run multi-head attention instead");
-        }
-        /* a head width of the table's own, apart from d / H (Gemma's) */
-        if (s->head_dim_given && s->head_dim * s->heads != fw->width) {
-            snprintf(what, sizeof what, "its %zu heads are %zu wide, %zu in all against the "
-                     "stream's %zu",
-                     s->heads, s->head_dim, s->heads * s->head_dim, fw->width);
-            return refuse(model, what, "give --heads H to run heads of width / H instead");
-        }
+        if (!args->given[OPT_KV_HEADS])
+            fw->kv_heads = s->kv_heads != s->heads ? s->kv_heads : 0;
+        if (!args->given[OPT_HEAD_DIM])
+            fw->head_dim = s->head_dim_given ? s->head_dim : 0;
     }
     if (!args->given[OPT_BIAS]) {
         switch (s->biases) {
@@ -75,11 +68,13 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
             if (!args->given[OPT_ROPE_THETA])
                 fw->rope_theta = s->rope_theta;
             break;
-        default:
+        default: {
+            char what[160];
             snprintf(what, sizeof what, "its positions are %s",
                      vp_model_positions_name(s->positions));
             return refuse(model, what,
                           "give --positions none, learned or rope to run one of those instead");
+        }
         }
     }
     return EXIT_OK;

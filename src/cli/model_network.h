@@ -1,5 +1,5 @@
 /* --model NAME with the forward pass: the network is the model's own shape
- * (the models table's width, heads, MLP, vocab, eps, biases, positions,
+ * (the models table's width, heads, kv heads, head width, MLP, vocab, eps, biases, positions,
  * final norm), each part the command line does not give. */
 #ifndef VARPROF_CLI_MODEL_NETWORK_H
 #define VARPROF_CLI_MODEL_NETWORK_H
@@ -10,8 +10,7 @@
 /* Sets each part of cfg and fw that args leaves open from model's shape.
  * A model without a shape keeps fw as it is. Returns EXIT_OK, or
  * EXIT_USAGE after printing what of the model the forward pass cannot
- * build (grouped-query attention, a head width apart from d / H, positions
- * it has not, biases on the MLP alone) and the option that runs a stand-in
+ * build (positions it has not, biases on the MLP alone) and the option that runs a stand-in
  * instead. */
 int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
                   vp_forward_options *fw);

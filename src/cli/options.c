@@ -61,6 +61,12 @@ static const option_spec options[OPT_COUNT] = {
                       "Monte Carlo and forward: the norms' eps, > 0 and < 1; default 1e-5"},
     [OPT_HEADS] = {"heads", "H", CMD_TRAIN | CMD_PROFILE,
                    "forward: attention heads, dividing the width; default 8"},
+    [OPT_KV_HEADS] = {"kv-heads", "H", CMD_TRAIN | CMD_PROFILE,
+                      "forward: key and value heads, dividing --heads: fewer is grouped-query "
+                      "attention, 1 multi-query; default --heads"},
+    [OPT_HEAD_DIM] = {"head-dim", "N", CMD_TRAIN | CMD_PROFILE,
+                      "forward: each head's width, 1 to 65536 with --heads x N at most 65536 "
+                      "(even with --positions rope); default width / heads"},
     [OPT_FFN_MULT] = {"ffn-mult", "M", CMD_PROFILE,
                       "forward: the MLP's hidden width in widths, 1 to 64; default 4"},
     [OPT_FFN_WIDTH] = {"ffn-width", "N", CMD_TRAIN | CMD_PROFILE,

@@ -38,6 +38,8 @@ typedef enum {
     OPT_METHOD,
     OPT_NORM_EPS,
     OPT_HEADS,
+    OPT_KV_HEADS,
+    OPT_HEAD_DIM,
     OPT_FFN_MULT,
     OPT_FFN_WIDTH,
     OPT_MLP,

@@ -270,6 +270,8 @@ static int read_network_files(const cli_args *args, profile_request *req)
             .bias = args->given[OPT_BIAS],
             .norm = args->given[OPT_NORM],
             .heads = args->given[OPT_HEADS],
+            .kv_heads = args->given[OPT_KV_HEADS],
+            .head_dim = args->given[OPT_HEAD_DIM],
             .layers = args->given[OPT_LAYERS],
             .block = args->given[OPT_BLOCK],
         };
@@ -437,6 +439,8 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         {OPT_TRIALS, mc, "mc or all"},
         {OPT_METHOD, mc, "mc or all"},
         {OPT_HEADS, forward, "forward or all"},
+        {OPT_KV_HEADS, forward, "forward or all"},
+        {OPT_HEAD_DIM, forward, "forward or all"},
         {OPT_FFN_MULT, forward, "forward or all"},
         {OPT_FFN_WIDTH, forward, "forward or all"},
         {OPT_MLP, forward, "forward or all"},

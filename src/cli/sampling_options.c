@@ -72,6 +72,30 @@ static int read_positions(const cli_args *args, vp_forward_options *fw)
     return EXIT_OK;
 }
 
+/* --heads against the width, --kv-heads against --heads, --head-dim against
+   rope and the queries' width */
+static int read_attention_shape(vp_forward_options *fw)
+{
+    if (!fw->head_dim && fw->width % fw->heads != 0)
+        return cli_usage_error("--heads: %zu heads do not divide the width %zu; each head "
+                               "takes width / heads coordinates, unless --head-dim gives it",
+                               fw->heads, fw->width);
+    if (fw->kv_heads && fw->heads % fw->kv_heads != 0)
+        return cli_usage_error("--kv-heads: %zu does not divide the %zu heads; it must be a "
+                               "divisor of --heads (1 multi-query, %zu multi-head)",
+                               fw->kv_heads, fw->heads, fw->heads);
+    const size_t hd = vp_forward_head_dim(fw);
+    if (fw->heads * hd > VP_FORWARD_MAX_WIDTH)
+        return cli_usage_error("--head-dim: %zu heads of %zu is %zu; --heads x --head-dim "
+                               "must be at most %u",
+                               fw->heads, hd, fw->heads * hd, VP_FORWARD_MAX_WIDTH);
+    if (fw->positions == VP_POSITIONS_ROPE && fw->head_dim && fw->head_dim % 2 != 0)
+        return cli_usage_error("--head-dim: %zu with --positions rope; rope rotates pairs, so "
+                               "it must be even",
+                               fw->head_dim);
+    return EXIT_OK;
+}
+
 int read_forward_options(const cli_args *args, vp_forward_options *fw)
 {
     static const char *const inits[] = {"gain", "torch", NULL};
@@ -83,6 +107,8 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         (rc = cli_choice(args, OPT_INIT, inits, &init)) != EXIT_OK ||
         (rc = cli_size(args, OPT_WIDTH, 1, VP_FORWARD_MAX_WIDTH, &fw->width)) != EXIT_OK ||
         (rc = cli_size(args, OPT_HEADS, 1, VP_FORWARD_MAX_WIDTH, &fw->heads)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_KV_HEADS, 1, VP_FORWARD_MAX_WIDTH, &fw->kv_heads)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_HEAD_DIM, 1, VP_FORWARD_MAX_WIDTH, &fw->head_dim)) != EXIT_OK ||
         (rc = cli_size(args, OPT_FFN_MULT, 1, VP_FORWARD_MAX_FFN_MULT, &fw->ffn_mult)) != EXIT_OK ||
         (rc = cli_size(args, OPT_VOCAB, 1, VP_FORWARD_MAX_VOCAB, &fw->vocab)) != EXIT_OK ||
         (rc = cli_size(args, OPT_BATCH, 1, VP_FORWARD_MAX_BATCH, &fw->batch)) != EXIT_OK ||
@@ -118,9 +144,5 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
     if ((rc = read_positions(args, fw)) != EXIT_OK)
         return rc;
     fw->seed = seed;
-    if (fw->width % fw->heads != 0)
-        return cli_usage_error("--heads: %zu heads do not divide the width %zu; each head "
-                               "takes width / heads coordinates",
-                               fw->heads, fw->width);
-    return EXIT_OK;
+    return read_attention_shape(fw);
 }

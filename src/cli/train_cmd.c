@@ -162,6 +162,8 @@ static int read_weights(const cli_args *args, train_request *req)
         .bias = args->given[OPT_BIAS],
         .norm = args->given[OPT_NORM],
         .heads = args->given[OPT_HEADS],
+        .kv_heads = args->given[OPT_KV_HEADS],
+        .head_dim = args->given[OPT_HEAD_DIM],
         .layers = args->given[OPT_TRAIN_LAYERS],
         .block = args->given[OPT_TRAIN_BLOCK],
     };
@@ -247,9 +249,10 @@ static int read_request(const cli_args *args, train_request *req)
         return rc;
     if (!args->given[OPT_HEADS] && req->base.mlp_only)
         n->heads = 1; /* no attention: any width */
-    if (n->width % n->heads != 0)
-        return cli_usage_error("--heads: %zu heads do not divide the width %zu", n->heads,
-                               n->width);
+    if (!n->head_dim && n->width % n->heads != 0)
+        return cli_usage_error("--heads: %zu heads do not divide the width %zu; give "
+                               "--head-dim, or heads that divide it",
+                               n->heads, n->width);
     for (size_t i = 0; i < req->n_warmups; i++)
         if (req->warmups[i] > req->train.steps)
             return cli_usage_error("--warmup: %zu steps is longer than the run (--steps %zu); "

@@ -34,9 +34,14 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
     o->bias = file.bias;
     if (!given->norm)
         o->norm = file.norm;
-    if (!given->heads && file.qk_norm)
+    /* the heads' shape where the file's q, k (and QK-norm) rows tell it */
+    if (!given->heads && (file.qk_norm || file.head_dim || file.kv_heads))
         o->heads = file.heads;
-    if (!given->heads && o->width % o->heads != 0)
+    if (!given->kv_heads)
+        o->kv_heads = file.kv_heads;
+    if (!given->head_dim)
+        o->head_dim = file.head_dim;
+    if (!given->heads && !o->head_dim && o->width % o->heads != 0)
         o->heads = 1; /* the file does not say; one head always divides */
     o->qk_norm = o->qk_norm || file.qk_norm;
     /* pos_embed.weight makes the positions learned, unless the command line

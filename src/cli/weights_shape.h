@@ -8,7 +8,8 @@
 
 /* Which parts of the shape the user gave: those keep their values. */
 typedef struct {
-    int width, vocab, ffn_mult, ffn_width, mlp, bias, norm, heads, layers, block;
+    int width, vocab, ffn_mult, ffn_width, mlp, bias, norm, heads, kv_heads, head_dim, layers,
+        block;
 } weights_shape_given;
 
 /* Reads the shape weights describe (vp_forward_infer) and sets each part of
@@ -16,8 +17,9 @@ typedef struct {
  * exact), the MLP's kind (gated or not as the names say; VP_EINVAL when a
  * given kind's gating disagrees with the file's), the projections' biases
  * (VP_EINVAL when a given setting is not the file's), norm,
- * layers, MLP-only blocks, and the heads where QK-norm weights tell them (else
- * one head when the given count does not divide the width). QK-norm is on if
+ * layers, MLP-only blocks, the heads where QK-norm weights or q's rows tell
+ * them (else one head when the given count does not divide the width), and
+ * the kv heads and head width q's and k's rows tell. QK-norm is on if
  * either says so; positions are learned when the file has pos_embed.weight
  * and o's are none. Fails as vp_forward_infer does, changing nothing. */
 vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,

@@ -11,6 +11,8 @@ typedef struct {
     const vp_forward_options *o;
     /* [rows][d] each: gradients in flight and scratch */
     float *dx, *dz, *df, *dh, *dsum, *dpre, *datt, *dq, *dk, *dv, *z;
+    /* datt, dq [rows][H hd]; dk, dv [rows][H_kv hd]; dpre the wider of d, H hd */
+    float *k_exp, *v_exp, *dk_exp, *dv_exp; /* [rows][H hd], with H_kv < H; else unused */
     float *dhid, *dhid_pre; /* [rows][m d] */
     float *dhid_up;         /* [rows][m d], a gated MLP's; else unused */
     float *logits;          /* [rows][V], with a head */

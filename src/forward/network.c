@@ -39,7 +39,9 @@ static size_t layer_floats(const fw_model *shape, const kern_table *kern)
     const size_t d = shape->d;
     size_t n = 4 * 2 * aligned(d); /* four norms, weight and bias */
     if (!shape->mlp_only)
-        n += 4 * linear_floats(shape, kern, d, d) + 2 * aligned(shape->head_dim);
+        n += linear_floats(shape, kern, d, shape->q_width) +
+             2 * linear_floats(shape, kern, d, shape->kv_width) +
+             linear_floats(shape, kern, shape->q_width, d) + 2 * aligned(shape->head_dim);
     n += linear_floats(shape, kern, d, shape->hidden) + linear_floats(shape, kern, shape->hidden, d);
     if (shape->gated)
         n += linear_floats(shape, kern, d, shape->hidden);
@@ -77,7 +79,10 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->eps = (float)o->eps;
     m->d = o->width;
     m->heads = o->heads;
-    m->head_dim = o->width / o->heads;
+    m->head_dim = vp_forward_head_dim(o);
+    m->kv_heads = vp_forward_kv_heads(o);
+    m->q_width = m->heads * m->head_dim;
+    m->kv_width = m->kv_heads * m->head_dim;
     m->hidden = vp_forward_ffn_width(o);
     m->mlp = o->mlp;
     m->gated = vp_mlp_gated(o->mlp);
@@ -180,10 +185,10 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         make_norm(m, &layer->attn_out_norm, out_norms ? gamma : 1.0f);
         make_norm(m, &layer->mlp_out_norm, out_norms ? gamma : 1.0f);
         if (!m->mlp_only) {
-            make_linear(m, &layer->q, m->d, m->d, QKV_PROJECTION);
-            make_linear(m, &layer->k, m->d, m->d, QKV_PROJECTION);
-            make_linear(m, &layer->v, m->d, m->d, QKV_PROJECTION);
-            make_linear(m, &layer->o, m->d, m->d, OTHER_PROJECTION);
+            make_linear(m, &layer->q, m->d, m->q_width, QKV_PROJECTION);
+            make_linear(m, &layer->k, m->d, m->kv_width, QKV_PROJECTION);
+            make_linear(m, &layer->v, m->d, m->kv_width, QKV_PROJECTION);
+            make_linear(m, &layer->o, m->q_width, m->d, OTHER_PROJECTION);
             layer->q_norm = take(m, m->head_dim);
             layer->k_norm = take(m, m->head_dim);
             for (size_t i = 0; i < m->head_dim; i++)
@@ -388,6 +393,10 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
                                                                    : d * m->hidden + m->hidden;
     if (m->has_head && m->vocab * d + m->vocab > biggest)
         biggest = m->vocab * d + m->vocab;
+    /* q and its bias, o and its */
+    const size_t attn_most = m->q_width * d + (m->q_width > d ? m->q_width : d);
+    if (!m->mlp_only && attn_most > biggest)
+        biggest = attn_most;
     float *scratch = malloc(biggest * sizeof *scratch);
     if (!scratch)
         return vp_fail(err, VP_ENOMEM, "no memory to draw the weights");
@@ -434,8 +443,10 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
             draw_linear(m, &layer->q, o, stream_of(l, 0), 1.0 / sqrt((double)d), 1.0, scratch);
             draw_linear(m, &layer->k, o, stream_of(l, 1), 1.0 / sqrt((double)d), 1.0, scratch);
             draw_linear(m, &layer->v, o, stream_of(l, 2), beta / sqrt((double)d), beta, scratch);
-            /* as if each token attended to itself: gain = sqrt(d) sd_o beta */
-            const double sd_o = beta > 0.0 ? g_attn / (beta * sqrt((double)d)) : 0.0; /* not 0/0 */
+            /* as if each token attended to itself: o sums H hd coordinates of v,
+               each of h's mean square times beta^2, so gain = sqrt(H hd) sd_o beta */
+            const double sd_o =
+                beta > 0.0 ? g_attn / (beta * sqrt((double)m->q_width)) : 0.0; /* not 0/0 */
             draw_linear(m, &layer->o, o, stream_of(l, 3), sd_o, beta, scratch);
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;

@@ -26,7 +26,7 @@ typedef struct {
 typedef struct {
     fw_norm attn_norm, mlp_norm;         /* on the branch input or the stream */
     fw_norm attn_out_norm, mlp_out_norm; /* sandwich and output-norm: on the branch output */
-    fw_linear q, k, v, o;
+    fw_linear q, k, v, o; /* q: d -> H hd; k, v: d -> H_kv hd; o: H hd -> d */
     float *q_norm, *k_norm; /* [head dim], with QK-norm */
     /* the two-matrix MLP: fc2(act(fc1 h)); the gated one: fc1 is the gate,
        up the second input projection, fc2 down: fc2(act(fc1 h) * up h) */
@@ -43,6 +43,8 @@ typedef struct {
     vp_norm norm;
     float eps;
     size_t d, heads, head_dim, hidden, vocab, layers;
+    size_t kv_heads;        /* H_kv, dividing heads: query head h reads kv head h / (H / H_kv) */
+    size_t q_width, kv_width; /* H hd: q's and the heads' output; H_kv hd: k's and v's */
     float *embed; /* [V][d] */
     fw_layer *layers_;
     /* the output head and the final norm before it (head.*, final_norm.*) */

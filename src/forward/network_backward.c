@@ -18,6 +18,8 @@ static size_t aligned(size_t floats)
 static size_t widest(const fw_model *m)
 {
     size_t w = m->d > m->hidden ? m->d : m->hidden;
+    if (m->q_width > w)
+        w = m->q_width;
     return m->has_head && m->vocab > w ? m->vocab : w;
 }
 
@@ -32,17 +34,25 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
         used += aligned(n);                                                                       \
     } while (0)
     const size_t d = rows * m->d, hid = rows * m->hidden, w = widest(m);
+    const size_t qw = rows * m->q_width, kvw = rows * m->kv_width;
+    const int grouped = m->kv_heads != m->heads;
     TAKE(dx, d);
     TAKE(dz, d);
     TAKE(df, d);
     TAKE(dh, d);
     TAKE(dsum, d);
-    TAKE(dpre, d);
-    TAKE(datt, d);
-    TAKE(dq, d);
-    TAKE(dk, d);
-    TAKE(dv, d);
+    TAKE(dpre, d > qw ? d : qw); /* an output norm's, or QK-norm's input's */
+    TAKE(datt, qw);
+    TAKE(dq, qw);
+    TAKE(dk, kvw);
+    TAKE(dv, kvw);
     TAKE(z, d);
+    /* grouped-query attention: k and v repeated to the query heads, and
+       their gradients there before each group's sum */
+    TAKE(k_exp, grouped ? qw : 0);
+    TAKE(v_exp, grouped ? qw : 0);
+    TAKE(dk_exp, grouped ? qw : 0);
+    TAKE(dv_exp, grouped ? qw : 0);
     TAKE(dhid, hid);
     TAKE(dhid_pre, hid);
     TAKE(dhid_up, m->gated ? hid : 0);
@@ -55,6 +65,8 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     size_t most_w = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
     if (m->n_ctx * m->d > most_w) /* learned positions */
         most_w = m->n_ctx * m->d;
+    if (m->q_width * m->d > most_w) /* q and o */
+        most_w = m->q_width * m->d;
     TAKE(dw, most_w);
     TAKE(db, w);
 #undef TAKE
@@ -73,8 +85,10 @@ size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads)
     const size_t w = widest(m);
     const size_t a = m->kernels->matmul_weight_grad_workspace_floats(rows, m->d, w);
     const size_t b = m->kernels->matmul_weight_grad_workspace_floats(rows, m->hidden, w);
+    const size_t c = m->kernels->matmul_weight_grad_workspace_floats(rows, m->q_width, w);
     const size_t att = KERN_ATTENTION_BACKWARD_SCRATCH(rows, m->head_dim);
-    const size_t most = a > b ? a : b;
+    size_t most = a > b ? a : b;
+    most = c > most ? c : most;
     return threads * aligned((most > att ? most : att) + 32);
 }
 
@@ -85,7 +99,9 @@ typedef struct {
     const fw_saved *s;
 } att_job;
 
-/* one sequence's attention backward: dq, dk, dv from datt */
+/* one sequence's attention backward: dq, dk, dv from datt. With fewer kv
+   heads, k and v are repeated to the query heads as the forward did, and
+   each kv head's gradient is its group's sum, in head order. */
 static void attention_task(void *ctx, size_t seq, size_t thread)
 {
     const att_job *j = ctx;
@@ -93,10 +109,21 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
     const fw_saved *s = j->s;
     const fw_run *r = b->r;
     const fw_model *m = r->m;
-    const size_t at = seq * r->tokens * m->d;
-    m->kernels->attention_backward(b->dq + at, b->dk + at, b->dv + at, m->d, b->datt + at, m->d,
-                                   s->q + at, s->k + at, s->v + at, m->d, r->tokens, m->heads,
-                                   m->head_dim, b->thread_ws[thread]);
+    const size_t qw = m->q_width, at = seq * r->tokens * qw;
+    const size_t kv_at = seq * r->tokens * m->kv_width;
+    if (m->kv_heads == m->heads) {
+        m->kernels->attention_backward(b->dq + at, b->dk + at, b->dv + at, qw, b->datt + at, qw,
+                                       s->q + at, s->k + at, s->v + at, qw, r->tokens, m->heads,
+                                       m->head_dim, b->thread_ws[thread]);
+        return;
+    }
+    fw_repeat_kv(m, b->k_exp + at, s->k + kv_at, r->tokens);
+    fw_repeat_kv(m, b->v_exp + at, s->v + kv_at, r->tokens);
+    m->kernels->attention_backward(b->dq + at, b->dk_exp + at, b->dv_exp + at, qw, b->datt + at,
+                                   qw, s->q + at, b->k_exp + at, b->v_exp + at, qw, r->tokens,
+                                   m->heads, m->head_dim, b->thread_ws[thread]);
+    fw_sum_kv(m, b->dk + kv_at, b->dk_exp + at, r->tokens);
+    fw_sum_kv(m, b->dv + kv_at, b->dv_exp + at, r->tokens);
 }
 
 /* The elementwise loops below go LANES at a time, a count gcc -O2
@@ -176,10 +203,10 @@ static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_sa
 
 /* QK-norm's backward of one of q, k: dpre from dqk; its weight's gradient */
 static void head_norm_backward(fw_bw *b, float *dpre, const float *dqk, const float *pre,
-                               const float *weight, const char *name)
+                               const float *weight, const char *name, size_t heads)
 {
     const fw_model *m = b->r->m;
-    const size_t rows = b->r->rows * m->heads;
+    const size_t rows = b->r->rows * heads;
     fw_bw_norm_dx(b, dpre, dqk, pre, weight, rows, m->head_dim, 1);
     fw_bw_norm_params(b, name, dqk, pre, rows, m->head_dim, 1, 0);
 }
@@ -209,7 +236,8 @@ static void attention_backward(fw_bw *b, float *dh, const fw_layer *layer, const
         const float *dproj = dqkv[i];
         if (i < 2 && m->qk_norm) {
             snprintf(prefix, 64, "layers.%zu.attn.%s_norm", l, names[i]);
-            head_norm_backward(b, b->dpre, dqkv[i], pre[i], norms[i], prefix);
+            head_norm_backward(b, b->dpre, dqkv[i], pre[i], norms[i], prefix,
+                               i == 0 ? m->heads : m->kv_heads);
             dproj = b->dpre;
         }
         snprintf(prefix, 64, "layers.%zu.attn.%s", l, names[i]);
@@ -281,7 +309,7 @@ static double sub_block_backward(fw_bw *b, size_t k)
         mlp_backward(b, b->dh, layer, s, h, df, prefix, l);
     }
     if (attn) {
-        const double wg = measured ? rms_df * rms(b, s->att, n) : NAN;
+        const double wg = measured ? rms_df * rms(b, s->att, r->rows * m->q_width) : NAN;
         wg2 += wg * wg;
         /* a parallel block sums the attention's share apart, then adds it:
            mlp + (q + k + v), the order its gradients were always summed in */

@@ -119,23 +119,51 @@ static void activate(fw_run *r, float *out, const float *in, const float *in2)
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
-/* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * H][hd]. */
-static void head_norm(fw_run *r, float *out, const float *in, const float *weight)
+/* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * heads][hd]. */
+static void head_norm(fw_run *r, float *out, const float *in, const float *weight, size_t heads)
 {
-    const size_t heads = r->m->heads;
     rowwise_job j = {
         r,   out, in, weight, NULL, r->m->head_dim, r->rows_per_task * heads, r->rows * heads, 1,
         0,   NULL};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
+void fw_repeat_kv(const fw_model *m, float *dst, const float *src, size_t n)
+{
+    const size_t hd = m->head_dim, group = m->heads / m->kv_heads;
+    for (size_t row = 0; row < n; row++)
+        for (size_t h = 0; h < m->heads; h++)
+            memcpy(dst + row * m->q_width + h * hd, src + row * m->kv_width + h / group * hd,
+                   hd * sizeof *dst);
+}
+
+void fw_sum_kv(const fw_model *m, float *dst, const float *src, size_t n)
+{
+    const size_t hd = m->head_dim, group = m->heads / m->kv_heads;
+    for (size_t row = 0; row < n; row++)
+        for (size_t j = 0; j < m->kv_heads; j++)
+            for (size_t i = 0; i < hd; i++) {
+                const float *s = src + row * m->q_width + j * group * hd + i;
+                double sum = 0.0;
+                for (size_t g = 0; g < group; g++)
+                    sum += s[g * hd];
+                dst[row * m->kv_width + j * hd + i] = (float)sum;
+            }
+}
+
+/* one sequence: k and v repeated to the query heads where they are fewer,
+   then the kernel over H heads */
 static void attention_task(void *ctx, size_t b, size_t thread)
 {
     fw_run *r = ctx;
     const fw_model *m = r->m;
-    const size_t at = b * r->tokens * m->d;
-    m->kernels->attention(r->att + at, m->d, r->q + at, r->k + at, r->v + at, m->d, r->tokens,
-                          m->heads, m->head_dim, r->att_scratch[thread]);
+    const size_t at = b * r->tokens * m->q_width, kv_at = b * r->tokens * m->kv_width;
+    if (r->k_exp != r->k) {
+        fw_repeat_kv(m, r->k_exp + at, r->k + kv_at, r->tokens);
+        fw_repeat_kv(m, r->v_exp + at, r->v + kv_at, r->tokens);
+    }
+    m->kernels->attention(r->att + at, m->q_width, r->q + at, r->k_exp + at, r->v_exp + at,
+                          m->q_width, r->tokens, m->heads, m->head_dim, r->att_scratch[thread]);
 }
 
 /* ---- the branches ---- */
@@ -146,9 +174,11 @@ static void attention_branch(fw_run *r, const fw_layer *layer, const float *h, f
     fw_project(r, r->k_pre, h, &layer->k);
     fw_project(r, r->v, h, &layer->v);
     if (r->m->qk_norm) {
-        head_norm(r, r->q, r->q_pre, layer->q_norm);
-        head_norm(r, r->k, r->k_pre, layer->k_norm);
+        head_norm(r, r->q, r->q_pre, layer->q_norm, r->m->heads);
+        head_norm(r, r->k, r->k_pre, layer->k_norm, r->m->kv_heads);
     }
+    if (r->m->kv_heads == r->m->heads) /* the kernel reads k and v as they are */
+        r->k_exp = r->k, r->v_exp = r->v;
     /* after QK-norm, as OLMo 2 (Llama has none): q and k in place; without
        QK-norm q_pre is q, which the backward does not read */
     if (r->m->positions == VP_POSITIONS_ROPE)
@@ -481,7 +511,9 @@ static void keep_sub_block(fw_run *r, size_t k)
    into the kept ones, so every run starts here again. */
 static void point_at(fw_run *r, fw_workspace *ws)
 {
-    const size_t block = r->rows * r->m->d;
+    const fw_model *m = r->m;
+    const size_t block = r->rows * m->d, q_block = r->rows * m->q_width;
+    const size_t kv_block = r->rows * m->kv_width;
     float *p = ws->activations;
     r->pool = ws->pool;
     r->stats = ws->stats;
@@ -499,12 +531,21 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->f = p, p += block;
     r->f2 = p, p += block;
     r->o = p, p += block;
-    r->q = p, p += block;
-    r->k = p, p += block;
-    r->v = p, p += block;
-    r->att = r->o; /* the attention's output is projected before o is written */
-    r->hid = p, p += r->rows * r->m->hidden;
-    r->hid_up = r->m->gated ? p : NULL;
+    r->q = p, p += q_block;
+    r->k = p, p += kv_block;
+    r->v = p, p += kv_block;
+    /* the attention's output is projected before o is written */
+    if (m->q_width <= m->d)
+        r->att = r->o;
+    else
+        r->att = p, p += q_block;
+    r->k_exp = r->k, r->v_exp = r->v;
+    if (m->kv_heads != m->heads) {
+        r->k_exp = p, p += q_block;
+        r->v_exp = p, p += q_block;
+    }
+    r->hid = p, p += r->rows * m->hidden;
+    r->hid_up = m->gated ? p : NULL;
     r->q_pre = r->q, r->k_pre = r->k, r->hid_pre = r->hid; /* normalised, activated in place */
 }
 
@@ -576,6 +617,16 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
 }
 
 /* ---- the public entry ---- */
+
+size_t vp_forward_kv_heads(const vp_forward_options *o)
+{
+    return o->kv_heads ? o->kv_heads : o->heads;
+}
+
+size_t vp_forward_head_dim(const vp_forward_options *o)
+{
+    return o->head_dim ? o->head_dim : o->heads ? o->width / o->heads : 0;
+}
 
 void vp_forward_options_init(vp_forward_options *o)
 {
@@ -724,6 +775,8 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
     } sizes[] = {
         {"width", o->width, 1, VP_FORWARD_MAX_WIDTH},
         {"heads", o->heads, 1, VP_FORWARD_MAX_WIDTH},
+        {"kv-heads", o->kv_heads ? o->kv_heads : 1, 1, o->heads},
+        {"head-dim", o->head_dim ? o->head_dim : 1, 1, VP_FORWARD_MAX_WIDTH},
         {"ffn-mult", o->ffn_mult, 1, VP_FORWARD_MAX_FFN_MULT},
         /* an exact width when given; ffn-mult's stays bounded by its own range */
         {"ffn-width", o->ffn_width ? o->ffn_width : 1, 1, VP_FORWARD_MAX_FFN_WIDTH},
@@ -740,11 +793,22 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         return vp_fail(err, VP_EINVAL,
                        "width 1 with LayerNorm: centring leaves every coordinate "
                        "0; use a width from 2, or RMSNorm");
-    if (o->width % o->heads != 0)
+    if (!o->head_dim && o->width % o->heads != 0)
         return vp_fail(err, VP_EINVAL,
                        "%zu heads do not divide the width %zu: each head needs "
-                       "width / heads coordinates",
+                       "width / heads coordinates, or a head-dim of its own",
                        o->heads, o->width);
+    if (o->kv_heads && o->heads % o->kv_heads != 0)
+        return vp_fail(err, VP_EINVAL,
+                       "kv-heads %zu does not divide the %zu heads: each key and value head "
+                       "serves heads / kv-heads query heads; use a divisor of %zu",
+                       o->kv_heads, o->heads, o->heads);
+    if (o->heads * vp_forward_head_dim(o) > VP_FORWARD_MAX_WIDTH)
+        return vp_fail(err, VP_EINVAL,
+                       "heads x head-dim is %zu x %zu = %zu; the queries may be at most %u "
+                       "wide",
+                       o->heads, vp_forward_head_dim(o), o->heads * vp_forward_head_dim(o),
+                       VP_FORWARD_MAX_WIDTH);
     if (o->batch * o->tokens > 16u * 1024 * 1024)
         return vp_fail(err, VP_EINVAL, "batch x tokens is %zu; at most %u tokens in all",
                        o->batch * o->tokens, 16u * 1024 * 1024);
@@ -805,6 +869,13 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
                                   .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
                                   .eps = o->eps,
                                   .heads = cfg->mlp_only ? 0 : o->heads,
+                                  .kv_heads = cfg->mlp_only || vp_forward_kv_heads(o) == o->heads
+                                                  ? 0
+                                                  : vp_forward_kv_heads(o),
+                                  .head_dim = cfg->mlp_only || o->heads * vp_forward_head_dim(o) ==
+                                                                   o->width
+                                                  ? 0
+                                                  : vp_forward_head_dim(o),
                                   .ffn_mult = vp_forward_ffn_width(o) % o->width == 0
                                                   ? vp_forward_ffn_width(o) / o->width
                                                   : 0,

@@ -34,7 +34,12 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
             return vp_fail(err, VP_EINVAL,
                            "positions rope with layers of MLPs alone: there is no attention "
                            "to rotate; use positions none or learned, or attention layers");
-        const size_t hd = o->width / o->heads;
+        const size_t hd = vp_forward_head_dim(o);
+        if (hd % 2 != 0 && o->head_dim)
+            return vp_fail(err, VP_EINVAL,
+                           "positions rope with head-dim %zu: rope rotates pairs, so a "
+                           "head's width must be even",
+                           hd);
         if (hd % 2 != 0)
             return vp_fail(err, VP_EINVAL,
                            "positions rope with heads of %zu coordinates (width %zu / %zu "
@@ -78,11 +83,11 @@ static void rope_task(void *ctx, size_t b, size_t thread)
     const rope_job *j = ctx;
     const fw_run *r = j->r;
     const fw_model *m = r->m;
-    const size_t at = b * r->tokens * m->d;
-    m->kernels->rope(j->q + at, m->d, r->rope_cos, r->rope_sin, r->tokens, m->heads, m->head_dim,
-                     j->inverse);
-    m->kernels->rope(j->k + at, m->d, r->rope_cos, r->rope_sin, r->tokens, m->heads, m->head_dim,
-                     j->inverse);
+    const size_t q_at = b * r->tokens * m->q_width, k_at = b * r->tokens * m->kv_width;
+    m->kernels->rope(j->q + q_at, m->q_width, r->rope_cos, r->rope_sin, r->tokens, m->heads,
+                     m->head_dim, j->inverse);
+    m->kernels->rope(j->k + k_at, m->kv_width, r->rope_cos, r->rope_sin, r->tokens, m->kv_heads,
+                     m->head_dim, j->inverse);
 }
 
 void fw_rope(fw_run *r, float *q, float *k, int inverse)

@@ -20,7 +20,8 @@ typedef struct {
     float *hid_pre, *hid;    /* fc1's output and its activation (gated: times up's) [rows][m d] */
     float *hid_up;           /* a gated MLP's up projection [rows][m d]; else NULL */
     float *q_pre, *k_pre;    /* the projections before QK-norm (q, k without it) */
-    float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input */
+    float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input;
+                                q, q_pre, att [rows][H hd], k, k_pre, v [rows][H_kv hd] */
 } fw_saved;
 
 typedef struct {
@@ -30,6 +31,9 @@ typedef struct {
     size_t rows, batch, tokens, rows_per_task, n_tasks;
     float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
     float *q_pre, *k_pre, *hid_pre; /* q, k and hid themselves when nothing is kept */
+    /* k and v repeated to the H query heads (repeat_kv) for the attention
+       kernel: [rows][H hd]; k and v themselves when H_kv = H */
+    float *k_exp, *v_exp;
     float *hid_up;                  /* a gated MLP's up projection */
     float **matmul_ws, **att_scratch; /* per thread */
     double *stats;                    /* [groups][N_STATS] */
@@ -95,12 +99,19 @@ size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads)
 /* Positions (positions.c): the options' checks for vp_forward_check; the
  * floats of rope's table of angles for runs of `tokens` (0 without rope),
  * filled once per workspace by fw_rope_fill (cos_t, sin_t [tokens][hd / 2]);
- * and q and k [rows][d] rotated in place, sequence by sequence over the
+ * and q [rows][H hd] and k [rows][H_kv hd] rotated in place, sequence by sequence over the
  * pool, or rotated back (inverse: dq and dk in the backward). */
 vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err);
 size_t fw_rope_floats(const fw_model *m, size_t tokens);
 void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens);
 void fw_rope(fw_run *r, float *q, float *k, int inverse);
+
+/* Grouped-query attention's repeat_kv (network_run.c): for n rows, dst
+ * [n][H hd] head h = src [n][H_kv hd] head h / (H / H_kv); and its
+ * transpose, dst [n][H_kv hd] kv head j = the sum over its group's heads of
+ * src [n][H hd], in double, in head order. */
+void fw_repeat_kv(const fw_model *m, float *dst, const float *src, size_t n);
+void fw_sum_kv(const fw_model *m, float *dst, const float *src, size_t n);
 
 /* The backward pass of o->loss after a forward pass that kept r->saved: fills
  * grad_var and weight_grad of the profile's rows, profile->loss, and hands

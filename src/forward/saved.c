@@ -57,12 +57,13 @@ static size_t lay_out_one(fw_saved *s, float *block, const fw_model *m, size_t k
                 z.hid_up = take(block, &used, hid);
         }
         if (attn) {
-            z.q = take(block, &used, d);
-            z.k = take(block, &used, d);
-            z.v = take(block, &used, d);
-            z.att = take(block, &used, d);
-            z.q_pre = m->qk_norm ? take(block, &used, d) : z.q;
-            z.k_pre = m->qk_norm ? take(block, &used, d) : z.k;
+            const size_t qw = rows * m->q_width, kvw = rows * m->kv_width;
+            z.q = take(block, &used, qw);
+            z.k = take(block, &used, kvw);
+            z.v = take(block, &used, kvw);
+            z.att = take(block, &used, qw);
+            z.q_pre = m->qk_norm ? take(block, &used, qw) : z.q;
+            z.k_pre = m->qk_norm ? take(block, &used, kvw) : z.k;
         }
     }
     if (s)
@@ -80,8 +81,10 @@ size_t fw_saved_floats(const fw_model *m, size_t rows)
 
 size_t fw_saved_row_floats(const fw_model *m)
 {
-    /* at most a dozen rows of d and three of m d per sub-block, and the top's two */
-    return (fw_sub_blocks(m) + 1) * (12 * m->d + 3 * m->hidden);
+    /* at most three rows of d, three of H hd, three of H_kv hd and three of m d
+       per sub-block, and the top's two of d */
+    return (fw_sub_blocks(m) + 1) *
+           (6 * m->d + 3 * m->q_width + 3 * m->kv_width + 3 * m->hidden);
 }
 
 void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t rows)

@@ -112,6 +112,37 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* The heads' shape from layer 0's attention: hd from QK-norm's weights,
+   else from o's head_dim or width / heads; then H from q's rows and H_kv
+   from k's, each a whole number of heads of hd. kv_heads and head_dim stay 0
+   where they are the defaults. */
+static vp_status infer_heads(const vp_safetensors *weights, const vp_tensor_info *q_norm,
+                             vp_forward_options *o, vp_error *err)
+{
+    size_t hd = vp_forward_head_dim(o);
+    if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0)
+        hd = q_norm->shape[0];
+    else if (!o->head_dim && (o->heads == 0 || o->width % o->heads != 0))
+        return VP_OK; /* nothing tells a head's width: the caller picks the heads */
+    const vp_tensor_info *q = vp_safetensors_find(weights, "layers.0.attn.q.weight");
+    const vp_tensor_info *k = vp_safetensors_find(weights, "layers.0.attn.k.weight");
+    if (!q || !k || q->rank != 2 || k->rank != 2 || q->shape[0] == 0 || k->shape[0] == 0)
+        return vp_fail(err, VP_EFORMAT,
+                       "tensors 'layers.0.attn.q.weight' and 'layers.0.attn.k.weight' must "
+                       "both be [heads x head width, width]");
+    if (q->shape[0] % hd != 0 || k->shape[0] % hd != 0 ||
+        (q->shape[0] / hd) % (k->shape[0] / hd) != 0)
+        return vp_fail(err, VP_EFORMAT,
+                       "layer 0's q has %zu rows and k %zu: with heads of %zu coordinates "
+                       "they must be whole heads, k's heads dividing q's",
+                       q->shape[0], k->shape[0], hd);
+    const size_t heads = q->shape[0] / hd, kv_heads = k->shape[0] / hd;
+    o->heads = heads;
+    o->kv_heads = kv_heads == heads ? 0 : kv_heads;
+    o->head_dim = o->width % heads == 0 && o->width / heads == hd ? 0 : hd;
+    return VP_OK;
+}
+
 vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_forward_options *o,
                            vp_error *err)
 {
@@ -147,8 +178,11 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     cfg->mlp_only = vp_safetensors_find(weights, "layers.0.attn.q.weight") == NULL;
     const vp_tensor_info *q_norm = vp_safetensors_find(weights, "layers.0.attn.q_norm.weight");
     o->qk_norm = q_norm != NULL;
-    if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0 && o->width % q_norm->shape[0] == 0)
-        o->heads = o->width / q_norm->shape[0];
+    if (!cfg->mlp_only) {
+        const vp_status status = infer_heads(weights, q_norm, o, err);
+        if (status != VP_OK)
+            return status;
+    }
     if (vp_safetensors_find(weights, "pos_embed.weight"))
         o->positions = VP_POSITIONS_LEARNED;
     /* LayerNorm's norms carry biases; RMSNorm's do not */

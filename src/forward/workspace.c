@@ -7,7 +7,12 @@
 
 size_t fw_activation_floats(const fw_model *m, size_t rows)
 {
-    return rows * (9 * m->d + (m->gated ? 2 : 1) * m->hidden);
+    /* x, c, h, f, f2, o; q, k, v; att apart from o when wider than d; k and
+       v repeated to the query heads when they are fewer */
+    const size_t att = m->q_width > m->d ? m->q_width : 0;
+    const size_t repeated = m->kv_heads != m->heads ? 2 * m->q_width : 0;
+    return rows * (6 * m->d + m->q_width + 2 * m->kv_width + att + repeated +
+                   (m->gated ? 2 : 1) * m->hidden);
 }
 
 /* The most workspace a row-split matmul takes: the forward's projections,
@@ -15,10 +20,12 @@ size_t fw_activation_floats(const fw_model *m, size_t rows)
 size_t fw_matmul_ws_floats(const fw_model *m, size_t rows_per_task)
 {
     const kern_table *kn = m->kernels;
-    const size_t widths[] = {m->d, m->hidden, m->has_head ? m->vocab : m->d};
+    const size_t widths[] = {m->d, m->hidden, m->has_head ? m->vocab : m->d, m->q_width,
+                             m->kv_width};
+    const size_t n = sizeof widths / sizeof *widths;
     size_t most = 0;
-    for (size_t a = 0; a < 3; a++)
-        for (size_t b = 0; b < 3; b++) {
+    for (size_t a = 0; a < n; a++)
+        for (size_t b = 0; b < n; b++) {
             size_t w = kn->matmul_workspace_floats(rows_per_task, widths[a], widths[b]);
             most = w > most ? w : most;
         }

@@ -90,6 +90,10 @@ static cJSON *profile_object(const vp_profile *profile)
             if (profile->engine == VP_ENGINE_FORWARD) {
                 /* the network: method holds its init ("gain", "torch", "loaded weights") */
                 add_number(sampling, "heads", (double)sm->heads, sm->heads > 0);
+                if (sm->kv_heads) /* the defaults go unsaid: their JSON stands */
+                    add_number(sampling, "kv_heads", (double)sm->kv_heads, 1);
+                if (sm->head_dim)
+                    add_number(sampling, "head_dim", (double)sm->head_dim, 1);
                 add_number(sampling, "ffn_mult", (double)sm->ffn_mult, sm->ffn_mult > 0);
                 if (sm->mlp && strcmp(sm->mlp, "gelu") != 0) /* the default's JSON stands */
                     add_text(sampling, "mlp", sm->mlp);

@@ -38,11 +38,20 @@ static void write_network(FILE *out, const vp_profile *p)
         snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", no biases");
     else if (s->bias && strcmp(s->bias, "qkv") == 0)
         snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", biases on q, k, v alone");
+    /* "8 heads of 128 sharing 2 kv heads": a width or kv heads of their own
+       are said, the defaults (d / H, H) not */
+    char heads[96];
+    int at = snprintf(heads, sizeof heads, "%zu heads", s->heads);
+    if (s->head_dim)
+        at += snprintf(heads + at, sizeof heads - (size_t)at, " of %zu", s->head_dim);
+    if (s->kv_heads)
+        snprintf(heads + at, sizeof heads - (size_t)at, " sharing %zu kv head%s", s->kv_heads,
+                 s->kv_heads == 1 ? "" : "s");
     if (s->heads)
         fprintf(out,
-                "network: width %zu, %zu heads%s, %s, vocab %zu, batch %zu x %zu "
+                "network: width %zu, %s%s, %s, vocab %zu, batch %zu x %zu "
                 "tokens, %s, eps %.3g, seed %llu\n",
-                s->width, s->heads, s->qk_norm ? " with QK-norm" : "", mlp, s->vocab, s->batch,
+                s->width, heads, s->qk_norm ? " with QK-norm" : "", mlp, s->vocab, s->batch,
                 s->tokens, init, s->eps, s->seed);
     else
         fprintf(out,

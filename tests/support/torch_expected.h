@@ -1,6 +1,6 @@
 /* PyTorch's figures for a network, as the tests/data/gen_*_reference.py
  * scripts (gen_torch_grads.py, gen_mlp_kinds_reference.py,
- * gen_positions_reference.py) write them: rows of
+ * gen_positions_reference.py, gen_gqa_reference.py) write them: rows of
  *
  *   case,quantity,key,shape,float32,float64
  *
