@@ -1,8 +1,20 @@
 #include "model_network.h"
 
 #include <math.h>
+#include <string.h>
 
-/* The part of the shape the forward pass cannot build yet, or NULL. */
+/* Facts of a family that the table's shape has no column for and the
+   forward pass does not build: such a row is refused whatever the command
+   line gives, since no option stands in for them. */
+static const struct {
+    const char *prefix, *why;
+} unbuilt_families[] = {
+    {"gemma-", "Gemma scales its embedding by sqrt(d), its GeGLU takes the tanh GELU and "
+               "Gemma 2 soft-caps its attention logits"},
+};
+
+/* A usage error: what of the model the forward pass does not build, and the
+   option that runs a stand-in instead. */
 static int refuse(const vp_model *model, const char *what, const char *instead)
 {
     return cli_usage_error("--model %s: %s, which the forward pass does not build; %s",
@@ -15,6 +27,13 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
     const vp_model_shape *s = &model->shape;
     if (!s->known)
         return EXIT_OK;
+    for (size_t i = 0; i < sizeof unbuilt_families / sizeof *unbuilt_families; i++)
+        if (strncmp(model->name, unbuilt_families[i].prefix,
+                    strlen(unbuilt_families[i].prefix)) == 0)
+            return refuse(model, unbuilt_families[i].why,
+                          "run its stack by hand: --placement and the shape 'varprof models' "
+                          "shows, as --width, --heads, --kv-heads, --head-dim, --mlp, "
+                          "--ffn-width, --embedding-var");
     if (!args->given[OPT_WIDTH])
         fw->width = s->width;
     if (!args->given[OPT_VOCAB])

@@ -43,6 +43,9 @@ static const char table[] =
     "yes,yes,dense,test\n"
     "toy-gptj,2021,2,parallel,layernorm,no,test,,,,64,4,4,,256,100,gelu-tanh,partial-rope,,10000,"
     "1e-5,mlp,no,yes,dense,test\n"
+    /* Gemma's row: what no column says (its sqrt(d) embedding scale) */
+    "gemma-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu,rope,,10000,1e-6,no,"
+    "yes,yes,dense,test\n"
     /* a row without a shape: the generic network, as before the shapes */
     "toy-unknown,2020,2,post-ln,layernorm,no,test,,,,,,,,,,,,,,,,,,,\n";
 
@@ -149,6 +152,8 @@ static void what_it_cannot_build_is_refused(void **state)
             "its positions are alibi, which the forward pass does not build; give --positions "
             "none, learned or rope");
     refused(RUN("--model", "toy-gptj", "--engine", "forward"), "its biases are on the MLP alone");
+    refused(RUN("--model", "gemma-toy", "--engine", "forward", "--heads", "4"),
+            "Gemma scales its embedding by sqrt(d)");
     refused(RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes"),
             "its positions are partial-rope");
     /* the stand-ins the messages name run */
