@@ -4,13 +4,22 @@
 #include <string.h>
 
 /* Facts of a family that the table's shape has no column for and the
-   forward pass does not build: such a row is refused whatever the command
-   line gives, since no option stands in for them. */
+   forward pass does not build. A row is refused unless the command line
+   gives the option that stands in (none: refused whatever is given). */
 static const struct {
     const char *prefix, *why;
+    option_id stand_in; /* OPT_COUNT: none */
 } unbuilt_families[] = {
-    {"gemma-", "Gemma scales its embedding by sqrt(d), its GeGLU takes the tanh GELU and "
-               "Gemma 2 soft-caps its attention logits"},
+    {"gemma-",
+     "Gemma scales its embedding by sqrt(d), its GeGLU takes the tanh GELU and Gemma 2 "
+     "soft-caps its attention logits",
+     OPT_COUNT},
+    {"olmo-2-", "OLMo 2 normalises q and k over all heads at once, not one head at a time",
+     OPT_COUNT},
+    {"bert-", "BERT's attention sees both ways, not causally", OPT_COUNT},
+    {"roberta-", "RoBERTa's attention sees both ways, not causally", OPT_COUNT},
+    {"llama-3.1-", "Llama 3.1 scales RoPE's low frequencies (rope_scaling, factor 8)",
+     OPT_POSITIONS},
 };
 
 /* A usage error: what of the model the forward pass does not build, and the
@@ -27,13 +36,26 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
     const vp_model_shape *s = &model->shape;
     if (!s->known)
         return EXIT_OK;
-    for (size_t i = 0; i < sizeof unbuilt_families / sizeof *unbuilt_families; i++)
+    if (s->architecture != VP_MODEL_ARCHITECTURE_DENSE)
+        return refuse(model,
+                      s->architecture == VP_MODEL_ARCHITECTURE_MOE
+                          ? "it is a mixture of experts"
+                          : "its row is the encoder of an encoder-decoder, whose attention sees "
+                            "both ways",
+                      "run its stack by hand from the shape 'varprof models' shows");
+    for (size_t i = 0; i < sizeof unbuilt_families / sizeof *unbuilt_families; i++) {
         if (strncmp(model->name, unbuilt_families[i].prefix,
-                    strlen(unbuilt_families[i].prefix)) == 0)
+                    strlen(unbuilt_families[i].prefix)) != 0)
+            continue;
+        if (unbuilt_families[i].stand_in == OPT_COUNT)
             return refuse(model, unbuilt_families[i].why,
-                          "run its stack by hand: --placement and the shape 'varprof models' "
-                          "shows, as --width, --heads, --kv-heads, --head-dim, --mlp, "
-                          "--ffn-width, --embedding-var");
+                          "run its stack by hand from the shape 'varprof models' shows, as "
+                          "--placement, --width, --heads, --kv-heads, --head-dim, --mlp, "
+                          "--ffn-width");
+        if (!args->given[unbuilt_families[i].stand_in])
+            return refuse(model, unbuilt_families[i].why,
+                          "give --positions rope to run plain RoPE instead");
+    }
     if (!args->given[OPT_WIDTH])
         fw->width = s->width;
     if (!args->given[OPT_VOCAB])
@@ -84,8 +106,6 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
             break;
         case VP_MODEL_POSITIONS_ROPE:
             fw->positions = VP_POSITIONS_ROPE;
-            if (!args->given[OPT_ROPE_THETA])
-                fw->rope_theta = s->rope_theta;
             break;
         default: {
             char what[160];
@@ -96,5 +116,9 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
         }
         }
     }
+    /* the model's base where RoPE runs, a stand-in's included */
+    if (fw->positions == VP_POSITIONS_ROPE && !args->given[OPT_ROPE_THETA] &&
+        !isnan(s->rope_theta))
+        fw->rope_theta = s->rope_theta;
     return EXIT_OK;
 }

@@ -46,6 +46,13 @@ static const char table[] =
     /* Gemma's row: what no column says (its sqrt(d) embedding scale) */
     "gemma-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu,rope,,10000,1e-6,no,"
     "yes,yes,dense,test\n"
+    /* a bidirectional encoder, a mixture of experts, Llama 3.1's scaled RoPE */
+    "bert-toy,2018,2,post-ln,layernorm,no,test,,,,64,4,4,,256,100,gelu,learned,512,,1e-12,yes,"
+    "yes,no,dense,test\n"
+    "toy-moe,2024,2,pre-norm,rmsnorm,no,test,,,,64,4,4,,96,100,swiglu,rope,,10000,1e-6,no,no,"
+    "yes,moe,test\n"
+    "llama-3.1-toy,2024,2,pre-norm,rmsnorm,no,test,,,,64,4,1,,96,100,swiglu,rope,,500000,1e-5,no,"
+    "no,yes,dense,test\n"
     /* a row without a shape: the generic network, as before the shapes */
     "toy-unknown,2020,2,post-ln,layernorm,no,test,,,,,,,,,,,,,,,,,,,\n";
 
@@ -154,12 +161,21 @@ static void what_it_cannot_build_is_refused(void **state)
     refused(RUN("--model", "toy-gptj", "--engine", "forward"), "its biases are on the MLP alone");
     refused(RUN("--model", "gemma-toy", "--engine", "forward", "--heads", "4"),
             "Gemma scales its embedding by sqrt(d)");
+    refused(RUN("--model", "bert-toy", "--engine", "forward"), "attention sees both ways");
+    refused(RUN("--model", "toy-moe", "--engine", "forward"), "it is a mixture of experts");
+    refused(RUN("--model", "llama-3.1-toy", "--engine", "forward"),
+            "scales RoPE's low frequencies (rope_scaling, factor 8), which the forward pass does "
+            "not build; give --positions rope");
     refused(RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes"),
             "its positions are partial-rope");
     /* the stand-ins the messages name run */
     program_run run = RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes", "--positions",
               "rope");
     assert_int_equal(run.status, 0);
+    program_run_free(&run);
+    run = RUN("--model", "llama-3.1-toy", "--engine", "forward", "--positions", "rope");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "positions: rope, theta 500000");
     program_run_free(&run);
     /* the closed form alone needs no shape */
     run = RUN("--model", "toy-gqa");
