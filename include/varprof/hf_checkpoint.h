@@ -1,0 +1,82 @@
+/* Reading a Hugging Face model directory (varprof(1), --weights DIR):
+ * config.json for the architecture, the weights from model.safetensors or
+ * from the shards model.safetensors.index.json lists, renamed and reshaped
+ * into varprof's names and layouts (include/varprof/forward.h) so that the
+ * forward pass's loader and vp_forward_infer read them as they read a file
+ * of varprof's own.
+ *
+ * Families (config.json's model_type) and their names, one table per family
+ * in src/io/hf_checkpoint.c:
+ *   gpt2               [transformer.]wte, wpe, h.N.ln_1, h.N.attn.c_attn (Conv1D
+ *                      [d, 3d], q, k, v fused: split and transposed),
+ *                      h.N.attn.c_proj, h.N.ln_2, h.N.mlp.c_fc, h.N.mlp.c_proj
+ *                      (Conv1D, transposed), ln_f; the head is wte (tied).
+ *   llama, mistral,    model.embed_tokens, model.layers.N.input_layernorm,
+ *   qwen2              self_attn.{q,k,v,o}_proj (qwen2: q, k, v biases),
+ *                      post_attention_layernorm, mlp.{gate,up,down}_proj,
+ *                      model.norm, lm_head (or embed_tokens when tied).
+ * Every one of these is pre-norm: its norms sit on the branches' inputs.
+ *
+ * Memory: this version reads every shard whole (vp_safetensors_read) and
+ * builds the float32 copy beside them, so a checkpoint of S bytes in BF16
+ * needs about 3 S while it is read and 2 S afterwards (the float copy); it
+ * is not yet mapped or read a layer at a time. vp_safetensors_read refuses
+ * a shard above half of the machine's memory, and this reader a float copy
+ * above that bound. */
+#ifndef VARPROF_HF_CHECKPOINT_H
+#define VARPROF_HF_CHECKPOINT_H
+
+#include <stddef.h>
+
+#include "varprof/forward.h"
+#include "varprof/placement.h"
+#include "varprof/safetensors.h"
+#include "varprof/status.h"
+
+/* What config.json says of the network, with the names it came from. */
+typedef struct {
+    char model_type[32]; /* "gpt2", "llama", "mistral", "qwen2" */
+    vp_placement placement; /* VP_PRE_NORM for every family read */
+    size_t layers, width, heads, vocab, ffn_width;
+    size_t n_ctx;            /* learned positions' rows (gpt2's n_positions); 0 otherwise */
+    vp_mlp mlp;              /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU */
+    vp_bias bias;            /* gpt2 VP_BIAS_ALL, llama and mistral NONE, qwen2 QKV */
+    vp_norm norm;            /* gpt2 LayerNorm, the others RMSNorm */
+    double eps;              /* layer_norm_epsilon or rms_norm_eps */
+    vp_positions positions;  /* gpt2 learned, the others rope */
+    double rope_theta;       /* with rope: rope_theta (default 10000) */
+    int tied;                /* the head is the embedding (tie_word_embeddings) */
+    size_t sliding_window;   /* mistral's and qwen2's, 0 when none: attention beyond it
+                                is not modelled; the caller refuses more tokens */
+} vp_hf_architecture;
+
+/* 1 when path names a directory (a Hugging Face checkpoint), else 0. */
+int vp_hf_is_checkpoint_dir(const char *path);
+
+/* Reads the checkpoint directory dir: *weights gets every tensor under
+ * varprof's name in F32 (free with vp_safetensors_free), *arch the
+ * architecture. Tied GPT-2 gets head.weight, a copy of wte, and head.bias of
+ * zeros (its head has none; --bias yes puts one on every projection and the
+ * head, and zeros change nothing); tied Llama-family models head.weight, a
+ * copy of embed_tokens.
+ *
+ * Fails with VP_EIO when a file cannot be read, VP_ENOMEM, or VP_EFORMAT
+ * naming what is wrong: config.json missing or not a JSON object; a
+ * model_type missing or not one of the families above (gemma2 and olmo2
+ * named as not yet read); a field missing, of the wrong type, out of its
+ * range or contradicting another (n_embd against hidden_size, heads not
+ * dividing the width, head_dim not width / heads); grouped-query attention
+ * (num_key_value_heads below num_attention_heads, both numbers named);
+ * rope_scaling, scale_attn_by_inverse_layer_idx, llama's attention_bias or
+ * mlp_bias set; neither model.safetensors nor the index; an index that is not
+ * JSON or has no weight_map object, a shard path that is empty, absolute,
+ * has a '..' component, leads outside dir (a symlink included), names the
+ * index itself or a missing file; a tensor mapped twice or kept in a shard
+ * the index does not map it to; a tensor of the family's missing or of a
+ * shape other than config.json makes it; a tensor the family does not
+ * know. Any shard failing vp_safetensors_read fails the same way. On
+ * failure *weights is empty. */
+vp_status vp_hf_checkpoint_read(const char *dir, vp_safetensors *weights, vp_hf_architecture *arch,
+                                vp_error *err);
+
+#endif
