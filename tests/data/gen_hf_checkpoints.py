@@ -12,7 +12,7 @@ Hugging Face names (nothing of varprof's, and no transformers library):
   gpt2_d64    gpt2       64      4       2  F32, 'transformer.' prefix, 2 shards
   llama_d32   llama      32      4       2  F32, lm_head apart, theta 10000
   llama_d64   llama      64      4       2  BF16, tied embeddings, theta 500000
-  qwen2_d32   qwen2      32      4       2  F32, q/k/v biases, theta 1000000
+  qwen2_d32   qwen2      32      4       2  F16, q/k/v biases, theta 1000000
   qwen2_d64   qwen2      64      4       2  F32, q/k/v biases, tied, 3 shards
 
   GPT-2: x_0 = wte[token] + wpe[t]; per layer x += c_proj(attn(ln_1(x))) with
@@ -33,7 +33,8 @@ Weights: N(0, 1/fan_in) for projections, N(0, 0.1^2) for biases, 1 + 0.1 N
 for norm weights, N(0, 4/d) for embeddings (N(0, 1) would make a tied
 head's logits of size sqrt(d) and saturate the softmax, leaving gradients of
 1e-14 that float noise swamps); torch.manual_seed(21 + case
-index). The BF16 case's figures come from the weights as stored (read back).
+index). The BF16 and F16 cases' figures come from the weights as stored
+(read back).
 Tokens: 2 sequences of 13 (odd) ids below 50, hf_tokens.csv.
 
 hf_expected.csv: case,quantity,key,shape,float32,float64 with stream_norm
@@ -67,7 +68,7 @@ CASES = [  # name, family, width, dtype, prefix/tied/shards
     dict(name="gpt2_d64", family="gpt2", d=64, dtype="F32", prefix="transformer.", shards=2),
     dict(name="llama_d32", family="llama", d=32, dtype="F32", tied=False, theta=10000.0, shards=1),
     dict(name="llama_d64", family="llama", d=64, dtype="BF16", tied=True, theta=500000.0, shards=1),
-    dict(name="qwen2_d32", family="qwen2", d=32, dtype="F32", tied=False, theta=1e6, shards=1),
+    dict(name="qwen2_d32", family="qwen2", d=32, dtype="F16", tied=False, theta=1e6, shards=1),
     dict(name="qwen2_d64", family="qwen2", d=64, dtype="F32", tied=True, theta=1e6, shards=3),
 ]
 

@@ -2,7 +2,7 @@
  * tiny checkpoints of tests/data/gen_hf_checkpoints.py, each in its family's
  * exact naming and layout (GPT-2 with and without the 'transformer.' prefix,
  * one sharded; Llama in F32 and in BF16 with tied embeddings; Qwen2 with its
- * q/k/v biases, one sharded in three; widths 32 and 64, 13 tokens), give on
+ * q/k/v biases, in F16 and sharded in three; widths 32 and 64, 13 tokens), give on
  * every instruction set the per-sub-block stream norms, grad_var and
  * weight_grad and the loss that the script's own PyTorch implementation of
  * each family gives. Besides: hostile config.json files and indexes are
@@ -126,7 +126,7 @@ static void llama_matches_pytorch(void **state)
 static void qwen2_matches_pytorch(void **state)
 {
     (void)state;
-    run_on_every_isa("qwen2_d32"); /* q/k/v biases */
+    run_on_every_isa("qwen2_d32"); /* q/k/v biases, F16 */
     run_on_every_isa("qwen2_d64"); /* tied, three shards */
 }
 
@@ -288,6 +288,44 @@ static void hostile_input_is_refused(void **state)
     }
 }
 
+/* model_type mistral reads as llama: the same profile, byte for byte; its
+   sliding_window refuses more tokens than the window. */
+static void mistral_reads_as_llama(void **state)
+{
+    (void)state;
+    char llama[512], tokens[512], dir[512];
+    snprintf(llama, sizeof llama, "%s/hf/llama_d32", test_data_path(""));
+    snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
+    static const hostile_case cases[] = {
+        {"llama_d32", "config.json", "\"model_type\": \"llama\"",
+         "\"model_type\": \"mistral\", \"sliding_window\": 4096", NULL, NULL, {NULL}},
+        {"llama_d32", "config.json", "\"model_type\": \"llama\"",
+         "\"model_type\": \"mistral\", \"sliding_window\": 8", NULL, NULL,
+         {"13 tokens", "sliding_window is 8"}},
+    };
+    const char *args[] = {"--engine", "forward", "--weights", llama, "--token-ids", tokens, NULL};
+    program_run want = run_varprof(args);
+    assert_int_equal(want.status, 0);
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(dir, sizeof dir, "%s/mistral%zu", test_scratch(), i);
+        make_copy(&cases[i], dir);
+        args[3] = dir;
+        program_run run = run_varprof(args);
+        if (i == 0 && (run.status != 0 || strcmp(run.out, want.out) != 0)) {
+            print_error("mistral: exit %d, and the profile %s llama's: %s", run.status,
+                        run.status ? "unlike" : "differs from", run.err);
+            fail();
+        }
+        if (i == 1 && (run.status != 2 || !strstr(run.err, cases[i].says[0]) ||
+                       !strstr(run.err, cases[i].says[1]))) {
+            print_error("mistral window 8: exit %d: %s", run.status, run.err);
+            fail();
+        }
+        program_run_free(&run);
+    }
+    program_run_free(&want);
+}
+
 /* Options config.json decides may not be given against it. */
 static void options_against_config_are_usage_errors(void **state)
 {
@@ -328,6 +366,7 @@ int main(void)
         cmocka_unit_test(llama_matches_pytorch),
         cmocka_unit_test(qwen2_matches_pytorch),
         cmocka_unit_test(hostile_input_is_refused),
+        cmocka_unit_test(mistral_reads_as_llama),
         cmocka_unit_test(options_against_config_are_usage_errors),
     };
     test_filter_from_environment();
