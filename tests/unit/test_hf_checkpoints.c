@@ -5,7 +5,8 @@
  * q/k/v biases, in F16 and sharded in three; widths 32 and 64, 13 tokens), give on
  * every instruction set the per-sub-block stream norms, grad_var and
  * weight_grad and the loss that the script's own PyTorch implementation of
- * each family gives. Besides: hostile config.json files and indexes are
+ * each family gives. Besides: varprof train starts from a checkpoint; model_type
+ * mistral reads as llama; hostile config.json files and indexes are
  * refused with a message naming what is wrong, never a crash, and options
  * that contradict config.json are usage errors. */
 #include <math.h>
@@ -326,6 +327,40 @@ static void mistral_reads_as_llama(void **state)
     program_run_free(&want);
 }
 
+/* varprof train starts from a checkpoint, pre-norm alone (its default list
+   has post-ln too), the loss falling over 3 steps of Adam. */
+static void train_starts_from_a_checkpoint(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {"gpt2_d64", "llama_d64", "qwen2_d32"};
+    char dir[512];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(dir, sizeof dir, "%s/hf/%s", test_data_path(""), cases[i]);
+        const char *args[] = {"train",    "--weights", dir,   "--steps", "3", "--tokens",
+                              "13",       "--format",  "csv", "--quiet", NULL};
+        program_run run = run_varprof(args);
+        double first = 0, last = 0;
+        int rows = 0, other = 0;
+        for (const char *line = strchr(run.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+            double loss;
+            /* placement,layers,base_lr,warmup,seed,step,lr,loss,... */
+            if (sscanf(line + 1, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf", &loss) != 1)
+                continue;
+            other |= strncmp(line + 1, "pre-norm,", 9) != 0;
+            last = loss;
+            if (rows++ == 0)
+                first = loss;
+        }
+        if (run.status != 0 || rows != 3 || other || !(last < first)) {
+            print_error("%s: exit %d, %d rows, %s, loss %g -> %g: %s%s", cases[i], run.status,
+                        rows, other ? "not pre-norm alone" : "pre-norm", first, last, run.err,
+                        run.out);
+            fail();
+        }
+        program_run_free(&run);
+    }
+}
+
 /* Options config.json decides may not be given against it. */
 static void options_against_config_are_usage_errors(void **state)
 {
@@ -367,6 +402,7 @@ int main(void)
         cmocka_unit_test(qwen2_matches_pytorch),
         cmocka_unit_test(hostile_input_is_refused),
         cmocka_unit_test(mistral_reads_as_llama),
+        cmocka_unit_test(train_starts_from_a_checkpoint),
         cmocka_unit_test(options_against_config_are_usage_errors),
     };
     test_filter_from_environment();
