@@ -17,12 +17,13 @@
  *                      model.norm, lm_head (or embed_tokens when tied).
  * Every one of these is pre-norm: its norms sit on the branches' inputs.
  *
- * Memory: this version reads every shard whole (vp_safetensors_read) and
- * builds the float32 copy beside them, so a checkpoint of S bytes in BF16
- * needs about 3 S while it is read and 2 S afterwards (the float copy); it
- * is not yet mapped or read a layer at a time. vp_safetensors_read refuses
- * a shard above half of the machine's memory, and this reader a float copy
- * above that bound. */
+ * Memory: the shards are mapped read-only (vp_safetensors_map), so their
+ * bytes stay in the page cache, and the whole model is converted into one
+ * float32 copy held in the process's own memory: 2 S for a BF16 or F16
+ * checkpoint of S bytes, S for F32, plus one tensor's floats of scratch
+ * while converting. It is not read a layer at a time: the model sits in
+ * memory whole in float, as the forward pass then needs it. A float copy
+ * above half of the machine's memory is refused (VP_ENOMEM). */
 #ifndef VARPROF_HF_CHECKPOINT_H
 #define VARPROF_HF_CHECKPOINT_H
 
@@ -74,7 +75,7 @@ int vp_hf_is_checkpoint_dir(const char *path);
  * index itself or a missing file; a tensor mapped twice or kept in a shard
  * the index does not map it to; a tensor of the family's missing or of a
  * shape other than config.json makes it; a tensor the family does not
- * know. Any shard failing vp_safetensors_read fails the same way. On
+ * know. Any shard failing vp_safetensors_map fails the same way. On
  * failure *weights is empty. */
 vp_status vp_hf_checkpoint_read(const char *dir, vp_safetensors *weights, vp_hf_architecture *arch,
                                 vp_error *err);

@@ -122,7 +122,7 @@ static vp_status add_shard(checkpoint *c, const char *dir_real, const char *dir,
         return vp_fail(err, VP_ENOMEM, "no memory for the shards");
     c->n_shards++;
     vp_safetensors *f = &c->shards[n - 1];
-    if ((s = vp_safetensors_read(real, f, err)) != VP_OK)
+    if ((s = vp_safetensors_map(real, f, err)) != VP_OK)
         return s;
     if (!(c->used[n - 1] = calloc(f->count ? f->count : 1, 1)))
         return vp_fail(err, VP_ENOMEM, "no memory for the shards");
