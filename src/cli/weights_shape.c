@@ -85,7 +85,11 @@ vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_gi
                        "--positions %s, but a %s checkpoint's are %s; leave it out",
                        vp_positions_name(o->positions), a->model_type,
                        vp_positions_name(a->positions));
-    if (given->rope_theta && a->positions == VP_POSITIONS_ROPE && o->rope_theta != a->rope_theta)
+    if (given->rope_theta && a->positions != VP_POSITIONS_ROPE)
+        return vp_fail(err, VP_EINVAL,
+                       "--rope-theta, but a %s checkpoint's positions are %s; leave it out",
+                       a->model_type, vp_positions_name(a->positions));
+    if (given->rope_theta && o->rope_theta != a->rope_theta)
         return vp_fail(err, VP_EINVAL,
                        "--rope-theta %g, but config.json's 'rope_theta' is %g; leave it out",
                        o->rope_theta, a->rope_theta);

@@ -182,7 +182,8 @@ typedef struct {
     const char *base;    /* a case of tests/data/hf */
     const char *file;    /* config.json or model.safetensors.index.json */
     const char *from, *to;
-    const char *link, *target; /* a symlink to make in the copy, or NULL */
+    const char *link, *target; /* a symlink to make in the copy, or NULL; a target
+                                  of "=FILE" copies the base's FILE there instead */
     const char *says[3];       /* in the message */
 } hostile_case;
 
@@ -237,6 +238,8 @@ static const hostile_case hostile[] = {
     {"gpt2_d64", INDEX, WEIGHT_MAP, WEIGHT_MAP " " SHARD1 ",", NULL, NULL, {"mapped twice"}},
     {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"model-00002-of-00002.safetensors\"",
      NULL, NULL, {"transformer.wte.weight", "lacks it"}},
+    {"gpt2_d64", INDEX, "\"total_size\"", "\"total\"", "model-00002-of-00002.safetensors",
+     "=model-00001-of-00002.safetensors", {"transformer.h.1.ln_1.weight", "lacks it"}},
     {"gpt2_d64", INDEX, WEIGHT_MAP, "\"weight_map\": 7, \"x\": {", NULL, NULL,
      {"'weight_map' object"}},
 };
@@ -257,7 +260,11 @@ static void make_copy(const hostile_case *c, const char *dir)
     }
     snprintf(to, sizeof to, "%s/%s", dir, c->file);
     write_text(to, replaced(read_text(to), c->from, c->to));
-    if (c->link) {
+    if (c->link && c->target[0] == '=') {
+        snprintf(from, sizeof from, "%s/hf/%s/%s", test_data_path(""), c->base, c->target + 1);
+        snprintf(to, sizeof to, "%s/%s", dir, c->link);
+        copy_file(from, to);
+    } else if (c->link) {
         snprintf(to, sizeof to, "%s/%s", dir, c->link);
         assert_int_equal(symlink(c->target, to), 0);
     }
@@ -376,9 +383,20 @@ static void options_against_config_are_usage_errors(void **state)
         {{"--positions", "learned", NULL}, "llama checkpoint's are rope"},
         {{"--norm-eps", "1e-5", NULL}, "'rms_norm_eps'"},
         {{"--positions", "rope", "--rope-theta", "500000", NULL}, "'rope_theta' is 10000"},
+        {{"--rope-theta", "500000", NULL}, "'rope_theta' is 10000"},
         {{"--placement", "post-ln", NULL}, "pre-norm"},
         {{"--mlp", "geglu", NULL}, "'hidden_act'"},
     };
+    char gpt2[512];
+    snprintf(gpt2, sizeof gpt2, "%s/hf/gpt2_d32", test_data_path(""));
+    const char *learned[] = {"--engine", "forward", "--weights", gpt2, "--token-ids", tokens,
+                             "--rope-theta", "500000", NULL};
+    program_run gpt2_run = run_varprof(learned);
+    if (gpt2_run.status != 2 || !strstr(gpt2_run.err, "gpt2 checkpoint's positions are learned")) {
+        print_error("gpt2 --rope-theta: exit %d: %s", gpt2_run.status, gpt2_run.err);
+        fail();
+    }
+    program_run_free(&gpt2_run);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *args[] = {"--engine",        "forward",         "--weights",
                               dir,               "--token-ids",     tokens,
