@@ -26,6 +26,7 @@
 #include "test_filter.h"
 #include "torch_expected.h"
 #include "varprof/isa.h"
+#include "varprof/safetensors.h"
 
 /* The issue's bound for the stream norms, held to the gradients as well
  * (test_pytorch_positions.c's); PyTorch's own float32 run is within 4e-7 of
@@ -296,6 +297,38 @@ static void hostile_input_is_refused(void **state)
     }
 }
 
+/* A tensor kept in two shards: a third shard, listed for a tensor of its
+   own, also holds wte, which the index maps to the first. */
+static void tensor_in_two_shards_is_refused(void **state)
+{
+    (void)state;
+    char dir[512], path[600], tokens[512];
+    snprintf(dir, sizeof dir, "%s/two_shards", test_scratch());
+    const hostile_case c = {"gpt2_d64", INDEX, WEIGHT_MAP,
+                            WEIGHT_MAP " \"extra.weight\": \"extra.safetensors\",", NULL, NULL,
+                            {NULL}};
+    make_copy(&c, dir);
+    static const float one[1] = {1.0f};
+    const vp_tensor_out extra[] = {{"extra.weight", 1, {1, 0}, one},
+                                   {"transformer.wte.weight", 1, {1, 0}, one}};
+    snprintf(path, sizeof path, "%s/extra.safetensors", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    vp_error err;
+    assert_int_equal(vp_safetensors_write(f, extra, 2, &err), VP_OK);
+    assert_int_equal(fclose(f), 0);
+    snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
+    const char *args[] = {"--engine", "forward", "--weights", dir, "--token-ids", tokens, NULL};
+    program_run run = run_varprof(args);
+    if (run.status != 1 ||
+        !strstr(run.err, "shard 'extra.safetensors' holds tensor 'transformer.wte.weight', which "
+                         "the index maps to model-00001-of-00002.safetensors")) {
+        print_error("exit %d: %s", run.status, run.err);
+        fail();
+    }
+    program_run_free(&run);
+}
+
 /* model_type mistral reads as llama: the same profile, byte for byte; its
    sliding_window refuses more tokens than the window. */
 static void mistral_reads_as_llama(void **state)
@@ -419,6 +452,7 @@ int main(void)
         cmocka_unit_test(llama_matches_pytorch),
         cmocka_unit_test(qwen2_matches_pytorch),
         cmocka_unit_test(hostile_input_is_refused),
+        cmocka_unit_test(tensor_in_two_shards_is_refused),
         cmocka_unit_test(mistral_reads_as_llama),
         cmocka_unit_test(train_starts_from_a_checkpoint),
         cmocka_unit_test(options_against_config_are_usage_errors),
