@@ -39,6 +39,8 @@ typedef struct {
     char model_type[32]; /* "gpt2", "llama", "mistral", "qwen2" */
     vp_placement placement; /* VP_PRE_NORM for every family read */
     size_t layers, width, heads, vocab, ffn_width;
+    size_t kv_heads;         /* num_key_value_heads, dividing heads (= heads by default) */
+    size_t head_dim;         /* head_dim, or width / heads */
     size_t n_ctx;            /* learned positions' rows (gpt2's n_positions); 0 otherwise */
     vp_mlp mlp;              /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU */
     vp_bias bias;            /* gpt2 VP_BIAS_ALL, llama and mistral NONE, qwen2 QKV */
@@ -66,9 +68,8 @@ int vp_hf_is_checkpoint_dir(const char *path);
  * model_type missing or not one of the families above (gemma2 and olmo2
  * named as not yet read); a field missing, of the wrong type, out of its
  * range or contradicting another (n_embd against hidden_size, heads not
- * dividing the width, head_dim not width / heads); grouped-query attention
- * (num_key_value_heads below num_attention_heads, both numbers named);
- * rope_scaling, scale_attn_by_inverse_layer_idx, llama's attention_bias or
+ * dividing the width where head_dim is not given, num_key_value_heads not
+ * dividing num_attention_heads, both numbers named); rope_scaling, scale_attn_by_inverse_layer_idx, llama's attention_bias or
  * mlp_bias set; neither model.safetensors nor the index; an index that is not
  * JSON or has no weight_map object, a shard path that is empty, absolute,
  * has a '..' component, leads outside dir (a symlink included), names the

@@ -93,7 +93,18 @@ vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_gi
         return vp_fail(err, VP_EINVAL,
                        "--rope-theta %g, but config.json's 'rope_theta' is %g; leave it out",
                        o->rope_theta, a->rope_theta);
+    if (given->kv_heads && vp_forward_kv_heads(o) != a->kv_heads)
+        return vp_fail(err, VP_EINVAL,
+                       "--kv-heads %zu, but config.json's 'num_key_value_heads' is %zu; leave "
+                       "it out",
+                       vp_forward_kv_heads(o), a->kv_heads);
+    if (given->head_dim && vp_forward_head_dim(o) != a->head_dim)
+        return vp_fail(err, VP_EINVAL,
+                       "--head-dim %zu, but config.json makes it %zu; leave it out",
+                       vp_forward_head_dim(o), a->head_dim);
     o->heads = a->heads;
+    o->kv_heads = a->kv_heads == a->heads ? 0 : a->kv_heads;
+    o->head_dim = a->width % a->heads == 0 && a->width / a->heads == a->head_dim ? 0 : a->head_dim;
     o->eps = a->eps;
     o->mlp = a->mlp;
     o->positions = a->positions;

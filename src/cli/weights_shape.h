@@ -20,7 +20,8 @@ typedef struct {
 vp_status weights_read(const char *path, vp_safetensors *weights, vp_hf_architecture *arch,
                        int *is_checkpoint, vp_error *err);
 
-/* What a checkpoint's config.json says beyond the names: the heads, the
+/* What a checkpoint's config.json says beyond the names: the heads, kv
+ * heads and head width, the
  * norms' eps, the MLP's activation, the positions and rope theta. Each
  * option `given` names must agree with it: VP_EINVAL naming the option,
  * both values and the config.json field. */

@@ -232,7 +232,8 @@ static const vp_tensor_info *lookup(const checkpoint *c, const char *name, size_
 /* ---- the families' tables ---- */
 
 /* A dimension of a tensor, in config.json's terms. */
-typedef enum { DIM_NONE, DIM_D, DIM_3D, DIM_V, DIM_F, DIM_CTX } dim;
+/* DIM_Q: the query heads' width H hd; DIM_KV the key and value heads' H_kv hd */
+typedef enum { DIM_NONE, DIM_D, DIM_3D, DIM_V, DIM_F, DIM_CTX, DIM_Q, DIM_KV } dim;
 
 typedef enum {
     HOW_COPY,   /* as stored, [out, in] */
@@ -285,19 +286,19 @@ static const name_row llama_rows[] = {
     {"embed_tokens.weight", "embed.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"layers.%zu.input_layernorm.weight", "layers.%zu.attn_norm.weight", D, NO, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
-    {"layers.%zu.self_attn.q_proj.weight", "layers.%zu.attn.q.weight", D, D, HOW_COPY, 0, 1,
+    {"layers.%zu.self_attn.q_proj.weight", "layers.%zu.attn.q.weight", DIM_Q, D, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
-    {"layers.%zu.self_attn.k_proj.weight", "layers.%zu.attn.k.weight", D, D, HOW_COPY, 0, 1,
+    {"layers.%zu.self_attn.k_proj.weight", "layers.%zu.attn.k.weight", DIM_KV, D, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
-    {"layers.%zu.self_attn.v_proj.weight", "layers.%zu.attn.v.weight", D, D, HOW_COPY, 0, 1,
+    {"layers.%zu.self_attn.v_proj.weight", "layers.%zu.attn.v.weight", DIM_KV, D, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
-    {"layers.%zu.self_attn.q_proj.bias", "layers.%zu.attn.q.bias", D, NO, HOW_COPY, 0, 1,
+    {"layers.%zu.self_attn.q_proj.bias", "layers.%zu.attn.q.bias", DIM_Q, NO, HOW_COPY, 0, 1,
      WHEN_QKV_BIAS},
-    {"layers.%zu.self_attn.k_proj.bias", "layers.%zu.attn.k.bias", D, NO, HOW_COPY, 0, 1,
+    {"layers.%zu.self_attn.k_proj.bias", "layers.%zu.attn.k.bias", DIM_KV, NO, HOW_COPY, 0, 1,
      WHEN_QKV_BIAS},
-    {"layers.%zu.self_attn.v_proj.bias", "layers.%zu.attn.v.bias", D, NO, HOW_COPY, 0, 1,
+    {"layers.%zu.self_attn.v_proj.bias", "layers.%zu.attn.v.bias", DIM_KV, NO, HOW_COPY, 0, 1,
      WHEN_QKV_BIAS},
-    {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight", D, D, HOW_COPY, 0, 1,
+    {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight", D, DIM_Q, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
     {"layers.%zu.post_attention_layernorm.weight", "layers.%zu.mlp_norm.weight", D, NO, HOW_COPY,
      0, 1, WHEN_ALWAYS},
@@ -353,6 +354,8 @@ static size_t dim_size(dim d, const vp_hf_architecture *a)
     case DIM_V: return a->vocab;
     case DIM_F: return a->ffn_width;
     case DIM_CTX: return a->n_ctx;
+    case DIM_Q: return a->heads * a->head_dim;
+    case DIM_KV: return a->kv_heads * a->head_dim;
     }
     return 0;
 }

@@ -128,11 +128,16 @@ static vp_status width_and_heads(const config *c, const char *width_key, const c
     if (s == VP_OK && other != a->width)
         return vp_fail(c->err, VP_EFORMAT, "config.json: '%s' %zu and 'hidden_size' %zu disagree",
                        width_key, a->width, other);
-    if (s == VP_OK && a->width % a->heads != 0)
+    if (s != VP_OK)
+        return s;
+    if (a->width % a->heads != 0 &&
+        !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(c->root, "head_dim")))
         return vp_fail(c->err, VP_EFORMAT,
                        "config.json: '%s' %zu does not divide the width '%s' %zu", heads_key,
                        a->heads, width_key, a->width);
-    return s;
+    a->kv_heads = a->heads;
+    a->head_dim = a->width / a->heads; /* llama() reads head_dim where given */
+    return VP_OK;
 }
 
 static vp_status gpt2(const config *c, vp_hf_architecture *a)
@@ -140,6 +145,9 @@ static vp_status gpt2(const config *c, vp_hf_architecture *a)
     const char *act = NULL;
     size_t inner = 0;
     vp_status s = width_and_heads(c, "n_embd", "n_head", a);
+    if (s == VP_OK && a->width % a->heads != 0) /* GPT-2 has no head_dim */
+        return vp_fail(c->err, VP_EFORMAT, "config.json: 'n_head' %zu does not divide 'n_embd' %zu",
+                       a->heads, a->width);
     if (s == VP_OK)
         s = whole(c, "n_layer", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
     if (s == VP_OK)
@@ -217,16 +225,17 @@ static vp_status llama(const config *c, vp_hf_architecture *a)
         s = refuse_set(c, "mlp_bias", "a Llama MLP with biases is not read");
     if (s != VP_OK)
         return s;
-    if (kv != a->heads)
+    if (kv > a->heads || a->heads % kv != 0)
         return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'num_key_value_heads' %zu differs from "
-                       "'num_attention_heads' %zu: grouped-query attention is not read yet",
+                       "config.json: 'num_key_value_heads' %zu does not divide "
+                       "'num_attention_heads' %zu",
                        kv, a->heads);
-    if (head_dim != a->width / a->heads)
+    if (a->heads * head_dim > VP_FORWARD_MAX_WIDTH)
         return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'head_dim' %zu is not 'hidden_size' / "
-                       "'num_attention_heads' = %zu; a separate head width is not read yet",
-                       head_dim, a->width / a->heads);
+                       "config.json: 'num_attention_heads' %zu x 'head_dim' %zu is above %u",
+                       a->heads, head_dim, VP_FORWARD_MAX_WIDTH);
+    a->kv_heads = kv;
+    a->head_dim = head_dim;
     if (strcmp(act, "silu") != 0)
         return vp_fail(c->err, VP_EFORMAT,
                        "config.json: 'hidden_act' '%.40s': varprof reads silu (SwiGLU) alone",

@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Tiny Hugging Face checkpoints for varprof's --weights DIR (issue 15).
 
-Six checkpoint directories in tests/data/hf/, each in its family's exact
+Eight checkpoint directories in tests/data/hf/, each in its family's exact
 naming and layout (config.json, and model.safetensors or shards listed in
 model.safetensors.index.json), and PyTorch's figures for them from an
 independent implementation of each architecture here, written against the
 Hugging Face names (nothing of varprof's, and no transformers library):
 
-  case        family  width  heads  layers  storage
-  gpt2_d32    gpt2       32      4       2  F32, names without a prefix
-  gpt2_d64    gpt2       64      4       2  F32, 'transformer.' prefix, 2 shards
-  llama_d32   llama      32      4       2  F32, lm_head apart, theta 10000
-  llama_d64   llama      64      4       2  BF16, tied embeddings, theta 500000
-  qwen2_d32   qwen2      32      4       2  F16, q/k/v biases, theta 1000000
-  qwen2_d64   qwen2      64      4       2  F32, q/k/v biases, tied, 3 shards
+  case           family  width  heads     layers  storage
+  gpt2_d32       gpt2       32  4              2  F32, names without a prefix
+  gpt2_d64       gpt2       64  4              2  F32, 'transformer.' prefix, 2 shards
+  llama_d32      llama      32  4              2  F32, lm_head apart, theta 10000
+  llama_d64      llama      64  4              2  BF16, tied embeddings, theta 500000
+  qwen2_d32      qwen2      32  4              2  F16, q/k/v biases, theta 1000000
+  qwen2_d64      qwen2      64  4              2  F32, q/k/v biases, tied, 3 shards
+  llama_gqa_d64  llama      64  8 (2 kv)       2  F32, grouped-query, H/H_kv = 4
+  qwen2_gqa_d32  qwen2      32  4 (1 kv)       2  BF16, multi-query, head_dim 16 (H hd 64)
 
   GPT-2: x_0 = wte[token] + wpe[t]; per layer x += c_proj(attn(ln_1(x))) with
          q, k, v the columns of Conv1D c_attn (x @ W + b, W [d, 3d]), then
@@ -28,6 +30,8 @@ Hugging Face names (nothing of varprof's, and no transformers library):
          in float64, cos and sin rounded to float32. intermediate_size 3 d + 8
          (not a multiple of d).
   Qwen2: Llama's, with biases on q_proj, k_proj and v_proj.
+  GQA:   k_proj and v_proj of H_kv hd rows; query head h uses key and value
+         head h // (H / H_kv) (Hugging Face's repeat_kv); o_proj [d, H hd].
 
 Weights: N(0, 1/fan_in) for projections, N(0, 0.1^2) for biases, 1 + 0.1 N
 for norm weights, N(0, 4/d) for embeddings (N(0, 1) would make a tied
@@ -70,7 +74,17 @@ CASES = [  # name, family, width, dtype, prefix/tied/shards
     dict(name="llama_d64", family="llama", d=64, dtype="BF16", tied=True, theta=500000.0, shards=1),
     dict(name="qwen2_d32", family="qwen2", d=32, dtype="F16", tied=False, theta=1e6, shards=1),
     dict(name="qwen2_d64", family="qwen2", d=64, dtype="F32", tied=True, theta=1e6, shards=3),
+    dict(name="llama_gqa_d64", family="llama", d=64, dtype="F32", tied=False, theta=10000.0,
+         shards=1, heads=8, kv_heads=2),
+    dict(name="qwen2_gqa_d32", family="qwen2", d=32, dtype="BF16", tied=False, theta=1e6,
+         shards=1, heads=4, kv_heads=1, head_dim=16),
 ]
+
+
+def heads_of(c):
+    """H, H_kv, hd of a case."""
+    h = c.get("heads", HEADS)
+    return h, c.get("kv_heads", h), c.get("head_dim", c["d"] // h)
 
 
 def proj(out, inp):
@@ -119,14 +133,17 @@ def ffn(d):
 
 def llama_weights(c):
     d, f = c["d"], ffn(c["d"])
+    heads, kv, hd = heads_of(c)
+    rows = {"q": heads * hd, "k": kv * hd, "v": kv * hd}
     w = {"model.embed_tokens.weight": embedding(V, d)}
     for i in range(LAYERS):
         h = "model.layers.%d." % i
         w[h + "input_layernorm.weight"] = norm_weight(d)
         for n in "qkvo":
-            w[h + "self_attn.%s_proj.weight" % n] = proj(d, d)
+            w[h + "self_attn.%s_proj.weight" % n] = (proj(rows[n], d) if n != "o"
+                                                     else proj(d, heads * hd))
             if c["family"] == "qwen2" and n != "o":
-                w[h + "self_attn.%s_proj.bias" % n] = 0.1 * torch.randn(d)
+                w[h + "self_attn.%s_proj.bias" % n] = 0.1 * torch.randn(rows[n])
         w[h + "post_attention_layernorm.weight"] = norm_weight(d)
         w[h + "mlp.gate_proj.weight"] = proj(f, d)
         w[h + "mlp.up_proj.weight"] = proj(f, d)
@@ -139,12 +156,15 @@ def llama_weights(c):
 
 def llama_config(c):
     arch = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}[c["family"]]
+    heads, kv, hd = heads_of(c)
     cfg = {"architectures": [arch], "model_type": c["family"], "hidden_size": c["d"],
-           "num_attention_heads": HEADS, "num_key_value_heads": HEADS,
+           "num_attention_heads": heads, "num_key_value_heads": kv,
            "num_hidden_layers": LAYERS, "intermediate_size": ffn(c["d"]), "vocab_size": V,
            "hidden_act": "silu", "rms_norm_eps": 1e-6, "rope_theta": c["theta"],
            "rope_scaling": None, "max_position_embeddings": 64,
            "tie_word_embeddings": c["tied"], "torch_dtype": "float32"}
+    if "head_dim" in c:
+        cfg["head_dim"] = hd
     if c["family"] == "llama":
         cfg["attention_bias"], cfg["mlp_bias"] = False, False
     else:
@@ -170,18 +190,21 @@ class Trace:
         return o
 
 
-def causal_attention(q, k, v, d):
-    hd = d // HEADS
-    q, k, v = (t.view(B, T, HEADS, hd).transpose(1, 2) for t in (q, k, v))
-    return q, k, v
+def split_heads(x, n, hd):
+    return x.view(B, T, n, hd).transpose(1, 2)
 
 
-def softmax_attention(q, k, v, d):
-    hd = d // HEADS
+def softmax_attention(q, k, v):
+    """q (B, H, T, hd); k, v (B, H_kv, T, hd): query head h reads kv head
+    h // (H / H_kv), as Hugging Face's repeat_kv lays them out."""
+    heads, hd = q.shape[1], q.shape[-1]
+    rep = heads // k.shape[1]
+    k = k.repeat_interleave(rep, dim=1)
+    v = v.repeat_interleave(rep, dim=1)
     scores = q @ k.transpose(-2, -1) / (hd ** 0.5)
     causal = torch.ones(T, T, dtype=torch.bool).tril()
     scores = scores.masked_fill(~causal, float("-inf"))
-    return (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, d)
+    return (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, heads * hd)
 
 
 def gpt2_forward(w, c, tokens, trace):
@@ -197,8 +220,8 @@ def gpt2_forward(w, c, tokens, trace):
     for i in range(LAYERS):
         h = p + "h.%d." % i
         qkv = conv1d(ln(x, h + "ln_1"), h + "attn.c_attn")
-        q, k, v = causal_attention(*qkv.split(d, dim=-1), d)
-        a = softmax_attention(q, k, v, d)
+        q, k, v = (split_heads(t, HEADS, d // HEADS) for t in qkv.split(d, dim=-1))
+        a = softmax_attention(q, k, v)
         x = trace.stream(x + trace.branch(a, conv1d(a, h + "attn.c_proj")))
         m = F.gelu(conv1d(ln(x, h + "ln_2"), h + "mlp.c_fc"), approximate="tanh")
         x = trace.stream(x + trace.branch(m, conv1d(m, h + "mlp.c_proj")))
@@ -219,7 +242,7 @@ def rope(x, theta, hd):
 
 
 def llama_forward(w, c, tokens, trace):
-    d, hd = c["d"], c["d"] // HEADS
+    heads, kv, hd = heads_of(c)
 
     def rms(x, name):
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w[name + ".weight"]
@@ -232,8 +255,10 @@ def llama_forward(w, c, tokens, trace):
     for i in range(LAYERS):
         p = "model.layers.%d." % i
         h = rms(x, p + "input_layernorm")
-        q, k, v = causal_attention(*(linear(h, p + "self_attn.%s_proj" % n) for n in "qkv"), d)
-        a = softmax_attention(rope(q, c["theta"], hd), rope(k, c["theta"], hd), v, d)
+        q = split_heads(linear(h, p + "self_attn.q_proj"), heads, hd)
+        k = split_heads(linear(h, p + "self_attn.k_proj"), kv, hd)
+        v = split_heads(linear(h, p + "self_attn.v_proj"), kv, hd)
+        a = softmax_attention(rope(q, c["theta"], hd), rope(k, c["theta"], hd), v)
         x = trace.stream(x + trace.branch(a, linear(a, p + "self_attn.o_proj")))
         h = rms(x, p + "post_attention_layernorm")
         m = F.silu(linear(h, p + "mlp.gate_proj")) * linear(h, p + "mlp.up_proj")

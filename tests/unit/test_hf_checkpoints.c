@@ -2,7 +2,9 @@
  * tiny checkpoints of tests/data/gen_hf_checkpoints.py, each in its family's
  * exact naming and layout (GPT-2 with and without the 'transformer.' prefix,
  * one sharded; Llama in F32 and in BF16 with tied embeddings; Qwen2 with its
- * q/k/v biases, in F16 and sharded in three; widths 32 and 64, 13 tokens), give on
+ * q/k/v biases, in F16 and sharded in three; grouped-query attention with
+ * H/H_kv = 4 and multi-query with a head_dim of its own; widths 32 and 64,
+ * 13 tokens), give on
  * every instruction set the per-sub-block stream norms, grad_var and
  * weight_grad and the loss that the script's own PyTorch implementation of
  * each family gives. Besides: varprof train starts from a checkpoint; model_type
@@ -132,6 +134,13 @@ static void qwen2_matches_pytorch(void **state)
     run_on_every_isa("qwen2_d64"); /* tied, three shards */
 }
 
+static void grouped_query_attention_matches_pytorch(void **state)
+{
+    (void)state;
+    run_on_every_isa("llama_gqa_d64"); /* 8 heads, 2 kv heads */
+    run_on_every_isa("qwen2_gqa_d32"); /* 4 heads, 1 kv head, head_dim 16, BF16 */
+}
+
 /* ---- hostile input ---- */
 
 static char *read_text(const char *path)
@@ -211,14 +220,16 @@ static const hostile_case hostile[] = {
     {"gpt2_d32", "config.json", "\"n_head\": 4,", "\"n_head\": 5,", NULL, NULL,
      {"'n_head' 5", "does not divide"}},
     {"llama_d32", "config.json", "\"num_key_value_heads\": 4,", "\"num_key_value_heads\": 2,",
-     NULL, NULL, {"'num_key_value_heads' 2", "'num_attention_heads' 4", "grouped-query"}},
+     NULL, NULL, {"k_proj.weight", "[32, 32]", "[16, 32]"}},
+    {"llama_d32", "config.json", "\"num_key_value_heads\": 4,", "\"num_key_value_heads\": 3,",
+     NULL, NULL, {"'num_key_value_heads' 3", "does not divide", "'num_attention_heads' 4"}},
     {"llama_d32", "config.json", "\"intermediate_size\": 104,", "\"intermediate_size\": 100,",
      NULL, NULL, {"gate_proj.weight", "[104, 32]", "[100, 32]"}},
     {"llama_d32", "config.json", "\"vocab_size\": 50,", "", NULL, NULL, {"'vocab_size' is missing"}},
     {"llama_d32", "config.json", "\"rope_scaling\": null", "\"rope_scaling\": {\"factor\": 2}", NULL,
      NULL, {"rope_scaling"}},
     {"llama_d32", "config.json", "\"hidden_size\": 32,", "\"hidden_size\": 32, \"head_dim\": 16,",
-     NULL, NULL, {"'head_dim' 16"}},
+     NULL, NULL, {"q_proj.weight", "[32, 32]", "[64, 32]"}},
     {"llama_d32", "config.json", "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": 1",
      NULL, NULL, {"'tie_word_embeddings' must be true or false"}},
     {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"../model-00001-of-00002.safetensors\"",
@@ -413,6 +424,7 @@ static void options_against_config_are_usage_errors(void **state)
         const char *says;
     } cases[] = {
         {{"--heads", "2", NULL}, "'num_attention_heads' is 4"},
+        {{"--kv-heads", "2", NULL}, "'num_key_value_heads' is 4"},
         {{"--positions", "learned", NULL}, "llama checkpoint's are rope"},
         {{"--norm-eps", "1e-5", NULL}, "'rms_norm_eps'"},
         {{"--positions", "rope", "--rope-theta", "500000", NULL}, "'rope_theta' is 10000"},
@@ -451,6 +463,7 @@ int main(void)
         cmocka_unit_test(gpt2_matches_pytorch),
         cmocka_unit_test(llama_matches_pytorch),
         cmocka_unit_test(qwen2_matches_pytorch),
+        cmocka_unit_test(grouped_query_attention_matches_pytorch),
         cmocka_unit_test(hostile_input_is_refused),
         cmocka_unit_test(tensor_in_two_shards_is_refused),
         cmocka_unit_test(mistral_reads_as_llama),
