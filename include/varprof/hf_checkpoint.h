@@ -12,7 +12,8 @@
  *                      h.N.attn.c_proj, h.N.ln_2, h.N.mlp.c_fc, h.N.mlp.c_proj
  *                      (Conv1D, transposed), ln_f; the head is wte (tied).
  *   llama, mistral,    model.embed_tokens, model.layers.N.input_layernorm,
- *   qwen2              self_attn.{q,k,v,o}_proj (qwen2: q, k, v biases),
+ *   qwen2              self_attn.{q,k,v,o}_proj (qwen2: q, k, v biases; k and v
+ *                      of num_key_value_heads x head_dim rows),
  *                      post_attention_layernorm, mlp.{gate,up,down}_proj,
  *                      model.norm, lm_head (or embed_tokens when tied).
  * Every one of these is pre-norm: its norms sit on the branches' inputs.
@@ -63,21 +64,23 @@ int vp_hf_is_checkpoint_dir(const char *path);
  * head, and zeros change nothing); tied Llama-family models head.weight, a
  * copy of embed_tokens.
  *
- * Fails with VP_EIO when a file cannot be read, VP_ENOMEM, or VP_EFORMAT
- * naming what is wrong: config.json missing or not a JSON object; a
+ * Fails with VP_EIO when a file cannot be opened or read (config.json
+ * missing included), VP_ENOMEM, or VP_EFORMAT naming what is wrong:
+ * config.json not a regular file, above 64 MiB or not a JSON object; a
  * model_type missing or not one of the families above (gemma2 and olmo2
  * named as not yet read); a field missing, of the wrong type, out of its
  * range or contradicting another (n_embd against hidden_size, heads not
  * dividing the width where head_dim is not given, num_key_value_heads not
- * dividing num_attention_heads, both numbers named); rope_scaling, scale_attn_by_inverse_layer_idx, llama's attention_bias or
- * mlp_bias set; neither model.safetensors nor the index; an index that is not
+ * dividing num_attention_heads, both numbers named); rope_scaling,
+ * scale_attn_by_inverse_layer_idx, llama's attention_bias or mlp_bias set;
+ * neither model.safetensors nor the index; an index that is not
  * JSON or has no weight_map object, a shard path that is empty, absolute,
  * has a '..' component, leads outside dir (a symlink included), names the
  * index itself or a missing file; a tensor mapped twice or kept in a shard
  * the index does not map it to; a tensor of the family's missing or of a
  * shape other than config.json makes it; a tensor the family does not
- * know. Any shard failing vp_safetensors_map fails the same way. On
- * failure *weights is empty. */
+ * know; more than 32768 tensors in all. Any shard failing
+ * vp_safetensors_map fails the same way. On failure *weights is empty. */
 vp_status vp_hf_checkpoint_read(const char *dir, vp_safetensors *weights, vp_hf_architecture *arch,
                                 vp_error *err);
 
