@@ -40,6 +40,7 @@ typedef struct {
     unsigned long long seeds[CLI_LIST_MAX];
     vp_safetensors weights; /* --weights, owned */
     int have_weights;
+    size_t sliding_window; /* a checkpoint's attention window; 0 none */
     unsigned *stream; /* --token-stream, owned */
     vp_train_job jobs[MAX_JOBS];
     layer_stats stats[MAX_JOBS];
@@ -187,6 +188,7 @@ static int read_weights(const cli_args *args, train_request *req)
                                    vp_placement_name(arch.placement));
         req->placements[0] = arch.placement;
         req->n_placements = 1;
+        req->sliding_window = arch.sliding_window;
     }
     req->layers[0] = shape.layers;
     req->base.mlp_only = shape.mlp_only;
@@ -264,6 +266,11 @@ static int read_request(const cli_args *args, train_request *req)
         (rc = read_format(args, req)) != EXIT_OK || (rc = read_weights(args, req)) != EXIT_OK ||
         (rc = read_stream(args, req)) != EXIT_OK)
         return rc;
+    if (req->sliding_window && n->tokens > req->sliding_window)
+        return cli_usage_error("--weights: %zu tokens a sequence, but the checkpoint's "
+                               "sliding_window is %zu; varprof attends to every earlier token, "
+                               "so give at most %zu",
+                               n->tokens, req->sliding_window, req->sliding_window);
     if (!args->given[OPT_HEADS] && req->base.mlp_only)
         n->heads = 1; /* no attention: any width */
     if (!n->head_dim && n->width % n->heads != 0)

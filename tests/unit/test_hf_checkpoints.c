@@ -341,7 +341,7 @@ static void tensor_in_two_shards_is_refused(void **state)
 }
 
 /* model_type mistral reads as llama: the same profile, byte for byte; its
-   sliding_window refuses more tokens than the window. */
+   sliding_window refuses more tokens than the window, in train too. */
 static void mistral_reads_as_llama(void **state)
 {
     (void)state;
@@ -374,6 +374,16 @@ static void mistral_reads_as_llama(void **state)
             fail();
         }
         program_run_free(&run);
+        if (i == 1) { /* train too */
+            const char *train[] = {"train", "--weights", dir, "--tokens", "13", "--steps", "1",
+                                   "--quiet", NULL};
+            run = run_varprof(train);
+            if (run.status != 2 || !strstr(run.err, "sliding_window is 8")) {
+                print_error("train, mistral window 8: exit %d: %s", run.status, run.err);
+                fail();
+            }
+            program_run_free(&run);
+        }
     }
     program_run_free(&want);
 }
