@@ -37,20 +37,20 @@
 
 /* What config.json says of the network, with the names it came from. */
 typedef struct {
-    char model_type[32]; /* "gpt2", "llama", "mistral", "qwen2" */
+    char model_type[32];    /* "gpt2", "llama", "mistral", "qwen2" */
     vp_placement placement; /* VP_PRE_NORM for every family read */
     size_t layers, width, heads, vocab, ffn_width;
-    size_t kv_heads;         /* num_key_value_heads, dividing heads (= heads by default) */
-    size_t head_dim;         /* head_dim, or width / heads */
-    size_t n_ctx;            /* learned positions' rows (gpt2's n_positions); 0 otherwise */
-    vp_mlp mlp;              /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU */
-    vp_bias bias;            /* gpt2 VP_BIAS_ALL, llama and mistral NONE, qwen2 QKV */
-    vp_norm norm;            /* gpt2 LayerNorm, the others RMSNorm */
-    double eps;              /* layer_norm_epsilon or rms_norm_eps */
-    vp_positions positions;  /* gpt2 learned, the others rope */
-    double rope_theta;       /* with rope: rope_theta (default 10000) */
-    int tied;                /* the head is the embedding (tie_word_embeddings) */
-    size_t sliding_window;   /* mistral's and qwen2's, 0 when none: attention beyond it
+    size_t kv_heads;        /* num_key_value_heads, dividing heads (= heads by default) */
+    size_t head_dim;        /* head_dim, or width / heads */
+    size_t n_ctx;           /* learned positions' rows (gpt2's n_positions); 0 otherwise */
+    vp_mlp mlp;             /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU */
+    vp_bias bias;           /* gpt2 VP_BIAS_ALL, llama and mistral NONE, qwen2 QKV */
+    vp_norm norm;           /* gpt2 LayerNorm, the others RMSNorm */
+    double eps;             /* layer_norm_epsilon or rms_norm_eps */
+    vp_positions positions; /* gpt2 learned, the others rope */
+    double rope_theta;      /* with rope: rope_theta (default 10000) */
+    int tied;               /* the head is the embedding (tie_word_embeddings) */
+    size_t sliding_window;  /* mistral's and qwen2's, 0 when none: attention beyond it
                                 is not modelled; the caller refuses more tokens */
 } vp_hf_architecture;
 

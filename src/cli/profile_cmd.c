@@ -36,9 +36,9 @@ typedef struct {
     unsigned engines; /* ENGINE_* */
     vp_mc_options mc;
     vp_forward_options forward;
-    vp_safetensors weights; /* --weights, owned */
-    size_t sliding_window;  /* a checkpoint's attention window; 0 none */
-    unsigned *token_ids;    /* --token-ids, owned */
+    vp_safetensors weights;    /* --weights, owned */
+    size_t sliding_window;     /* a checkpoint's attention window; 0 none */
+    unsigned *token_ids;       /* --token-ids, owned */
     vp_grad_norms *grad_norms; /* --grads-out: the forward's gradients, owned */
     size_t every;
     int wide;       /* --wide: every column */

@@ -41,7 +41,7 @@ typedef struct {
     vp_safetensors weights; /* --weights, owned */
     int have_weights;
     size_t sliding_window; /* a checkpoint's attention window; 0 none */
-    unsigned *stream; /* --token-stream, owned */
+    unsigned *stream;      /* --token-stream, owned */
     vp_train_job jobs[MAX_JOBS];
     layer_stats stats[MAX_JOBS];
     size_t n_jobs;

@@ -81,8 +81,7 @@ vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_gi
                        vp_mlp_name(o->mlp), gpt2 ? "activation_function" : "hidden_act",
                        vp_mlp_name(a->mlp));
     if (given->positions && o->positions != a->positions)
-        return vp_fail(err, VP_EINVAL,
-                       "--positions %s, but a %s checkpoint's are %s; leave it out",
+        return vp_fail(err, VP_EINVAL, "--positions %s, but a %s checkpoint's are %s; leave it out",
                        vp_positions_name(o->positions), a->model_type,
                        vp_positions_name(a->positions));
     if (given->rope_theta && a->positions != VP_POSITIONS_ROPE)
@@ -99,8 +98,7 @@ vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_gi
                        "it out",
                        vp_forward_kv_heads(o), a->kv_heads);
     if (given->head_dim && vp_forward_head_dim(o) != a->head_dim)
-        return vp_fail(err, VP_EINVAL,
-                       "--head-dim %zu, but config.json makes it %zu; leave it out",
+        return vp_fail(err, VP_EINVAL, "--head-dim %zu, but config.json makes it %zu; leave it out",
                        vp_forward_head_dim(o), a->head_dim);
     o->heads = a->heads;
     o->kv_heads = a->kv_heads == a->heads ? 0 : a->kv_heads;

@@ -157,8 +157,9 @@ static vp_status read_index(checkpoint *c, const char *dir_real, const char *dir
         if (s == VP_OK)
             s = add_shard(c, dir_real, dir, e->valuestring, &shard, err);
         if (s == VP_OK && !vp_safetensors_find(&c->shards[shard], e->string))
-            s = vp_fail(err, VP_EFORMAT, "index: tensor '%.200s' is mapped to '%.200s', which lacks it",
-                        e->string, e->valuestring);
+            s = vp_fail(err, VP_EFORMAT,
+                        "index: tensor '%.200s' is mapped to '%.200s', which lacks it", e->string,
+                        e->valuestring);
         mapped++;
     }
     /* a tensor in a shard the map does not send it to: in two shards, or unlisted */
@@ -170,9 +171,10 @@ static vp_status read_index(checkpoint *c, const char *dir_real, const char *dir
             const char *name = c->shards[i].tensors[t].name;
             const cJSON *e = cJSON_GetObjectItemCaseSensitive(map, name);
             if (!e || strcmp(e->valuestring, c->shard_names[i]) != 0)
-                s = vp_fail(err, VP_EFORMAT,
-                            "index: shard '%.200s' holds tensor '%.200s', which the index maps %s%.200s",
-                            c->shard_names[i], name, e ? "to " : "nowhere", e ? e->valuestring : "");
+                s = vp_fail(
+                    err, VP_EFORMAT,
+                    "index: shard '%.200s' holds tensor '%.200s', which the index maps %s%.200s",
+                    c->shard_names[i], name, e ? "to " : "nowhere", e ? e->valuestring : "");
         }
     }
     if (s == VP_OK && mapped == 0)
@@ -245,10 +247,11 @@ typedef enum {
 typedef enum { WHEN_ALWAYS, WHEN_TIED, WHEN_UNTIED, WHEN_QKV_BIAS } when;
 
 typedef struct {
-    const char *hf;     /* the source, "%zu" the layer; after the family's prefix
-                           unless it starts with '!' */
-    const char *vp;     /* varprof's name, "%zu" the layer */
-    dim rows, cols;     /* varprof's shape; cols DIM_NONE for rank 1 */
+    /* the source, "%zu" the layer; after the family's prefix unless it
+       starts with '!' */
+    const char *hf;
+    const char *vp; /* varprof's name, "%zu" the layer */
+    dim rows, cols; /* varprof's shape; cols DIM_NONE for rank 1 */
     how how;
     int part, parts;
     when when;
@@ -273,7 +276,8 @@ static const name_row gpt2_rows[] = {
     {"h.%zu.ln_2.bias", "layers.%zu.mlp_norm.bias", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"h.%zu.mlp.c_fc.weight", "layers.%zu.mlp.fc1.weight", DIM_F, D, HOW_CONV1D, 0, 1, WHEN_ALWAYS},
     {"h.%zu.mlp.c_fc.bias", "layers.%zu.mlp.fc1.bias", DIM_F, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
-    {"h.%zu.mlp.c_proj.weight", "layers.%zu.mlp.fc2.weight", D, DIM_F, HOW_CONV1D, 0, 1, WHEN_ALWAYS},
+    {"h.%zu.mlp.c_proj.weight", "layers.%zu.mlp.fc2.weight", D, DIM_F, HOW_CONV1D, 0, 1,
+     WHEN_ALWAYS},
     {"h.%zu.mlp.c_proj.bias", "layers.%zu.mlp.fc2.bias", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"ln_f.weight", "final_norm.weight", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"ln_f.bias", "final_norm.bias", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
@@ -300,8 +304,8 @@ static const name_row llama_rows[] = {
      WHEN_QKV_BIAS},
     {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight", D, DIM_Q, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
-    {"layers.%zu.post_attention_layernorm.weight", "layers.%zu.mlp_norm.weight", D, NO, HOW_COPY,
-     0, 1, WHEN_ALWAYS},
+    {"layers.%zu.post_attention_layernorm.weight", "layers.%zu.mlp_norm.weight", D, NO, HOW_COPY, 0,
+     1, WHEN_ALWAYS},
     {"layers.%zu.mlp.gate_proj.weight", "layers.%zu.mlp.gate.weight", DIM_F, D, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
     {"layers.%zu.mlp.up_proj.weight", "layers.%zu.mlp.up.weight", DIM_F, D, HOW_COPY, 0, 1,
@@ -419,8 +423,9 @@ static vp_status plan_row(builder *b, const name_row *r, size_t layer)
     spell(name, sizeof name, b->prefix, r->hf, layer);
     p->source = lookup(&b->c, name, &p->shard);
     if (!p->source)
-        return vp_fail(b->err, VP_EFORMAT, "tensor '%s' is missing (a %s checkpoint of %zu layers%s)",
-                       name, b->a->model_type, b->a->layers,
+        return vp_fail(b->err, VP_EFORMAT,
+                       "tensor '%s' is missing (a %s checkpoint of %zu layers%s)", name,
+                       b->a->model_type, b->a->layers,
                        r->when == WHEN_UNTIED ? ", tie_word_embeddings false" : "");
     size_t rank, shape[2];
     source_shape(r, b->a, &rank, shape);
@@ -432,8 +437,8 @@ static vp_status plan_row(builder *b, const name_row *r, size_t layer)
                      t->shape[i]);
         if (rank == 2)
             return vp_fail(b->err, VP_EFORMAT,
-                           "tensor '%s' has shape [%s]; config.json makes it [%zu, %zu]", name,
-                           got, shape[0], shape[1]);
+                           "tensor '%s' has shape [%s]; config.json makes it [%zu, %zu]", name, got,
+                           shape[0], shape[1]);
         return vp_fail(b->err, VP_EFORMAT, "tensor '%s' has shape [%s]; config.json makes it [%zu]",
                        name, got, shape[0]);
     }
@@ -510,8 +515,9 @@ static vp_status build(builder *b, vp_safetensors *out)
             biggest = b->plan[i].source->elements;
     }
     if ((uint64_t)total * 4 > physical_memory() / 2)
-        return vp_fail(b->err, VP_ENOMEM, "the weights in float take %.3g GiB, more than half of "
-                                          "this machine's memory",
+        return vp_fail(b->err, VP_ENOMEM,
+                       "the weights in float take %.3g GiB, more than half of "
+                       "this machine's memory",
                        (double)total * 4 / 1073741824.0);
     out->tensors = calloc(b->n_plan, sizeof *out->tensors);
     out->data = malloc(total * 4 + 1);

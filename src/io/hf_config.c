@@ -24,8 +24,8 @@ vp_status hf_read_text(const char *path, char **text, size_t *length, vp_error *
         status = vp_fail(err, VP_EFORMAT, "%s: %lld bytes, above the %u a JSON file here may have",
                          path, (long long)st.st_size, HF_MOST_JSON_BYTES);
     else if (!(*text = malloc((size_t)st.st_size + 1)))
-        status = vp_fail(err, VP_ENOMEM, "%s: no memory for %lld bytes", path,
-                         (long long)st.st_size);
+        status =
+            vp_fail(err, VP_ENOMEM, "%s: no memory for %lld bytes", path, (long long)st.st_size);
     else if (fread(*text, 1, (size_t)st.st_size, in) != (size_t)st.st_size)
         status = vp_fail(err, VP_EIO, "%s: cannot be read: %s", path, strerror(errno));
     (void)fclose(in); /* read-only */
@@ -46,8 +46,8 @@ typedef struct {
 
 /* A whole number field in [lo, hi]; absent: *out = fallback, or VP_EFORMAT
    when required. null counts as absent. */
-static vp_status whole(const config *c, const char *key, int required, size_t fallback,
-                       size_t lo, size_t hi, size_t *out)
+static vp_status whole(const config *c, const char *key, int required, size_t fallback, size_t lo,
+                       size_t hi, size_t *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->root, key);
     if (!v || cJSON_IsNull(v)) {
@@ -56,10 +56,10 @@ static vp_status whole(const config *c, const char *key, int required, size_t fa
         *out = fallback;
         return VP_OK;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
-        v->valuedouble > (double)hi)
-        return vp_fail(c->err, VP_EFORMAT, "config.json: '%s' must be a whole number from %zu to %zu",
-                       key, lo, hi);
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble < (double)lo || v->valuedouble > (double)hi)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: '%s' must be a whole number from %zu to %zu", key, lo, hi);
     *out = (size_t)v->valuedouble;
     return VP_OK;
 }
@@ -72,7 +72,8 @@ static vp_status real(const config *c, const char *key, double fallback, double 
         return VP_OK;
     }
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0))
-        return vp_fail(c->err, VP_EFORMAT, "config.json: '%s' must be a finite number above 0", key);
+        return vp_fail(c->err, VP_EFORMAT, "config.json: '%s' must be a finite number above 0",
+                       key);
     *out = v->valuedouble;
     return VP_OK;
 }
@@ -165,20 +166,25 @@ static vp_status gpt2(const config *c, vp_hf_architecture *a)
     if (s == VP_OK)
         s = refuse_set(c, "scale_attn_by_inverse_layer_idx",
                        "varprof scales attention by 1/sqrt(head width) alone");
-    if (s == VP_OK && cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(c->root, "scale_attn_weights")))
-        s = vp_fail(c->err, VP_EFORMAT, "config.json: 'scale_attn_weights' is false; varprof "
-                                        "scales attention by 1/sqrt(head width)");
+    if (s == VP_OK &&
+        cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(c->root, "scale_attn_weights")))
+        s = vp_fail(c->err, VP_EFORMAT,
+                    "config.json: 'scale_attn_weights' is false; varprof "
+                    "scales attention by 1/sqrt(head width)");
     if (s != VP_OK)
         return s;
     a->ffn_width = inner ? inner : 4 * a->width;
     if (a->ffn_width > VP_FORWARD_MAX_FFN_WIDTH)
-        return vp_fail(c->err, VP_EFORMAT, "config.json: the MLP's width 4 n_embd = %zu is above %u",
-                       a->ffn_width, VP_FORWARD_MAX_FFN_WIDTH);
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: the MLP's width 4 n_embd = %zu is above %u", a->ffn_width,
+                       VP_FORWARD_MAX_FFN_WIDTH);
     static const struct {
         const char *hf;
         vp_mlp mlp;
-    } acts[] = {{"gelu_new", VP_MLP_GELU_TANH}, {"gelu_pytorch_tanh", VP_MLP_GELU_TANH},
-                {"gelu", VP_MLP_GELU}, {"relu", VP_MLP_RELU}};
+    } acts[] = {{"gelu_new", VP_MLP_GELU_TANH},
+                {"gelu_pytorch_tanh", VP_MLP_GELU_TANH},
+                {"gelu", VP_MLP_GELU},
+                {"relu", VP_MLP_RELU}};
     for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
         if (strcmp(act, acts[i].hf) == 0) {
             a->mlp = acts[i].mlp;
@@ -238,8 +244,7 @@ static vp_status llama(const config *c, vp_hf_architecture *a)
     a->head_dim = head_dim;
     if (strcmp(act, "silu") != 0)
         return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'hidden_act' '%.40s': varprof reads silu (SwiGLU) alone",
-                       act);
+                       "config.json: 'hidden_act' '%.40s': varprof reads silu (SwiGLU) alone", act);
     if (strcmp(a->model_type, "llama") != 0) {
         int use_window = strcmp(a->model_type, "mistral") == 0;
         if ((s = boolean(c, "use_sliding_window", use_window, &use_window)) != VP_OK)

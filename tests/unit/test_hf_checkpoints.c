@@ -62,8 +62,8 @@ static void run_case(const char *name, const char *isa)
     char dir[512], tokens[512], label[96];
     snprintf(dir, sizeof dir, "%s/hf/%s", test_data_path(""), name);
     snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
-    const char *args[] = {"--engine", "forward", "--weights", dir,     "--token-ids", tokens,
-                          "--grad",   "--loss",  "copy",      "--format", "csv",      NULL};
+    const char *args[] = {"--engine", "forward", "--weights", dir,        "--token-ids", tokens,
+                          "--grad",   "--loss",  "copy",      "--format", "csv",         NULL};
     setenv("VARPROF_ISA", isa, 1);
     program_run run = run_varprof(args);
     args[10] = "json";
@@ -189,8 +189,8 @@ static char *replaced(const char *text, const char *from, const char *to)
 }
 
 typedef struct {
-    const char *base;    /* a case of tests/data/hf */
-    const char *file;    /* config.json or model.safetensors.index.json */
+    const char *base; /* a case of tests/data/hf */
+    const char *file; /* config.json or model.safetensors.index.json */
     const char *from, *to;
     const char *link, *target; /* a symlink to make in the copy, or NULL; a target
                                   of "=FILE" copies the base's FILE there instead */
@@ -202,57 +202,173 @@ typedef struct {
 #define WEIGHT_MAP "\"weight_map\": {"
 
 static const hostile_case hostile[] = {
-    {"gpt2_d32", "config.json", "\"model_type\": \"gpt2\",", "", NULL, NULL,
+    {"gpt2_d32",
+     "config.json",
+     "\"model_type\": \"gpt2\",",
+     "",
+     NULL,
+     NULL,
      {"'model_type' is missing"}},
     {"gpt2_d32", "config.json", "\"gpt2\"", "\"gemma2\"", NULL, NULL, {"gemma2", "not read yet"}},
     {"gpt2_d32", "config.json", "\"gpt2\"", "\"olmo2\"", NULL, NULL, {"olmo2", "not read yet"}},
     {"gpt2_d32", "config.json", "\"gpt2\"", "\"bert\"", NULL, NULL, {"bert", "gpt2, llama"}},
     {"gpt2_d32", "config.json", "{", "[", NULL, NULL, {"not a JSON object"}},
-    {"gpt2_d32", "config.json", "\"n_embd\": 32,", "\"n_embd\": 32, \"hidden_size\": 48,", NULL,
-     NULL, {"'n_embd' 32", "'hidden_size' 48", "disagree"}},
-    {"gpt2_d32", "config.json", "\"n_embd\": 32,", "\"n_embd\": 48,", NULL, NULL,
+    {"gpt2_d32",
+     "config.json",
+     "\"n_embd\": 32,",
+     "\"n_embd\": 32, \"hidden_size\": 48,",
+     NULL,
+     NULL,
+     {"'n_embd' 32", "'hidden_size' 48", "disagree"}},
+    {"gpt2_d32",
+     "config.json",
+     "\"n_embd\": 32,",
+     "\"n_embd\": 48,",
+     NULL,
+     NULL,
      {"wte.weight", "shape [50, 32]", "[50, 48]"}},
     {"gpt2_d32", "config.json", "\"n_embd\": 32,", "\"n_embd\": -32,", NULL, NULL, {"'n_embd'"}},
-    {"gpt2_d32", "config.json", "\"n_layer\": 2,", "\"n_layer\": 999999,", NULL, NULL,
+    {"gpt2_d32",
+     "config.json",
+     "\"n_layer\": 2,",
+     "\"n_layer\": 999999,",
+     NULL,
+     NULL,
      {"999999 layers"}},
-    {"gpt2_d32", "config.json", "\"n_layer\": 2,", "\"n_layer\": 1,", NULL, NULL,
+    {"gpt2_d32",
+     "config.json",
+     "\"n_layer\": 2,",
+     "\"n_layer\": 1,",
+     NULL,
+     NULL,
      {"h.1.", "not one a gpt2 checkpoint of 1 layers has"}},
-    {"gpt2_d32", "config.json", "\"n_head\": 4,", "\"n_head\": 5,", NULL, NULL,
+    {"gpt2_d32",
+     "config.json",
+     "\"n_head\": 4,",
+     "\"n_head\": 5,",
+     NULL,
+     NULL,
      {"'n_head' 5", "does not divide"}},
-    {"llama_d32", "config.json", "\"num_key_value_heads\": 4,", "\"num_key_value_heads\": 2,",
-     NULL, NULL, {"k_proj.weight", "[32, 32]", "[16, 32]"}},
-    {"llama_d32", "config.json", "\"num_key_value_heads\": 4,", "\"num_key_value_heads\": 3,",
-     NULL, NULL, {"'num_key_value_heads' 3", "does not divide", "'num_attention_heads' 4"}},
-    {"llama_d32", "config.json", "\"intermediate_size\": 104,", "\"intermediate_size\": 100,",
-     NULL, NULL, {"gate_proj.weight", "[104, 32]", "[100, 32]"}},
-    {"llama_d32", "config.json", "\"vocab_size\": 50,", "", NULL, NULL, {"'vocab_size' is missing"}},
-    {"llama_d32", "config.json", "\"rope_scaling\": null", "\"rope_scaling\": {\"factor\": 2}", NULL,
-     NULL, {"rope_scaling"}},
-    {"llama_d32", "config.json", "\"hidden_size\": 32,", "\"hidden_size\": 32, \"head_dim\": 16,",
-     NULL, NULL, {"q_proj.weight", "[32, 32]", "[64, 32]"}},
-    {"llama_d32", "config.json", "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": 1",
-     NULL, NULL, {"'tie_word_embeddings' must be true or false"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"../model-00001-of-00002.safetensors\"",
-     NULL, NULL, {"'..'"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"/etc/passwd\"", NULL, NULL,
+    {"llama_d32",
+     "config.json",
+     "\"num_key_value_heads\": 4,",
+     "\"num_key_value_heads\": 2,",
+     NULL,
+     NULL,
+     {"k_proj.weight", "[32, 32]", "[16, 32]"}},
+    {"llama_d32",
+     "config.json",
+     "\"num_key_value_heads\": 4,",
+     "\"num_key_value_heads\": 3,",
+     NULL,
+     NULL,
+     {"'num_key_value_heads' 3", "does not divide", "'num_attention_heads' 4"}},
+    {"llama_d32",
+     "config.json",
+     "\"intermediate_size\": 104,",
+     "\"intermediate_size\": 100,",
+     NULL,
+     NULL,
+     {"gate_proj.weight", "[104, 32]", "[100, 32]"}},
+    {"llama_d32",
+     "config.json",
+     "\"vocab_size\": 50,",
+     "",
+     NULL,
+     NULL,
+     {"'vocab_size' is missing"}},
+    {"llama_d32",
+     "config.json",
+     "\"rope_scaling\": null",
+     "\"rope_scaling\": {\"factor\": 2}",
+     NULL,
+     NULL,
+     {"rope_scaling"}},
+    {"llama_d32",
+     "config.json",
+     "\"hidden_size\": 32,",
+     "\"hidden_size\": 32, \"head_dim\": 16,",
+     NULL,
+     NULL,
+     {"q_proj.weight", "[32, 32]", "[64, 32]"}},
+    {"llama_d32",
+     "config.json",
+     "\"tie_word_embeddings\": false",
+     "\"tie_word_embeddings\": 1",
+     NULL,
+     NULL,
+     {"'tie_word_embeddings' must be true or false"}},
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"../model-00001-of-00002.safetensors\"",
+     NULL,
+     NULL,
+     {"'..'"}},
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"/etc/passwd\"",
+     NULL,
+     NULL,
      {"absolute"}},
     {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"\"", NULL, NULL, {"empty"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"model-00009-of-00002.safetensors\"",
-     NULL, NULL, {"model-00009-of-00002.safetensors", "missing"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"" INDEX "\"", NULL, NULL,
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"model-00009-of-00002.safetensors\"",
+     NULL,
+     NULL,
+     {"model-00009-of-00002.safetensors", "missing"}},
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"" INDEX "\"",
+     NULL,
+     NULL,
      {"the index itself"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"out.safetensors\"",
-     "out.safetensors", "/etc/hostname", {"outside the directory"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"loop.safetensors\"",
-     "loop.safetensors", "loop.safetensors", {"loop.safetensors"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"again.safetensors\"",
-     "again.safetensors", "model-00001-of-00002.safetensors", {"one file"}},
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"out.safetensors\"",
+     "out.safetensors",
+     "/etc/hostname",
+     {"outside the directory"}},
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"loop.safetensors\"",
+     "loop.safetensors",
+     "loop.safetensors",
+     {"loop.safetensors"}},
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"again.safetensors\"",
+     "again.safetensors",
+     "model-00001-of-00002.safetensors",
+     {"one file"}},
     {"gpt2_d64", INDEX, WEIGHT_MAP, WEIGHT_MAP " " SHARD1 ",", NULL, NULL, {"mapped twice"}},
-    {"gpt2_d64", INDEX, SHARD1, "\"transformer.wte.weight\": \"model-00002-of-00002.safetensors\"",
-     NULL, NULL, {"transformer.wte.weight", "lacks it"}},
-    {"gpt2_d64", INDEX, "\"total_size\"", "\"total\"", "model-00002-of-00002.safetensors",
-     "=model-00001-of-00002.safetensors", {"transformer.h.1.ln_1.weight", "lacks it"}},
-    {"gpt2_d64", INDEX, WEIGHT_MAP, "\"weight_map\": 7, \"x\": {", NULL, NULL,
+    {"gpt2_d64",
+     INDEX,
+     SHARD1,
+     "\"transformer.wte.weight\": \"model-00002-of-00002.safetensors\"",
+     NULL,
+     NULL,
+     {"transformer.wte.weight", "lacks it"}},
+    {"gpt2_d64",
+     INDEX,
+     "\"total_size\"",
+     "\"total\"",
+     "model-00002-of-00002.safetensors",
+     "=model-00001-of-00002.safetensors",
+     {"transformer.h.1.ln_1.weight", "lacks it"}},
+    {"gpt2_d64",
+     INDEX,
+     WEIGHT_MAP,
+     "\"weight_map\": 7, \"x\": {",
+     NULL,
+     NULL,
      {"'weight_map' object"}},
 };
 
@@ -315,9 +431,9 @@ static void tensor_in_two_shards_is_refused(void **state)
     (void)state;
     char dir[512], path[600], tokens[512];
     snprintf(dir, sizeof dir, "%s/two_shards", test_scratch());
-    const hostile_case c = {"gpt2_d64", INDEX, WEIGHT_MAP,
-                            WEIGHT_MAP " \"extra.weight\": \"extra.safetensors\",", NULL, NULL,
-                            {NULL}};
+    const hostile_case c = {
+        "gpt2_d64", INDEX, WEIGHT_MAP, WEIGHT_MAP " \"extra.weight\": \"extra.safetensors\",",
+        NULL,       NULL,  {NULL}};
     make_copy(&c, dir);
     static const float one[1] = {1.0f};
     const vp_tensor_out extra[] = {{"extra.weight", 1, {1, 0}, one},
@@ -349,10 +465,19 @@ static void mistral_reads_as_llama(void **state)
     snprintf(llama, sizeof llama, "%s/hf/llama_d32", test_data_path(""));
     snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
     static const hostile_case cases[] = {
-        {"llama_d32", "config.json", "\"model_type\": \"llama\"",
-         "\"model_type\": \"mistral\", \"sliding_window\": 4096", NULL, NULL, {NULL}},
-        {"llama_d32", "config.json", "\"model_type\": \"llama\"",
-         "\"model_type\": \"mistral\", \"sliding_window\": 8", NULL, NULL,
+        {"llama_d32",
+         "config.json",
+         "\"model_type\": \"llama\"",
+         "\"model_type\": \"mistral\", \"sliding_window\": 4096",
+         NULL,
+         NULL,
+         {NULL}},
+        {"llama_d32",
+         "config.json",
+         "\"model_type\": \"llama\"",
+         "\"model_type\": \"mistral\", \"sliding_window\": 8",
+         NULL,
+         NULL,
          {"13 tokens", "sliding_window is 8"}},
     };
     const char *args[] = {"--engine", "forward", "--weights", llama, "--token-ids", tokens, NULL};
@@ -375,8 +500,8 @@ static void mistral_reads_as_llama(void **state)
         }
         program_run_free(&run);
         if (i == 1) { /* train too */
-            const char *train[] = {"train", "--weights", dir, "--tokens", "13", "--steps", "1",
-                                   "--quiet", NULL};
+            const char *train[] = {"train",   "--weights", dir,       "--tokens", "13",
+                                   "--steps", "1",         "--quiet", NULL};
             run = run_varprof(train);
             if (run.status != 2 || !strstr(run.err, "sliding_window is 8")) {
                 print_error("train, mistral window 8: exit %d: %s", run.status, run.err);
@@ -397,15 +522,17 @@ static void train_starts_from_a_checkpoint(void **state)
     char dir[512];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         snprintf(dir, sizeof dir, "%s/hf/%s", test_data_path(""), cases[i]);
-        const char *args[] = {"train",    "--weights", dir,   "--steps", "3", "--tokens",
-                              "13",       "--format",  "csv", "--quiet", NULL};
+        const char *args[] = {"train", "--weights", dir,   "--steps", "3", "--tokens",
+                              "13",    "--format",  "csv", "--quiet", NULL};
         program_run run = run_varprof(args);
         double first = 0, last = 0;
         int rows = 0, other = 0;
-        for (const char *line = strchr(run.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        for (const char *line = strchr(run.out, '\n'); line && line[1];
+             line = strchr(line + 1, '\n')) {
             double loss;
             /* placement,layers,base_lr,warmup,seed,step,lr,loss,... */
-            if (sscanf(line + 1, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf", &loss) != 1)
+            if (sscanf(line + 1, "%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%*[^,],%lf", &loss) !=
+                1)
                 continue;
             other |= strncmp(line + 1, "pre-norm,", 9) != 0;
             last = loss;
@@ -413,9 +540,8 @@ static void train_starts_from_a_checkpoint(void **state)
                 first = loss;
         }
         if (run.status != 0 || rows != 3 || other || !(last < first)) {
-            print_error("%s: exit %d, %d rows, %s, loss %g -> %g: %s%s", cases[i], run.status,
-                        rows, other ? "not pre-norm alone" : "pre-norm", first, last, run.err,
-                        run.out);
+            print_error("%s: exit %d, %d rows, %s, loss %g -> %g: %s%s", cases[i], run.status, rows,
+                        other ? "not pre-norm alone" : "pre-norm", first, last, run.err, run.out);
             fail();
         }
         program_run_free(&run);
@@ -444,8 +570,8 @@ static void options_against_config_are_usage_errors(void **state)
     };
     char gpt2[512];
     snprintf(gpt2, sizeof gpt2, "%s/hf/gpt2_d32", test_data_path(""));
-    const char *learned[] = {"--engine", "forward", "--weights", gpt2, "--token-ids", tokens,
-                             "--rope-theta", "500000", NULL};
+    const char *learned[] = {"--engine", "forward",      "--weights", gpt2, "--token-ids",
+                             tokens,     "--rope-theta", "500000",    NULL};
     program_run gpt2_run = run_varprof(learned);
     if (gpt2_run.status != 2 || !strstr(gpt2_run.err, "gpt2 checkpoint's positions are learned")) {
         print_error("gpt2 --rope-theta: exit %d: %s", gpt2_run.status, gpt2_run.err);
@@ -453,14 +579,21 @@ static void options_against_config_are_usage_errors(void **state)
     }
     program_run_free(&gpt2_run);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        const char *args[] = {"--engine",        "forward",         "--weights",
-                              dir,               "--token-ids",     tokens,
-                              cases[i].extra[0], cases[i].extra[1], cases[i].extra[2],
-                              cases[i].extra[3], NULL};
+        const char *args[] = {"--engine",
+                              "forward",
+                              "--weights",
+                              dir,
+                              "--token-ids",
+                              tokens,
+                              cases[i].extra[0],
+                              cases[i].extra[1],
+                              cases[i].extra[2],
+                              cases[i].extra[3],
+                              NULL};
         program_run run = run_varprof(args);
         if (run.status != 2 || !strstr(run.err, cases[i].says)) {
-            print_error("case %zu: exit %d, want 2 and '%s' in: %s", i, run.status,
-                        cases[i].says, run.err);
+            print_error("case %zu: exit %d, want 2 and '%s' in: %s", i, run.status, cases[i].says,
+                        run.err);
             fail();
         }
         program_run_free(&run);
