@@ -30,6 +30,8 @@ typedef struct vp_safetensors_file {
     size_t count;
     unsigned char *data; /* the data section */
     size_t data_size;
+    void *mapping; /* vp_safetensors_map's: the whole file, read-only; else NULL */
+    size_t mapping_size;
 } vp_safetensors;
 
 /* Reads and checks a whole file. Fails with VP_EIO (cannot be read) or
@@ -42,7 +44,15 @@ typedef struct vp_safetensors_file {
  * a name given twice; VP_ENOMEM. On failure *file is empty. */
 vp_status vp_safetensors_read(const char *path, vp_safetensors *file, vp_error *err);
 
-/* Frees what vp_safetensors_read made; an empty or NULL file is allowed. */
+/* As vp_safetensors_read, but the file is mapped read-only instead of read:
+ * its data stay in the page cache, not in memory of the process's own, and
+ * no size limit beyond the address space applies. The data must not be
+ * written; a file truncated while mapped ends the process with SIGBUS, as
+ * any mapping does. VP_EIO also when mmap fails. */
+vp_status vp_safetensors_map(const char *path, vp_safetensors *file, vp_error *err);
+
+/* Frees what vp_safetensors_read or vp_safetensors_map made; an empty or
+ * NULL file is allowed. */
 void vp_safetensors_free(vp_safetensors *file);
 
 /* The tensor of that name, or NULL. */

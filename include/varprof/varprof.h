@@ -15,6 +15,7 @@
 #include "varprof/gains_file.h"
 #include "varprof/gauss.h"
 #include "varprof/grads_csv.h"
+#include "varprof/hf_checkpoint.h"
 #include "varprof/isa.h"
 #include "varprof/json.h"
 #include "varprof/latex.h"

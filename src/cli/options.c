@@ -100,10 +100,11 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_FINAL_NORM] = {"final-norm", "yes|no", BOTH,
                         "with --grad: a norm between the last sub-block and the head; default "
                         "the placement's (yes for pre-norm, sandwich, output-norm, parallel)"},
-    [OPT_WEIGHTS] = {"weights", "FILE", CMD_TRAIN | CMD_PROFILE,
+    [OPT_WEIGHTS] = {"weights", "FILE|DIR", CMD_TRAIN | CMD_PROFILE,
                      "forward: load every weight from a safetensors file (PyTorch's names; "
                      "see the manual); width, vocab, layers, MLP width, norm and QK-norm "
-                     "follow from it"},
+                     "follow from it; or a Hugging Face checkpoint directory (gpt2, llama, "
+                     "mistral, qwen2), its config.json giving the rest"},
     [OPT_TOKEN_IDS] = {"token-ids", "FILE", CMD_PROFILE,
                        "forward: the batch's token ids, a CSV of B rows of T ids"},
     [OPT_LOSS] = {"loss", "copy|next|random", CMD_PROFILE,

@@ -36,8 +36,9 @@ typedef struct {
     unsigned engines; /* ENGINE_* */
     vp_mc_options mc;
     vp_forward_options forward;
-    vp_safetensors weights; /* --weights, owned */
-    unsigned *token_ids;    /* --token-ids, owned */
+    vp_safetensors weights;    /* --weights, owned */
+    size_t sliding_window;     /* a checkpoint's attention window; 0 none */
+    unsigned *token_ids;       /* --token-ids, owned */
     vp_grad_norms *grad_norms; /* --grads-out: the forward's gradients, owned */
     size_t every;
     int wide;       /* --wide: every column */
@@ -248,6 +249,24 @@ static int read_placements(const cli_args *args, profile_request *req)
     }
 }
 
+/* A checkpoint directory's config.json: its placement (the one its names
+   make), its heads, eps, activation and positions. */
+static int adopt_checkpoint(const cli_args *args, const vp_hf_architecture *arch,
+                            const weights_shape_given *given, profile_request *req)
+{
+    for (size_t i = 0; i < req->n_placements; i++)
+        if (req->placements[i] != arch->placement)
+            return cli_usage_error("--placement %s: a %s checkpoint's names make it %s; leave "
+                                   "--placement out",
+                                   args->value[OPT_PLACEMENT], arch->model_type,
+                                   vp_placement_name(arch->placement));
+    vp_error err;
+    if (weights_arch_adopt(arch, given, &req->forward, &err) != VP_OK)
+        return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+    req->sliding_window = arch->sliding_window;
+    return EXIT_OK;
+}
+
 /* --weights and --token-ids: the network and the batch from files. What the
  * weights say of the shapes holds unless the command line says otherwise,
  * and then the loader names the tensor that disagrees. */
@@ -255,11 +274,15 @@ static int read_network_files(const cli_args *args, profile_request *req)
 {
     vp_forward_options *fw = &req->forward;
     vp_error err;
+    int rc;
     if (args->given[OPT_WEIGHTS] && args->given[OPT_MODEL])
         return cli_usage_error("--model and --weights both given; the weights file says the "
                                "network's shape, so give one of them");
     if (args->given[OPT_WEIGHTS]) {
-        if (vp_safetensors_read(args->value[OPT_WEIGHTS], &req->weights, &err) != VP_OK)
+        vp_hf_architecture arch;
+        int checkpoint = 0;
+        if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) !=
+            VP_OK)
             return cli_runtime_error("--weights: %s", err.message);
         const weights_shape_given given = {
             .width = args->given[OPT_WIDTH],
@@ -274,9 +297,14 @@ static int read_network_files(const cli_args *args, profile_request *req)
             .head_dim = args->given[OPT_HEAD_DIM],
             .layers = args->given[OPT_LAYERS],
             .block = args->given[OPT_BLOCK],
+            .eps = args->given[OPT_NORM_EPS],
+            .positions = args->given[OPT_POSITIONS],
+            .rope_theta = args->given[OPT_ROPE_THETA],
         };
         if (weights_shape_adopt(&req->weights, &given, &req->base, fw, &err) != VP_OK)
             return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+        if (checkpoint && (rc = adopt_checkpoint(args, &arch, &given, req)) != EXIT_OK)
+            return rc;
         fw->weights = &req->weights;
         /* with --engine all the Monte Carlo samples the stack the file describes */
         if (!args->given[OPT_WIDTH])
@@ -297,6 +325,11 @@ static int read_network_files(const cli_args *args, profile_request *req)
                                    tokens);
         fw->token_ids = req->token_ids;
     }
+    if (req->sliding_window && fw->tokens > req->sliding_window)
+        return cli_usage_error("--weights: %zu tokens a sequence, but the checkpoint's "
+                               "sliding_window is %zu; varprof attends to every earlier token, "
+                               "so give at most %zu",
+                               fw->tokens, req->sliding_window, req->sliding_window);
     return EXIT_OK;
 }
 

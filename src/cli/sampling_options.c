@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "varprof/hf_checkpoint.h"
 
 size_t default_threads(void)
 {
@@ -61,7 +62,11 @@ static int read_positions(const cli_args *args, vp_forward_options *fw)
     fw->positions = (vp_positions)which;
     if (!args->given[OPT_ROPE_THETA])
         return EXIT_OK;
-    if (fw->positions != VP_POSITIONS_ROPE)
+    /* a checkpoint directory's config.json says the positions, and weighs
+       --rope-theta against its own (weights_arch_adopt) */
+    const int checkpoint =
+        args->given[OPT_WEIGHTS] && vp_hf_is_checkpoint_dir(args->value[OPT_WEIGHTS]);
+    if (fw->positions != VP_POSITIONS_ROPE && !checkpoint)
         return cli_usage_error("--rope-theta applies to rotary positions only: add "
                                "--positions rope, or drop --rope-theta");
     if ((rc = cli_double(args, OPT_ROPE_THETA, 0.0, 1, &fw->rope_theta)) != EXIT_OK)

@@ -40,7 +40,8 @@ typedef struct {
     unsigned long long seeds[CLI_LIST_MAX];
     vp_safetensors weights; /* --weights, owned */
     int have_weights;
-    unsigned *stream; /* --token-stream, owned */
+    size_t sliding_window; /* a checkpoint's attention window; 0 none */
+    unsigned *stream;      /* --token-stream, owned */
     vp_train_job jobs[MAX_JOBS];
     layer_stats stats[MAX_JOBS];
     size_t n_jobs;
@@ -150,7 +151,9 @@ static int read_weights(const cli_args *args, train_request *req)
     if (!args->given[OPT_WEIGHTS])
         return EXIT_OK;
     vp_error err;
-    if (vp_safetensors_read(args->value[OPT_WEIGHTS], &req->weights, &err) != VP_OK)
+    vp_hf_architecture arch;
+    int checkpoint = 0;
+    if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) != VP_OK)
         return cli_runtime_error("--weights: %s", err.message);
     req->have_weights = 1;
     const weights_shape_given given = {
@@ -166,11 +169,27 @@ static int read_weights(const cli_args *args, train_request *req)
         .head_dim = args->given[OPT_HEAD_DIM],
         .layers = args->given[OPT_TRAIN_LAYERS],
         .block = args->given[OPT_TRAIN_BLOCK],
+        .eps = args->given[OPT_NORM_EPS],
+        .positions = args->given[OPT_POSITIONS],
+        .rope_theta = args->given[OPT_ROPE_THETA],
     };
     vp_config shape = req->base;
     shape.layers = req->layers[0];
     if (weights_shape_adopt(&req->weights, &given, &shape, &req->network, &err) != VP_OK)
         return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+    if (checkpoint) {
+        if (weights_arch_adopt(&arch, &given, &req->network, &err) != VP_OK)
+            return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+        if (args->given[OPT_TRAIN_PLACEMENT] &&
+            (req->n_placements != 1 || req->placements[0] != arch.placement))
+            return cli_usage_error("--placement %s: a %s checkpoint's names make it %s; leave "
+                                   "--placement out",
+                                   args->value[OPT_TRAIN_PLACEMENT], arch.model_type,
+                                   vp_placement_name(arch.placement));
+        req->placements[0] = arch.placement;
+        req->n_placements = 1;
+        req->sliding_window = arch.sliding_window;
+    }
     req->layers[0] = shape.layers;
     req->base.mlp_only = shape.mlp_only;
     if (!args->given[OPT_TRAIN_FINAL_NORM])
@@ -247,6 +266,11 @@ static int read_request(const cli_args *args, train_request *req)
         (rc = read_format(args, req)) != EXIT_OK || (rc = read_weights(args, req)) != EXIT_OK ||
         (rc = read_stream(args, req)) != EXIT_OK)
         return rc;
+    if (req->sliding_window && n->tokens > req->sliding_window)
+        return cli_usage_error("--weights: %zu tokens a sequence, but the checkpoint's "
+                               "sliding_window is %zu; varprof attends to every earlier token, "
+                               "so give at most %zu",
+                               n->tokens, req->sliding_window, req->sliding_window);
     if (!args->given[OPT_HEADS] && req->base.mlp_only)
         n->heads = 1; /* no attention: any width */
     if (!n->head_dim && n->width % n->heads != 0)

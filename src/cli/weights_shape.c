@@ -1,5 +1,7 @@
 #include "weights_shape.h"
 
+#include <string.h>
+
 vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,
                               vp_config *cfg, vp_forward_options *o, vp_error *err)
 {
@@ -52,5 +54,59 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
         cfg->layers = file_cfg.layers;
     if (!given->block)
         cfg->mlp_only = file_cfg.mlp_only;
+    return VP_OK;
+}
+
+vp_status weights_read(const char *path, vp_safetensors *weights, vp_hf_architecture *arch,
+                       int *is_checkpoint, vp_error *err)
+{
+    *is_checkpoint = vp_hf_is_checkpoint_dir(path);
+    if (*is_checkpoint)
+        return vp_hf_checkpoint_read(path, weights, arch, err);
+    return vp_safetensors_read(path, weights, err);
+}
+
+vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_given *given,
+                             vp_forward_options *o, vp_error *err)
+{
+    const int gpt2 = strcmp(a->model_type, "gpt2") == 0;
+    if (given->heads && o->heads != a->heads)
+        return vp_fail(err, VP_EINVAL, "--heads %zu, but config.json's '%s' is %zu; leave it out",
+                       o->heads, gpt2 ? "n_head" : "num_attention_heads", a->heads);
+    if (given->eps && o->eps != a->eps)
+        return vp_fail(err, VP_EINVAL, "--norm-eps %g, but config.json's '%s' is %g; leave it out",
+                       o->eps, gpt2 ? "layer_norm_epsilon" : "rms_norm_eps", a->eps);
+    if (given->mlp && o->mlp != a->mlp)
+        return vp_fail(err, VP_EINVAL, "--mlp %s, but config.json's '%s' makes it %s; leave it out",
+                       vp_mlp_name(o->mlp), gpt2 ? "activation_function" : "hidden_act",
+                       vp_mlp_name(a->mlp));
+    if (given->positions && o->positions != a->positions)
+        return vp_fail(err, VP_EINVAL, "--positions %s, but a %s checkpoint's are %s; leave it out",
+                       vp_positions_name(o->positions), a->model_type,
+                       vp_positions_name(a->positions));
+    if (given->rope_theta && a->positions != VP_POSITIONS_ROPE)
+        return vp_fail(err, VP_EINVAL,
+                       "--rope-theta, but a %s checkpoint's positions are %s; leave it out",
+                       a->model_type, vp_positions_name(a->positions));
+    if (given->rope_theta && o->rope_theta != a->rope_theta)
+        return vp_fail(err, VP_EINVAL,
+                       "--rope-theta %g, but config.json's 'rope_theta' is %g; leave it out",
+                       o->rope_theta, a->rope_theta);
+    if (given->kv_heads && vp_forward_kv_heads(o) != a->kv_heads)
+        return vp_fail(err, VP_EINVAL,
+                       "--kv-heads %zu, but config.json's 'num_key_value_heads' is %zu; leave "
+                       "it out",
+                       vp_forward_kv_heads(o), a->kv_heads);
+    if (given->head_dim && vp_forward_head_dim(o) != a->head_dim)
+        return vp_fail(err, VP_EINVAL, "--head-dim %zu, but config.json makes it %zu; leave it out",
+                       vp_forward_head_dim(o), a->head_dim);
+    o->heads = a->heads;
+    o->kv_heads = a->kv_heads == a->heads ? 0 : a->kv_heads;
+    o->head_dim = a->width % a->heads == 0 && a->width / a->heads == a->head_dim ? 0 : a->head_dim;
+    o->eps = a->eps;
+    o->mlp = a->mlp;
+    o->positions = a->positions;
+    if (a->positions == VP_POSITIONS_ROPE)
+        o->rope_theta = a->rope_theta;
     return VP_OK;
 }

@@ -4,13 +4,29 @@
 #define VARPROF_CLI_WEIGHTS_SHAPE_H
 
 #include "varprof/forward.h"
+#include "varprof/hf_checkpoint.h"
 #include "varprof/safetensors.h"
 
 /* Which parts of the shape the user gave: those keep their values. */
 typedef struct {
     int width, vocab, ffn_mult, ffn_width, mlp, bias, norm, heads, kv_heads, head_dim, layers,
         block;
+    int eps, positions, rope_theta; /* weighed against a checkpoint's config.json */
 } weights_shape_given;
+
+/* --weights PATH: a Hugging Face checkpoint directory (vp_hf_checkpoint_read;
+ * *is_checkpoint 1 and *arch filled) or a safetensors file of varprof's
+ * names (vp_safetensors_read; *is_checkpoint 0). Fails as those do. */
+vp_status weights_read(const char *path, vp_safetensors *weights, vp_hf_architecture *arch,
+                       int *is_checkpoint, vp_error *err);
+
+/* What a checkpoint's config.json says beyond the names: the heads, kv
+ * heads and head width, the
+ * norms' eps, the MLP's activation, the positions and rope theta. Each
+ * option `given` names must agree with it: VP_EINVAL naming the option,
+ * both values and the config.json field. */
+vp_status weights_arch_adopt(const vp_hf_architecture *arch, const weights_shape_given *given,
+                             vp_forward_options *o, vp_error *err);
 
 /* Reads the shape weights describe (vp_forward_infer) and sets each part of
  * cfg and o that `given` leaves open: width, vocab, MLP width (multiple or

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -209,6 +211,48 @@ vp_status vp_safetensors_read(const char *path, vp_safetensors *f, vp_error *err
     return status;
 }
 
+vp_status vp_safetensors_map(const char *path, vp_safetensors *f, vp_error *err)
+{
+    memset(f, 0, sizeof *f);
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return vp_fail(err, VP_EIO, "%s: cannot be opened: %s", path, strerror(errno));
+    struct stat st;
+    vp_status status = VP_OK;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        status = vp_fail(err, VP_EIO, "%s: not a regular file", path);
+    else if (st.st_size < 8)
+        status = vp_fail(err, VP_EFORMAT, "%s: shorter than the 8 bytes of a header length", path);
+    else if ((uint64_t)st.st_size > SIZE_MAX ||
+             (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+        status = vp_fail(err, VP_EIO, "%s: cannot be mapped: %s", path, strerror(errno));
+    (void)close(fd); /* the mapping stays */
+    if (status != VP_OK)
+        return status;
+    f->mapping = map;
+    f->mapping_size = (size_t)st.st_size;
+    const uint64_t header = little_endian_u64(map);
+    const uint64_t rest = (uint64_t)st.st_size - 8;
+    if (header > rest)
+        status = vp_fail(err, VP_EFORMAT, "%s: header length %llu is beyond the file's %llu bytes",
+                         path, (unsigned long long)header, (unsigned long long)rest);
+    else if (header > VP_SAFETENSORS_MAX_HEADER)
+        status = vp_fail(err, VP_EFORMAT, "%s: header length %llu is above %u bytes", path,
+                         (unsigned long long)header, VP_SAFETENSORS_MAX_HEADER);
+    if (status == VP_OK) {
+        f->data = (unsigned char *)map + 8 + header;
+        f->data_size = (size_t)(rest - header);
+        vp_error why;
+        status = parse_header(f, (const char *)map + 8, (size_t)header, &why);
+        if (status != VP_OK)
+            vp_fail(err, status, "%s: %s", path, why.message);
+    }
+    if (status != VP_OK)
+        vp_safetensors_free(f);
+    return status;
+}
+
 void vp_safetensors_free(vp_safetensors *f)
 {
     if (!f)
@@ -216,7 +260,10 @@ void vp_safetensors_free(vp_safetensors *f)
     for (size_t i = 0; i < f->count; i++)
         free(f->tensors[i].name);
     free(f->tensors);
-    free(f->data);
+    if (f->mapping)
+        (void)munmap(f->mapping, f->mapping_size); /* read-only: nothing to lose */
+    else
+        free(f->data);
     memset(f, 0, sizeof *f);
 }
 

@@ -231,6 +231,63 @@ def safetensors():
         write("safetensors", name, safetensors_bytes(out_header, out_data))
 
 
+def hf_checkpoint():
+    """config.json NUL index NUL model.safetensors: a tiny GPT-2 and Llama
+    that read, and hostile variants."""
+    import numpy as np
+    d, v, f, ctx = 4, 5, 16, 3
+
+    def tensors(shapes):
+        header, data = {}, b""
+        for name, shape in shapes:
+            n = int(np.prod(shape))
+            header[name] = {"dtype": "F32", "shape": list(shape),
+                            "data_offsets": [len(data), len(data) + 4 * n]}
+            data += np.linspace(-1, 1, n, dtype="<f4").tobytes()
+        return safetensors_bytes(header, data)
+
+    gpt2_shapes = [("wte.weight", (v, d)), ("wpe.weight", (ctx, d)), ("ln_f.weight", (d,)),
+                   ("ln_f.bias", (d,))]
+    for n, shape in [("ln_1.weight", (d,)), ("ln_1.bias", (d,)), ("ln_2.weight", (d,)),
+                     ("ln_2.bias", (d,)), ("attn.c_attn.weight", (d, 3 * d)),
+                     ("attn.c_attn.bias", (3 * d,)), ("attn.c_proj.weight", (d, d)),
+                     ("attn.c_proj.bias", (d,)), ("mlp.c_fc.weight", (d, f)),
+                     ("mlp.c_fc.bias", (f,)), ("mlp.c_proj.weight", (f, d)),
+                     ("mlp.c_proj.bias", (d,))]:
+        gpt2_shapes.append(("h.0." + n, shape))
+    gpt2 = {"model_type": "gpt2", "n_embd": d, "n_head": 2, "n_layer": 1, "n_positions": ctx,
+            "vocab_size": v}
+    llama_shapes = [("model.embed_tokens.weight", (v, d)), ("model.norm.weight", (d,)),
+                    ("lm_head.weight", (v, d))]
+    for n, shape in [("input_layernorm.weight", (d,)), ("post_attention_layernorm.weight", (d,)),
+                     ("self_attn.q_proj.weight", (d, d)), ("self_attn.k_proj.weight", (d, d)),
+                     ("self_attn.v_proj.weight", (d, d)), ("self_attn.o_proj.weight", (d, d)),
+                     ("mlp.gate_proj.weight", (f, d)), ("mlp.up_proj.weight", (f, d)),
+                     ("mlp.down_proj.weight", (d, f))]:
+        llama_shapes.append(("model.layers.0." + n, shape))
+    llama = {"model_type": "llama", "hidden_size": d, "num_attention_heads": 2,
+             "num_hidden_layers": 1, "intermediate_size": f, "vocab_size": v}
+
+    def seed(name, config, index, shapes):
+        body = tensors(shapes) if shapes else b""
+        text = json.dumps(config) if isinstance(config, dict) else config
+        idx = json.dumps(index) if isinstance(index, dict) else index
+        write("hf_checkpoint", name, text.encode() + b"\0" + idx.encode() + b"\0" + body)
+
+    seed("gpt2", gpt2, "", gpt2_shapes)
+    seed("llama", llama, "", llama_shapes)
+    seed("llama-index", llama, {"weight_map": {n: "model.safetensors" for n, _ in llama_shapes}},
+         llama_shapes)
+    seed("index-dotdot", llama, {"weight_map": {"model.embed_tokens.weight": "../x"}}, llama_shapes)
+    seed("index-self", llama,
+         {"weight_map": {"model.embed_tokens.weight": "model.safetensors.index.json"}}, None)
+    seed("gqa", dict(llama, num_key_value_heads=1), "", llama_shapes)
+    seed("gemma2", dict(llama, model_type="gemma2"), "", None)
+    seed("wrong-width", dict(gpt2, n_embd=8), "", gpt2_shapes)
+    seed("layers-huge", dict(gpt2, n_layer=1000000), "", gpt2_shapes)
+    seed("not-json", "{\"model_type\": ", "", None)
+
+
 def cli():
     for name, args in [
         ("empty", []),
@@ -270,6 +327,6 @@ def cli():
 
 
 if __name__ == "__main__":
-    for make in (parse, gains, token_ids, models, safetensors, cli):
+    for make in (parse, gains, token_ids, models, safetensors, hf_checkpoint, cli):
         make()
     sys.exit(0)

@@ -1,0 +1,87 @@
+/* Reading a Hugging Face model directory (varprof(1), --weights DIR):
+ * config.json for the architecture, the weights from model.safetensors or
+ * from the shards model.safetensors.index.json lists, renamed and reshaped
+ * into varprof's names and layouts (include/varprof/forward.h) so that the
+ * forward pass's loader and vp_forward_infer read them as they read a file
+ * of varprof's own.
+ *
+ * Families (config.json's model_type) and their names, one table per family
+ * in src/io/hf_checkpoint.c:
+ *   gpt2               [transformer.]wte, wpe, h.N.ln_1, h.N.attn.c_attn (Conv1D
+ *                      [d, 3d], q, k, v fused: split and transposed),
+ *                      h.N.attn.c_proj, h.N.ln_2, h.N.mlp.c_fc, h.N.mlp.c_proj
+ *                      (Conv1D, transposed), ln_f; the head is wte (tied).
+ *   llama, mistral,    model.embed_tokens, model.layers.N.input_layernorm,
+ *   qwen2              self_attn.{q,k,v,o}_proj (qwen2: q, k, v biases; k and v
+ *                      of num_key_value_heads x head_dim rows),
+ *                      post_attention_layernorm, mlp.{gate,up,down}_proj,
+ *                      model.norm, lm_head (or embed_tokens when tied).
+ * Every one of these is pre-norm: its norms sit on the branches' inputs.
+ *
+ * Memory: the shards are mapped read-only (vp_safetensors_map), so their
+ * bytes stay in the page cache, and the whole model is converted into one
+ * float32 copy held in the process's own memory: 2 S for a BF16 or F16
+ * checkpoint of S bytes, S for F32, plus one tensor's floats of scratch
+ * while converting. It is not read a layer at a time: the model sits in
+ * memory whole in float, as the forward pass then needs it. A float copy
+ * above half of the machine's memory is refused (VP_ENOMEM). */
+#ifndef VARPROF_HF_CHECKPOINT_H
+#define VARPROF_HF_CHECKPOINT_H
+
+#include <stddef.h>
+
+#include "varprof/forward.h"
+#include "varprof/placement.h"
+#include "varprof/safetensors.h"
+#include "varprof/status.h"
+
+/* What config.json says of the network, with the names it came from. */
+typedef struct {
+    char model_type[32];    /* "gpt2", "llama", "mistral", "qwen2" */
+    vp_placement placement; /* VP_PRE_NORM for every family read */
+    size_t layers, width, heads, vocab, ffn_width;
+    size_t kv_heads;        /* num_key_value_heads, dividing heads (= heads by default) */
+    size_t head_dim;        /* head_dim, or width / heads */
+    size_t n_ctx;           /* learned positions' rows (gpt2's n_positions); 0 otherwise */
+    vp_mlp mlp;             /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU */
+    vp_bias bias;           /* gpt2 VP_BIAS_ALL, llama and mistral NONE, qwen2 QKV */
+    vp_norm norm;           /* gpt2 LayerNorm, the others RMSNorm */
+    double eps;             /* layer_norm_epsilon or rms_norm_eps */
+    vp_positions positions; /* gpt2 learned, the others rope */
+    double rope_theta;      /* with rope: rope_theta (default 10000) */
+    int tied;               /* the head is the embedding (tie_word_embeddings) */
+    size_t sliding_window;  /* mistral's and qwen2's, 0 when none: attention beyond it
+                                is not modelled; the caller refuses more tokens */
+} vp_hf_architecture;
+
+/* 1 when path names a directory (a Hugging Face checkpoint), else 0. */
+int vp_hf_is_checkpoint_dir(const char *path);
+
+/* Reads the checkpoint directory dir: *weights gets every tensor under
+ * varprof's name in F32 (free with vp_safetensors_free), *arch the
+ * architecture. Tied GPT-2 gets head.weight, a copy of wte, and head.bias of
+ * zeros (its head has none; --bias yes puts one on every projection and the
+ * head, and zeros change nothing); tied Llama-family models head.weight, a
+ * copy of embed_tokens.
+ *
+ * Fails with VP_EIO when a file cannot be opened or read (config.json
+ * missing included), VP_ENOMEM, or VP_EFORMAT naming what is wrong:
+ * config.json not a regular file, above 64 MiB or not a JSON object; a
+ * model_type missing or not one of the families above (gemma2 and olmo2
+ * named as not yet read); a field missing, of the wrong type, out of its
+ * range or contradicting another (n_embd against hidden_size, heads not
+ * dividing the width where head_dim is not given, num_key_value_heads not
+ * dividing num_attention_heads, both numbers named); rope_scaling,
+ * scale_attn_by_inverse_layer_idx, llama's attention_bias or mlp_bias set;
+ * neither model.safetensors nor the index; an index that is not
+ * JSON or has no weight_map object, a shard path that is empty, absolute,
+ * has a '..' component, leads outside dir (a symlink included), names the
+ * index itself or a missing file; a tensor mapped twice or kept in a shard
+ * the index does not map it to; a tensor of the family's missing or of a
+ * shape other than config.json makes it; a tensor the family does not
+ * know; more than 32768 tensors in all. Any shard failing
+ * vp_safetensors_map fails the same way. On failure *weights is empty. */
+vp_status vp_hf_checkpoint_read(const char *dir, vp_safetensors *weights, vp_hf_architecture *arch,
+                                vp_error *err);
+
+#endif
