@@ -21,6 +21,7 @@
 
 #include "run_program.h"
 #include "test_filter.h"
+#include "torch_case.h"
 #include "torch_expected.h"
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
@@ -41,159 +42,26 @@
 #define EXACT_ZERO 1e-15
 #define ZERO_TOLERANCE 1e-7
 
-/* Case `which` of positions_expected.csv, checked whole. */
-static torch_expected *load_expected(const char *which)
+/* Case `name` of positions_expected.csv, its weights
+   positions_<name>.safetensors, with the options beyond the file's: the loss, every sub-block's figures
+   and every tensor's gradient held to PyTorch on every instruction set. */
+static void run_on_every_isa(const char *name, const char *const *options)
 {
-    torch_expected *e = torch_expected_load("positions_expected.csv", which, EXACT_ZERO);
-    if (!e->have_loss || e->n_tensors == 0 || e->n_stream_norm < 2 ||
-        e->n_grad_var != e->n_stream_norm || e->n_weight_grad != e->n_grad_var) {
-        print_error("positions_expected.csv: case %s is missing or incomplete\n", which);
-        fail();
-    }
-    if (e->worst_noise > DATA_FLOAT32_NOISE) {
-        print_error("positions_expected.csv: case %s's float32 and float64 differ by %.2g\n",
-                    which, e->worst_noise);
-        fail();
-    }
-    return e;
-}
-
-/* ---- what the program wrote ---- */
-
-/* ---- the comparison ---- */
-
-/* got against want within tol relative (want exactly zero: ZERO_TOLERANCE
-   absolute); the worst relative error into *worst. 1 on a mismatch. */
-static int check(const char *what, const char *isa, const char *label, double got, double want,
-                 double tol, double *worst)
-{
-    if (fabs(want) <= EXACT_ZERO) {
-        if (fabs(got) <= ZERO_TOLERANCE)
-            return 0;
-        print_error("%s on %s, %s: %.9g where PyTorch's exact figure is 0 (%.3g); at most %g\n",
-                    what, isa, label, got, want, ZERO_TOLERANCE);
-        return 1;
-    }
-    const double rel = fabs(got - want) / fabs(want);
-    if (!(rel <= *worst))
-        *worst = isnan(rel) ? INFINITY : rel;
-    if (!(rel <= tol)) {
-        print_error("%s on %s, %s: %.9g, PyTorch %.9g (%.2g relative > %g)\n", what, isa, label,
-                    got, want, rel, tol);
-        return 1;
-    }
-    return 0;
-}
-
-typedef struct {
-    const char *case_name; /* in positions_expected.csv, and positions_<case>.safetensors */
-    const char *const *extra; /* options beyond the file's, NULL-terminated */
-} positions_case;
-
-static void run_case(const positions_case *c, const char *isa)
-{
-    torch_expected *want = load_expected(c->case_name);
-    char w[512], t[512], grads[512], file[96];
-    snprintf(file, sizeof file, "positions_%s.safetensors", c->case_name);
-    snprintf(w, sizeof w, "%s", test_data_path(file));
-    snprintf(t, sizeof t, "%s", test_data_path("positions_tokens.csv"));
-    snprintf(grads, sizeof grads, "%s/%s_%s.csv", test_scratch(), c->case_name, isa);
-    const char *args[40];
+    char weights[96];
+    const char *args[24];
     size_t n = 0;
-    for (size_t i = 0; c->extra[i]; i++)
-        args[n++] = c->extra[i];
-    const char *fixed[] = {"--engine",  "forward", "--weights", w,          "--token-ids",
-                           t,           "--placement", "pre-norm", "--heads", "4",
-                           "--grad",    "--loss",  "copy",      "--grads-out", grads,
-                           "--format",  "csv"};
+    static const char *const fixed[] = {"--placement", "pre-norm", "--heads", "4",
+                                        "--loss",      "copy"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-        args[n++] = fixed[i]; /* ends --grads-out FILE --format csv */
+        args[n++] = fixed[i];
+    for (size_t i = 0; options[i] && n + 1 < sizeof args / sizeof *args; i++)
+        args[n++] = options[i];
     args[n] = NULL;
-    setenv("VARPROF_ISA", isa, 1);
-    program_run run = run_varprof(args);
-    unsetenv("VARPROF_ISA");
-    if (run.status == 2 && strstr(run.err, "not supported by this CPU")) {
-        program_run_free(&run);
-        free(want);
-        return;
-    }
-    if (run.status != 0) {
-        print_error("%s on %s: exit %d: %s", c->case_name, isa, run.status, run.err);
-        fail();
-    }
-    int bad = 0;
-    double worst_stream = 0, worst_loss = 0, worst_tensor = 0, worst_gv = 0, worst_wg = 0;
-    char label[96];
-
-    args[n - 1] = "json";
-    args[n - 3] = "/dev/null";
-    setenv("VARPROF_ISA", isa, 1);
-    program_run json = run_varprof(args);
-    unsetenv("VARPROF_ISA");
-    const double loss = torch_reported_loss(json.status == 0 ? json.out : NULL);
-    program_run_free(&json);
-    bad |= check(c->case_name, isa, "loss", loss, want->loss, GRAD_TOLERANCE, &worst_loss);
-
-    torch_profile got;
-    torch_profile_read(run.out, &got);
-    assert_int_equal(got.rows, want->n_stream_norm);
-    for (size_t k = 0; k < want->n_stream_norm; k++) {
-        snprintf(label, sizeof label, "stream norm after sub-block %zu", k);
-        bad |= check(c->case_name, isa, label, got.stream_norm[k], want->stream_norm[k],
-                     STREAM_TOLERANCE, &worst_stream);
-        snprintf(label, sizeof label, "grad_var at sub-block %zu", k);
-        bad |= check(c->case_name, isa, label, got.grad_var[k], want->grad_var[k],
-                     GRAD_TOLERANCE, &worst_gv);
-        if (k == 0)
-            continue;
-        snprintf(label, sizeof label, "weight_grad at sub-block %zu", k);
-        bad |= check(c->case_name, isa, label, got.weight_grad[k], want->weight_grad[k],
-                     GRAD_TOLERANCE, &worst_wg);
-    }
-
-    torch_grads_out *g = calloc(1, sizeof *g);
-    assert_non_null(g);
-    torch_grads_out_read(grads, want, g);
-    if (g->unknown[0]) {
-        print_error("%s on %s: --grads-out names '%s', which PyTorch's model lacks\n",
-                    c->case_name, isa, g->unknown);
-        bad = 1;
-    }
-    if (g->bad_shape[0]) {
-        print_error("%s on %s: shape of %s\n", c->case_name, isa, g->bad_shape);
-        bad = 1;
-    }
-    for (size_t i = 0; i < want->n_tensors; i++) {
-        const torch_tensor *r = &want->tensors[i];
-        if (r->seen != 1) {
-            print_error("%s on %s: --grads-out has %d rows for %s\n", c->case_name, isa, r->seen,
-                        r->name);
-            bad = 1;
-            continue;
-        }
-        snprintf(label, sizeof label, "||dL/d %s||", r->name);
-        bad |= check(c->case_name, isa, label, g->got_frobenius[i], r->frobenius, GRAD_TOLERANCE,
-                     &worst_tensor);
-        snprintf(label, sizeof label, "rms(dL/d %s)", r->name);
-        bad |= check(c->case_name, isa, label, g->got_rms[i], r->rms, GRAD_TOLERANCE,
-                     &worst_tensor);
-    }
-    print_message("  %-12s %-7s worst relative error: stream norm %.1e, loss %.1e, tensors %.1e "
-                  "(%zu), grad_var %.1e, weight_grad %.1e\n",
-                  c->case_name, isa, worst_stream, worst_loss, worst_tensor, want->n_tensors,
-                  worst_gv, worst_wg);
-    free(g);
-    free(want);
-    program_run_free(&run);
-    if (bad)
-        fail();
-}
-
-static void run_on_every_isa(const positions_case *c)
-{
-    for (int isa = 0; isa < VP_ISA_COUNT; isa++)
-        if (vp_isa_supported((vp_isa)isa))
-            run_case(c, vp_isa_name((vp_isa)isa));
+    snprintf(weights, sizeof weights, "positions_%s.safetensors", name);
+    const torch_case c = {"positions_expected.csv", name, weights, "positions_tokens.csv", args,
+                          STREAM_TOLERANCE, GRAD_TOLERANCE, EXACT_ZERO, ZERO_TOLERANCE,
+                          DATA_FLOAT32_NOISE};
+    torch_case_run_every_isa(&c);
 }
 
 /* pos_embed.weight in the file makes the positions learned: no option */
@@ -202,26 +70,22 @@ static const char *const no_options[] = {NULL};
 static void learned_positions(void **state)
 {
     (void)state;
-    const positions_case d32 = {"learned_d32", no_options};
-    const positions_case d64 = {"learned_d64", no_options};
-    run_on_every_isa(&d32);
-    run_on_every_isa(&d64);
+    run_on_every_isa("learned_d32", no_options);
+    run_on_every_isa("learned_d64", no_options);
 }
 
 static void rope_after_qk_norm(void **state)
 {
     (void)state;
     static const char *const rope[] = {"--positions", "rope", NULL}; /* theta 10000 */
-    const positions_case c = {"rope_d32", rope};
-    run_on_every_isa(&c);
+    run_on_every_isa("rope_d32", rope);
 }
 
 static void rope_without_qk_norm(void **state)
 {
     (void)state;
     static const char *const rope[] = {"--positions", "rope", "--rope-theta", "500000", NULL};
-    const positions_case c = {"rope_d64", rope};
-    run_on_every_isa(&c);
+    run_on_every_isa("rope_d64", rope);
 }
 
 /* The file's 16 positions serve 13 tokens; more tokens than that are refused

@@ -1,0 +1,31 @@
+/* A network of tests/data run by the program and held to PyTorch's figures
+ * (torch_expected.h): the loss, every sub-block's stream norm (where the
+ * data has them), grad_var and weight_grad, and every named tensor's
+ * gradient norm and RMS from --grads-out, once each and no other. */
+#ifndef VARPROF_TESTS_TORCH_CASE_H
+#define VARPROF_TESTS_TORCH_CASE_H
+
+typedef struct {
+    const char *expected;    /* the figures' file in tests/data, "gqa_expected.csv" */
+    const char *case_name;   /* its case */
+    const char *weights;     /* tests/data: the weights (a file or a directory) */
+    const char *tokens;      /* tests/data: the token ids */
+    const char *const *args; /* the options beyond those, NULL-terminated (--loss among
+                                  them; copy without) */
+    double stream_tolerance; /* relative, the stream norms */
+    double grad_tolerance;   /* relative, the loss and every gradient figure */
+    double exact_zero;       /* a PyTorch figure within this of 0 is exactly 0 ... */
+    double zero_tolerance;   /* ... and held to this absolute bound instead */
+    double data_noise;       /* the data's float32 against float64, at most */
+} torch_case;
+
+/* Runs `varprof --engine forward --weights W --token-ids T ARGS --grad
+ * --grads-out FILE --format csv` (and json, for the loss) with VARPROF_ISA
+ * isa, prints the worst relative errors and fails the test on any figure
+ * beyond its bound. A set the CPU lacks is passed over. */
+void torch_case_run(const torch_case *c, const char *isa);
+
+/* torch_case_run on every instruction set this CPU has. */
+void torch_case_run_every_isa(const torch_case *c);
+
+#endif
