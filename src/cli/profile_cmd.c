@@ -284,23 +284,8 @@ static int read_network_files(const cli_args *args, profile_request *req)
         if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) !=
             VP_OK)
             return cli_runtime_error("--weights: %s", err.message);
-        const weights_shape_given given = {
-            .width = args->given[OPT_WIDTH],
-            .vocab = args->given[OPT_VOCAB],
-            .ffn_mult = args->given[OPT_FFN_MULT],
-            .ffn_width = args->given[OPT_FFN_WIDTH],
-            .mlp = args->given[OPT_MLP],
-            .bias = args->given[OPT_BIAS],
-            .norm = args->given[OPT_NORM],
-            .heads = args->given[OPT_HEADS],
-            .kv_heads = args->given[OPT_KV_HEADS],
-            .head_dim = args->given[OPT_HEAD_DIM],
-            .layers = args->given[OPT_LAYERS],
-            .block = args->given[OPT_BLOCK],
-            .eps = args->given[OPT_NORM_EPS],
-            .positions = args->given[OPT_POSITIONS],
-            .rope_theta = args->given[OPT_ROPE_THETA],
-        };
+        const weights_shape_given given = weights_shape_given_by(
+            args, OPT_WIDTH, OPT_VOCAB, OPT_FFN_MULT, OPT_LAYERS, OPT_BLOCK);
         if (weights_shape_adopt(&req->weights, &given, &req->base, fw, &err) != VP_OK)
             return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
         if (checkpoint && (rc = adopt_checkpoint(args, &arch, &given, req)) != EXIT_OK)

@@ -156,23 +156,9 @@ static int read_weights(const cli_args *args, train_request *req)
     if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) != VP_OK)
         return cli_runtime_error("--weights: %s", err.message);
     req->have_weights = 1;
-    const weights_shape_given given = {
-        .width = args->given[OPT_TRAIN_WIDTH],
-        .vocab = args->given[OPT_TRAIN_VOCAB],
-        .ffn_mult = args->given[OPT_TRAIN_FFN_MULT],
-        .ffn_width = args->given[OPT_FFN_WIDTH],
-        .mlp = args->given[OPT_MLP],
-        .bias = args->given[OPT_BIAS],
-        .norm = args->given[OPT_NORM],
-        .heads = args->given[OPT_HEADS],
-        .kv_heads = args->given[OPT_KV_HEADS],
-        .head_dim = args->given[OPT_HEAD_DIM],
-        .layers = args->given[OPT_TRAIN_LAYERS],
-        .block = args->given[OPT_TRAIN_BLOCK],
-        .eps = args->given[OPT_NORM_EPS],
-        .positions = args->given[OPT_POSITIONS],
-        .rope_theta = args->given[OPT_ROPE_THETA],
-    };
+    const weights_shape_given given =
+        weights_shape_given_by(args, OPT_TRAIN_WIDTH, OPT_TRAIN_VOCAB, OPT_TRAIN_FFN_MULT,
+                               OPT_TRAIN_LAYERS, OPT_TRAIN_BLOCK);
     vp_config shape = req->base;
     shape.layers = req->layers[0];
     if (weights_shape_adopt(&req->weights, &given, &shape, &req->network, &err) != VP_OK)

@@ -2,6 +2,28 @@
 
 #include <string.h>
 
+weights_shape_given weights_shape_given_by(const cli_args *args, option_id width, option_id vocab,
+                                           option_id ffn_mult, option_id layers, option_id block)
+{
+    return (weights_shape_given){
+        .width = args->given[width],
+        .vocab = args->given[vocab],
+        .ffn_mult = args->given[ffn_mult],
+        .ffn_width = args->given[OPT_FFN_WIDTH],
+        .mlp = args->given[OPT_MLP],
+        .bias = args->given[OPT_BIAS],
+        .norm = args->given[OPT_NORM],
+        .heads = args->given[OPT_HEADS],
+        .kv_heads = args->given[OPT_KV_HEADS],
+        .head_dim = args->given[OPT_HEAD_DIM],
+        .layers = args->given[layers],
+        .block = args->given[block],
+        .eps = args->given[OPT_NORM_EPS],
+        .positions = args->given[OPT_POSITIONS],
+        .rope_theta = args->given[OPT_ROPE_THETA],
+    };
+}
+
 vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,
                               vp_config *cfg, vp_forward_options *o, vp_error *err)
 {

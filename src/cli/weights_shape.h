@@ -3,6 +3,7 @@
 #ifndef VARPROF_CLI_WEIGHTS_SHAPE_H
 #define VARPROF_CLI_WEIGHTS_SHAPE_H
 
+#include "options.h"
 #include "varprof/forward.h"
 #include "varprof/hf_checkpoint.h"
 #include "varprof/safetensors.h"
@@ -13,6 +14,13 @@ typedef struct {
         block;
     int eps, positions, rope_theta; /* weighed against a checkpoint's config.json */
 } weights_shape_given;
+
+/* Which parts args gives. The command's own spellings of width, vocab, MLP
+ * multiple, layers and block (profile's --width, train's) are passed in;
+ * the other options are the same for both. */
+weights_shape_given weights_shape_given_by(const cli_args *args, option_id width, option_id vocab,
+                                           option_id ffn_mult, option_id layers,
+                                           option_id block);
 
 /* --weights PATH: a Hugging Face checkpoint directory (vp_hf_checkpoint_read;
  * *is_checkpoint 1 and *arch filled) or a safetensors file of varprof's
