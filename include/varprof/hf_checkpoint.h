@@ -6,7 +6,7 @@
  * of varprof's own.
  *
  * Families (config.json's model_type) and their names, one table per family
- * in src/io/hf_checkpoint.c:
+ * in the library:
  *   gpt2               [transformer.]wte, wpe, h.N.ln_1, h.N.attn.c_attn (Conv1D
  *                      [d, 3d], q, k, v fused: split and transposed),
  *                      h.N.attn.c_proj, h.N.ln_2, h.N.mlp.c_fc, h.N.mlp.c_proj
