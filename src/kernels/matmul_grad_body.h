@@ -42,40 +42,60 @@ static float *grad_align(float *p)
     return p + (misalign ? GRAD_ALIGN - misalign : 0);
 }
 
-/* Eight floats a register: gcc's vector extension, lowered to the set's
-   own shuffles (one AVX register on the SIMD sets, pairs of SSE ones on the
-   baseline). Moving data only, so every set gives the same bits. */
+/* Eight floats a register: the compilers' vector extension, lowered to the
+   set's own shuffles (one AVX register on the SIMD sets, pairs of SSE ones
+   on the baseline). Moving data only, so every set gives the same bits.
+   gcc spells a constant shuffle __builtin_shuffle, clang (clang-tidy)
+   __builtin_shufflevector. */
 typedef float grad_v8 __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define GRAD_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#else
 typedef int grad_i8 __attribute__((vector_size(32)));
+#define GRAD_SHUFFLE(a, b, ...) __builtin_shuffle(a, b, (grad_i8){__VA_ARGS__})
+#endif
+/* pairs of rows interleaved, pairs of pairs, 128-bit halves joined */
+#define GRAD_LO(a, b) GRAD_SHUFFLE(a, b, 0, 8, 1, 9, 4, 12, 5, 13)
+#define GRAD_HI(a, b) GRAD_SHUFFLE(a, b, 2, 10, 3, 11, 6, 14, 7, 15)
+#define GRAD_LO2(a, b) GRAD_SHUFFLE(a, b, 0, 1, 8, 9, 4, 5, 12, 13)
+#define GRAD_HI2(a, b) GRAD_SHUFFLE(a, b, 2, 3, 10, 11, 6, 7, 14, 15)
+#define GRAD_LO4(a, b) GRAD_SHUFFLE(a, b, 0, 1, 2, 3, 8, 9, 10, 11)
+#define GRAD_HI4(a, b) GRAD_SHUFFLE(a, b, 4, 5, 6, 7, 12, 13, 14, 15)
 
-/* dst[j][i] = src[i][j] for an 8 x 8 tile: pairs of rows interleaved,
-   then pairs of pairs, then the 128-bit halves swapped (the usual
-   unpack, shuffle, permute2f128 ladder). */
+/* dst[j][i] = src[i][j] for an 8 x 8 tile (the usual unpack, shuffle,
+   permute2f128 ladder), written out so that every value is plainly set. */
 static inline void grad_transpose8(float *restrict dst, size_t ldd, const float *restrict src,
                                    size_t lds)
 {
-    const grad_i8 lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-    const grad_i8 lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
-    const grad_i8 lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
-    grad_v8 r[8], t[8], u[8];
-    for (int i = 0; i < 8; i++)
-        memcpy(&r[i], src + (size_t)i * lds, sizeof r[i]);
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
-        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = __builtin_shuffle(t[i], t[i + 2], lo2);
-        u[i + 1] = __builtin_shuffle(t[i], t[i + 2], hi2);
-        u[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], lo2);
-        u[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], hi2);
-    }
-    for (int c = 0; c < 4; c++) {
-        const grad_v8 low = __builtin_shuffle(u[c], u[c + 4], lo4);
-        const grad_v8 high = __builtin_shuffle(u[c], u[c + 4], hi4);
-        memcpy(dst + (size_t)c * ldd, &low, sizeof low);
-        memcpy(dst + (size_t)(c + 4) * ldd, &high, sizeof high);
-    }
+    grad_v8 r0, r1, r2, r3, r4, r5, r6, r7;
+    memcpy(&r0, src + 0 * lds, sizeof r0);
+    memcpy(&r1, src + 1 * lds, sizeof r1);
+    memcpy(&r2, src + 2 * lds, sizeof r2);
+    memcpy(&r3, src + 3 * lds, sizeof r3);
+    memcpy(&r4, src + 4 * lds, sizeof r4);
+    memcpy(&r5, src + 5 * lds, sizeof r5);
+    memcpy(&r6, src + 6 * lds, sizeof r6);
+    memcpy(&r7, src + 7 * lds, sizeof r7);
+    const grad_v8 t0 = GRAD_LO(r0, r1), t1 = GRAD_HI(r0, r1);
+    const grad_v8 t2 = GRAD_LO(r2, r3), t3 = GRAD_HI(r2, r3);
+    const grad_v8 t4 = GRAD_LO(r4, r5), t5 = GRAD_HI(r4, r5);
+    const grad_v8 t6 = GRAD_LO(r6, r7), t7 = GRAD_HI(r6, r7);
+    const grad_v8 u0 = GRAD_LO2(t0, t2), u1 = GRAD_HI2(t0, t2);
+    const grad_v8 u2 = GRAD_LO2(t1, t3), u3 = GRAD_HI2(t1, t3);
+    const grad_v8 u4 = GRAD_LO2(t4, t6), u5 = GRAD_HI2(t4, t6);
+    const grad_v8 u6 = GRAD_LO2(t5, t7), u7 = GRAD_HI2(t5, t7);
+    const grad_v8 c0 = GRAD_LO4(u0, u4), c4 = GRAD_HI4(u0, u4);
+    const grad_v8 c1 = GRAD_LO4(u1, u5), c5 = GRAD_HI4(u1, u5);
+    const grad_v8 c2 = GRAD_LO4(u2, u6), c6 = GRAD_HI4(u2, u6);
+    const grad_v8 c3 = GRAD_LO4(u3, u7), c7 = GRAD_HI4(u3, u7);
+    memcpy(dst + 0 * ldd, &c0, sizeof c0);
+    memcpy(dst + 1 * ldd, &c1, sizeof c1);
+    memcpy(dst + 2 * ldd, &c2, sizeof c2);
+    memcpy(dst + 3 * ldd, &c3, sizeof c3);
+    memcpy(dst + 4 * ldd, &c4, sizeof c4);
+    memcpy(dst + 5 * ldd, &c5, sizeof c5);
+    memcpy(dst + 6 * ldd, &c6, sizeof c6);
+    memcpy(dst + 7 * ldd, &c7, sizeof c7);
 }
 
 /* dyt[j][r] = dy[r][j], r < rows, j < m: whole 8 x 8 tiles in registers,
@@ -147,3 +167,10 @@ void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const fl
 #undef GRAD_LD
 #undef GRAD_ALIGN
 #undef GRAD_DB_LANES
+#undef GRAD_SHUFFLE
+#undef GRAD_LO
+#undef GRAD_HI
+#undef GRAD_LO2
+#undef GRAD_HI2
+#undef GRAD_LO4
+#undef GRAD_HI4
