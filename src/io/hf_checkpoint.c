@@ -519,9 +519,10 @@ static vp_status build(builder *b, vp_safetensors *out)
                        "the weights in float take %.3g GiB, more than half of "
                        "this machine's memory",
                        (double)total * 4 / 1073741824.0);
-    out->tensors = calloc(b->n_plan, sizeof *out->tensors);
+    /* at least one of each: an empty plan allocates nothing of zero size */
+    out->tensors = calloc(b->n_plan ? b->n_plan : 1, sizeof *out->tensors);
     out->data = malloc(total * 4 + 1);
-    float *scratch = malloc(biggest * sizeof *scratch);
+    float *scratch = malloc((biggest ? biggest : 1) * sizeof *scratch);
     vp_status s = VP_OK;
     if (!out->tensors || !out->data || !scratch)
         s = vp_fail(b->err, VP_ENOMEM, "no memory for %zu floats of weights", total);
@@ -529,14 +530,15 @@ static vp_status build(builder *b, vp_safetensors *out)
     for (size_t i = 0; i < b->n_plan && s == VP_OK; i++) {
         const planned *p = &b->plan[i];
         const name_row *r = p->row;
-        vp_tensor_info *t = &out->tensors[out->count];
         char name[300];
         snprintf(name, sizeof name, r->vp, p->layer);
-        if (!(t->name = strdup(name))) {
+        char *owned = strdup(name); /* the file's from here: vp_safetensors_free frees it */
+        if (!owned) {
             s = vp_fail(b->err, VP_ENOMEM, "no memory for a tensor's name");
             break;
         }
-        out->count++;
+        vp_tensor_info *t = &out->tensors[out->count++];
+        t->name = owned;
         const size_t rows = dim_size(r->rows, b->a), cols = dim_size(r->cols, b->a);
         t->dtype = VP_DTYPE_F32;
         t->rank = cols ? 2 : 1;
