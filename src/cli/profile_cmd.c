@@ -274,7 +274,6 @@ static int read_network_files(const cli_args *args, profile_request *req)
 {
     vp_forward_options *fw = &req->forward;
     vp_error err;
-    int rc;
     if (args->given[OPT_WEIGHTS] && args->given[OPT_MODEL])
         return cli_usage_error("--model and --weights both given; the weights file says the "
                                "network's shape, so give one of them");
@@ -288,7 +287,8 @@ static int read_network_files(const cli_args *args, profile_request *req)
             args, OPT_WIDTH, OPT_VOCAB, OPT_FFN_MULT, OPT_LAYERS, OPT_BLOCK);
         if (weights_shape_adopt(&req->weights, &given, &req->base, fw, &err) != VP_OK)
             return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
-        if (checkpoint && (rc = adopt_checkpoint(args, &arch, &given, req)) != EXIT_OK)
+        const int rc = checkpoint ? adopt_checkpoint(args, &arch, &given, req) : EXIT_OK;
+        if (rc != EXIT_OK)
             return rc;
         fw->weights = &req->weights;
         /* with --engine all the Monte Carlo samples the stack the file describes */
