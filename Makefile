@@ -20,7 +20,8 @@ LIB_SRC := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_COMMON := tests/support/run_program.c tests/support/reference.c tests/support/test_filter.c \
-  tests/support/csv_text.c tests/support/torch_expected.c tests/support/torch_case.c
+  tests/support/csv_text.c tests/support/torch_expected.c tests/support/torch_case.c \
+  tests/support/output_check.c
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "output_check.h"
 #include "run_program.h"
 #include "test_filter.h"
 #include "torch_case.h"
@@ -190,17 +191,8 @@ static void outputs_say_the_positions(void **state)
           "--format", "json", NULL},
          "\"qk_norm\":false}", "positions"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        program_run run = run_varprof(cases[i].args);
-        if (run.status != 0 || !strstr(run.out, cases[i].says) ||
-            (cases[i].lacks && strstr(run.out, cases[i].lacks))) {
-            print_error("case %zu: exit %d, want '%s'%s%s in:\n%.600s\n", i, run.status,
-                        cases[i].says, cases[i].lacks ? " and no " : "",
-                        cases[i].lacks ? cases[i].lacks : "", run.out);
-            fail();
-        }
-        program_run_free(&run);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        expect_output(cases[i].args, cases[i].says, cases[i].lacks);
 }
 
 int main(void)

@@ -1,0 +1,20 @@
+#include "output_check.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "run_program.h"
+
+void expect_output(const char *const *args, const char *says, const char *lacks)
+{
+    program_run run = run_varprof(args);
+    if (run.status != 0 || !strstr(run.out, says) || (lacks && strstr(run.out, lacks)))
+        fail_msg("exit %d, want '%s'%s%s in:\n%.600s", run.status, says, lacks ? " and no " : "",
+                 lacks ? lacks : "", run.out);
+    program_run_free(&run);
+}
