@@ -53,6 +53,7 @@ typedef enum {
     VP_MLP_RELU,      /* max(x, 0) */
     VP_MLP_SWIGLU,    /* gated, silu(a) b, silu(a) = a / (1 + exp(-a)): Llama's */
     VP_MLP_GEGLU,     /* gated, gelu(a) b with erf's GELU */
+    VP_MLP_GEGLU_TANH, /* gated, gelu_tanh(a) b: Gemma's (gelu_pytorch_tanh) */
     VP_MLP_COUNT
 } vp_mlp;
 
@@ -100,6 +101,17 @@ const char *vp_positions_name(vp_positions positions);
 /* The positions of that name; VP_EINVAL naming the ones there are. */
 vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
 
+/* Llama 3's scaled RoPE frequencies (config.json's rope_scaling of
+ * rope_type "llama3", Llama 3.1 and 3.2): with wavelength w = 2 pi / f of
+ * the frequency f = theta^(-2i/hd), f / factor where w > original_context /
+ * low_freq_factor, f where w < original_context / high_freq_factor, and
+ * between them (1 - s) f / factor + s f, s = (original_context / w -
+ * low_freq_factor) / (high_freq_factor - low_freq_factor). factor 0: none. */
+typedef struct {
+    double factor, low_freq_factor, high_freq_factor;
+    double original_context; /* original_max_position_embeddings */
+} vp_rope_scaling;
+
 /* One parameter's gradient, as the backward pass hands it out. */
 typedef struct {
     const char *name;      /* the weights' name (below), "layers.0.mlp.fc2.weight" */
@@ -130,7 +142,7 @@ typedef struct {
     size_t threads;  /* 1 .. VP_MC_MAX_THREADS */
     vp_norm norm;    /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
     double eps;      /* the norms' eps, > 0 */
-    int qk_norm;     /* RMSNorm over each head's queries and keys */
+    int qk_norm;     /* a vp_qk_norm: RMSNorm over the queries and keys, or none */
     vp_init init;
     unsigned long long seed; /* weights and tokens */
     /* optional, not owned: weights to load instead of drawing them (their
@@ -146,7 +158,26 @@ typedef struct {
        vp_forward_options_init: none, and theta 10000 */
     vp_positions positions;
     double rope_theta; /* with rope: the base theta, > 0 and finite */
+    vp_rope_scaling rope_scaling; /* with rope: Llama 3's scaling, factor 0 for none */
+    /* Gemma-2's departures from the usual block, each off by default
+       (vp_forward_options_init), set from a checkpoint's config.json: */
+    double embed_scale;   /* the token embedding is multiplied by it (Gemma's
+                             sqrt(d), rounded to float as Hugging Face does); 1 */
+    double attn_scale;    /* the attention scores' factor; 0: 1/sqrt(hd)
+                             (Gemma-2: query_pre_attn_scalar^-1/2) */
+    double attn_softcap;  /* > 0: each score z becomes c tanh(z / c) before the
+                             softmax (attn_logit_softcapping); 0: none */
+    double logit_softcap; /* > 0: the head's logits likewise, before the loss
+                             (final_logit_softcapping); 0: none */
 } vp_forward_options;
+
+/* Where the QK-norm's RMSNorm runs (vp_forward_options.qk_norm). */
+typedef enum {
+    VP_QK_NORM_NONE,
+    VP_QK_NORM_HEAD, /* over each head's hd coordinates, weights [hd] (--qk-norm) */
+    VP_QK_NORM_FULL, /* over all of q's H hd coordinates and of k's H_kv hd, before
+                        the split into heads, weights [H hd] and [H_kv hd]: OLMo-2's */
+} vp_qk_norm;
 
 /* d 512, 8 heads (kv_heads 0: as many; head_dim 0: d / H), m 4 (no
  * ffn_width), GELU MLP, V 512, B 2, T 64, 1 thread, LayerNorm, eps 1e-5, no
@@ -161,7 +192,8 @@ void vp_forward_options_init(vp_forward_options *options);
  *   layers.i.attn.q.weight [H hd, d], .bias [H hd]; layers.i.attn.{k,v}.weight
  *     [H_kv hd, d], .bias [H_kv hd]; layers.i.attn.o.weight [d, H hd], .bias [d]
  *     (H hd = H_kv hd = d by default)
- *   layers.i.attn.{q_norm,k_norm}.weight [hd]         with QK-norm
+ *   layers.i.attn.{q_norm,k_norm}.weight [hd]         with QK-norm per head;
+ *     [H hd] and [H_kv hd] with QK-norm over the full width (VP_QK_NORM_FULL)
  *   layers.i.mlp.fc1.weight [F, d], .bias [F]; layers.i.mlp.fc2.weight [d, F], .bias [d]
  *     for the two-matrix MLPs (gelu, gelu-tanh, relu), F the hidden width;
  *   layers.i.mlp.{gate,up}.weight [F, d], .bias [F]; layers.i.mlp.down.weight [d, F],
@@ -190,7 +222,10 @@ void vp_forward_options_init(vp_forward_options *options);
  * else o->head_dim or d / o->heads as given (when neither says, as with
  * heads not dividing d, the heads stay as they were); then H is layer 0's
  * q rows / hd and H_kv its k rows / hd, kv_heads and head_dim left 0 where
- * they are the defaults. The names do not tell the activation: o->mlp
+ * they are the defaults. A q_norm weight as long as q's rows is QK-norm
+ * over the full width (VP_QK_NORM_FULL) with o's heads (the same as per
+ * head with one head); shorter, per head (VP_QK_NORM_HEAD). The names do
+ * not tell the activation: o->mlp
  * stays as it was when its gating agrees with the file's, else becomes
  * VP_MLP_SWIGLU (gated) or VP_MLP_GELU. VP_EFORMAT when embed.weight or the
  * layers' MLPs are missing or of no consistent shape, or when layer 0 has q
@@ -208,7 +243,7 @@ size_t vp_forward_head_dim(const vp_forward_options *o);
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
 
-/* "gelu", "gelu-tanh", "relu", "swiglu", "geglu"; NULL for a value out of
+/* "gelu", "gelu-tanh", "relu", "swiglu", "geglu", "geglu-tanh"; NULL for a value out of
  * range. */
 const char *vp_mlp_name(vp_mlp mlp);
 

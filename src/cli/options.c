@@ -72,9 +72,9 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_FFN_WIDTH] = {"ffn-width", "N", CMD_TRAIN | CMD_PROFILE,
                        "forward: the MLP's hidden width exactly, 1 to 262144 (11008, 14336, "
                        "...); instead of --ffn-mult"},
-    [OPT_MLP] = {"mlp", "gelu|gelu-tanh|relu|swiglu|geglu", CMD_TRAIN | CMD_PROFILE,
-                 "forward: the MLP's activation; swiglu and geglu are gated, down(act(gate h) "
-                 "* up h); default gelu (erf)"},
+    [OPT_MLP] = {"mlp", "gelu|gelu-tanh|relu|swiglu|geglu|geglu-tanh", CMD_TRAIN | CMD_PROFILE,
+                 "forward: the MLP's activation; swiglu, geglu and geglu-tanh (Gemma's) are "
+                 "gated, down(act(gate h) * up h); default gelu (erf)"},
     [OPT_BIAS] = {"bias", "yes|no|qkv", CMD_TRAIN | CMD_PROFILE,
                   "forward: which projections carry a bias: yes, every one and the head "
                   "(GPT-2); no, none (Llama); qkv, the attention's q, k and v alone (Qwen2); "

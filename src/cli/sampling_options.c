@@ -123,7 +123,8 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         return rc;
     fw->init = init == 1 ? VP_INIT_TORCH : VP_INIT_GAIN;
     /* the MLP: its kind, and its width exactly or in widths */
-    static const char *const mlps[] = {"gelu", "gelu-tanh", "relu", "swiglu", "geglu", NULL};
+    static const char *const mlps[] = {"gelu",  "gelu-tanh",  "relu", "swiglu",
+                                       "geglu", "geglu-tanh", NULL};
     int mlp = VP_MLP_GELU;
     if ((rc = cli_choice(args, OPT_MLP, mlps, &mlp)) != EXIT_OK)
         return rc;

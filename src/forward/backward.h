@@ -16,6 +16,7 @@ typedef struct {
     float *dhid, *dhid_pre; /* [rows][m d] */
     float *dhid_up;         /* [rows][m d], a gated MLP's; else unused */
     float *logits;          /* [rows][V], with a head */
+    float *logit_tanh;      /* [rows][V], with a logit soft cap: its tanh */
     double *row_loss;       /* [rows] */
     /* with o->on_param_grad: one parameter's gradient at a time */
     float *dw, *db;

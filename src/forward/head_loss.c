@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "forward/backward.h"
+#include "kernels/nn_internal.h"
 #include "varprof/gauss.h"
 
 typedef struct {
@@ -54,8 +55,14 @@ static void loss_task(void *ctx, size_t task, size_t thread)
         uint32_t target;
         float *logits = b->logits + row * V;
         if (target_of(b, row, &target)) { /* a row at a time: its loss kept apart */
+            const float cap = b->r->m->logit_softcap;
+            float *tanh_row = cap > 0.0f ? b->logit_tanh + row * V : NULL;
+            if (cap > 0.0f)
+                kern_softcap(logits, tanh_row, V, cap);
             b->row_loss[row] =
                 b->r->m->kernels->cross_entropy(logits, logits, &target, 1, V, j->scale);
+            for (size_t i = 0; tanh_row && i < V; i++) /* d cap(z)/dz = 1 - tanh^2 */
+                logits[i] *= 1.0f - tanh_row[i] * tanh_row[i];
         } else {
             b->row_loss[row] = 0.0;
             memset(logits, 0, V * sizeof *logits);

@@ -41,7 +41,8 @@ static size_t layer_floats(const fw_model *shape, const kern_table *kern)
     if (!shape->mlp_only)
         n += linear_floats(shape, kern, d, shape->q_width) +
              2 * linear_floats(shape, kern, d, shape->kv_width) +
-             linear_floats(shape, kern, shape->q_width, d) + 2 * aligned(shape->head_dim);
+             linear_floats(shape, kern, shape->q_width, d) + aligned(fw_q_norm_width(shape, 0)) +
+             aligned(fw_q_norm_width(shape, 1));
     n += linear_floats(shape, kern, d, shape->hidden) + linear_floats(shape, kern, shape->hidden, d);
     if (shape->gated)
         n += linear_floats(shape, kern, d, shape->hidden);
@@ -69,6 +70,13 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
     }
 }
 
+size_t fw_q_norm_width(const fw_model *m, int keys)
+{
+    if (m->qk_norm != VP_QK_NORM_FULL)
+        return m->head_dim;
+    return keys ? m->kv_width : m->q_width;
+}
+
 void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o)
 {
     m->placement = cfg->placement;
@@ -93,6 +101,12 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     fw_model_parts(cfg, o, &m->has_head, &m->has_final_norm);
     m->positions = o->positions;
     m->rope_theta = o->rope_theta;
+    m->rope_scaling = o->rope_scaling;
+    m->embed_scale = o->embed_scale > 0.0 ? (float)o->embed_scale : 1.0f;
+    m->attn_scale = o->attn_scale > 0.0 ? (float)o->attn_scale
+                                        : (float)(1.0 / sqrt((double)m->head_dim));
+    m->attn_softcap = (float)o->attn_softcap;
+    m->logit_softcap = (float)o->logit_softcap;
     m->n_ctx = 0;
     if (o->positions == VP_POSITIONS_LEARNED) {
         /* a file's table as long as it is (vp_forward_check: no shorter than
@@ -189,10 +203,12 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
             make_linear(m, &layer->k, m->d, m->kv_width, QKV_PROJECTION);
             make_linear(m, &layer->v, m->d, m->kv_width, QKV_PROJECTION);
             make_linear(m, &layer->o, m->q_width, m->d, OTHER_PROJECTION);
-            layer->q_norm = take(m, m->head_dim);
-            layer->k_norm = take(m, m->head_dim);
-            for (size_t i = 0; i < m->head_dim; i++)
-                layer->q_norm[i] = layer->k_norm[i] = 1.0f;
+            layer->q_norm = take(m, fw_q_norm_width(m, 0));
+            layer->k_norm = take(m, fw_q_norm_width(m, 1));
+            for (size_t i = 0; i < fw_q_norm_width(m, 0); i++)
+                layer->q_norm[i] = 1.0f;
+            for (size_t i = 0; i < fw_q_norm_width(m, 1); i++)
+                layer->k_norm[i] = 1.0f;
         }
         make_linear(m, &layer->fc1, m->d, m->hidden, OTHER_PROJECTION);
         make_linear(m, &layer->fc2, m->hidden, m->d, OTHER_PROJECTION);
@@ -296,6 +312,11 @@ void fw_activate(const kern_table *kern, vp_mlp mlp, float *out, const float *a,
     case VP_MLP_GEGLU:
         kern->gelu_mul(out, a, b, n);
         break;
+    case VP_MLP_GEGLU_TANH: /* Gemma's: PyTorch's gelu_tanh(gate) * up, two float steps */
+        kern->gelu_tanh(out, a, n);
+        for (size_t i = 0; i < n; i++)
+            out[i] *= b[i];
+        break;
     default:
         kern->gelu(out, a, n);
         break;
@@ -315,7 +336,7 @@ static double act_moment_integrand(double t, void *params)
     const act_moment_args *a = params;
     const double z = a->t_scale * t;
     double r;
-    if (a->mlp == VP_MLP_GELU_TANH)
+    if (a->mlp == VP_MLP_GELU_TANH || a->mlp == VP_MLP_GEGLU_TANH)
         r = 1.0 / (1.0 + exp(-2.0 * 0.79788456080286535588 * (z + 0.044715 * z * z * z)));
     else if (a->mlp == VP_MLP_SWIGLU)
         r = 1.0 / (1.0 + exp(-z));

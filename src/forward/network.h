@@ -27,7 +27,8 @@ typedef struct {
     fw_norm attn_norm, mlp_norm;         /* on the branch input or the stream */
     fw_norm attn_out_norm, mlp_out_norm; /* sandwich and output-norm: on the branch output */
     fw_linear q, k, v, o; /* q: d -> H hd; k, v: d -> H_kv hd; o: H hd -> d */
-    float *q_norm, *k_norm; /* [head dim], with QK-norm */
+    float *q_norm, *k_norm; /* with QK-norm: [hd] each per head; [H hd] and [H_kv hd]
+                               over the full width (VP_QK_NORM_FULL) */
     /* the two-matrix MLP: fc2(act(fc1 h)); the gated one: fc1 is the gate,
        up the second input projection, fc2 down: fc2(act(fc1 h) * up h) */
     fw_linear fc1, fc2, up; /* up: gated MLPs only */
@@ -36,7 +37,8 @@ typedef struct {
 typedef struct {
     vp_placement placement;
     const vp_placement_traits *traits; /* where its norms sit, from the placement table */
-    int mlp_only, qk_norm;
+    int mlp_only;
+    int qk_norm; /* a vp_qk_norm */
     vp_mlp mlp;
     int gated; /* vp_mlp_gated(mlp) */
     vp_bias bias; /* which projections carry a bias (fw_linear.bias NULL when not) */
@@ -57,6 +59,11 @@ typedef struct {
     size_t n_ctx;     /* learned: pos_embed's rows; else 0 */
     float *pos_embed; /* [n_ctx][d] with learned positions; else NULL */
     double rope_theta;
+    vp_rope_scaling rope_scaling; /* Llama 3's, factor 0 for none */
+    /* Gemma-2's (vp_forward_options): the embedding's factor (1: none), the
+       attention scores' factor (1/sqrt(hd) by default), their soft cap and
+       the logits' (0: none) */
+    float embed_scale, attn_scale, attn_softcap, logit_softcap;
     const kern_table *kernels;
     float *arena; /* every weight, one allocation */
     size_t arena_used, arena_size;
@@ -69,6 +76,11 @@ typedef struct {
  * next) and the final norm vp_config_has_final_norm says. */
 void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_head,
                     int *has_final_norm);
+
+/* The length of a QK-norm's weight: q's (keys 0) or k's (keys 1), hd per
+ * head, H hd or H_kv hd over the full width; also the width of the rows it
+ * normalises. */
+size_t fw_q_norm_width(const fw_model *m, int keys);
 
 /* Floats of weights the model holds (packed sizes included). */
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,

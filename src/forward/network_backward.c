@@ -57,6 +57,7 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     TAKE(dhid_pre, hid);
     TAKE(dhid_up, m->gated ? hid : 0);
     TAKE(logits, m->has_head ? rows * m->vocab : 0);
+    TAKE(logit_tanh, m->has_head && m->logit_softcap > 0.0f ? rows * m->vocab : 0);
     if (b) /* doubles, at a 64-byte boundary as every buffer */
         b->row_loss = (double *)(void *)(block + used);
     used += aligned(2 * rows);
@@ -114,14 +115,16 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
     if (m->kv_heads == m->heads) {
         m->kernels->attention_backward(b->dq + at, b->dk + at, b->dv + at, qw, b->datt + at, qw,
                                        s->q + at, s->k + at, s->v + at, qw, r->tokens, m->heads,
-                                       m->head_dim, b->thread_ws[thread]);
+                                       m->head_dim, m->attn_scale, m->attn_softcap,
+                                       b->thread_ws[thread]);
         return;
     }
     fw_repeat_kv(m, b->k_exp + at, s->k + kv_at, r->tokens);
     fw_repeat_kv(m, b->v_exp + at, s->v + kv_at, r->tokens);
     m->kernels->attention_backward(b->dq + at, b->dk_exp + at, b->dv_exp + at, qw, b->datt + at,
                                    qw, s->q + at, b->k_exp + at, b->v_exp + at, qw, r->tokens,
-                                   m->heads, m->head_dim, b->thread_ws[thread]);
+                                   m->heads, m->head_dim, m->attn_scale, m->attn_softcap,
+                                   b->thread_ws[thread]);
     fw_sum_kv(m, b->dk + kv_at, b->dk_exp + at, r->tokens);
     fw_sum_kv(m, b->dv + kv_at, b->dv_exp + at, r->tokens);
 }
@@ -164,6 +167,19 @@ static void scaled(float *restrict dx, const float *restrict dz, size_t n, doubl
         dx[i] = (float)(alpha * dz[i]);
 }
 
+/* Gemma's gelu_tanh(a) b, as autograd takes it apart: db = dy gelu_tanh(a),
+   da = gelu_tanh'(a) (dy b), from the tanh GELU's kernels */
+static void geglu_tanh_backward(const kern_table *kern, float *da, float *db, const float *dy,
+                                const float *a, const float *b, size_t n)
+{
+    kern->gelu_tanh(db, a, n);
+    for (size_t i = 0; i < n; i++) {
+        db[i] *= dy[i];
+        da[i] = dy[i] * b[i];
+    }
+    kern->gelu_tanh_backward(da, da, a, n);
+}
+
 /* dh = the MLP's share of dL/dh, from df */
 static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_saved *s,
                          const float *h, const float *df, char *prefix, size_t layer_index)
@@ -179,6 +195,8 @@ static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_sa
         /* gate's and up's gradients, then dh = dgate Wg + dup Wu */
         if (m->mlp == VP_MLP_SWIGLU)
             kern->silu_mul_backward(b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
+        else if (m->mlp == VP_MLP_GEGLU_TANH)
+            geglu_tanh_backward(kern, b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
         else
             kern->gelu_mul_backward(b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
         snprintf(prefix, 64, "layers.%zu.mlp.gate", layer_index);
@@ -206,9 +224,10 @@ static void head_norm_backward(fw_bw *b, float *dpre, const float *dqk, const fl
                                const float *weight, const char *name, size_t heads)
 {
     const fw_model *m = b->r->m;
-    const size_t rows = b->r->rows * heads;
-    fw_bw_norm_dx(b, dpre, dqk, pre, weight, rows, m->head_dim, 1);
-    fw_bw_norm_params(b, name, dqk, pre, rows, m->head_dim, 1, 0);
+    const size_t per_row = m->qk_norm == VP_QK_NORM_FULL ? 1 : heads;
+    const size_t rows = b->r->rows * per_row, width = heads * m->head_dim / per_row;
+    fw_bw_norm_dx(b, dpre, dqk, pre, weight, rows, width, 1);
+    fw_bw_norm_params(b, name, dqk, pre, rows, width, 1, 0);
 }
 
 /* dh = the attention's share of dL/dh, from df: q's, then k's and v's
@@ -338,8 +357,16 @@ static void embedding_backward(fw_bw *b)
     const fw_run *r = b->r;
     const size_t d = r->m->d;
     memset(b->dw, 0, r->m->vocab * d * sizeof *b->dw);
-    for (size_t row = 0; row < r->rows; row++)
-        add_into(b->dw + (size_t)r->token_ids[row] * d, b->dx + row * d, d);
+    const float scale = r->m->embed_scale;
+    for (size_t row = 0; row < r->rows; row++) {
+        float *dst = b->dw + (size_t)r->token_ids[row] * d;
+        if (scale == 1.0f) {
+            add_into(dst, b->dx + row * d, d);
+            continue;
+        }
+        for (size_t i = 0; i < d; i++) /* x_0 = E s: dE gets s dL/dx_0 */
+            dst[i] += b->dx[row * d + i] * scale;
+    }
     fw_bw_emit(b, "embed.weight", b->dw, r->m->vocab, d);
     if (!r->m->pos_embed)
         return;

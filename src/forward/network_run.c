@@ -119,12 +119,22 @@ static void activate(fw_run *r, float *out, const float *in, const float *in2)
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
-/* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * heads][hd]. */
+/* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * heads][hd],
+   or over each token's heads hd together (VP_QK_NORM_FULL), rows of [rows][heads hd]. */
 static void head_norm(fw_run *r, float *out, const float *in, const float *weight, size_t heads)
 {
-    rowwise_job j = {
-        r,   out, in, weight, NULL, r->m->head_dim, r->rows_per_task * heads, r->rows * heads, 1,
-        0,   NULL};
+    const size_t per_row = r->m->qk_norm == VP_QK_NORM_FULL ? 1 : heads;
+    rowwise_job j = {r,
+                     out,
+                     in,
+                     weight,
+                     NULL,
+                     heads * r->m->head_dim / per_row,
+                     r->rows_per_task * per_row,
+                     r->rows * per_row,
+                     1,
+                     0,
+                     NULL};
     thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
 }
 
@@ -163,7 +173,8 @@ static void attention_task(void *ctx, size_t b, size_t thread)
         fw_repeat_kv(m, r->v_exp + at, r->v + kv_at, r->tokens);
     }
     m->kernels->attention(r->att + at, m->q_width, r->q + at, r->k_exp + at, r->v_exp + at,
-                          m->q_width, r->tokens, m->heads, m->head_dim, r->att_scratch[thread]);
+                          m->q_width, r->tokens, m->heads, m->head_dim, m->attn_scale,
+                          m->attn_softcap, r->att_scratch[thread]);
 }
 
 /* ---- the branches ---- */
@@ -440,6 +451,9 @@ static void embed(fw_run *r, vp_profile *profile)
     double xx = 0.0;
     for (size_t row = 0; row < r->rows; row++) {
         memcpy(r->x + row * d, r->m->embed + (size_t)r->token_ids[row] * d, d * sizeof(float));
+        if (r->m->embed_scale != 1.0f) /* Gemma's sqrt(d), one float product */
+            for (size_t i = 0; i < d; i++)
+                r->x[row * d + i] *= r->m->embed_scale;
         if (r->m->pos_embed) /* position t of its sequence */
             add_position(r->x + row * d, r->m->pos_embed + row % r->tokens * d, d);
         for (size_t i = 0; i < d; i++)
@@ -645,11 +659,12 @@ void vp_forward_options_init(vp_forward_options *o)
         .seed = 1,
         .positions = VP_POSITIONS_NONE,
         .rope_theta = 10000.0,
+        .embed_scale = 1.0,
     };
 }
 
-static const char *const mlp_names[VP_MLP_COUNT] = {"gelu", "gelu-tanh", "relu", "swiglu",
-                                                    "geglu"};
+static const char *const mlp_names[VP_MLP_COUNT] = {"gelu",   "gelu-tanh", "relu",
+                                                    "swiglu", "geglu",     "geglu-tanh"};
 
 const char *vp_mlp_name(vp_mlp mlp)
 {
@@ -663,13 +678,13 @@ vp_status vp_mlp_parse(const char *name, vp_mlp *out, vp_error *err)
             *out = (vp_mlp)i;
             return VP_OK;
         }
-    return vp_fail(err, VP_EINVAL, "MLP '%s' is not one of: gelu, gelu-tanh, relu, swiglu, geglu",
+    return vp_fail(err, VP_EINVAL, "MLP '%s' is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
                    name);
 }
 
 int vp_mlp_gated(vp_mlp mlp)
 {
-    return mlp == VP_MLP_SWIGLU || mlp == VP_MLP_GEGLU;
+    return mlp == VP_MLP_SWIGLU || mlp == VP_MLP_GEGLU || mlp == VP_MLP_GEGLU_TANH;
 }
 
 size_t vp_forward_ffn_width(const vp_forward_options *o)
@@ -816,7 +831,7 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
     if ((unsigned)o->mlp >= VP_MLP_COUNT)
         return vp_fail(err, VP_EINVAL,
-                       "MLP kind %d is not one of: gelu, gelu-tanh, relu, swiglu, geglu",
+                       "MLP kind %d is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
                        (int)o->mlp);
     if ((unsigned)o->bias >= VP_BIAS_COUNT)
         return vp_fail(err, VP_EINVAL, "bias setting %d is not one of yes, no, qkv", (int)o->bias);
@@ -828,6 +843,24 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                            o->token_ids[i], i / o->tokens + 1, i % o->tokens + 1, o->vocab);
     if (!(o->eps > 0.0 && o->eps < 1.0))
         return vp_fail(err, VP_EINVAL, "eps is %g; it must be > 0 and < 1", o->eps);
+    if ((unsigned)o->qk_norm > VP_QK_NORM_FULL)
+        return vp_fail(err, VP_EINVAL, "QK-norm setting %d is not none, per head or full width",
+                       o->qk_norm);
+    /* Gemma-2's factors: floats' range, 0 where 0 means off */
+    const struct {
+        const char *name;
+        double value;
+        int zero_is_off;
+    } factors[] = {{"embedding scale", o->embed_scale, 1},
+                   {"attention scale", o->attn_scale, 1},
+                   {"attention soft cap", o->attn_softcap, 1},
+                   {"logit soft cap", o->logit_softcap, 1}};
+    for (size_t i = 0; i < sizeof factors / sizeof *factors; i++)
+        if (!(factors[i].zero_is_off && factors[i].value == 0.0) &&
+            !(factors[i].value >= 1e-30 && factors[i].value <= 1e30))
+            return vp_fail(err, VP_EINVAL, "the %s is %g; it must be %sfrom 1e-30 to 1e30",
+                           factors[i].name, factors[i].value,
+                           factors[i].zero_is_off ? "0 (none) or " : "");
     /* the network runs in float: its scales must be floats' */
     if (!o->weights && !(cfg->embedding_var >= 1e-30 && cfg->embedding_var <= 1e30))
         return vp_fail(err, VP_EINVAL,
@@ -885,7 +918,11 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
                                   .vocab = o->vocab,
                                   .batch = o->batch,
                                   .tokens = o->tokens,
-                                  .qk_norm = o->qk_norm};
+                                  .qk_norm = o->qk_norm,
+                                  .embed_scale = o->embed_scale,
+                                  .attn_scale = o->attn_scale,
+                                  .attn_softcap = o->attn_softcap,
+                                  .logit_softcap = o->logit_softcap};
     profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
                        VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
     /* a weights file decides the final norm: the profile says what ran, and
@@ -897,6 +934,12 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
     if (o->positions != VP_POSITIONS_NONE) {
         profile->sampling.positions = vp_positions_name(o->positions);
         profile->sampling.rope_theta = o->positions == VP_POSITIONS_ROPE ? o->rope_theta : 0.0;
+        if (o->positions == VP_POSITIONS_ROPE && o->rope_scaling.factor > 0.0) {
+            profile->sampling.rope_factor = o->rope_scaling.factor;
+            profile->sampling.rope_low = o->rope_scaling.low_freq_factor;
+            profile->sampling.rope_high = o->rope_scaling.high_freq_factor;
+            profile->sampling.rope_context = o->rope_scaling.original_context;
+        }
     }
 }
 

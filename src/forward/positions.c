@@ -48,6 +48,17 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
         if (!(o->rope_theta > 0.0 && isfinite(o->rope_theta)))
             return vp_fail(err, VP_EINVAL, "rope theta %g; it must be finite and > 0",
                            o->rope_theta);
+        const vp_rope_scaling *s = &o->rope_scaling;
+        if (s->factor != 0.0 &&
+            !(s->factor >= 1.0 && s->factor <= 1e6 && s->low_freq_factor > 0.0 &&
+              s->high_freq_factor > s->low_freq_factor && s->high_freq_factor <= 1e6 &&
+              s->original_context >= 1.0 && s->original_context <= 1e12))
+            return vp_fail(err, VP_EINVAL,
+                           "rope scaling factor %g, low_freq_factor %g, high_freq_factor %g, "
+                           "original context %g: the factor must be from 1 to 1e6, 0 < low < "
+                           "high <= 1e6 and the context from 1 to 1e12",
+                           s->factor, s->low_freq_factor, s->high_freq_factor,
+                           s->original_context);
     }
     if (o->positions == VP_POSITIONS_LEARNED && o->weights) {
         const vp_tensor_info *t = vp_safetensors_find(o->weights, "pos_embed.weight");
@@ -67,7 +78,7 @@ size_t fw_rope_floats(const fw_model *m, size_t tokens)
 
 void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens)
 {
-    fw_rope_table(cos_t, sin_t, tokens, m->head_dim, m->rope_theta);
+    fw_rope_table(cos_t, sin_t, tokens, m->head_dim, m->rope_theta, &m->rope_scaling);
 }
 
 typedef struct {

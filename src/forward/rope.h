@@ -5,10 +5,14 @@
 
 #include <stddef.h>
 
-/* cos_t[p][i] = cos(p theta^(-2i/hd)) and sin_t likewise, for positions p <
- * positions and i < hd / 2 (row stride hd / 2), each evaluated in double and
- * rounded once to float: the table the rope kernel (kern_table.h) reads.
- * hd even and theta > 0 are the caller's checks. */
-void fw_rope_table(float *cos_t, float *sin_t, size_t positions, size_t hd, double theta);
+#include "varprof/forward.h"
+
+/* cos_t[p][i] = cos(p f_i) and sin_t likewise, f_i = theta^(-2i/hd) as
+ * scaling says (vp_rope_scaling; NULL or factor 0: as it is), for positions
+ * p < positions and i < hd / 2 (row stride hd / 2), each evaluated in double
+ * and rounded once to float: the table the rope kernel (kern_table.h)
+ * reads. hd even, theta > 0 and a valid scaling are the caller's checks. */
+void fw_rope_table(float *cos_t, float *sin_t, size_t positions, size_t hd, double theta,
+                   const vp_rope_scaling *scaling);
 
 #endif

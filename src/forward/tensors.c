@@ -69,10 +69,10 @@ static void visit_layer(walker *w, size_t i, fw_layer *layer)
         visit_linear(w, PREFIX("layers.%zu.attn.v", i), &layer->v);
         visit_linear(w, PREFIX("layers.%zu.attn.o", i), &layer->o);
         if (m->qk_norm) {
-            visit(w, PREFIX("layers.%zu.attn.q_norm.weight", i), m->head_dim, 0, layer->q_norm,
-                  NULL);
-            visit(w, PREFIX("layers.%zu.attn.k_norm.weight", i), m->head_dim, 0, layer->k_norm,
-                  NULL);
+            visit(w, PREFIX("layers.%zu.attn.q_norm.weight", i), fw_q_norm_width(m, 0), 0,
+                  layer->q_norm, NULL);
+            visit(w, PREFIX("layers.%zu.attn.k_norm.weight", i), fw_q_norm_width(m, 1), 0,
+                  layer->k_norm, NULL);
         }
     }
     if (m->gated) {

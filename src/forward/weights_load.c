@@ -177,7 +177,14 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
         o->mlp = VP_MLP_GELU;
     cfg->mlp_only = vp_safetensors_find(weights, "layers.0.attn.q.weight") == NULL;
     const vp_tensor_info *q_norm = vp_safetensors_find(weights, "layers.0.attn.q_norm.weight");
-    o->qk_norm = q_norm != NULL;
+    const vp_tensor_info *q = vp_safetensors_find(weights, "layers.0.attn.q.weight");
+    o->qk_norm = q_norm ? VP_QK_NORM_HEAD : VP_QK_NORM_NONE;
+    /* as long as q's rows: over the full width, o's heads splitting it
+       (with one head the two are the same) */
+    if (q_norm && q && q_norm->rank == 1 && q->rank == 2 && q_norm->shape[0] == q->shape[0]) {
+        o->qk_norm = VP_QK_NORM_FULL;
+        q_norm = NULL; /* it does not tell a head's width */
+    }
     if (!cfg->mlp_only) {
         const vp_status status = infer_heads(weights, q_norm, o, err);
         if (status != VP_OK)

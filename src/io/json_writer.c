@@ -105,10 +105,28 @@ static cJSON *profile_object(const vp_profile *profile)
                 add_number(sampling, "batch", (double)sm->batch, 1);
                 add_number(sampling, "tokens", (double)sm->tokens, 1);
                 cJSON_AddBoolToObject(sampling, "qk_norm", sm->qk_norm);
+                if (sm->qk_norm == 2) /* OLMo-2's; per head goes unsaid */
+                    add_text(sampling, "qk_norm_over", "full width");
+                if (sm->embed_scale > 0.0 && sm->embed_scale != 1.0)
+                    add_number(sampling, "embed_scale", sm->embed_scale, 1);
+                if (sm->attn_scale > 0.0)
+                    add_number(sampling, "attn_scale", sm->attn_scale, 1);
+                if (sm->attn_softcap > 0.0)
+                    add_number(sampling, "attn_softcap", sm->attn_softcap, 1);
+                if (sm->logit_softcap > 0.0)
+                    add_number(sampling, "logit_softcap", sm->logit_softcap, 1);
                 if (sm->positions) /* none goes unsaid: the default's JSON stands */
                     add_text(sampling, "positions", sm->positions);
                 if (sm->positions && sm->rope_theta > 0.0)
                     add_number(sampling, "rope_theta", sm->rope_theta, 1);
+                if (sm->positions && sm->rope_factor > 0.0) {
+                    cJSON *scaling = cJSON_AddObjectToObject(sampling, "rope_scaling");
+                    add_text(scaling, "rope_type", "llama3");
+                    add_number(scaling, "factor", sm->rope_factor, 1);
+                    add_number(scaling, "low_freq_factor", sm->rope_low, 1);
+                    add_number(scaling, "high_freq_factor", sm->rope_high, 1);
+                    add_number(scaling, "original_max_position_embeddings", sm->rope_context, 1);
+                }
                 if (sm->loss && (profile->fields & VP_HAS_GRAD)) { /* --grad only */
                     add_text(sampling, "loss", sm->loss);
                     add_number(sampling, "loss_value", profile->loss, 1);

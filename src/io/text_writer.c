@@ -51,7 +51,11 @@ static void write_network(FILE *out, const vp_profile *p)
         fprintf(out,
                 "network: width %zu, %s%s, %s, vocab %zu, batch %zu x %zu "
                 "tokens, %s, eps %.3g, seed %llu\n",
-                s->width, heads, s->qk_norm ? " with QK-norm" : "", mlp, s->vocab, s->batch,
+                s->width, heads,
+                s->qk_norm == 2   ? " with QK-norm over the full width"
+                : s->qk_norm == 1 ? " with QK-norm"
+                                  : "",
+                mlp, s->vocab, s->batch,
                 s->tokens, init, s->eps, s->seed);
     else
         fprintf(out,
@@ -61,8 +65,30 @@ static void write_network(FILE *out, const vp_profile *p)
     /* --grad: the loss differentiated, and its value on the batch */
     if (s->loss && (p->fields & VP_HAS_GRAD))
         fprintf(out, "backward: loss %s = %.6g on the batch\n", s->loss, p->loss);
+    /* Gemma-2's departures, each said where it is on */
+    if ((s->embed_scale > 0.0 && s->embed_scale != 1.0) || s->attn_scale > 0.0 ||
+        s->attn_softcap > 0.0 || s->logit_softcap > 0.0) {
+        char what[200] = "";
+        size_t n = 0;
+        if (s->embed_scale > 0.0 && s->embed_scale != 1.0)
+            n += (size_t)snprintf(what + n, sizeof what - n, ", embedding x %.6g", s->embed_scale);
+        if (s->attn_scale > 0.0)
+            n += (size_t)snprintf(what + n, sizeof what - n, ", scores x %.6g", s->attn_scale);
+        if (s->attn_softcap > 0.0)
+            n += (size_t)snprintf(what + n, sizeof what - n, ", scores capped at %.6g",
+                                  s->attn_softcap);
+        if (s->logit_softcap > 0.0)
+            snprintf(what + n, sizeof what - n, ", logits capped at %.6g", s->logit_softcap);
+        fprintf(out, "scales: %s\n", what + 2);
+    }
     /* positions other than none, which goes unsaid */
-    if (s->positions && s->rope_theta > 0.0)
+    if (s->positions && s->rope_theta > 0.0 && s->rope_factor > 0.0)
+        fprintf(out,
+                "positions: %s, theta %.6g, llama3 scaling (factor %.6g, low_freq_factor "
+                "%.6g, high_freq_factor %.6g, original context %.6g)\n",
+                s->positions, s->rope_theta, s->rope_factor, s->rope_low, s->rope_high,
+                s->rope_context);
+    else if (s->positions && s->rope_theta > 0.0)
         fprintf(out, "positions: %s, theta %.6g\n", s->positions, s->rope_theta);
     else if (s->positions)
         fprintf(out, "positions: %s\n", s->positions);

@@ -39,11 +39,11 @@ enum {
 /* The attention backward's query rows a block, and the scratch floats it
    needs for T tokens and heads of hd, T rounded up to 32 keys (whole
    vectors of either set's pairs): one head's k and v transposed, k's rows,
-   dk and dv (hd T each), the block's probabilities and ds (a block times
-   T each), its q and dout (a block times hd each). */
+   dk and dv (hd T each), the block's probabilities, ds and softcap's tanh
+   (a block times T each), its q and dout (a block times hd each). */
 #define KERN_ATTENTION_BACKWARD_BLOCK 16
 #define KERN_ATTENTION_BACKWARD_SCRATCH(T, hd)                                                     \
-    ((((size_t)(T) + 31) / 32 * 32) * (5 * (size_t)(hd) + 2 * KERN_ATTENTION_BACKWARD_BLOCK) +    \
+    ((((size_t)(T) + 31) / 32 * 32) * (5 * (size_t)(hd) + 3 * KERN_ATTENTION_BACKWARD_BLOCK) +    \
      2 * KERN_ATTENTION_BACKWARD_BLOCK * (size_t)(hd))
 
 /* One Adam step's constants, each a float as PyTorch's kernels see them
@@ -128,11 +128,15 @@ typedef struct {
     void (*softmax)(float *x, size_t n);
     /* Causal self-attention of one sequence of T tokens and H heads of hd:
        head h owns columns h*hd .. h*hd+hd-1 of q, k, v (PyTorch's
-       view(B, T, H, hd)); out[t] over head h = softmax_s<=t(q_t . k_s /
-       sqrt(hd)) . v_s. q, k, v rows of stride ld, out of stride ldo;
-       scratch holds T floats. */
+       view(B, T, H, hd)); out[t] over head h = softmax_s<=t(cap(q_t . k_s
+       scale)) . v_s, scale 1/sqrt(hd) for the usual attention (Gemma-2's
+       query_pre_attn_scalar^-1/2), cap(z) = softcap tanh(z / softcap) when
+       softcap > 0 (Gemma-2's attn_logit_softcapping, PyTorch's order of
+       operations, tanhf), z itself when softcap is 0. q, k, v rows of
+       stride ld, out of stride ldo; scratch holds T floats. */
     void (*attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
-                      size_t ld, size_t T, size_t H, size_t hd, float *scratch);
+                      size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
+                      float *scratch);
 
     /* ---- rotary position embedding (rope_ISA.c, rope_body.h) ---- */
     /* In place over n rows of H heads of hd coordinates (hd even; head h
@@ -194,7 +198,7 @@ typedef struct {
     void (*gelu_mul_backward)(float *da, float *db, const float *dy, const float *a,
                               const float *b, size_t n);
     /* The backward of attention for one sequence (same q, k, v, ld, T, H,
-       hd): given dout (stride ldo), writes dq, dk, dv (stride ldg) over the
+       hd, scale, softcap): given dout (stride ldo), writes dq, dk, dv (stride ldg) over the
        T rows and H * hd columns, recomputing each softmax as the forward
        does. dk[s] and dv[s] sum over t >= s in t order (the SIMD variants:
        blocks of KERN_ATTENTION_BACKWARD_BLOCK rows summed apart, then
@@ -202,7 +206,8 @@ typedef struct {
        hd) floats. dq, dk, dv must not overlap the inputs. */
     void (*attention_backward)(float *dq, float *dk, float *dv, size_t ldg, const float *dout,
                                size_t ldo, const float *q, const float *k, const float *v,
-                               size_t ld, size_t T, size_t H, size_t hd, float *scratch);
+                               size_t ld, size_t T, size_t H, size_t hd, float scale,
+                               float softcap, float *scratch);
     /* The output head's loss: per row of V logits, loss_i = log sum exp -
        logits[targets[i]] (max subtracted; sums in double); returns
        sum_i loss_i in double, and writes dlogits = (softmax - onehot) scale

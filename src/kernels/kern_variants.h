@@ -47,7 +47,8 @@
     void kern_attention_backward_##ISA(float *dq, float *dk, float *dv, size_t ldg,                \
                                        const float *dout, size_t ldo, const float *q,              \
                                        const float *k, const float *v, size_t ld, size_t T,        \
-                                       size_t H, size_t hd, float *scratch);                       \
+                                       size_t H, size_t hd, float scale, float softcap,            \
+                                       float *scratch);                                            \
     double kern_cross_entropy_##ISA(float *dlogits, const float *logits, const uint32_t *targets,  \
                                     size_t n, size_t V, double scale);                             \
     void kern_layernorm_##ISA(float *out, const float *x, const float *weight, const float *bias,  \
@@ -62,7 +63,7 @@
     void kern_softmax_##ISA(float *x, size_t n);                                                   \
     void kern_attention_##ISA(float *out, size_t ldo, const float *q, const float *k,              \
                               const float *v, size_t ld, size_t T, size_t H, size_t hd,            \
-                              float *scratch);                                                     \
+                              float scale, float softcap, float *scratch);                         \
     void kern_rope_##ISA(float *x, size_t ld, const float *cos_t, const float *sin_t, size_t n,    \
                          size_t H, size_t hd, int inverse);                                        \
     void kern_residual_##ISA(float *x, const float *o, const float *h, const float *f, size_t n,   \

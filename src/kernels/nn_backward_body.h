@@ -270,9 +270,9 @@ static void attention_copy_rows(float *dst, const float *src, size_t ld, size_t 
    and dout of the block packed (stride hd): p and ds (rows of Tp) from the
    packed k and v, as the scalar kernel makes them; zeros past each row's
    key t up to the block's last. */
-static void attention_block_probs(float *p, float *ds, const float *qb, const float *ob,
-                                  const float *kp, const float *vp, size_t t0, size_t rows,
-                                  size_t Tp, size_t hd, float scale)
+static void attention_block_probs(float *p, float *ds, float *capped, const float *qb,
+                                  const float *ob, const float *kp, const float *vp, size_t t0,
+                                  size_t rows, size_t Tp, size_t hd, float scale, float softcap)
 {
     for (size_t r0 = 0; r0 < rows; r0 += 4) {
         const size_t nr = att_min(4, rows - r0), keys = t0 + r0 + nr;
@@ -286,7 +286,9 @@ static void attention_block_probs(float *p, float *ds, const float *qb, const fl
     const size_t end = t0 + rows;
     for (size_t r = 0; r < rows; r++) {
         const size_t t = t0 + r;
-        float *pr = p + r * Tp, *dsr = ds + r * Tp;
+        float *pr = p + r * Tp, *dsr = ds + r * Tp, *tr = capped + r * Tp;
+        if (softcap > 0.0f)
+            kern_softcap(pr, tr, t + 1, softcap);
         KERN_FN(kern_softmax)(pr, t + 1);
         /* lanes past t load 0: add nothing */
         vd lo = vd_zero(), hi = vd_zero();
@@ -301,6 +303,9 @@ static void attention_block_probs(float *p, float *ds, const float *qb, const fl
             const vf dpv = vf_sub(vf_load_first(dsr + s, t + 1 - s), c);
             vf_store_first(dsr + s, vf_mul(vf_load_first(pr + s, t + 1 - s), dpv), t + 1 - s);
         }
+        if (softcap > 0.0f) /* d cap(z)/dz = 1 - tanh^2, as the scalar kernel rounds it */
+            for (size_t s = 0; s <= t; s++)
+                dsr[s] *= 1.0f - tr[s] * tr[s];
         for (size_t s = t + 1; s < end; s++)
             pr[s] = dsr[s] = 0.0f;
     }
@@ -309,7 +314,7 @@ static void attention_block_probs(float *p, float *ds, const float *qb, const fl
 void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ldg,
                                       const float *dout, size_t ldo, const float *q, const float *k,
                                       const float *v, size_t ld, size_t T, size_t H, size_t hd,
-                                      float *scratch)
+                                      float scale, float softcap, float *scratch)
 {
     // q, k, v: (T, H * hd) stride ld; dout: stride ldo; dq, dk, dv: stride ldg;
     // scratch: KERN_ATTENTION_BACKWARD_SCRATCH(T, hd)
@@ -318,11 +323,10 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
        dv += p^T dout, over register tiles of 4 rows by 2 W columns. The
        head's rows are copied to stride hd, dk and dv summed there: rows
        of stride ld (a multiple of 4 KiB) would share a few cache sets. */
-    const float scale = (float)(1.0 / sqrt((double)hd));
     const size_t B = KERN_ATTENTION_BACKWARD_BLOCK, Tp = (T + 31) / 32 * 32;
     float *kp = scratch, *vp = kp + hd * Tp, *kc = vp + hd * Tp, *dkc = kc + hd * Tp;
     float *dvc = dkc + hd * Tp, *p = dvc + hd * Tp, *ds = p + B * Tp, *qb = ds + B * Tp;
-    float *ob = qb + B * hd;
+    float *ob = qb + B * hd, *capped = ob + B * hd;
     for (size_t h = 0; h < H; h++) {
         const size_t col = h * hd;
         attention_copy_rows(kc, k + col, ld, T, hd);
@@ -334,7 +338,8 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
             const size_t rows = att_min(B, T - t0), keys = t0 + rows;
             attention_copy_rows(qb, q + t0 * ld + col, ld, rows, hd);
             attention_copy_rows(ob, dout + t0 * ldo + col, ldo, rows, hd);
-            attention_block_probs(p, ds, qb, ob, kp, vp, t0, rows, Tp, hd, scale);
+            attention_block_probs(p, ds, capped, qb, ob, kp, vp, t0, rows, Tp, hd, scale,
+                                  softcap);
             for (size_t r0 = 0; r0 < rows; r0 += 4)
                 for (size_t j = 0; j < hd; j += 2 * W)
                     attention_tile(dq + (t0 + r0) * ldg + col + j, ldg, att_min(4, rows - r0),

@@ -189,12 +189,12 @@ static float dot_scalar(const float *a, const float *b, size_t n)
 
 void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg, const float *dout,
                                     size_t ldo, const float *q, const float *k, const float *v,
-                                    size_t ld, size_t T, size_t H, size_t hd, float *scratch)
+                                    size_t ld, size_t T, size_t H, size_t hd, float scale,
+                                    float softcap, float *scratch)
 {
     // q, k, v: (T, H * hd) stride ld; dout: stride ldo; dq, dk, dv: stride ldg;
-    // scratch: (2 T)
-    float scale = (float)(1.0 / sqrt((double)hd));
-    float *p = scratch, *dp = scratch + T;
+    // scratch: (3 T)
+    float *p = scratch, *dp = scratch + T, *capped = scratch + 2 * T;
     for (size_t h = 0; h < H; h++) {
         const size_t col = h * hd;
         for (size_t t = 0; t < T; t++)
@@ -205,6 +205,8 @@ void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg,
             /* the forward's probabilities, as kern_attention_scalar makes them */
             for (size_t s = 0; s <= t; s++)
                 p[s] = dot_scalar(qt, k + s * ld + col, hd) * scale;
+            if (softcap > 0.0f)
+                kern_softcap(p, capped, t + 1, softcap);
             kern_softmax_scalar(p, t + 1);
             /* dp_s = dout_t . v_s; ds_s = p_s (dp_s - sum_r p_r dp_r) */
             double sum = 0.0;
@@ -217,7 +219,10 @@ void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg,
             for (size_t j = 0; j < hd; j++)
                 dqt[j] = 0.0f;
             for (size_t s = 0; s <= t; s++) {
-                float ds = p[s] * (dp[s] - c), ds_scaled = ds * scale;
+                float ds = p[s] * (dp[s] - c);
+                if (softcap > 0.0f) /* d cap(z)/dz = 1 - tanh^2 */
+                    ds *= 1.0f - capped[s] * capped[s];
+                const float ds_scaled = ds * scale;
                 const float *ks = k + s * ld + col;
                 float *dks = dk + s * ldg + col, *dvs = dv + s * ldg + col;
                 for (size_t j = 0; j < hd; j++) {

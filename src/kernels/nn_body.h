@@ -194,16 +194,18 @@ static inline void weighted_rows(float *out, const float *p, const float *v, siz
 }
 
 void KERN_FN(kern_attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
-                             size_t ld, size_t T, size_t H, size_t hd, float *scratch)
+                             size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
+                             float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)
-    float scale = (float)(1.0 / sqrt((double)hd));
     for (size_t h = 0; h < H; h++) {
         for (size_t t = 0; t < T; t++) {
             const float *qt = q + t * ld + h * hd;
             for (size_t s = 0; s <= t; s++)
                 scratch[s] = dot(qt, k + s * ld + h * hd, hd) * scale;
+            if (softcap > 0.0f)
+                kern_softcap(scratch, NULL, t + 1, softcap);
             KERN_FN(kern_softmax)(scratch, t + 1);
             float *ot = out + t * ldo + h * hd;
             /* 4 vectors of columns a pass over the rows of v: 4 FMA chains */

@@ -11,6 +11,7 @@
 #ifndef VARPROF_NN_INTERNAL_H
 #define VARPROF_NN_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
 
 /* ---- exp(x), Cephes' expf ----
@@ -82,6 +83,21 @@
  * of 2u), is below 1e-30 for |x| > 10; x is clamped to this bound there so
  * that x^2 cannot overflow into inf * 0. */
 #define NN_GELU_TANH_CLAMP 1.0e4f
+
+/* Gemma-2's soft cap over n attention scores (or logits) in place: z =
+ * softcap tanh(z / softcap), PyTorch's order of operations; tanh_out (NULL:
+ * not wanted) gets each tanh, for the backward's 1 - tanh^2. libm's tanhf
+ * on every instruction set: the cap is rare (Gemma-2 alone), and one
+ * function gives every variant the same bits from the same scores. */
+static inline void kern_softcap(float *z, float *tanh_out, size_t n, float softcap)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float t = tanhf(z[i] / softcap);
+        if (tanh_out)
+            tanh_out[i] = t;
+        z[i] = softcap * t;
+    }
+}
 
 /* out[i] = exp(x[i]) and erf(x[i]), i < n, with the vector code the kernels
  * use (out may be x). Exist only on x86-64; call only when

@@ -121,13 +121,13 @@ void kern_softmax_scalar(float *x, size_t n)
 }
 
 void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
-                           size_t ld, size_t T, size_t H, size_t hd, float *scratch)
+                           size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
+                           float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)
     /* Dot products and the weighted sum in float, as a matmul's; the
        softmax's sum in double. */
-    float scale = (float)(1.0 / sqrt((double)hd));
     for (size_t h = 0; h < H; h++) {
         for (size_t t = 0; t < T; t++) {
             const float *qt = q + t * ld + h * hd;
@@ -138,6 +138,8 @@ void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *
                     dot += qt[j] * ks[j];
                 scratch[s] = dot * scale;
             }
+            if (softcap > 0.0f)
+                kern_softcap(scratch, NULL, t + 1, softcap);
             kern_softmax_scalar(scratch, t + 1);
             float *ot = out + t * ldo + h * hd;
             for (size_t j = 0; j < hd; j++) {

@@ -41,7 +41,7 @@ typedef struct {
     void (*gelu_backward)(float *, const float *, const float *, size_t);
     void (*attention_backward)(float *, float *, float *, size_t, const float *, size_t,
                                const float *, const float *, const float *, size_t, size_t, size_t,
-                               size_t, float *);
+                               size_t, float, float, float *);
     double (*cross_entropy)(float *, const float *, const uint32_t *, size_t, size_t, double);
 } variant;
 
@@ -162,8 +162,9 @@ static double gelu_d(double x)
 }
 
 /* Causal attention of one sequence, rows of H * hd, contiguous. */
+/* scores q.k scale, through softcap tanh(z / softcap) when softcap > 0 */
 static void attention_d(double *out, const double *q, const double *k, const double *v, size_t T,
-                        size_t H, size_t hd)
+                        size_t H, size_t hd, double scale, double softcap)
 {
     size_t ld = H * hd;
     double *p = new_doubles(T);
@@ -174,7 +175,9 @@ static void attention_d(double *out, const double *q, const double *k, const dou
                 double dot = 0.0;
                 for (size_t j = 0; j < hd; j++)
                     dot += q[t * ld + h * hd + j] * k[s * ld + h * hd + j];
-                p[s] = dot / sqrt((double)hd);
+                p[s] = dot * scale;
+                if (softcap > 0.0)
+                    p[s] = softcap * tanh(p[s] / softcap);
                 max = p[s] > max ? p[s] : max;
             }
             for (size_t s = 0; s <= t; s++)
@@ -456,7 +459,8 @@ static const size_t ATTENTION_SHAPES[][3] = {{1, 1, 16}, {7, 2, 16}, {5, 1, 64},
 
 /* dq, dk, dv of sum dout .* attention(q, k, v) by central differences. */
 static void attention_fd(double *dq, double *dk, double *dv, const float *dout, const float *q,
-                         const float *k, const float *v, size_t T, size_t H, size_t hd)
+                         const float *k, const float *v, size_t T, size_t H, size_t hd,
+                         double scale, double softcap)
 {
     size_t len = T * H * hd;
     double *in[3] = {new_doubles(len), new_doubles(len), new_doubles(len)};
@@ -469,10 +473,10 @@ static void attention_fd(double *dq, double *dk, double *dv, const float *dout, 
         for (size_t i = 0; i < len; i++) {
             double keep = in[a][i];
             in[a][i] = keep + H_FD;
-            attention_d(out, in[0], in[1], in[2], T, H, hd);
+            attention_d(out, in[0], in[1], in[2], T, H, hd, scale, softcap);
             double plus = dot_d(out, dout, len);
             in[a][i] = keep - H_FD;
-            attention_d(out, in[0], in[1], in[2], T, H, hd);
+            attention_d(out, in[0], in[1], in[2], T, H, hd, scale, softcap);
             double minus = dot_d(out, dout, len);
             in[a][i] = keep;
             grad[a][i] = (plus - minus) / (2.0 * H_FD);
@@ -485,17 +489,23 @@ static void attention_fd(double *dq, double *dk, double *dv, const float *dout, 
    size about 1 (q, k, v, dout ~ N(0, 1)): within (T + hd + 8) u of the
    largest gradient's size, times 4 for the dot products' own sizes (sqrt
    hd against the gradients'), against the differences; twice that between
-   variants (two such errors). Normwise over each of dq, dk, dv. */
+   variants (two such errors). Normwise over each of dq, dk, dv. Each shape
+   twice: the usual scale 1/sqrt(hd) uncapped, then Gemma-2's form, a scale
+   of its own (0.3) and a soft cap of 1.5 that bends most scores (q.k 0.3
+   is about 0.3 sqrt(hd) >= 1.2 in size). */
 static void attention_matches_differences_and_scalar(void **state)
 {
     (void)state;
-    for (size_t s = 0; s < sizeof ATTENTION_SHAPES / sizeof *ATTENTION_SHAPES; s++) {
+    for (size_t form = 0; form < 2 * sizeof ATTENTION_SHAPES / sizeof *ATTENTION_SHAPES; form++) {
+        const size_t s = form / 2;
         size_t T = ATTENTION_SHAPES[s][0], H = ATTENTION_SHAPES[s][1], hd = ATTENTION_SHAPES[s][2];
+        const float scale = form % 2 ? 0.3f : (float)(1.0 / sqrt((double)hd));
+        const float softcap = form % 2 ? 1.5f : 0.0f;
         size_t ld = H * hd, len = T * ld, ldg = ld + 3;
         float *q = new_normal(len, 1.0f, 0.0f), *k = new_normal(len, 1.0f, 0.0f);
         float *v = new_normal(len, 1.0f, 0.0f), *dout = new_normal(len, 1.0f, 0.0f);
         double *fd = new_doubles(3 * len), *tol = new_doubles(3 * len);
-        attention_fd(fd, fd + len, fd + 2 * len, dout, q, k, v, T, H, hd);
+        attention_fd(fd, fd + len, fd + 2 * len, dout, q, k, v, T, H, hd, scale, softcap);
         for (int a = 0; a < 3; a++) {
             double m = max_abs(fd + a * len, len);
             for (size_t i = 0; i < len; i++)
@@ -510,7 +520,7 @@ static void attention_matches_differences_and_scalar(void **state)
             for (size_t i = 0; i < 3 * T * ldg; i++)
                 g[i] = -7.0f;
             VARIANTS[isa].attention_backward(g, g + T * ldg, g + 2 * T * ldg, ldg, dout, ld, q, k,
-                                             v, ld, T, H, hd, scratch);
+                                             v, ld, T, H, hd, scale, softcap, scratch);
             float *packed = new_floats(3 * len);
             for (int a = 0; a < 3; a++)
                 for (size_t t = 0; t < T; t++) {
@@ -519,8 +529,8 @@ static void attention_matches_differences_and_scalar(void **state)
                         assert_true(g[a * T * ldg + t * ldg + j] == -7.0f);
                 }
             char what[96];
-            snprintf(what, sizeof what, "%s attention T=%zu H=%zu hd=%zu",
-                     vp_isa_name((vp_isa)isa), T, H, hd);
+            snprintf(what, sizeof what, "%s attention T=%zu H=%zu hd=%zu scale %g softcap %g",
+                     vp_isa_name((vp_isa)isa), T, H, hd, (double)scale, (double)softcap);
             if (isa == VP_ISA_SCALAR) {
                 check(what, packed, fd, tol, 3 * len);
                 ref = packed;

@@ -37,7 +37,7 @@ typedef struct {
     void (*gelu)(float *, const float *, size_t);
     void (*softmax)(float *, size_t);
     void (*attention)(float *, size_t, const float *, const float *, const float *, size_t, size_t,
-                      size_t, size_t, float *);
+                      size_t, size_t, float, float, float *);
     void (*exp)(float *, const float *, size_t);
     void (*erf)(float *, const float *, size_t);
 } variant;
@@ -247,11 +247,15 @@ static void softmax_ref(double *out, const float *x, size_t n)
  * t + 1 roundings in the float weighted sum, 8 for exp, the float sum and
  * the division. Doubled, since each of these is a worst case of a sum of
  * several. */
+/* scores q.k scale (scale the float the kernel gets), through Gemma-2's
+   softcap tanh(z / softcap) when softcap > 0: tanh's slope is at most 1,
+   so a score's error passes through it no larger, and the cap adds a
+   division, tanhf (~1 ulp) and a product: 4 units more. */
 static void attention_ref(double *out, double *tol, size_t ldo, const float *q, const float *k,
-                          const float *v, size_t ld, size_t T, size_t H, size_t hd)
+                          const float *v, size_t ld, size_t T, size_t H, size_t hd, double scale,
+                          double softcap)
 {
     double *p = new_doubles(T);
-    double scale = 1.0 / sqrt((double)hd);
     for (size_t h = 0; h < H; h++) {
         for (size_t t = 0; t < T; t++) {
             const float *qt = q + t * ld + h * hd;
@@ -264,6 +268,8 @@ static void attention_ref(double *out, double *tol, size_t ldo, const float *q, 
                     a += fabs((double)qt[j] * ks[j]);
                 }
                 p[s] = dot * scale;
+                if (softcap > 0.0)
+                    p[s] = softcap * tanh(p[s] / softcap);
                 max = p[s] > max ? p[s] : max;
                 big_a = a * scale > big_a ? a * scale : big_a;
             }
@@ -272,7 +278,8 @@ static void attention_ref(double *out, double *tol, size_t ldo, const float *q, 
                 range = max - p[s] > range ? max - p[s] : range;
                 sum += p[s] = exp(p[s] - max);
             }
-            double units = 2.0 * (2.0 * (double)(hd + 2) * big_a + range + (double)(t + 1) + 8.0);
+            double units = 2.0 * (2.0 * (double)(hd + 2) * big_a + range + (double)(t + 1) + 8.0 +
+                                  (softcap > 0.0 ? 4.0 : 0.0));
             for (size_t j = 0; j < hd; j++) {
                 double acc = 0, mag = 0;
                 for (size_t s = 0; s <= t; s++) {
@@ -527,8 +534,11 @@ static void scalar_attention_matches_double(void **state)
     static const size_t hds[] = {1, 2, 5, 8, 17};
     for (size_t ti = 0; ti < 4; ti++)
         for (size_t hi = 0; hi < 3; hi++)
-            for (size_t di = 0; di < 5; di++) {
-                size_t T = Ts[ti], H = Hs[hi], hd = hds[di], width = H * hd;
+            for (size_t di = 0; di < 10; di++) {
+                /* each shape as usual, then scaled 0.7 and capped at 1.2 */
+                size_t T = Ts[ti], H = Hs[hi], hd = hds[di / 2], width = H * hd;
+                const float scale = di % 2 ? 0.7f : (float)(1.0 / sqrt((double)hd));
+                const float softcap = di % 2 ? 1.2f : 0.0f;
                 size_t ld = width + 3, ldo = width + 2;
                 float *q = new_floats(T * ld), *k = new_floats(T * ld), *v = new_floats(T * ld);
                 float *out = new_floats(T * ldo), *scratch = new_floats(T);
@@ -538,10 +548,11 @@ static void scalar_attention_matches_double(void **state)
                     out[i] = 7.0f; /* the padding must stay untouched */
                 for (size_t i = 0; i < T * ldo; i++)
                     want[i] = 7.0, tol[i] = 0.0;
-                attention_ref(want, tol, ldo, q, k, v, ld, T, H, hd);
-                kern_attention_scalar(out, ldo, q, k, v, ld, T, H, hd, scratch);
+                attention_ref(want, tol, ldo, q, k, v, ld, T, H, hd, scale, softcap);
+                kern_attention_scalar(out, ldo, q, k, v, ld, T, H, hd, scale, softcap, scratch);
                 char what[96];
-                snprintf(what, sizeof what, "attention scalar T=%zu H=%zu hd=%zu", T, H, hd);
+                snprintf(what, sizeof what, "attention scalar T=%zu H=%zu hd=%zu cap %g", T, H, hd,
+                         (double)softcap);
                 /* tolerance: attention_ref */
                 assert_int_equal(compare(what, out, want, tol, T * ldo), 0);
                 free(q), free(k), free(v), free(out), free(scratch), free(want), free(tol);
@@ -738,6 +749,9 @@ static void simd_attention_matches_scalar_and_double(void **state)
         for (size_t wi = 0; wi < N_WIDTHS; wi++) {
             size_t hd = WIDTHS[wi];
             size_t H = 1 + rng_next() % 3, T = 1 + rng_next() % (hd > 64 ? 12 : 40);
+            /* every other width Gemma-2's form: a scale of its own and a cap */
+            const float scale = wi % 2 ? 0.3f : (float)(1.0 / sqrt((double)hd));
+            const float softcap = wi % 2 ? 2.0f : 0.0f;
             size_t width = H * hd, ld = width + rng_next() % 5, ldo = width + rng_next() % 3;
             float *q = new_floats(T * ld), *k = new_floats(T * ld), *v = new_floats(T * ld);
             float *want = new_floats(T * ldo), *got = new_floats(T * ldo);
@@ -747,9 +761,9 @@ static void simd_attention_matches_scalar_and_double(void **state)
             attention_inputs(q, k, v, ld, T, width);
             for (size_t i = 0; i < T * ldo; i++)
                 want[i] = got[i] = 7.0f, want_d[i] = 7.0, tol[i] = 0.0;
-            attention_ref(want_d, tol, ldo, q, k, v, ld, T, H, hd);
-            kern_attention_scalar(want, ldo, q, k, v, ld, T, H, hd, scratch);
-            var->attention(got, ldo, q, k, v, ld, T, H, hd, scratch);
+            attention_ref(want_d, tol, ldo, q, k, v, ld, T, H, hd, scale, softcap);
+            kern_attention_scalar(want, ldo, q, k, v, ld, T, H, hd, scale, softcap, scratch);
+            var->attention(got, ldo, q, k, v, ld, T, H, hd, scale, softcap, scratch);
             char what[96];
             snprintf(what, sizeof what, "attention %s T=%zu H=%zu hd=%zu vs double", var->name, T,
                      H, hd);
@@ -811,13 +825,14 @@ static void rows_do_not_depend_on_the_split(void **state)
         assert_int_equal(compare_bits(what, all, one, rows * d), 0);
         /* attention: all heads at once, or one head a call; and the first
            tokens alone give the same rows as the whole sequence */
-        var->attention(att_all, ld, q, k, v, ld, T, H, hd, scratch);
+        const float scale = (float)(1.0 / sqrt((double)hd));
+        var->attention(att_all, ld, q, k, v, ld, T, H, hd, scale, 0.0f, scratch);
         for (size_t h = 0; h < H; h++)
             var->attention(att_part + h * hd, ld, q + h * hd, k + h * hd, v + h * hd, ld, T, 1, hd,
-                           scratch);
+                           scale, 0.0f, scratch);
         snprintf(what, sizeof what, "attention %s heads split", var->name);
         assert_int_equal(compare_bits(what, att_all, att_part, T * ld), 0);
-        var->attention(att_part, ld, q, k, v, ld, T / 2, H, hd, scratch);
+        var->attention(att_part, ld, q, k, v, ld, T / 2, H, hd, scale, 0.0f, scratch);
         snprintf(what, sizeof what, "attention %s prefix", var->name);
         assert_int_equal(compare_bits(what, att_all, att_part, (T / 2) * ld), 0);
     }

@@ -88,7 +88,7 @@ static void make_case(case_data *c, size_t hd, double theta)
         c->x[i] = (float)((2.0 * uniform() - 1.0) * pow(2.0, 8.0 * uniform() - 4.0));
     float *all_cos = new_floats((POSITIONS[N_POSITIONS - 1] + 1) * half);
     float *all_sin = new_floats((POSITIONS[N_POSITIONS - 1] + 1) * half);
-    fw_rope_table(all_cos, all_sin, POSITIONS[N_POSITIONS - 1] + 1, hd, theta);
+    fw_rope_table(all_cos, all_sin, POSITIONS[N_POSITIONS - 1] + 1, hd, theta, NULL);
     c->cos_t = new_floats(c->rows * half);
     c->sin_t = new_floats(c->rows * half);
     for (size_t r = 0; r < c->rows; r++) {
@@ -160,7 +160,7 @@ static void table_matches_double(void **state)
         for (size_t d = 0; d < N_HEAD_DIMS; d++) {
             const size_t hd = HEAD_DIMS[d], half = hd / 2, n = 4096;
             float *cs = new_floats(n * half), *sn = new_floats(n * half);
-            fw_rope_table(cs, sn, n, hd, THETAS[t]);
+            fw_rope_table(cs, sn, n, hd, THETAS[t], NULL);
             for (size_t p = 0; p < n; p++)
                 for (size_t i = 0; i < half; i++) {
                     const double angle = (double)p * pow(THETAS[t], -2.0 * (double)i / (double)hd);
@@ -169,6 +169,47 @@ static void table_matches_double(void **state)
                 }
             free(cs), free(sn);
         }
+}
+
+/* Llama 3.1's scaled frequencies (Meta-Llama-3.1's config.json: factor 8,
+   low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings
+   8192; theta 500000), each written out here from the definition: with
+   hd 128 the first frequencies keep their value (wavelength below 2048),
+   the last are divided by 8 (above 8192) and a band between is blended.
+   Each entry one float rounding of the double value, as unscaled. */
+static double llama31_frequency(size_t i, size_t hd)
+{
+    const double f = pow(500000.0, -2.0 * (double)i / (double)hd);
+    const double w = 2.0 * 3.14159265358979323846 / f;
+    if (w < 8192.0 / 4.0)
+        return f;
+    if (w > 8192.0 / 1.0)
+        return f / 8.0;
+    const double s = (8192.0 / w - 1.0) / (4.0 - 1.0);
+    return (1.0 - s) * f / 8.0 + s * f;
+}
+
+static void llama31_scaled_table_matches_double(void **state)
+{
+    (void)state;
+    const vp_rope_scaling llama31 = {8.0, 1.0, 4.0, 8192.0};
+    const size_t hd = 128, half = hd / 2, n = 4096;
+    float *cs = new_floats(n * half), *sn = new_floats(n * half);
+    fw_rope_table(cs, sn, n, hd, 500000.0, &llama31);
+    size_t kept = 0, divided = 0, blended = 0;
+    for (size_t i = 0; i < half; i++) {
+        const double f = llama31_frequency(i, hd), plain = pow(500000.0, -2.0 * (double)i / 128.0);
+        kept += f == plain, divided += f == plain / 8.0;
+        blended += f != plain && f != plain / 8.0;
+        for (size_t p = 0; p < n; p++) {
+            const double angle = (double)p * f;
+            assert_true(fabs(cs[p * half + i] - cos(angle)) <= U * fabs(cos(angle)));
+            assert_true(fabs(sn[p * half + i] - sin(angle)) <= U * fabs(sin(angle)));
+        }
+    }
+    /* all three regimes met: 2 pi 500000^(2i/128) crosses 2048 and 8192 */
+    assert_true(kept > 0 && divided > 0 && blended > 0);
+    free(cs), free(sn);
 }
 
 static void rope_matches_double(void **state)
@@ -284,6 +325,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_matches_double),
+        cmocka_unit_test(llama31_scaled_table_matches_double),
         cmocka_unit_test(rope_matches_double),
         cmocka_unit_test(inverse_undoes_rope),
         cmocka_unit_test(simd_equals_scalar_bits),
