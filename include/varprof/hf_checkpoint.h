@@ -16,7 +16,15 @@
  *                      of num_key_value_heads x head_dim rows),
  *                      post_attention_layernorm, mlp.{gate,up,down}_proj,
  *                      model.norm, lm_head (or embed_tokens when tied).
- * Every one of these is pre-norm: its norms sit on the branches' inputs.
+ *   gemma2             llama's, with input_layernorm, post_attention_layernorm,
+ *                      pre_feedforward_layernorm and post_feedforward_layernorm
+ *                      (attn_norm, attn_out_norm, mlp_norm, mlp_out_norm), each
+ *                      norm weight w read as 1 + w; tied by default.
+ *   olmo2              llama's without input norms: post_attention_layernorm
+ *                      and post_feedforward_layernorm on the branch outputs,
+ *                      self_attn.{q,k}_norm over q's and k's full width.
+ * gpt2, llama, mistral and qwen2 are pre-norm (norms on the branches'
+ * inputs), gemma2 sandwich, olmo2 output-norm; each with a final norm.
  *
  * Memory: the shards are mapped read-only (vp_safetensors_map), so their
  * bytes stay in the page cache, and the whole model is converted into one
@@ -37,21 +45,29 @@
 
 /* What config.json says of the network, with the names it came from. */
 typedef struct {
-    char model_type[32];    /* "gpt2", "llama", "mistral", "qwen2" */
-    vp_placement placement; /* VP_PRE_NORM for every family read */
+    char model_type[32];    /* "gpt2", "llama", "mistral", "qwen2", "gemma2", "olmo2" */
+    vp_placement placement; /* VP_PRE_NORM; gemma2 VP_SANDWICH, olmo2 VP_OUTPUT_NORM */
     size_t layers, width, heads, vocab, ffn_width;
     size_t kv_heads;        /* num_key_value_heads, dividing heads (= heads by default) */
     size_t head_dim;        /* head_dim, or width / heads */
     size_t n_ctx;           /* learned positions' rows (gpt2's n_positions); 0 otherwise */
-    vp_mlp mlp;             /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU */
+    vp_mlp mlp;             /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU; gemma2's
+                               gelu_pytorch_tanh: VP_MLP_GEGLU_TANH */
     vp_bias bias;           /* gpt2 VP_BIAS_ALL, llama and mistral NONE, qwen2 QKV */
     vp_norm norm;           /* gpt2 LayerNorm, the others RMSNorm */
     double eps;             /* layer_norm_epsilon or rms_norm_eps */
     vp_positions positions; /* gpt2 learned, the others rope */
     double rope_theta;      /* with rope: rope_theta (default 10000) */
+    vp_rope_scaling rope_scaling; /* llama3's rope_scaling; factor 0 without */
     int tied;               /* the head is the embedding (tie_word_embeddings) */
-    size_t sliding_window;  /* mistral's and qwen2's, 0 when none: attention beyond it
-                                is not modelled; the caller refuses more tokens */
+    size_t sliding_window;  /* mistral's, qwen2's and gemma2's (every other layer), 0
+                               when none: attention beyond it is not modelled; the
+                               caller refuses more tokens */
+    int qk_norm;            /* a vp_qk_norm: olmo2 VP_QK_NORM_FULL, else none */
+    /* gemma2's (vp_forward_options): sqrt(hidden_size) rounded to float,
+       query_pre_attn_scalar^-1/2, attn_logit_softcapping and
+       final_logit_softcapping (0: null); 1, 0, 0, 0 for the others */
+    double embed_scale, attn_scale, attn_softcap, logit_softcap;
 } vp_hf_architecture;
 
 /* 1 when path names a directory (a Hugging Face checkpoint), else 0. */
@@ -67,12 +83,14 @@ int vp_hf_is_checkpoint_dir(const char *path);
  * Fails with VP_EIO when a file cannot be opened or read (config.json
  * missing included), VP_ENOMEM, or VP_EFORMAT naming what is wrong:
  * config.json not a regular file, above 64 MiB or not a JSON object; a
- * model_type missing or not one of the families above (gemma2 and olmo2
+ * model_type missing or not one of the families above (gemma and olmo
  * named as not yet read); a field missing, of the wrong type, out of its
  * range or contradicting another (n_embd against hidden_size, heads not
  * dividing the width where head_dim is not given, num_key_value_heads not
- * dividing num_attention_heads, both numbers named); rope_scaling,
- * scale_attn_by_inverse_layer_idx, llama's attention_bias or mlp_bias set;
+ * dividing num_attention_heads, both numbers named); a rope_scaling not
+ * llama3's or not in range, scale_attn_by_inverse_layer_idx, attention_bias (but qwen2's and
+ * mistral's) or llama's mlp_bias set; gemma2's hidden_activation neither
+ * gelu_pytorch_tanh nor gelu;
  * neither model.safetensors nor the index; an index that is not
  * JSON or has no weight_map object, a shard path that is empty, absolute,
  * has a '..' component, leads outside dir (a symlink included), names the

@@ -254,6 +254,10 @@ static int read_placements(const cli_args *args, profile_request *req)
 static int adopt_checkpoint(const cli_args *args, const vp_hf_architecture *arch,
                             const weights_shape_given *given, profile_request *req)
 {
+    if (!args->given[OPT_PLACEMENT]) { /* not pre-norm by default: the names' */
+        req->placements[0] = arch->placement;
+        req->n_placements = 1;
+    }
     for (size_t i = 0; i < req->n_placements; i++)
         if (req->placements[i] != arch->placement)
             return cli_usage_error("--placement %s: a %s checkpoint's names make it %s; leave "

@@ -47,7 +47,7 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
                        vp_mlp_name(o->mlp), vp_mlp_gated(o->mlp) ? "gated" : "not gated",
                        vp_mlp_gated(file.mlp) ? "gated (mlp.gate, mlp.up, mlp.down)"
                                               : "two-matrix (mlp.fc1, mlp.fc2)",
-                       vp_mlp_gated(file.mlp) ? "swiglu or geglu" : "gelu, gelu-tanh or relu");
+                       vp_mlp_gated(file.mlp) ? "swiglu, geglu or geglu-tanh" : "gelu, gelu-tanh or relu");
     o->mlp = file.mlp;
     if (given->bias && o->bias != file.bias)
         return vp_fail(err, VP_EINVAL,
@@ -67,7 +67,8 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
         o->head_dim = file.head_dim;
     if (!given->heads && !o->head_dim && o->width % o->heads != 0)
         o->heads = 1; /* the file does not say; one head always divides */
-    o->qk_norm = o->qk_norm || file.qk_norm;
+    if (file.qk_norm) /* the file's: per head or over the full width */
+        o->qk_norm = file.qk_norm;
     /* pos_embed.weight makes the positions learned, unless the command line
        chose others (rope: the loader then names the tensor as unexpected) */
     if (o->positions == VP_POSITIONS_NONE)
@@ -128,7 +129,15 @@ vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_gi
     o->eps = a->eps;
     o->mlp = a->mlp;
     o->positions = a->positions;
-    if (a->positions == VP_POSITIONS_ROPE)
+    if (a->positions == VP_POSITIONS_ROPE) {
         o->rope_theta = a->rope_theta;
+        o->rope_scaling = a->rope_scaling;
+    }
+    if (a->qk_norm)
+        o->qk_norm = a->qk_norm;
+    o->embed_scale = a->embed_scale;
+    o->attn_scale = a->attn_scale;
+    o->attn_softcap = a->attn_softcap;
+    o->logit_softcap = a->logit_softcap;
     return VP_OK;
 }

@@ -242,6 +242,8 @@ typedef enum {
     HOW_CONV1D, /* Conv1D's [in, parts x out]: part `part` of the columns, transposed */
     HOW_SLICE,  /* a fused bias [parts x out]: part `part` */
     HOW_ZEROS,  /* no source: zeros of the shape */
+    HOW_PLUS_ONE, /* Gemma's RMSNorm weight w, stored as an offset: 1 + w, one float sum
+                     as Hugging Face's (1.0 + self.weight.float()) */
 } how;
 
 typedef enum { WHEN_ALWAYS, WHEN_TIED, WHEN_UNTIED, WHEN_QKV_BIAS } when;
@@ -316,6 +318,66 @@ static const name_row llama_rows[] = {
     {"embed_tokens.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_TIED},
     {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
 };
+/* Gemma-2: sandwich norms, each weight stored as an offset from 1 */
+static const name_row gemma2_rows[] = {
+    {"embed_tokens.weight", "embed.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.input_layernorm.weight", "layers.%zu.attn_norm.weight", D, NO, HOW_PLUS_ONE, 0,
+     1, WHEN_ALWAYS},
+    {"layers.%zu.self_attn.q_proj.weight", "layers.%zu.attn.q.weight", DIM_Q, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.k_proj.weight", "layers.%zu.attn.k.weight", DIM_KV, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.v_proj.weight", "layers.%zu.attn.v.weight", DIM_KV, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight", D, DIM_Q, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.post_attention_layernorm.weight", "layers.%zu.attn_out_norm.weight", D, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.pre_feedforward_layernorm.weight", "layers.%zu.mlp_norm.weight", D, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.mlp.gate_proj.weight", "layers.%zu.mlp.gate.weight", DIM_F, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.mlp.up_proj.weight", "layers.%zu.mlp.up.weight", DIM_F, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.mlp.down_proj.weight", "layers.%zu.mlp.down.weight", D, DIM_F, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.post_feedforward_layernorm.weight", "layers.%zu.mlp_out_norm.weight", D, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"norm.weight", "final_norm.weight", D, NO, HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"embed_tokens.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_TIED},
+    {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
+};
+
+/* OLMo-2: no input norms, a norm on each branch's output, and RMSNorm over
+   all of q's and k's width before the heads are split */
+static const name_row olmo2_rows[] = {
+    {"embed_tokens.weight", "embed.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.self_attn.q_proj.weight", "layers.%zu.attn.q.weight", DIM_Q, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.k_proj.weight", "layers.%zu.attn.k.weight", DIM_KV, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.v_proj.weight", "layers.%zu.attn.v.weight", DIM_KV, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight", D, DIM_Q, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.q_norm.weight", "layers.%zu.attn.q_norm.weight", DIM_Q, NO, HOW_COPY,
+     0, 1, WHEN_ALWAYS},
+    {"layers.%zu.self_attn.k_norm.weight", "layers.%zu.attn.k_norm.weight", DIM_KV, NO, HOW_COPY,
+     0, 1, WHEN_ALWAYS},
+    {"layers.%zu.post_attention_layernorm.weight", "layers.%zu.attn_out_norm.weight", D, NO,
+     HOW_COPY, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.mlp.gate_proj.weight", "layers.%zu.mlp.gate.weight", DIM_F, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.mlp.up_proj.weight", "layers.%zu.mlp.up.weight", DIM_F, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.mlp.down_proj.weight", "layers.%zu.mlp.down.weight", D, DIM_F, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.post_feedforward_layernorm.weight", "layers.%zu.mlp_out_norm.weight", D, NO,
+     HOW_COPY, 0, 1, WHEN_ALWAYS},
+    {"norm.weight", "final_norm.weight", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
+    {"embed_tokens.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_TIED},
+    {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
+};
 #undef D
 #undef NO
 
@@ -335,6 +397,10 @@ static family family_of(const vp_hf_architecture *a)
 {
     if (strcmp(a->model_type, "gpt2") == 0)
         return (family){gpt2_rows, sizeof gpt2_rows / sizeof *gpt2_rows, gpt2_ignored};
+    if (strcmp(a->model_type, "gemma2") == 0)
+        return (family){gemma2_rows, sizeof gemma2_rows / sizeof *gemma2_rows, llama_ignored};
+    if (strcmp(a->model_type, "olmo2") == 0)
+        return (family){olmo2_rows, sizeof olmo2_rows / sizeof *olmo2_rows, llama_ignored};
     return (family){llama_rows, sizeof llama_rows / sizeof *llama_rows, llama_ignored};
 }
 
@@ -563,6 +629,8 @@ static vp_status build(builder *b, vp_safetensors *out)
         } else {
             const size_t offset = r->how == HOW_SLICE ? t->elements * (size_t)r->part : 0;
             memcpy(dst, scratch + offset, t->elements * sizeof *dst);
+            for (size_t e = 0; r->how == HOW_PLUS_ONE && e < t->elements; e++)
+                dst[e] = 1.0f + dst[e];
         }
     }
     free(scratch);

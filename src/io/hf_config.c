@@ -199,11 +199,103 @@ static vp_status gpt2(const config *c, vp_hf_architecture *a)
                    act);
 }
 
-/* Llama, Mistral and Qwen2: one set of fields. */
-static vp_status llama(const config *c, vp_hf_architecture *a)
+/* A soft cap: absent, Gemma2Config's default; null, none (0); else a
+   finite number above 0. */
+static vp_status softcap(const config *c, const char *key, double fallback, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->root, key);
+    if (v && cJSON_IsNull(v)) {
+        *out = 0.0;
+        return VP_OK;
+    }
+    return real(c, key, fallback, out);
+}
+
+static int is(const vp_hf_architecture *a, const char *model_type)
+{
+    return strcmp(a->model_type, model_type) == 0;
+}
+
+/* rope_scaling: absent or null, none; Llama 3's ("rope_type" or the older
+   "type" "llama3") read, each of its numbers required; another type
+   refused, named. */
+static vp_status rope_scaling(const config *c, vp_rope_scaling *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->root, "rope_scaling");
+    if (!v || cJSON_IsNull(v))
+        return VP_OK;
+    if (!cJSON_IsObject(v))
+        return vp_fail(c->err, VP_EFORMAT, "config.json: 'rope_scaling' must be an object or null");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(v, "rope_type");
+    if (!type)
+        type = cJSON_GetObjectItemCaseSensitive(v, "type");
+    if (!cJSON_IsString(type) || strcmp(type->valuestring, "llama3") != 0)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'rope_scaling' of type '%.40s' is not read; varprof reads "
+                       "llama3's (Llama 3.1 and 3.2)",
+                       cJSON_IsString(type) ? type->valuestring : "(none)");
+    static const char *const keys[4] = {"factor", "low_freq_factor", "high_freq_factor",
+                                        "original_max_position_embeddings"};
+    double value[4];
+    for (size_t i = 0; i < 4; i++) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(v, keys[i]);
+        if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble))
+            return vp_fail(c->err, VP_EFORMAT, "config.json: rope_scaling's '%s' must be a number",
+                           keys[i]);
+        value[i] = n->valuedouble;
+    }
+    if (!(value[0] >= 1.0 && value[0] <= 1e6 && value[1] > 0.0 && value[2] > value[1] &&
+          value[2] <= 1e6 && value[3] >= 1.0 && value[3] <= 1e12 && value[3] == floor(value[3])))
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: rope_scaling's factor %g, low_freq_factor %g, "
+                       "high_freq_factor %g, original_max_position_embeddings %g: the factor "
+                       "must be from 1 to 1e6, 0 < low < high <= 1e6, the context a whole "
+                       "number from 1 to 1e12",
+                       value[0], value[1], value[2], value[3]);
+    *out = (vp_rope_scaling){value[0], value[1], value[2], value[3]};
+    return VP_OK;
+}
+
+/* Gemma-2's own fields: its activation, the scales and caps, the window. */
+static vp_status gemma2(const config *c, vp_hf_architecture *a)
 {
     const char *act = NULL;
+    double scalar = 0.0;
+    vp_status s = text(c, "hidden_activation", "gelu_pytorch_tanh", &act);
+    if (s == VP_OK)
+        s = real(c, "query_pre_attn_scalar", 256.0, &scalar);
+    if (s == VP_OK)
+        s = softcap(c, "attn_logit_softcapping", 50.0, &a->attn_softcap);
+    if (s == VP_OK)
+        s = softcap(c, "final_logit_softcapping", 30.0, &a->logit_softcap);
+    if (s == VP_OK)
+        s = whole(c, "sliding_window", 0, 4096, 1, (size_t)1 << 40, &a->sliding_window);
+    if (s != VP_OK)
+        return s;
+    if (strcmp(act, "gelu_pytorch_tanh") == 0)
+        a->mlp = VP_MLP_GEGLU_TANH;
+    else if (strcmp(act, "gelu") == 0)
+        a->mlp = VP_MLP_GEGLU;
+    else
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'hidden_activation' '%.40s': varprof reads gelu_pytorch_tanh "
+                       "and gelu",
+                       act);
+    /* Hugging Face multiplies by torch.tensor(hidden_size ** 0.5) in the
+       model's dtype: float here */
+    a->embed_scale = (double)(float)sqrt((double)a->width);
+    a->attn_scale = (double)(float)(1.0 / sqrt(scalar));
+    a->placement = VP_SANDWICH;
+    return VP_OK;
+}
+
+/* Llama, Mistral, Qwen2, OLMo-2 and Gemma-2: one set of fields, each
+   family's defaults as its config class gives them. */
+static vp_status llama(const config *c, vp_hf_architecture *a)
+{
+    const char *act = "silu";
     size_t kv = 0, head_dim = 0;
+    const int gemma = is(a, "gemma2");
     vp_status s = width_and_heads(c, "hidden_size", "num_attention_heads", a);
     if (s == VP_OK)
         s = whole(c, "num_hidden_layers", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
@@ -214,20 +306,21 @@ static vp_status llama(const config *c, vp_hf_architecture *a)
     if (s == VP_OK)
         s = whole(c, "num_key_value_heads", 0, a->heads, 1, VP_FORWARD_MAX_WIDTH, &kv);
     if (s == VP_OK)
-        s = whole(c, "head_dim", 0, a->width / a->heads, 1, VP_FORWARD_MAX_WIDTH, &head_dim);
+        s = whole(c, "head_dim", 0, gemma ? 256 : a->width / a->heads, 1, VP_FORWARD_MAX_WIDTH,
+                  &head_dim);
     if (s == VP_OK)
-        s = real(c, "rms_norm_eps", 1e-6, &a->eps);
+        s = real(c, "rms_norm_eps", is(a, "olmo2") ? 1e-5 : 1e-6, &a->eps);
     if (s == VP_OK)
         s = real(c, "rope_theta", 10000.0, &a->rope_theta);
-    if (s == VP_OK)
+    if (s == VP_OK && !gemma)
         s = text(c, "hidden_act", "silu", &act);
     if (s == VP_OK)
-        s = boolean(c, "tie_word_embeddings", 0, &a->tied);
+        s = boolean(c, "tie_word_embeddings", gemma, &a->tied);
     if (s == VP_OK)
-        s = refuse_set(c, "rope_scaling", "varprof's rope has no scaling");
-    if (s == VP_OK && strcmp(a->model_type, "llama") == 0)
+        s = rope_scaling(c, &a->rope_scaling);
+    if (s == VP_OK && !is(a, "qwen2") && !is(a, "mistral"))
         s = refuse_set(c, "attention_bias", "varprof's --bias has no q, k, v and o setting");
-    if (s == VP_OK && strcmp(a->model_type, "llama") == 0)
+    if (s == VP_OK && is(a, "llama"))
         s = refuse_set(c, "mlp_bias", "a Llama MLP with biases is not read");
     if (s != VP_OK)
         return s;
@@ -242,36 +335,43 @@ static vp_status llama(const config *c, vp_hf_architecture *a)
                        a->heads, head_dim, VP_FORWARD_MAX_WIDTH);
     a->kv_heads = kv;
     a->head_dim = head_dim;
+    a->mlp = VP_MLP_SWIGLU;
+    a->bias = is(a, "qwen2") ? VP_BIAS_QKV : VP_BIAS_NONE;
+    a->norm = VP_NORM_RMSNORM;
+    a->positions = VP_POSITIONS_ROPE;
+    if (gemma)
+        return gemma2(c, a);
+    if (is(a, "olmo2")) { /* output norms, and QK-norm over all of q's and k's width */
+        a->placement = VP_OUTPUT_NORM;
+        a->qk_norm = VP_QK_NORM_FULL;
+    }
     if (strcmp(act, "silu") != 0)
         return vp_fail(c->err, VP_EFORMAT,
                        "config.json: 'hidden_act' '%.40s': varprof reads silu (SwiGLU) alone", act);
-    if (strcmp(a->model_type, "llama") != 0) {
-        int use_window = strcmp(a->model_type, "mistral") == 0;
+    if (is(a, "mistral") || is(a, "qwen2")) {
+        int use_window = is(a, "mistral");
         if ((s = boolean(c, "use_sliding_window", use_window, &use_window)) != VP_OK)
             return s;
         if (use_window &&
             (s = whole(c, "sliding_window", 0, 0, 1, (size_t)1 << 40, &a->sliding_window)) != VP_OK)
             return s;
     }
-    a->mlp = VP_MLP_SWIGLU;
-    a->bias = strcmp(a->model_type, "qwen2") == 0 ? VP_BIAS_QKV : VP_BIAS_NONE;
-    a->norm = VP_NORM_RMSNORM;
-    a->positions = VP_POSITIONS_ROPE;
     return VP_OK;
 }
 
 static const struct {
     const char *model_type;
     vp_status (*read)(const config *c, vp_hf_architecture *a);
-} families[] = {{"gpt2", gpt2}, {"llama", llama}, {"mistral", llama}, {"qwen2", llama}};
+} families[] = {{"gpt2", gpt2},   {"llama", llama},  {"mistral", llama},
+                {"qwen2", llama},  {"gemma2", llama}, {"olmo2", llama}};
 
 /* Known families varprof does not read yet, and why. */
 static const struct {
     const char *model_type, *why;
 } not_yet[] = {
-    {"gemma2", "Gemma-2's sandwich norms, (1 + w) RMSNorm and embedding scale"},
-    {"gemma", "Gemma's (1 + w) RMSNorm and embedding scale"},
-    {"olmo2", "OLMo-2's output norms with q_norm and k_norm"},
+    {"gemma", "Gemma-1's pre-norm blocks with Gemma's (1 + w) RMSNorm are not mapped; Gemma-2's "
+              "(gemma2) are"},
+    {"olmo", "OLMo-1's non-parametric LayerNorm has no weights to read"},
 };
 
 static vp_status read_root(const config *c, vp_hf_architecture *a)
@@ -284,7 +384,7 @@ static vp_status read_root(const config *c, vp_hf_architecture *a)
         if (strcmp(type, not_yet[i].model_type) == 0)
             return vp_fail(c->err, VP_EFORMAT,
                            "config.json: model_type '%s' is not read yet (%s); varprof reads "
-                           "gpt2, llama, mistral and qwen2",
+                           "gpt2, llama, mistral, qwen2, gemma2 and olmo2",
                            type, not_yet[i].why);
     for (size_t i = 0; i < sizeof families / sizeof *families; i++)
         if (strcmp(type, families[i].model_type) == 0) {
@@ -293,7 +393,7 @@ static vp_status read_root(const config *c, vp_hf_architecture *a)
         }
     return vp_fail(c->err, VP_EFORMAT,
                    "config.json: model_type '%.40s' is not one varprof reads (gpt2, llama, "
-                   "mistral, qwen2)",
+                   "mistral, qwen2, gemma2, olmo2)",
                    type);
 }
 
@@ -302,6 +402,7 @@ vp_status hf_config_read(const char *dir, vp_hf_architecture *a, vp_error *err)
     memset(a, 0, sizeof *a);
     a->placement = VP_PRE_NORM;
     a->positions = VP_POSITIONS_NONE;
+    a->embed_scale = 1.0;
     char path[4096];
     if ((size_t)snprintf(path, sizeof path, "%s/config.json", dir) >= sizeof path)
         return vp_fail(err, VP_EFORMAT, "%s: the path is too long", dir);

@@ -1,9 +1,11 @@
-/* Hugging Face checkpoint directories (issue 15, --weights DIR): the six
+/* Hugging Face checkpoint directories (issue 15, --weights DIR): the twelve
  * tiny checkpoints of tests/data/gen_hf_checkpoints.py, each in its family's
  * exact naming and layout (GPT-2 with and without the 'transformer.' prefix,
  * one sharded; Llama in F32 and in BF16 with tied embeddings; Qwen2 with its
  * q/k/v biases, in F16 and sharded in three; grouped-query attention with
- * H/H_kv = 4 and multi-query with a head_dim of its own; widths 32 and 64,
+ * H/H_kv = 4 and multi-query with a head_dim of its own; Gemma-2's sandwich
+ * of (1 + w) norms with its embedding scale, score scale and soft caps;
+ * OLMo-2's output norms with full-width QK-norm; widths 32 and 64,
  * 13 tokens), give on
  * every instruction set the per-sub-block stream norms, grad_var and
  * weight_grad and the loss that the script's own PyTorch implementation of
@@ -125,6 +127,7 @@ static void llama_matches_pytorch(void **state)
     (void)state;
     run_on_every_isa("llama_d32"); /* F32, lm_head */
     run_on_every_isa("llama_d64"); /* BF16, tied */
+    run_on_every_isa("llama31_d64"); /* Llama 3.1's rope_scaling, tied */
 }
 
 static void qwen2_matches_pytorch(void **state)
@@ -139,6 +142,23 @@ static void grouped_query_attention_matches_pytorch(void **state)
     (void)state;
     run_on_every_isa("llama_gqa_d64"); /* 8 heads, 2 kv heads */
     run_on_every_isa("qwen2_gqa_d32"); /* 4 heads, 1 kv head, head_dim 16, BF16 */
+}
+
+/* Gemma-2: sandwich norms of (1 + w), the embedding times sqrt(d), a score
+   scale of its own and soft caps on scores and logits, a tanh GeGLU */
+static void gemma2_matches_pytorch(void **state)
+{
+    (void)state;
+    run_on_every_isa("gemma2_d32");     /* head_dim 16 (H hd 64), caps 1.5 and 3.0: they bind */
+    run_on_every_isa("gemma2_gqa_d64"); /* 8 heads, 2 kv heads, caps 50 and 30, BF16, shards */
+}
+
+/* OLMo-2: output norms, QK-norm over q's and k's full width */
+static void olmo2_matches_pytorch(void **state)
+{
+    (void)state;
+    run_on_every_isa("olmo2_d32");     /* F32, theta 500000 */
+    run_on_every_isa("olmo2_gqa_d64"); /* 8 heads, 2 kv heads, BF16, two shards */
 }
 
 /* ---- hostile input ---- */
@@ -209,9 +229,72 @@ static const hostile_case hostile[] = {
      NULL,
      NULL,
      {"'model_type' is missing"}},
-    {"gpt2_d32", "config.json", "\"gpt2\"", "\"gemma2\"", NULL, NULL, {"gemma2", "not read yet"}},
-    {"gpt2_d32", "config.json", "\"gpt2\"", "\"olmo2\"", NULL, NULL, {"olmo2", "not read yet"}},
+    {"gpt2_d32", "config.json", "\"gpt2\"", "\"gemma\"", NULL, NULL, {"gemma", "not read yet"}},
+    {"gpt2_d32", "config.json", "\"gpt2\"", "\"olmo\"", NULL, NULL, {"olmo", "not read yet"}},
     {"gpt2_d32", "config.json", "\"gpt2\"", "\"bert\"", NULL, NULL, {"bert", "gpt2, llama"}},
+    {"gemma2_d32",
+     "config.json",
+     "\"hidden_activation\": \"gelu_pytorch_tanh\"",
+     "\"hidden_activation\": \"silu\"",
+     NULL,
+     NULL,
+     {"'hidden_activation' 'silu'", "gelu_pytorch_tanh"}},
+    {"gemma2_d32",
+     "config.json",
+     "\"attn_logit_softcapping\": 1.5",
+     "\"attn_logit_softcapping\": -1.5",
+     NULL,
+     NULL,
+     {"'attn_logit_softcapping'", "above 0"}},
+    {"gemma2_d32",
+     "config.json",
+     "\"query_pre_attn_scalar\": 24",
+     "\"query_pre_attn_scalar\": \"24\"",
+     NULL,
+     NULL,
+     {"'query_pre_attn_scalar'", "number"}},
+    {"gemma2_d32",
+     "config.json",
+     "\"attention_bias\": false",
+     "\"attention_bias\": true",
+     NULL,
+     NULL,
+     {"'attention_bias' is set"}},
+    {"gemma2_d32", /* Gemma-2 ties its head: untied, the lm_head it lacks is named */
+     "config.json",
+     "\"tie_word_embeddings\": true",
+     "\"tie_word_embeddings\": false",
+     NULL,
+     NULL,
+     {"'lm_head.weight'", "missing"}},
+    {"olmo2_d32",
+     "config.json",
+     "\"num_key_value_heads\": 4,",
+     "\"num_key_value_heads\": 2,",
+     NULL,
+     NULL,
+     {"k_proj.weight", "[32, 32]", "[16, 32]"}},
+    {"olmo2_d32",
+     "config.json",
+     "\"rope_scaling\": null",
+     "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}",
+     NULL,
+     NULL,
+     {"'rope_scaling' of type 'linear' is not read", "llama3"}},
+    {"llama31_d64",
+     "config.json",
+     "\"factor\": 8.0",
+     "\"factor\": 0.5",
+     NULL,
+     NULL,
+     {"rope_scaling's factor 0.5", "from 1"}},
+    {"llama31_d64",
+     "config.json",
+     "\"low_freq_factor\": 1.0,",
+     "",
+     NULL,
+     NULL,
+     {"rope_scaling's 'low_freq_factor' must be a number"}},
     {"gpt2_d32", "config.json", "{", "[", NULL, NULL, {"not a JSON object"}},
     {"gpt2_d32",
      "config.json",
@@ -607,6 +690,8 @@ int main(void)
         cmocka_unit_test(llama_matches_pytorch),
         cmocka_unit_test(qwen2_matches_pytorch),
         cmocka_unit_test(grouped_query_attention_matches_pytorch),
+        cmocka_unit_test(gemma2_matches_pytorch),
+        cmocka_unit_test(olmo2_matches_pytorch),
         cmocka_unit_test(hostile_input_is_refused),
         cmocka_unit_test(tensor_in_two_shards_is_refused),
         cmocka_unit_test(mistral_reads_as_llama),
