@@ -4,23 +4,37 @@
 #include <string.h>
 
 /* Facts of a family that the table's shape has no column for and the
-   forward pass does not build. A row is refused unless the command line
-   gives the option that stands in (none: refused whatever is given). */
+   forward pass does not build: a row is refused whatever is given. */
 static const struct {
     const char *prefix, *why;
-    option_id stand_in; /* OPT_COUNT: none */
 } unbuilt_families[] = {
-    {"gemma-",
-     "Gemma scales its embedding by sqrt(d), its GeGLU takes the tanh GELU and Gemma 2 "
-     "soft-caps its attention logits",
-     OPT_COUNT},
-    {"olmo-2-", "OLMo 2 normalises q and k over all heads at once, not one head at a time",
-     OPT_COUNT},
-    {"bert-", "BERT's attention sees both ways, not causally", OPT_COUNT},
-    {"roberta-", "RoBERTa's attention sees both ways, not causally", OPT_COUNT},
-    {"llama-3.1-", "Llama 3.1 scales RoPE's low frequencies (rope_scaling, factor 8)",
-     OPT_POSITIONS},
+    {"gemma-3-", "Gemma 3 turns q and k by two RoPE bases, 10000 in its local layers and "
+                 "1000000 in its global ones"},
+    {"bert-", "BERT's attention sees both ways, not causally"},
+    {"roberta-", "RoBERTa's attention sees both ways, not causally"},
 };
+
+/* Gemma 2's facts beyond the table's columns (Hugging Face's Gemma2Config
+   and modeling_gemma2.py): the embedding times sqrt(d) rounded to float,
+   the scores times query_pre_attn_scalar^-1/2 (256, but 144 = d / H for the
+   27B, whose head_dim is 128) soft-capped at 50, the logits at 30; every
+   other layer attends within a window of 4096 tokens, which the forward
+   pass does not model, so more tokens are refused. */
+#define GEMMA2_WINDOW 4096u
+static int gemma2_facts(const vp_model *model, vp_forward_options *fw)
+{
+    if (fw->tokens > GEMMA2_WINDOW)
+        return cli_usage_error("--model %s: --tokens %zu is beyond Gemma 2's sliding window of "
+                               "%u tokens in every other layer, which the forward pass does not "
+                               "build; use at most %u tokens",
+                               model->name, fw->tokens, GEMMA2_WINDOW, GEMMA2_WINDOW);
+    const double scalar = strcmp(model->name, "gemma-2-27b") == 0 ? 144.0 : 256.0;
+    fw->embed_scale = (double)(float)sqrt((double)fw->width);
+    fw->attn_scale = (double)(float)(1.0 / sqrt(scalar));
+    fw->attn_softcap = 50.0;
+    fw->logit_softcap = 30.0;
+    return EXIT_OK;
+}
 
 /* A usage error: what of the model the forward pass does not build, and the
    option that runs a stand-in instead. */
@@ -47,17 +61,21 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
         if (strncmp(model->name, unbuilt_families[i].prefix,
                     strlen(unbuilt_families[i].prefix)) != 0)
             continue;
-        if (unbuilt_families[i].stand_in == OPT_COUNT)
-            return refuse(model, unbuilt_families[i].why,
-                          "run its stack by hand from the shape 'varprof models' shows, as "
-                          "--placement, --width, --heads, --kv-heads, --head-dim, --mlp, "
-                          "--ffn-width");
-        if (!args->given[unbuilt_families[i].stand_in])
-            return refuse(model, unbuilt_families[i].why,
-                          "give --positions rope to run plain RoPE instead");
+        return refuse(model, unbuilt_families[i].why,
+                      "run its stack by hand from the shape 'varprof models' shows, as "
+                      "--placement, --width, --heads, --kv-heads, --head-dim, --mlp, "
+                      "--ffn-width");
     }
     if (!args->given[OPT_WIDTH])
         fw->width = s->width;
+    /* OLMo 2 normalises q and k over all heads at once, not a head at a time */
+    if (model->qk_norm && strncmp(model->name, "olmo-2-", 7) == 0)
+        fw->qk_norm = VP_QK_NORM_FULL;
+    if (strncmp(model->name, "gemma-2-", 8) == 0) {
+        const int rc = gemma2_facts(model, fw);
+        if (rc != EXIT_OK)
+            return rc;
+    }
     if (!args->given[OPT_VOCAB])
         fw->vocab = s->vocab;
     if (!args->given[OPT_MLP])
@@ -120,5 +138,11 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
     if (fw->positions == VP_POSITIONS_ROPE && !args->given[OPT_ROPE_THETA] &&
         !isnan(s->rope_theta))
         fw->rope_theta = s->rope_theta;
+    /* Llama 3.1's scaled low frequencies (Meta-Llama-3.1's config.json
+       rope_scaling: llama3, factor 8, low_freq_factor 1, high_freq_factor 4,
+       original_max_position_embeddings 8192), with its own base alone */
+    if (fw->positions == VP_POSITIONS_ROPE && !args->given[OPT_ROPE_THETA] &&
+        strncmp(model->name, "llama-3.1-", 10) == 0)
+        fw->rope_scaling = (vp_rope_scaling){8.0, 1.0, 4.0, 8192.0};
     return EXIT_OK;
 }

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "csv_text.h"
 #include "run_program.h"
 #include "test_filter.h"
 
@@ -43,9 +44,12 @@ static const char table[] =
     "yes,yes,dense,test\n"
     "toy-gptj,2021,2,parallel,layernorm,no,test,,,,64,4,4,,256,100,gelu-tanh,partial-rope,,10000,"
     "1e-5,mlp,no,yes,dense,test\n"
-    /* Gemma's row: what no column says (its sqrt(d) embedding scale) */
-    "gemma-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu,rope,,10000,1e-6,no,"
-    "yes,yes,dense,test\n"
+    /* Gemma 2's row: what no column says (its sqrt(d) embedding scale, its
+       scores' scale and soft caps) is built; Gemma 3's two RoPE bases are not */
+    "gemma-2-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,10000,1e-6,"
+    "no,yes,yes,dense,test\n"
+    "gemma-3-toy,2025,2,sandwich,rmsnorm,yes,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,1000000,"
+    "1e-6,no,yes,yes,dense,test\n"
     /* a bidirectional encoder, a mixture of experts, Llama 3.1's scaled RoPE */
     "bert-toy,2018,2,post-ln,layernorm,no,test,,,,64,4,4,,256,100,gelu,learned,512,,1e-12,yes,"
     "yes,no,dense,test\n"
@@ -129,6 +133,41 @@ static void the_models_shape_is_built(void **state)
     program_run_free(&run);
 }
 
+/* stream_var at sub-block 0 of a CSV profile */
+static double embedding_var(const char *csv)
+{
+    const char *row0 = strchr(csv, '\n');
+    assert_non_null(row0);
+    return csv_number_at(row0 + 1, csv_column_of(csv, "stream_var"));
+}
+
+/* Gemma 2: the table's shape and the facts no column has. The embedding's
+   sqrt(64) = 8 is exact in float, so sub-block 0's variance is exactly 64
+   times that of the same network built by hand, which has none of them. */
+static void gemma2s_facts_are_built(void **state)
+{
+    (void)state;
+    program_run run = RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7");
+    assert_int_equal(run.status, 0);
+    assert_contains(run.out, "geglu-tanh MLP 96 wide");
+    assert_contains(run.out,
+                    "scales: embedding x 8, scores x 0.0625, scores capped at 50, logits capped "
+                    "at 30");
+    program_run_free(&run);
+    program_run by_model = RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7",
+                               "--format", "csv");
+    program_run by_hand =
+        RUN("--placement", "sandwich", "--layers", "2", "--norm", "rmsnorm", "--engine",
+            "forward", "--width", "64", "--heads", "4", "--kv-heads", "2", "--head-dim", "32",
+            "--ffn-width", "96", "--vocab", "100", "--mlp", "geglu-tanh", "--positions", "rope",
+            "--norm-eps", "1e-6", "--bias", "no", "--tokens", "7", "--format", "csv");
+    assert_int_equal(by_model.status, 0);
+    assert_int_equal(by_hand.status, 0);
+    assert_true(embedding_var(by_model.out) == 64.0 * embedding_var(by_hand.out));
+    program_run_free(&by_model);
+    program_run_free(&by_hand);
+}
+
 static void the_command_line_overrides_the_model(void **state)
 {
     (void)state;
@@ -159,13 +198,12 @@ static void what_it_cannot_build_is_refused(void **state)
             "its positions are alibi, which the forward pass does not build; give --positions "
             "none, learned or rope");
     refused(RUN("--model", "toy-gptj", "--engine", "forward"), "its biases are on the MLP alone");
-    refused(RUN("--model", "gemma-toy", "--engine", "forward", "--heads", "4"),
-            "Gemma scales its embedding by sqrt(d)");
+    refused(RUN("--model", "gemma-3-toy", "--engine", "forward", "--heads", "4"),
+            "Gemma 3 turns q and k by two RoPE bases");
+    refused(RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "4097"),
+            "--tokens 4097 is beyond Gemma 2's sliding window of 4096 tokens");
     refused(RUN("--model", "bert-toy", "--engine", "forward"), "attention sees both ways");
     refused(RUN("--model", "toy-moe", "--engine", "forward"), "it is a mixture of experts");
-    refused(RUN("--model", "llama-3.1-toy", "--engine", "forward"),
-            "scales RoPE's low frequencies (rope_scaling, factor 8), which the forward pass does "
-            "not build; give --positions rope");
     refused(RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes"),
             "its positions are partial-rope");
     /* the stand-ins the messages name run */
@@ -173,10 +211,21 @@ static void what_it_cannot_build_is_refused(void **state)
               "rope");
     assert_int_equal(run.status, 0);
     program_run_free(&run);
-    run = RUN("--model", "llama-3.1-toy", "--engine", "forward", "--positions", "rope");
+    /* Llama 3.1's scaled RoPE is built, and differs from plain RoPE */
+    run = RUN("--model", "llama-3.1-toy", "--engine", "forward", "--tokens", "9");
     assert_int_equal(run.status, 0);
-    assert_contains(run.out, "positions: rope, theta 500000");
+    assert_contains(run.out, "positions: rope, theta 500000, llama3 scaling (factor 8, "
+                             "low_freq_factor 1,\n  high_freq_factor 4, original context 8192)");
     program_run_free(&run);
+    program_run scaled = RUN("--model", "llama-3.1-toy", "--engine", "forward", "--tokens", "9",
+                             "--format", "csv");
+    program_run plain = RUN("--model", "llama-3.1-toy", "--engine", "forward", "--tokens", "9",
+                            "--positions", "rope", "--rope-theta", "500000", "--format", "csv");
+    assert_int_equal(scaled.status, 0);
+    assert_int_equal(plain.status, 0);
+    assert_true(strcmp(scaled.out, plain.out) != 0);
+    program_run_free(&scaled);
+    program_run_free(&plain);
     /* the closed form alone needs no shape */
     run = RUN("--model", "toy-gqa");
     assert_int_equal(run.status, 0);
@@ -187,6 +236,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_models_shape_is_built),
+        cmocka_unit_test(gemma2s_facts_are_built),
         cmocka_unit_test(the_command_line_overrides_the_model),
         cmocka_unit_test(what_it_cannot_build_is_refused),
     };
