@@ -70,13 +70,14 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof
 
 # Benchmarks (tests/bench/README.md): the Monte Carlo engine on one thread
 # against a NumPy version of the same model; the matmul against the FMA peak;
-# the forward pass against PyTorch. Built with the normal CFLAGS; prints
-# PASS/MISS per target and does not fail on a miss. NumPy is optional: without
-# it the comparison is skipped, saying so.
+# the forward pass, GPT-style and Llama-style, against PyTorch. Built with
+# the normal CFLAGS; prints PASS/MISS per target and does not fail on a miss.
+# NumPy is optional: without it the comparison is skipped, saying so.
 PYTHON3 ?= /usr/bin/python3
 BENCH_BIN := $(BUILD)/bench/bench_mc
 BENCH_MATMUL_BIN := $(BUILD)/bench/bench_matmul
 BENCH_FORWARD_BIN := $(BUILD)/bench/bench_forward
+BENCH_ARCH_BIN := $(BUILD)/bench/bench_arch
 BENCH_BACKWARD_BIN := $(BUILD)/bench/bench_backward
 BENCH_TRAIN_BIN := $(BUILD)/bench/bench_train
 
@@ -84,8 +85,8 @@ BENCH_TRAIN_BIN := $(BUILD)/bench/bench_train
 bench: deps-bench
 	$(MAKE) bench-run
 
-bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWARD_BIN) \
-  $(BENCH_TRAIN_BIN) $(BUILD)/varprof
+bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BIN) \
+  $(BENCH_BACKWARD_BIN) $(BENCH_TRAIN_BIN) $(BUILD)/varprof
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -105,6 +106,15 @@ bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_BACKWAR
 	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
 	       "skipping the PyTorch comparison"; \
 	  $(BENCH_FORWARD_BIN) --no-torch; \
+	fi
+	@echo
+	@if $(PYTHON3) -c 'import torch' 2>/dev/null; then \
+	  echo "$(BENCH_ARCH_BIN) --python $(PYTHON3) --script tests/bench/arch_torch.py"; \
+	  $(BENCH_ARCH_BIN) --python $(PYTHON3) --script tests/bench/arch_torch.py; \
+	else \
+	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
+	       "skipping the PyTorch comparison of the Llama blocks"; \
+	  $(BENCH_ARCH_BIN) --no-torch; \
 	fi
 	@echo
 	@if $(PYTHON3) -c 'import torch' 2>/dev/null; then \
@@ -152,6 +162,16 @@ $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
+
+# Llama-style blocks (RMSNorm, RoPE, grouped-query attention, SwiGLU) against
+# the same blocks in PyTorch and the FMA peak (tests/bench/bench_arch.c);
+# internal headers and PyTorch optional, as bench_forward.
+$(BUILD)/bench/bench_arch.o: tests/bench/bench_arch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_ARCH_BIN): $(BUILD)/bench/bench_arch.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 # Forward plus backward against PyTorch autograd and the FMA peak
