@@ -158,6 +158,10 @@ typedef struct {
        vp_forward_options_init: none, and theta 10000 */
     vp_positions positions;
     double rope_theta; /* with rope: the base theta, > 0 and finite */
+    /* the head's weight is the embedding (one tensor, embed.weight, whose
+       gradient is the sum of its two uses, as PyTorch's tied parameter);
+       the head's bias, where it has one, its own and 0 at init */
+    int tie_embeddings;
     vp_rope_scaling rope_scaling; /* with rope: Llama 3's scaling, factor 0 for none */
     /* Gemma-2's departures from the usual block, each off by default
        (vp_forward_options_init), set from a checkpoint's config.json: */
@@ -204,7 +208,8 @@ void vp_forward_options_init(vp_forward_options *options);
  *   layers.i.{attn_out_norm,mlp_out_norm}.weight (.bias): sandwich's and output-norm's
  *     norm on the branch output (its weight is the scale gamma)
  *   final_norm.weight [d] (.bias [d] for LayerNorm): the norm before the head
- *   head.weight [V, d], .bias [V]: the output head (the losses copy and next)
+ *   head.weight [V, d], .bias [V]: the output head (the losses copy and next);
+ *     with tie_embeddings no head.weight: the head is embed.weight
  * A projection without a bias (o->bias: VP_BIAS_NONE, or all but q, k and v
  * for VP_BIAS_QKV, the head included) has no .bias tensor, in a file or in
  * the gradients. An MLP-only layer has no attn tensors. With a file, the presence of

@@ -75,10 +75,10 @@ int vp_hf_is_checkpoint_dir(const char *path);
 
 /* Reads the checkpoint directory dir: *weights gets every tensor under
  * varprof's name in F32 (free with vp_safetensors_free), *arch the
- * architecture. Tied GPT-2 gets head.weight, a copy of wte, and head.bias of
- * zeros (its head has none; --bias yes puts one on every projection and the
- * head, and zeros change nothing); tied Llama-family models head.weight, a
- * copy of embed_tokens.
+ * architecture. A tied checkpoint (arch->tied) gets no head.weight: its
+ * head is the embedding (vp_forward_options.tie_embeddings). GPT-2 gets
+ * head.bias of zeros (its head has none; --bias yes puts one on every
+ * projection and the head, and zeros change nothing).
  *
  * Fails with VP_EIO when a file cannot be opened or read (config.json
  * missing included), VP_ENOMEM, or VP_EFORMAT naming what is wrong:

@@ -84,6 +84,8 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
         fw->ffn_width = s->ffn_width; /* exactly: ffn_mult stands by */
     if (!args->given[OPT_NORM_EPS] && !isnan(s->norm_eps))
         fw->eps = s->norm_eps;
+    if (!args->given[OPT_TIE_EMBEDDINGS])
+        fw->tie_embeddings = s->tied_embeddings;
     if (!args->given[OPT_FINAL_NORM])
         cfg->final_norm = s->final_norm ? VP_FINAL_NORM_YES : VP_FINAL_NORM_NO;
     /* the heads: the table's query heads, its key-value heads (grouped-query

@@ -79,6 +79,9 @@ static const option_spec options[OPT_COUNT] = {
                   "forward: which projections carry a bias: yes, every one and the head "
                   "(GPT-2); no, none (Llama); qkv, the attention's q, k and v alone (Qwen2); "
                   "default yes"},
+    [OPT_TIE_EMBEDDINGS] = {"tie-embeddings", "yes|no", CMD_TRAIN | CMD_PROFILE,
+                            "forward: the head's weight is the embedding (GPT-2, Gemma), one "
+                            "tensor whose gradient sums both uses; default no, or the model's"},
     [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
     [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},

@@ -44,6 +44,7 @@ typedef enum {
     OPT_FFN_WIDTH,
     OPT_MLP,
     OPT_BIAS,
+    OPT_TIE_EMBEDDINGS,
     OPT_VOCAB,
     OPT_BATCH,
     OPT_TOKENS,

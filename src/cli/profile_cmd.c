@@ -467,6 +467,7 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         {OPT_FFN_WIDTH, forward, "forward or all"},
         {OPT_MLP, forward, "forward or all"},
         {OPT_BIAS, forward, "forward or all"},
+        {OPT_TIE_EMBEDDINGS, forward, "forward or all"},
         {OPT_VOCAB, forward, "forward or all"},
         {OPT_BATCH, forward, "forward or all"},
         {OPT_TOKENS, forward, "forward or all"},

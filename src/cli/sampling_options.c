@@ -134,6 +134,11 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
     if ((rc = cli_choice(args, OPT_BIAS, biases, &bias)) != EXIT_OK)
         return rc;
     fw->bias = (vp_bias)bias;
+    static const char *const answers[] = {"no", "yes", NULL};
+    int tie = 0;
+    if ((rc = cli_choice(args, OPT_TIE_EMBEDDINGS, answers, &tie)) != EXIT_OK)
+        return rc;
+    fw->tie_embeddings = tie;
     const option_id mult = args->given[OPT_TRAIN_FFN_MULT] ? OPT_TRAIN_FFN_MULT : OPT_FFN_MULT;
     if (args->given[OPT_FFN_WIDTH] && args->given[mult])
         return cli_usage_error("--ffn-width and --ffn-mult both given; --ffn-mult M is the "

@@ -268,9 +268,11 @@ static int read_request(const cli_args *args, train_request *req)
             return cli_usage_error("--warmup: %zu steps is longer than the run (--steps %zu); "
                                    "it must be from 0 to %zu",
                                    req->warmups[i], req->train.steps, req->train.steps);
-    if (req->have_weights && !vp_safetensors_find(&req->weights, "head.weight"))
+    if (req->have_weights && !n->tie_embeddings &&
+        !vp_safetensors_find(&req->weights, "head.weight"))
         return cli_usage_error("--weights: %s has no 'head.weight': training needs the output "
-                               "head, head.weight [%zu, %zu] and head.bias [%zu]",
+                               "head, head.weight [%zu, %zu] and head.bias [%zu], or "
+                               "--tie-embeddings yes to make the embedding the head",
                                args->value[OPT_WEIGHTS], n->vocab, n->width, n->vocab);
     static const option_id files[] = {OPT_OUTPUT, OPT_LAYER_STATS, OPT_SAVE};
     for (size_t i = 0; i < 3; i++)

@@ -21,6 +21,7 @@ weights_shape_given weights_shape_given_by(const cli_args *args, option_id width
         .eps = args->given[OPT_NORM_EPS],
         .positions = args->given[OPT_POSITIONS],
         .rope_theta = args->given[OPT_ROPE_THETA],
+        .tie_embeddings = args->given[OPT_TIE_EMBEDDINGS],
     };
 }
 
@@ -135,6 +136,12 @@ vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_gi
     }
     if (a->qk_norm)
         o->qk_norm = a->qk_norm;
+    if (given->tie_embeddings && o->tie_embeddings != a->tied)
+        return vp_fail(err, VP_EINVAL,
+                       "--tie-embeddings %s, but config.json's 'tie_word_embeddings' is %s; "
+                       "leave it out",
+                       o->tie_embeddings ? "yes" : "no", a->tied ? "true" : "false");
+    o->tie_embeddings = a->tied;
     o->embed_scale = a->embed_scale;
     o->attn_scale = a->attn_scale;
     o->attn_softcap = a->attn_softcap;

@@ -12,7 +12,7 @@
 typedef struct {
     int width, vocab, ffn_mult, ffn_width, mlp, bias, norm, heads, kv_heads, head_dim, layers,
         block;
-    int eps, positions, rope_theta; /* weighed against a checkpoint's config.json */
+    int eps, positions, rope_theta, tie_embeddings; /* weighed against config.json */
 } weights_shape_given;
 
 /* Which parts args gives. The command's own spellings of width, vocab, MLP

@@ -17,6 +17,7 @@ typedef struct {
     float *dhid_up;         /* [rows][m d], a gated MLP's; else unused */
     float *logits;          /* [rows][V], with a head */
     float *logit_tanh;      /* [rows][V], with a logit soft cap: its tanh */
+    float *head_dw;         /* [V][d], a tied head's dW until the embedding's is added */
     double *row_loss;       /* [rows] */
     /* with o->on_param_grad: one parameter's gradient at a time */
     float *dw, *db;
@@ -26,6 +27,11 @@ typedef struct {
 
 /* dx [rows][in] = dy [rows][out] W, rows split over the pool. */
 void fw_bw_linear_dx(fw_bw *b, float *dx, const float *dy, const fw_linear *lin);
+
+/* dW into b->dw and db into b->db from dy [rows][out] and x [rows][in],
+ * W's rows split over the pool, each summed over the rows in one fixed
+ * order; handed to no one. */
+void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x);
 
 /* The gradients of W and b of `prefix` (".weight", ".bias" appended) from
  * dy [rows][out] and the layer's input x [rows][in], to o->on_param_grad;

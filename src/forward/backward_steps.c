@@ -44,15 +44,21 @@ static void dw_task(void *ctx, size_t task, size_t thread)
                                          b->thread_ws[thread]);
 }
 
+void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x)
+{
+    const size_t out = lin->out, in = lin->in;
+    const size_t tasks = b->r->n_tasks;
+    dw_job j = {b, dy, x, out, in, (out + tasks - 1) / tasks};
+    thread_pool_run(b->r->pool, tasks, dw_task, &j);
+}
+
 void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
                          const float *x)
 {
     if (!b->o->on_param_grad)
         return;
     const size_t out = lin->out, in = lin->in;
-    const size_t tasks = b->r->n_tasks;
-    dw_job j = {b, dy, x, out, in, (out + tasks - 1) / tasks};
-    thread_pool_run(b->r->pool, tasks, dw_task, &j);
+    fw_bw_linear_grads(b, lin, dy, x);
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
     fw_bw_emit(b, b->name, b->dw, out, in);
     if (!lin->bias)

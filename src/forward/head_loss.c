@@ -88,5 +88,15 @@ void fw_head_loss(fw_bw *b, const float *y, float *dy, double *loss)
     if (random)
         return;
     fw_bw_linear_dx(b, dy, b->logits, &m->head);
-    fw_bw_linear_params(b, "head", &m->head, b->logits, y);
+    if (!m->tied) {
+        fw_bw_linear_params(b, "head", &m->head, b->logits, y);
+        return;
+    }
+    /* tied: W's gradient waits for the embedding's (network_backward.c) */
+    if (!b->o->on_param_grad)
+        return;
+    fw_bw_linear_grads(b, &m->head, b->logits, y);
+    memcpy(b->head_dw, b->dw, m->vocab * m->d * sizeof *b->dw);
+    if (m->head.bias)
+        fw_bw_emit(b, "head.bias", b->db, m->vocab, 0);
 }

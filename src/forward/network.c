@@ -62,7 +62,8 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
                     int *has_final_norm)
 {
     if (o->weights) {
-        *has_head = vp_safetensors_find(o->weights, "head.weight") != NULL;
+        *has_head = vp_safetensors_find(o->weights, "head.weight") != NULL ||
+                    (o->tie_embeddings && cfg->grad && o->loss != VP_LOSS_RANDOM);
         *has_final_norm = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
     } else {
         *has_head = cfg->grad && o->loss != VP_LOSS_RANDOM;
@@ -102,6 +103,7 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->positions = o->positions;
     m->rope_theta = o->rope_theta;
     m->rope_scaling = o->rope_scaling;
+    m->tied = o->tie_embeddings && m->has_head;
     m->embed_scale = o->embed_scale > 0.0 ? (float)o->embed_scale : 1.0f;
     m->attn_scale = o->attn_scale > 0.0 ? (float)o->attn_scale
                                         : (float)(1.0 / sqrt((double)m->head_dim));
@@ -219,6 +221,8 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         make_norm(m, &m->final_norm, 1.0f);
     if (m->has_head)
         make_linear(m, &m->head, m->d, m->vocab, OTHER_PROJECTION);
+    if (m->tied) /* packed from the embedding, after every change to it */
+        m->head.raw = m->embed;
     return m;
 }
 
@@ -483,8 +487,10 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
     }
     /* the head after the layers, as nn.Sequential(Embedding, blocks...,
        Linear) draws it: nn.Linear's default, or N(0, 1/d) with no bias */
-    if (status == VP_OK && m->has_head)
+    if (status == VP_OK && m->has_head && !m->tied)
         draw_linear(m, &m->head, o, stream_of(m->layers, 0), 1.0 / sqrt((double)d), 1.0, scratch);
+    if (m->tied) /* the embedding's own; a bias stays 0 */
+        fw_linear_pack(m, &m->head);
     vp_profile_free(expected);
     free(scratch);
     return status;

@@ -52,6 +52,7 @@ typedef struct {
     /* the output head and the final norm before it (head.*, final_norm.*) */
     int has_head, has_final_norm, backward;
     int keep_raw; /* each linear keeps W as given (raw), to be updated and repacked */
+    int tied;     /* the head's W is the embedding: head.raw is embed, packed from it */
     fw_norm final_norm;
     fw_linear head; /* d -> V */
     /* positions (vp_positions): learned's table, rope's base */

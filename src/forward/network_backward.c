@@ -58,6 +58,7 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     TAKE(dhid_up, m->gated ? hid : 0);
     TAKE(logits, m->has_head ? rows * m->vocab : 0);
     TAKE(logit_tanh, m->has_head && m->logit_softcap > 0.0f ? rows * m->vocab : 0);
+    TAKE(head_dw, m->tied ? m->vocab * m->d : 0);
     if (b) /* doubles, at a 64-byte boundary as every buffer */
         b->row_loss = (double *)(void *)(block + used);
     used += aligned(2 * rows);
@@ -367,6 +368,10 @@ static void embedding_backward(fw_bw *b)
         for (size_t i = 0; i < d; i++) /* x_0 = E s: dE gets s dL/dx_0 */
             dst[i] += b->dx[row * d + i] * scale;
     }
+    /* tied: the head's use first, the lookups' sum added to it, as PyTorch
+       accumulates the one parameter's two gradients */
+    for (size_t i = 0; r->m->tied && i < r->m->vocab * d; i++)
+        b->dw[i] = b->head_dw[i] + b->dw[i];
     fw_bw_emit(b, "embed.weight", b->dw, r->m->vocab, d);
     if (!r->m->pos_embed)
         return;

@@ -759,11 +759,11 @@ static vp_status check_grad(const vp_config *cfg, const vp_forward_options *o, v
     if (!o->weights)
         return VP_OK;
     const vp_tensor_info *head = vp_safetensors_find(o->weights, "head.weight");
-    if (!head && o->loss != VP_LOSS_RANDOM)
+    if (!head && o->loss != VP_LOSS_RANDOM && !o->tie_embeddings)
         return vp_fail(err, VP_EINVAL,
                        "tensor 'head.weight' is missing: loss %s needs the output head "
-                       "(head.weight [%zu, %zu], head.bias [%zu]); add it to the file, or "
-                       "use loss random",
+                       "(head.weight [%zu, %zu], head.bias [%zu]); add it to the file, tie "
+                       "the head to the embedding, or use loss random",
                        vp_loss_name(o->loss), o->vocab, o->width, o->vocab);
     if (head && (head->rank != 2 || head->shape[0] != o->vocab || head->shape[1] != o->width))
         return vp_fail(err, VP_EINVAL,
@@ -843,6 +843,10 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                            o->token_ids[i], i / o->tokens + 1, i % o->tokens + 1, o->vocab);
     if (!(o->eps > 0.0 && o->eps < 1.0))
         return vp_fail(err, VP_EINVAL, "eps is %g; it must be > 0 and < 1", o->eps);
+    if (o->tie_embeddings && o->weights && vp_safetensors_find(o->weights, "head.weight"))
+        return vp_fail(err, VP_EINVAL,
+                       "tied embeddings asked, but the weights file has its own head.weight; "
+                       "the head is then embed.weight: drop the option or the tensor");
     if ((unsigned)o->qk_norm > VP_QK_NORM_FULL)
         return vp_fail(err, VP_EINVAL, "QK-norm setting %d is not none, per head or full width",
                        o->qk_norm);

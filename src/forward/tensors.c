@@ -96,8 +96,10 @@ vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx)
         visit_layer(&w, i, &m->layers_[i]);
     if (m->has_final_norm)
         visit_norm(&w, "final_norm", &m->final_norm);
-    if (m->has_head)
+    if (m->has_head && !m->tied)
         visit_linear(&w, "head", &m->head);
+    if (m->tied && m->head.bias) /* the weight is embed.weight's */
+        visit(&w, "head.bias", m->vocab, 0, m->head.bias, NULL);
     return w.status;
 }
 
@@ -112,4 +114,6 @@ static vp_status repack(void *ctx, const fw_tensor *t)
 void fw_model_repack(fw_model *m)
 {
     (void)fw_model_tensors(m, repack, m);
+    if (m->tied)
+        fw_linear_pack(m, &m->head);
 }

@@ -78,6 +78,8 @@ vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
         status = vp_fail(err, VP_ENOMEM, "no memory to load the weights");
     if (status == VP_OK)
         status = fw_model_tensors(m, load_one, &l);
+    if (status == VP_OK && m->tied) /* the head from the embedding just read */
+        fw_linear_pack(m, &m->head);
     for (size_t t = 0; t < file->count && status == VP_OK; t++)
         if (!l.used[t])
             status = vp_fail(err, VP_EFORMAT,

@@ -246,7 +246,7 @@ typedef enum {
                      as Hugging Face's (1.0 + self.weight.float()) */
 } how;
 
-typedef enum { WHEN_ALWAYS, WHEN_TIED, WHEN_UNTIED, WHEN_QKV_BIAS } when;
+typedef enum { WHEN_ALWAYS, WHEN_UNTIED, WHEN_QKV_BIAS } when;
 
 typedef struct {
     /* the source, "%zu" the layer; after the family's prefix unless it
@@ -283,7 +283,6 @@ static const name_row gpt2_rows[] = {
     {"h.%zu.mlp.c_proj.bias", "layers.%zu.mlp.fc2.bias", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"ln_f.weight", "final_norm.weight", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"ln_f.bias", "final_norm.bias", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
-    {"wte.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_TIED},
     {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
     {NULL, "head.bias", DIM_V, NO, HOW_ZEROS, 0, 1, WHEN_ALWAYS},
 };
@@ -315,7 +314,6 @@ static const name_row llama_rows[] = {
     {"layers.%zu.mlp.down_proj.weight", "layers.%zu.mlp.down.weight", D, DIM_F, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
     {"norm.weight", "final_norm.weight", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
-    {"embed_tokens.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_TIED},
     {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
 };
 /* Gemma-2: sandwich norms, each weight stored as an offset from 1 */
@@ -344,7 +342,6 @@ static const name_row gemma2_rows[] = {
     {"layers.%zu.post_feedforward_layernorm.weight", "layers.%zu.mlp_out_norm.weight", D, NO,
      HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
     {"norm.weight", "final_norm.weight", D, NO, HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
-    {"embed_tokens.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_TIED},
     {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
 };
 
@@ -375,7 +372,6 @@ static const name_row olmo2_rows[] = {
     {"layers.%zu.post_feedforward_layernorm.weight", "layers.%zu.mlp_out_norm.weight", D, NO,
      HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"norm.weight", "final_norm.weight", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
-    {"embed_tokens.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_TIED},
     {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
 };
 #undef D
@@ -408,7 +404,6 @@ static int row_applies(const name_row *r, const vp_hf_architecture *a)
 {
     switch (r->when) {
     case WHEN_ALWAYS: return 1;
-    case WHEN_TIED: return a->tied;
     case WHEN_UNTIED: return !a->tied;
     case WHEN_QKV_BIAS: return a->bias == VP_BIAS_QKV;
     }

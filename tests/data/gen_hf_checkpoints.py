@@ -73,7 +73,10 @@ hf_expected.csv: case,quantity,key,shape,float32,float64 with stream_norm
 (the copy loss: mean cross-entropy of the logits at t against token t),
 grad_var (k = 0..4, the mean square of dL/dx_k) and weight_grad (k = 1..4,
 RMS(dL/do_k) RMS(h_k) of each branch's last projection, o_k taken before
-any norm on the branch's output). float64 is what varprof is held to. For
+any norm on the branch's output), and frobenius of embed.weight's gradient
+(a tied checkpoint's one parameter: the lookups' and the head's summed) and
+of head.weight's where lm_head is its own. float64 is what varprof is held
+to. For
 the Gemma-2 cases it also prints how far the figures move with each cap
 off: they are there to bend the numbers.
 
@@ -497,7 +500,7 @@ def rms_of(t):
 
 
 def figures(stored, c, tokens, dtype):
-    w = {n: t.to(dtype).requires_grad_(True) for n, t in stored.items()}
+    w = {n: t.detach().to(dtype).requires_grad_(True) for n, t in stored.items()}
     trace = Trace()
     logits = FORWARDS[c["family"]](w, c, tokens, trace)
     loss = F.cross_entropy(logits.reshape(-1, V), tokens.reshape(-1))
@@ -509,6 +512,13 @@ def figures(stored, c, tokens, dtype):
              for k, x in enumerate(trace.streams)]
     rows += [("weight_grad", str(k), rms_of(o.grad) * rms_of(h))
              for k, (h, o) in enumerate(trace.branches, start=1)]
+    # the embedding's gradient under varprof's name: a tied checkpoint's one
+    # parameter sums the lookups' and the head's; lm_head's where untied
+    embed = c.get("prefix", "") + "wte.weight" if c["family"] == "gpt2" \
+        else "model.embed_tokens.weight"
+    rows.append(("frobenius", "embed.weight", w[embed].grad.double().norm().item()))
+    if "lm_head.weight" in w:
+        rows.append(("frobenius", "head.weight", w["lm_head.weight"].grad.double().norm().item()))
     return rows
 
 

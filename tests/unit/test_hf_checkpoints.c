@@ -61,16 +61,23 @@ static void run_case(const char *name, const char *isa)
                     want->worst_noise);
         fail();
     }
-    char dir[512], tokens[512], label[96];
+    char dir[512], tokens[512], label[96], grads[] = "/tmp/varprof-hf-grads-XXXXXX";
     snprintf(dir, sizeof dir, "%s/hf/%s", test_data_path(""), name);
     snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
-    const char *args[] = {"--engine", "forward", "--weights", dir,        "--token-ids", tokens,
-                          "--grad",   "--loss",  "copy",      "--format", "csv",         NULL};
+    const int fd = mkstemp(grads);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *args[] = {"--engine", "forward", "--weights", dir,    "--token-ids",
+                          tokens,     "--grad",  "--loss",    "copy", "--format",
+                          "csv",      "--grads-out", grads, "--force", NULL};
     setenv("VARPROF_ISA", isa, 1);
     program_run run = run_varprof(args);
     args[10] = "json";
+    args[11] = NULL; /* the gradients once */
     program_run json = run_varprof(args);
     unsetenv("VARPROF_ISA");
+    if (run.status != 0)
+        unlink(grads);
     if (run.status == 2 && strstr(run.err, "not supported by this CPU")) {
         program_run_free(&run);
         program_run_free(&json);
@@ -98,9 +105,37 @@ static void run_case(const char *name, const char *isa)
         snprintf(label, sizeof label, "weight_grad at sub-block %zu", k);
         bad |= check(name, isa, label, got.weight_grad[k], want->weight_grad[k], &worst_wg);
     }
+    /* the embedding's gradient (a tied checkpoint's one parameter, summed
+       over its two uses) and lm_head's where it is its own; a tied head has
+       no head.weight of its own */
+    torch_grads_out g;
+    torch_grads_out_read(grads, want, &g);
+    double worst_embed = 0;
+    static const char *const params[] = {"embed.weight", "head.weight"};
+    for (size_t i = 0; i < 2; i++) {
+        const torch_tensor *t = torch_expected_tensor(want, params[i]);
+        if (!t)
+            continue;
+        const size_t at = (size_t)(t - want->tensors);
+        bad |= t->seen != 1 ||
+               check(name, isa, params[i], g.got_frobenius[at], t->frobenius, &worst_embed);
+    }
+    if (!torch_expected_tensor(want, "head.weight")) {
+        FILE *f = fopen(grads, "r");
+        assert_non_null(f);
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "head.weight,", 12) == 0) {
+                print_error("%s on %s: a tied head wrote head.weight's gradient apart\n", name,
+                            isa);
+                bad = 1;
+            }
+        fclose(f);
+    }
+    unlink(grads);
     print_message("  %-10s %-7s worst relative error: stream norm %.1e, loss %.1e, grad_var "
-                  "%.1e, weight_grad %.1e\n",
-                  name, isa, worst_stream, worst_loss, worst_gv, worst_wg);
+                  "%.1e, weight_grad %.1e, embedding's gradient %.1e\n",
+                  name, isa, worst_stream, worst_loss, worst_gv, worst_wg, worst_embed);
     program_run_free(&run);
     program_run_free(&json);
     free(want);
@@ -650,6 +685,7 @@ static void options_against_config_are_usage_errors(void **state)
         {{"--rope-theta", "500000", NULL}, "'rope_theta' is 10000"},
         {{"--placement", "post-ln", NULL}, "pre-norm"},
         {{"--mlp", "geglu", NULL}, "'hidden_act'"},
+        {{"--tie-embeddings", "yes", NULL}, "'tie_word_embeddings' is false"},
     };
     char gpt2[512];
     snprintf(gpt2, sizeof gpt2, "%s/hf/gpt2_d32", test_data_path(""));

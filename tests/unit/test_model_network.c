@@ -103,7 +103,8 @@ static void the_models_shape_is_built(void **state)
              RUN("--placement", "pre-norm", "--layers", "2", "--norm", "layernorm", "--engine",
                  "forward", "--width", "32", "--heads", "2", "--ffn-width", "128", "--vocab", "50",
                  "--mlp", "gelu-tanh", "--positions", "learned", "--norm-eps", "1e-5", "--bias",
-                 "yes", "--final-norm", "yes", "--tokens", "9", "--grad", "--format", "csv"));
+                 "yes", "--final-norm", "yes", "--tie-embeddings", "yes", "--tokens", "9", "--grad",
+                 "--format", "csv"));
     same_csv(RUN("--model", "toy-qwen", "--engine", "forward", "--format", "csv"),
              RUN("--placement", "pre-norm", "--layers", "2", "--norm", "rmsnorm", "--engine",
                  "forward", "--width", "32", "--heads", "4", "--ffn-width", "64", "--vocab", "50",
