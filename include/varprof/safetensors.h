@@ -25,13 +25,23 @@ typedef struct {
     size_t begin, end; /* bytes of the data section */
 } vp_tensor_info;
 
+/* Where a file's tensors come from when they are made on demand rather
+ * than read (a Hugging Face checkpoint, vp_hf_checkpoint_read): to_float
+ * converts tensor `index` of the file into out, free releases the source.
+ * Not for two threads at once. */
+typedef struct vp_tensor_source {
+    void (*to_float)(struct vp_tensor_source *source, size_t index, float *out);
+    void (*free)(struct vp_tensor_source *source);
+} vp_tensor_source;
+
 typedef struct vp_safetensors_file {
     vp_tensor_info *tensors;
     size_t count;
-    unsigned char *data; /* the data section */
+    unsigned char *data; /* the data section; NULL with a source */
     size_t data_size;
     void *mapping; /* vp_safetensors_map's: the whole file, read-only; else NULL */
     size_t mapping_size;
+    vp_tensor_source *source; /* tensors made on demand, owned; else NULL */
 } vp_safetensors;
 
 /* Reads and checks a whole file. Fails with VP_EIO (cannot be read) or
@@ -61,7 +71,8 @@ const vp_tensor_info *vp_safetensors_find(const vp_safetensors *file, const char
 /* "F32", "F16", "BF16". */
 const char *vp_dtype_name(vp_dtype dtype);
 
-/* Converts a tensor's elements to float into out[0 .. t->elements). */
+/* Converts a tensor's elements to float into out[0 .. t->elements); with
+ * a source, the source makes them. */
 void vp_safetensors_to_float(const vp_safetensors *file, const vp_tensor_info *t, float *out);
 
 /* One float tensor to write. */

@@ -557,80 +557,103 @@ static vp_status plan(builder *b)
     return s;
 }
 
-static uint64_t physical_memory(void)
+/* ---- the tensors, made on demand ---- */
+
+/* The shards and the plan, kept for as long as the file: each tensor is
+   converted (and reshaped) from its shard when the loader asks for it, so
+   that no float copy of the model is ever made whole. */
+typedef struct {
+    vp_tensor_source base;
+    checkpoint c;
+    vp_hf_architecture a;
+    planned *plan;
+    float *scratch; /* a Conv1D's or a fused bias's whole stored tensor */
+} lazy_source;
+
+static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : UINT64_MAX;
+    lazy_source *l = (lazy_source *)(void *)source;
+    const planned *p = &l->plan[index];
+    const name_row *r = p->row;
+    const size_t rows = dim_size(r->rows, &l->a), cols = dim_size(r->cols, &l->a);
+    const size_t elements = rows * (cols ? cols : 1);
+    const vp_safetensors *shard = p->source ? &l->c.shards[p->shard] : NULL;
+    switch (r->how) {
+    case HOW_ZEROS:
+        memset(out, 0, elements * sizeof *out);
+        return;
+    case HOW_COPY:
+    case HOW_PLUS_ONE:
+        vp_safetensors_to_float(shard, p->source, out);
+        for (size_t e = 0; r->how == HOW_PLUS_ONE && e < elements; e++)
+            out[e] = 1.0f + out[e];
+        return;
+    case HOW_CONV1D: {
+        /* stored [in = cols][parts x rows]; out [rows][cols] */
+        vp_safetensors_to_float(shard, p->source, l->scratch);
+        const size_t stride = rows * (size_t)r->parts, offset = rows * (size_t)r->part;
+        for (size_t o = 0; o < rows; o++)
+            for (size_t in = 0; in < cols; in++)
+                out[o * cols + in] = l->scratch[in * stride + offset + o];
+        return;
+    }
+    case HOW_SLICE:
+        vp_safetensors_to_float(shard, p->source, l->scratch);
+        memcpy(out, l->scratch + elements * (size_t)r->part, elements * sizeof *out);
+        return;
+    }
 }
 
-/* The planned tensors, converted and reshaped, into *out. */
+static void lazy_free(vp_tensor_source *source)
+{
+    lazy_source *l = (lazy_source *)(void *)source;
+    checkpoint_free(&l->c);
+    free(l->plan);
+    free(l->scratch);
+    free(l);
+}
+
+/* The planned tensors' names and shapes into *out, their data made on
+   demand by a source that takes the shards and the plan from b. */
 static vp_status build(builder *b, vp_safetensors *out)
 {
-    size_t total = 0, biggest = 1;
-    for (size_t i = 0; i < b->n_plan; i++) {
-        const name_row *r = b->plan[i].row;
-        const size_t cols = dim_size(r->cols, b->a);
-        const size_t n = dim_size(r->rows, b->a) * (cols ? cols : 1);
-        total += n; /* each at most a stored tensor's elements: no overflow */
-        if (b->plan[i].source && b->plan[i].source->elements > biggest)
+    size_t biggest = 1;
+    for (size_t i = 0; i < b->n_plan; i++)
+        if ((b->plan[i].row->how == HOW_CONV1D || b->plan[i].row->how == HOW_SLICE) &&
+            b->plan[i].source->elements > biggest)
             biggest = b->plan[i].source->elements;
-    }
-    if ((uint64_t)total * 4 > physical_memory() / 2)
-        return vp_fail(b->err, VP_ENOMEM,
-                       "the weights in float take %.3g GiB, more than half of "
-                       "this machine's memory",
-                       (double)total * 4 / 1073741824.0);
+    lazy_source *l = calloc(1, sizeof *l);
+    float *scratch = malloc(biggest * sizeof *scratch);
     /* at least one of each: an empty plan allocates nothing of zero size */
     out->tensors = calloc(b->n_plan ? b->n_plan : 1, sizeof *out->tensors);
-    out->data = malloc(total * 4 + 1);
-    float *scratch = malloc((biggest ? biggest : 1) * sizeof *scratch);
-    vp_status s = VP_OK;
-    if (!out->tensors || !out->data || !scratch)
-        s = vp_fail(b->err, VP_ENOMEM, "no memory for %zu floats of weights", total);
-    size_t at = 0;
-    for (size_t i = 0; i < b->n_plan && s == VP_OK; i++) {
-        const planned *p = &b->plan[i];
-        const name_row *r = p->row;
+    if (!l || !scratch || !out->tensors) {
+        free(l);
+        free(scratch);
+        return vp_fail(b->err, VP_ENOMEM, "no memory for %zu tensors", b->n_plan);
+    }
+    for (size_t i = 0; i < b->n_plan; i++) {
+        const name_row *r = b->plan[i].row;
         char name[300];
-        snprintf(name, sizeof name, r->vp, p->layer);
-        char *owned = strdup(name); /* the file's from here: vp_safetensors_free frees it */
-        if (!owned) {
-            s = vp_fail(b->err, VP_ENOMEM, "no memory for a tensor's name");
-            break;
+        snprintf(name, sizeof name, r->vp, b->plan[i].layer);
+        /* the file's from here: vp_safetensors_free frees it */
+        if (!(out->tensors[out->count].name = strdup(name))) {
+            free(l);
+            free(scratch);
+            return vp_fail(b->err, VP_ENOMEM, "no memory for a tensor's name");
         }
         vp_tensor_info *t = &out->tensors[out->count++];
-        t->name = owned;
         const size_t rows = dim_size(r->rows, b->a), cols = dim_size(r->cols, b->a);
         t->dtype = VP_DTYPE_F32;
         t->rank = cols ? 2 : 1;
         t->shape[0] = rows;
         t->shape[1] = cols;
         t->elements = rows * (cols ? cols : 1);
-        t->begin = at * 4;
-        t->end = t->begin + t->elements * 4;
-        float *dst = (float *)(void *)(out->data + t->begin);
-        at += t->elements;
-        if (r->how == HOW_ZEROS) {
-            memset(dst, 0, t->elements * sizeof *dst);
-            continue;
-        }
-        vp_safetensors_to_float(&b->c.shards[p->shard], p->source, scratch);
-        if (r->how == HOW_CONV1D) {
-            /* scratch: [in = cols][parts x rows]; dst: [rows][cols] */
-            const size_t stride = rows * (size_t)r->parts, offset = rows * (size_t)r->part;
-            for (size_t o = 0; o < rows; o++)
-                for (size_t in = 0; in < cols; in++)
-                    dst[o * cols + in] = scratch[in * stride + offset + o];
-        } else {
-            const size_t offset = r->how == HOW_SLICE ? t->elements * (size_t)r->part : 0;
-            memcpy(dst, scratch + offset, t->elements * sizeof *dst);
-            for (size_t e = 0; r->how == HOW_PLUS_ONE && e < t->elements; e++)
-                dst[e] = 1.0f + dst[e];
-        }
     }
-    free(scratch);
-    out->data_size = total * 4;
-    return s;
+    *l = (lazy_source){{lazy_to_float, lazy_free}, b->c, *b->a, b->plan, scratch};
+    memset(&b->c, 0, sizeof b->c); /* the source's now */
+    b->plan = NULL;
+    out->source = &l->base;
+    return VP_OK;
 }
 
 vp_status vp_hf_checkpoint_read(const char *dir, vp_safetensors *weights, vp_hf_architecture *arch,

@@ -264,6 +264,8 @@ void vp_safetensors_free(vp_safetensors *f)
         (void)munmap(f->mapping, f->mapping_size); /* read-only: nothing to lose */
     else
         free(f->data);
+    if (f->source)
+        f->source->free(f->source);
     memset(f, 0, sizeof *f);
 }
 
@@ -303,6 +305,10 @@ static float half_to_float(uint16_t h)
 
 void vp_safetensors_to_float(const vp_safetensors *file, const vp_tensor_info *t, float *out)
 {
+    if (file->source) {
+        file->source->to_float(file->source, (size_t)(t - file->tensors), out);
+        return;
+    }
     const unsigned char *p = file->data + t->begin;
     for (size_t i = 0; i < t->elements; i++) {
         if (t->dtype == VP_DTYPE_F32) {
