@@ -27,12 +27,13 @@
  * inputs), gemma2 sandwich, olmo2 output-norm; each with a final norm.
  *
  * Memory: the shards are mapped read-only (vp_safetensors_map), so their
- * bytes stay in the page cache, and the whole model is converted into one
- * float32 copy held in the process's own memory: 2 S for a BF16 or F16
- * checkpoint of S bytes, S for F32, plus one tensor's floats of scratch
- * while converting. It is not read a layer at a time: the model sits in
- * memory whole in float, as the forward pass then needs it. A float copy
- * above half of the machine's memory is refused (VP_ENOMEM). */
+ * bytes stay in the page cache, and no float copy is made: the file
+ * vp_hf_checkpoint_read returns holds each tensor's name and shape, and a
+ * source (vp_tensor_source) converts and reshapes a tensor from its shard
+ * when vp_safetensors_to_float asks, into the caller's floats, with one
+ * stored tensor's floats of scratch (a Conv1D's or a fused bias's). The
+ * forward pass reads such a file a layer at a time (fw_model_use_layer):
+ * the model never sits in memory whole in float. */
 #ifndef VARPROF_HF_CHECKPOINT_H
 #define VARPROF_HF_CHECKPOINT_H
 

@@ -104,6 +104,8 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->rope_theta = o->rope_theta;
     m->rope_scaling = o->rope_scaling;
     m->tied = o->tie_embeddings && m->has_head;
+    /* a checkpoint's tensors are made on demand: its layers stay there */
+    m->streamed = o->weights && o->weights->source && m->layers > 1;
     m->embed_scale = o->embed_scale > 0.0 ? (float)o->embed_scale : 1.0f;
     m->attn_scale = o->attn_scale > 0.0 ? (float)o->attn_scale
                                         : (float)(1.0 / sqrt((double)m->head_dim));
@@ -122,7 +124,7 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
 static size_t model_floats(const fw_model *shape, const kern_table *kernels)
 {
     return aligned(shape->vocab * shape->d) + aligned(shape->n_ctx * shape->d) +
-           shape->layers * layer_floats(shape, kernels) +
+           (shape->streamed ? 1 : shape->layers) * layer_floats(shape, kernels) +
            top_floats(shape, kernels);
 }
 
@@ -180,6 +182,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         return NULL;
     fw_model_shape(m, cfg, o);
     m->keep_raw = keep_raw;
+    m->streamed = m->streamed && !keep_raw; /* a trainer updates every layer */
     m->kernels = kernels;
     m->arena_size = model_floats(m, kernels);
     m->layers_ = calloc(m->layers, sizeof *m->layers_);
@@ -195,6 +198,10 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
     const int out_norms = m->traits->norm_out;
     for (size_t l = 0; l < m->layers; l++) {
         fw_layer *layer = &m->layers_[l];
+        if (m->streamed && l > 0) { /* one layer's memory, for each in turn */
+            *layer = m->layers_[0];
+            continue;
+        }
         make_norm(m, &layer->attn_norm, 1.0f);
         make_norm(m, &layer->mlp_norm, 1.0f);
         /* the scale of a normalised branch output, gamma, is its norm's weight */
@@ -244,6 +251,9 @@ void fw_model_free(fw_model *model)
         return;
     free(model->arena);
     free(model->layers_);
+    if (model->stream)
+        free(model->stream->scratch);
+    free(model->stream);
     free(model);
 }
 

@@ -34,6 +34,17 @@ typedef struct {
     fw_linear fc1, fc2, up; /* up: gated MLPs only */
 } fw_layer;
 
+/* A model whose layers stay in their file (a checkpoint, whose tensors are
+ * made on demand): one layer's weights in memory at a time, converted and
+ * packed right before the layer runs, forward and backward. */
+typedef struct {
+    const vp_safetensors *file;
+    size_t resident;  /* the layer in memory; SIZE_MAX: none yet */
+    float *scratch;   /* one tensor's floats */
+    vp_status status; /* the first fetch that failed, with err */
+    vp_error err;
+} fw_layer_stream;
+
 typedef struct {
     vp_placement placement;
     const vp_placement_traits *traits; /* where its norms sit, from the placement table */
@@ -53,6 +64,9 @@ typedef struct {
     int has_head, has_final_norm, backward;
     int keep_raw; /* each linear keeps W as given (raw), to be updated and repacked */
     int tied;     /* the head's W is the embedding: head.raw is embed, packed from it */
+    int streamed; /* one layer in memory at a time (weights made on demand, no keep_raw):
+                     every layers_[l] names the same memory, stream fills it */
+    fw_layer_stream *stream; /* fw_model_load's, for a streamed model; else NULL */
     fw_norm final_norm;
     fw_linear head; /* d -> V */
     /* positions (vp_positions): learned's table, rope's base */
@@ -134,8 +148,20 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
 
 /* Loads every weight from a safetensors file by PyTorch's names (see
  * include/varprof/forward.h), each checked against the model's shapes.
- * VP_EFORMAT naming a tensor missing, unexpected or of the wrong shape. */
+ * VP_EFORMAT naming a tensor missing, unexpected or of the wrong shape. A
+ * streamed model (m->streamed) loads all but the layers', whose names and
+ * shapes are checked here and whose values fw_model_use_layer reads, the
+ * file kept until the model is freed. */
 vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err);
+
+/* Makes layer l's weights the ones in memory: nothing unless the model is
+ * streamed and another layer is there; else converted from the file and
+ * packed, on the calling thread. VP_EFORMAT (a weight not finite, named)
+ * or VP_ENOMEM, kept in m->stream with its message: the run stops there. */
+vp_status fw_model_use_layer(const fw_model *m, size_t l);
+
+/* Calls fn for every tensor of layer l, as fw_model_tensors would. */
+vp_status fw_model_layer_tensors(fw_model *m, size_t l, fw_tensor_fn fn, void *ctx);
 
 /* The bytes one run of `rows` token rows takes beyond the weights. */
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens);

@@ -570,6 +570,8 @@ static void run_stack(fw_run *r, const vp_forward_options *o, vp_profile *profil
     embed(r, profile);
     const double alpha = m->traits->residual_alpha ? r->cfg->alpha : 1.0;
     for (size_t k = 1; k <= profile->sub_blocks; k++) {
+        if (fw_model_use_layer(m, vp_config_layer_of(r->cfg, k)) != VP_OK)
+            return; /* a streamed layer that could not be read: the caller says */
         if (backward)
             keep_sub_block(r, k);
         sub_block(r, k);
@@ -627,6 +629,8 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
     run_stack(&r, o, profile, backward);
     progress_meter_finish(&meter);
     fw_workspace_free(own);
+    if (m->stream && m->stream->status != VP_OK) /* a layer that could not be read */
+        return vp_fail(err, m->stream->status, "%s", m->stream->err.message);
     return VP_OK;
 }
 

@@ -86,6 +86,13 @@ static void visit_layer(walker *w, size_t i, fw_layer *layer)
 #undef PREFIX
 }
 
+vp_status fw_model_layer_tensors(fw_model *m, size_t l, fw_tensor_fn fn, void *ctx)
+{
+    walker w = {m, fn, ctx, VP_OK};
+    visit_layer(&w, l, &m->layers_[l]);
+    return w.status;
+}
+
 vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx)
 {
     walker w = {m, fn, ctx, VP_OK};

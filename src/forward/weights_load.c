@@ -2,6 +2,7 @@
  * names and layouts, every tensor checked: none missing, none unexpected,
  * each of the shape the options give. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +13,10 @@
 typedef struct {
     const fw_model *m;
     const vp_safetensors *file;
-    unsigned char *used; /* per tensor of the file */
+    unsigned char *used; /* per tensor of the file; NULL: not counted */
     float *scratch;
     vp_error *err;
+    int names_only; /* the layers' tensors checked, not read (a streamed model) */
 } loader;
 
 /* The tensor called name, checked to have the given shape (rank 1 or 2;
@@ -37,7 +39,10 @@ static vp_status fetch(loader *l, const char *name, size_t rows, size_t cols, co
         return vp_fail(l->err, VP_EFORMAT, "tensor '%s' has shape [%s]; the options make it %s",
                        name, got, want);
     }
-    l->used[t - l->file->tensors] = 1;
+    if (l->used)
+        l->used[t - l->file->tensors] = 1;
+    if (!out)
+        return VP_OK; /* its name and shape alone */
     vp_safetensors_to_float(l->file, t, l->scratch);
     for (size_t i = 0; i < t->elements; i++)
         if (!isfinite(l->scratch[i]))
@@ -55,6 +60,8 @@ static vp_status load_one(void *ctx, const fw_tensor *t)
 {
     loader *l = ctx;
     const float *v = NULL;
+    if (l->names_only && strncmp(t->name, "layers.", 7) == 0)
+        return fetch(l, t->name, t->rows, t->cols, NULL);
     vp_status status = fetch(l, t->name, t->rows, t->cols, &v);
     if (status != VP_OK)
         return status;
@@ -65,19 +72,50 @@ static vp_status load_one(void *ctx, const fw_tensor *t)
     return VP_OK;
 }
 
-vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
+/* Floats of the largest tensor: the embedding and the head are both [V,
+   d], learned positions [n_ctx, d], q and o H hd x d; plus a bias. */
+static size_t biggest_tensor(const fw_model *m)
 {
-    /* the embedding and the head are both [V, d]; learned positions [n_ctx, d] */
     size_t biggest = m->vocab * m->d > m->d * m->hidden ? m->vocab * m->d : m->d * m->hidden;
     if (m->n_ctx * m->d > biggest)
         biggest = m->n_ctx * m->d;
+    if (m->q_width * m->d > biggest)
+        biggest = m->q_width * m->d;
+    return biggest + (m->hidden > m->q_width ? m->hidden : m->q_width);
+}
+
+vp_status fw_model_use_layer(const fw_model *m, size_t layer)
+{
+    fw_layer_stream *s = m->stream;
+    if (!s || s->resident == layer || s->status != VP_OK)
+        return s ? s->status : VP_OK;
+    loader l = {m, s->file, NULL, s->scratch, &s->err, 0};
+    /* the model's one layer of memory is the stream's to fill: the run
+       holds the model const, the weights of the layer in turn change */
+    s->status = fw_model_layer_tensors((fw_model *)(uintptr_t)m, layer, load_one, &l);
+    s->resident = s->status == VP_OK ? layer : SIZE_MAX;
+    return s->status;
+}
+
+vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
+{
+    const size_t biggest = biggest_tensor(m);
     loader l = {m, file, calloc(file->count ? file->count : 1, 1),
-                malloc((biggest + m->hidden) * sizeof(float)), err};
+                malloc(biggest * sizeof(float)), err, m->streamed};
     vp_status status = VP_OK;
     if (!l.used || !l.scratch)
         status = vp_fail(err, VP_ENOMEM, "no memory to load the weights");
     if (status == VP_OK)
         status = fw_model_tensors(m, load_one, &l);
+    if (status == VP_OK && m->streamed) { /* the layers from the file, one at a time */
+        if (!(m->stream = calloc(1, sizeof *m->stream)))
+            status = vp_fail(err, VP_ENOMEM, "no memory to load the weights");
+        else {
+            *m->stream = (fw_layer_stream){
+                .file = file, .resident = SIZE_MAX, .scratch = l.scratch, .status = VP_OK};
+            l.scratch = NULL;
+        }
+    }
     if (status == VP_OK && m->tied) /* the head from the embedding just read */
         fw_linear_pack(m, &m->head);
     for (size_t t = 0; t < file->count && status == VP_OK; t++)

@@ -574,6 +574,51 @@ static void tensor_in_two_shards_is_refused(void **state)
     program_run_free(&run);
 }
 
+/* A checkpoint's layers are read one at a time while the network runs: a
+   weight that is not finite in the last layer stops the run there with its
+   tensor named, with --grad or without, never a profile of NaNs or a crash. */
+static void a_bad_weight_in_a_streamed_layer_is_named(void **state)
+{
+    (void)state;
+    char dir[512], path[600], tokens[512];
+    snprintf(dir, sizeof dir, "%s/nan_layer", test_scratch());
+    const hostile_case c = {"llama_d32", "config.json", "{", "{", NULL, NULL, {NULL}};
+    make_copy(&c, dir);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    vp_safetensors file;
+    vp_error err;
+    assert_int_equal(vp_safetensors_read(path, &file, &err), VP_OK);
+    const vp_tensor_info *t = vp_safetensors_find(&file, "model.layers.1.mlp.down_proj.weight");
+    assert_non_null(t);
+    assert_int_equal(t->dtype, VP_DTYPE_F32);
+    const size_t at = t->begin + 7 * 4; /* element 7 */
+    /* the data section starts after the 8-byte length and the header */
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    unsigned char length[8];
+    assert_int_equal(fread(length, 1, 8, f), 8);
+    size_t header = 0;
+    for (int i = 7; i >= 0; i--)
+        header = header << 8 | length[i];
+    static const unsigned char nan_bits[4] = {0x00, 0x00, 0xc0, 0x7f};
+    assert_int_equal(fseek(f, (long)(8 + header + at), SEEK_SET), 0);
+    assert_int_equal(fwrite(nan_bits, 1, 4, f), 4);
+    assert_int_equal(fclose(f), 0);
+    vp_safetensors_free(&file);
+    snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
+    for (int grad = 0; grad <= 1; grad++) {
+        const char *args[] = {"--engine", "forward", "--weights", dir, "--token-ids", tokens,
+                              grad ? "--grad" : NULL, NULL};
+        program_run run = run_varprof(args);
+        if (run.status != 1 ||
+            !strstr(run.err, "tensor 'layers.1.mlp.down.weight' holds NaN at element 7")) {
+            print_error("exit %d: %s", run.status, run.err);
+            fail();
+        }
+        program_run_free(&run);
+    }
+}
+
 /* model_type mistral reads as llama: the same profile, byte for byte; its
    sliding_window refuses more tokens than the window, in train too. */
 static void mistral_reads_as_llama(void **state)
@@ -730,6 +775,7 @@ int main(void)
         cmocka_unit_test(olmo2_matches_pytorch),
         cmocka_unit_test(hostile_input_is_refused),
         cmocka_unit_test(tensor_in_two_shards_is_refused),
+        cmocka_unit_test(a_bad_weight_in_a_streamed_layer_is_named),
         cmocka_unit_test(mistral_reads_as_llama),
         cmocka_unit_test(train_starts_from_a_checkpoint),
         cmocka_unit_test(options_against_config_are_usage_errors),
