@@ -75,7 +75,9 @@ static vp_text_width width_of(const profile_request *req)
     return req->wide ? VP_TEXT_WIDE : VP_TEXT_FIT_80;
 }
 
-/* --engine closed|mc|forward|all, or a list of the first three, each once. */
+/* --engine closed|mc|forward|all, or a list of the first three, each once;
+ * without it the closed form, or with --weights the network the file holds
+ * beside the closed form fed with its measured gains (closed,forward). */
 static int read_engines(const cli_args *args, profile_request *req)
 {
     static const char *const engines[] = {"closed", "mc", "forward", "all", NULL};
@@ -83,7 +85,9 @@ static int read_engines(const cli_args *args, profile_request *req)
     int rc = cli_list_items(args, OPT_ENGINE, &list, CLI_LIST_MAX);
     if (rc != EXIT_OK)
         return rc;
-    req->engines = list.n == 0 ? ENGINE_CLOSED : 0;
+    req->engines = list.n > 0                 ? 0
+                   : args->given[OPT_WEIGHTS] ? ENGINE_CLOSED | ENGINE_FORWARD
+                                              : ENGINE_CLOSED;
     for (size_t i = 0; i < list.n; i++) {
         cli_args one = *args;
         one.value[OPT_ENGINE] = list.items[i];
@@ -495,7 +499,9 @@ static int read_request(const cli_args *raw_args, profile_request *req)
         (rc = check_backward_options(args, req)) != EXIT_OK)
         return rc;
     /* every size, memory included, is checked before anything is allocated */
-    const char *engine_text = args->given[OPT_ENGINE] ? args->value[OPT_ENGINE] : "closed";
+    const char *engine_text = args->given[OPT_ENGINE]    ? args->value[OPT_ENGINE]
+                              : args->given[OPT_WEIGHTS] ? "closed,forward"
+                                                         : "closed";
     for (size_t i = 0; i < req->n_combinations; i++) {
         vp_sweep_point point;
         vp_config cfg;

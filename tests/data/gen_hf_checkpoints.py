@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiny Hugging Face checkpoints for varprof's --weights DIR (issue 15).
 
-Twelve checkpoint directories in tests/data/hf/, each in its family's exact
+Thirteen checkpoint directories in tests/data/hf/, each in its family's exact
 naming and layout (config.json, and model.safetensors or shards listed in
 model.safetensors.index.json), and PyTorch's figures for them from an
 independent implementation of each architecture here, written against the

@@ -1,15 +1,16 @@
-/* Hugging Face checkpoint directories (issue 15, --weights DIR): the twelve
+/* Hugging Face checkpoint directories (issue 15, --weights DIR): the thirteen
  * tiny checkpoints of tests/data/gen_hf_checkpoints.py, each in its family's
  * exact naming and layout (GPT-2 with and without the 'transformer.' prefix,
  * one sharded; Llama in F32 and in BF16 with tied embeddings; Qwen2 with its
  * q/k/v biases, in F16 and sharded in three; grouped-query attention with
  * H/H_kv = 4 and multi-query with a head_dim of its own; Gemma-2's sandwich
  * of (1 + w) norms with its embedding scale, score scale and soft caps;
- * OLMo-2's output norms with full-width QK-norm; widths 32 and 64,
- * 13 tokens), give on
- * every instruction set the per-sub-block stream norms, grad_var and
- * weight_grad and the loss that the script's own PyTorch implementation of
- * each family gives. Besides: varprof train starts from a checkpoint; model_type
+ * OLMo-2's output norms with full-width QK-norm; Llama 3.1's scaled RoPE;
+ * widths 32 and 64, 13 tokens), read a layer at a time, give on every
+ * instruction set the per-sub-block stream norms, grad_var and weight_grad,
+ * the loss and the embedding's gradient (a tied one's summed over its two
+ * uses) that the script's own PyTorch implementation of each family gives.
+ * Besides: varprof train starts from a checkpoint; model_type
  * mistral reads as llama; hostile config.json files and indexes are
  * refused with a message naming what is wrong, never a crash, and options
  * that contradict config.json are usage errors. */
@@ -574,6 +575,24 @@ static void tensor_in_two_shards_is_refused(void **state)
     program_run_free(&run);
 }
 
+/* The issue's command as written: --weights and --token-ids alone print the
+   measured profile beside the closed form fed with its measured gains. */
+static void the_weights_alone_run_beside_the_closed_form(void **state)
+{
+    (void)state;
+    char dir[512], tokens[512];
+    snprintf(dir, sizeof dir, "%s/hf/qwen2_d32", test_data_path(""));
+    snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
+    const char *args[] = {"--weights", dir, "--token-ids", tokens, NULL};
+    program_run run = run_varprof(args);
+    if (run.status != 0 ||
+        !strstr(run.out, "pre-norm: the forward pass against the closed form at its measured "
+                         "gains") ||
+        !strstr(run.out, "sub-block  part       var pred.  measured"))
+        fail_msg("exit %d: %s%s", run.status, run.out, run.err);
+    program_run_free(&run);
+}
+
 /* A checkpoint's layers are read one at a time while the network runs: a
    weight that is not finite in the last layer stops the run there with its
    tensor named, with --grad or without, never a profile of NaNs or a crash. */
@@ -776,6 +795,7 @@ int main(void)
         cmocka_unit_test(hostile_input_is_refused),
         cmocka_unit_test(tensor_in_two_shards_is_refused),
         cmocka_unit_test(a_bad_weight_in_a_streamed_layer_is_named),
+        cmocka_unit_test(the_weights_alone_run_beside_the_closed_form),
         cmocka_unit_test(mistral_reads_as_llama),
         cmocka_unit_test(train_starts_from_a_checkpoint),
         cmocka_unit_test(options_against_config_are_usage_errors),
