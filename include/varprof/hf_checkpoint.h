@@ -59,12 +59,13 @@ typedef struct {
     double eps;             /* layer_norm_epsilon or rms_norm_eps */
     vp_positions positions; /* gpt2 learned, the others rope */
     double rope_theta;      /* with rope: rope_theta (default 10000) */
-    vp_rope_scaling rope_scaling; /* llama3's rope_scaling; factor 0 without */
-    int tied;               /* the head is the embedding (tie_word_embeddings) */
-    size_t sliding_window;  /* mistral's, qwen2's and gemma2's (every other layer), 0
-                               when none: attention beyond it is not modelled; the
-                               caller refuses more tokens */
-    int qk_norm;            /* a vp_qk_norm: olmo2 VP_QK_NORM_FULL, else none */
+    /* llama3's rope_scaling; factor 0 without */
+    vp_rope_scaling rope_scaling;
+    int tied;              /* the head is the embedding (tie_word_embeddings) */
+    size_t sliding_window; /* mistral's, qwen2's and gemma2's (every other layer), 0
+                              when none: attention beyond it is not modelled; the
+                              caller refuses more tokens */
+    int qk_norm;           /* a vp_qk_norm: olmo2 VP_QK_NORM_FULL, else none */
     /* gemma2's (vp_forward_options): sqrt(hidden_size) rounded to float,
        query_pre_attn_scalar^-1/2, attn_logit_softcapping and
        final_logit_softcapping (0: null); 1, 0, 0, 0 for the others */

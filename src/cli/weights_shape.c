@@ -48,7 +48,8 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
                        vp_mlp_name(o->mlp), vp_mlp_gated(o->mlp) ? "gated" : "not gated",
                        vp_mlp_gated(file.mlp) ? "gated (mlp.gate, mlp.up, mlp.down)"
                                               : "two-matrix (mlp.fc1, mlp.fc2)",
-                       vp_mlp_gated(file.mlp) ? "swiglu, geglu or geglu-tanh" : "gelu, gelu-tanh or relu");
+                       vp_mlp_gated(file.mlp) ? "swiglu, geglu or geglu-tanh"
+                                              : "gelu, gelu-tanh or relu");
     o->mlp = file.mlp;
     if (given->bias && o->bias != file.bias)
         return vp_fail(err, VP_EINVAL,

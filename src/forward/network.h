@@ -38,6 +38,7 @@ typedef struct {
  * made on demand): one layer's weights in memory at a time, converted and
  * packed right before the layer runs, forward and backward. */
 typedef struct {
+    struct fw_model *model; /* whose one layer of memory this fills */
     const vp_safetensors *file;
     size_t resident;  /* the layer in memory; SIZE_MAX: none yet */
     float *scratch;   /* one tensor's floats */
@@ -45,7 +46,7 @@ typedef struct {
     vp_error err;
 } fw_layer_stream;
 
-typedef struct {
+typedef struct fw_model {
     vp_placement placement;
     const vp_placement_traits *traits; /* where its norms sit, from the placement table */
     int mlp_only;

@@ -57,8 +57,7 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
                            "rope scaling factor %g, low_freq_factor %g, high_freq_factor %g, "
                            "original context %g: the factor must be from 1 to 1e6, 0 < low < "
                            "high <= 1e6 and the context from 1 to 1e12",
-                           s->factor, s->low_freq_factor, s->high_freq_factor,
-                           s->original_context);
+                           s->factor, s->low_freq_factor, s->high_freq_factor, s->original_context);
     }
     if (o->positions == VP_POSITIONS_LEARNED && o->weights) {
         const vp_tensor_info *t = vp_safetensors_find(o->weights, "pos_embed.weight");

@@ -2,7 +2,7 @@
  * names and layouts, every tensor checked: none missing, none unexpected,
  * each of the shape the options give. */
 #include <math.h>
-#include <stdint.h>
+#include <stdint.h> /* SIZE_MAX */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,9 +90,9 @@ vp_status fw_model_use_layer(const fw_model *m, size_t layer)
     if (!s || s->resident == layer || s->status != VP_OK)
         return s ? s->status : VP_OK;
     loader l = {m, s->file, NULL, s->scratch, &s->err, 0};
-    /* the model's one layer of memory is the stream's to fill: the run
-       holds the model const, the weights of the layer in turn change */
-    s->status = fw_model_layer_tensors((fw_model *)(uintptr_t)m, layer, load_one, &l);
+    /* the model's one layer of memory is the stream's to fill (s->model):
+       the run holds the model const, the weights of the layer in turn change */
+    s->status = fw_model_layer_tensors(s->model, layer, load_one, &l);
     s->resident = s->status == VP_OK ? layer : SIZE_MAX;
     return s->status;
 }
@@ -111,8 +111,11 @@ vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
         if (!(m->stream = calloc(1, sizeof *m->stream)))
             status = vp_fail(err, VP_ENOMEM, "no memory to load the weights");
         else {
-            *m->stream = (fw_layer_stream){
-                .file = file, .resident = SIZE_MAX, .scratch = l.scratch, .status = VP_OK};
+            *m->stream = (fw_layer_stream){.model = m,
+                                           .file = file,
+                                           .resident = SIZE_MAX,
+                                           .scratch = l.scratch,
+                                           .status = VP_OK};
             l.scratch = NULL;
         }
     }

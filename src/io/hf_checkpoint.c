@@ -238,10 +238,10 @@ static const vp_tensor_info *lookup(const checkpoint *c, const char *name, size_
 typedef enum { DIM_NONE, DIM_D, DIM_3D, DIM_V, DIM_F, DIM_CTX, DIM_Q, DIM_KV } dim;
 
 typedef enum {
-    HOW_COPY,   /* as stored, [out, in] */
-    HOW_CONV1D, /* Conv1D's [in, parts x out]: part `part` of the columns, transposed */
-    HOW_SLICE,  /* a fused bias [parts x out]: part `part` */
-    HOW_ZEROS,  /* no source: zeros of the shape */
+    HOW_COPY,     /* as stored, [out, in] */
+    HOW_CONV1D,   /* Conv1D's [in, parts x out]: part `part` of the columns, transposed */
+    HOW_SLICE,    /* a fused bias [parts x out]: part `part` */
+    HOW_ZEROS,    /* no source: zeros of the shape */
     HOW_PLUS_ONE, /* Gemma's RMSNorm weight w, stored as an offset: 1 + w, one float sum
                      as Hugging Face's (1.0 + self.weight.float()) */
 } how;
@@ -319,8 +319,8 @@ static const name_row llama_rows[] = {
 /* Gemma-2: sandwich norms, each weight stored as an offset from 1 */
 static const name_row gemma2_rows[] = {
     {"embed_tokens.weight", "embed.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_ALWAYS},
-    {"layers.%zu.input_layernorm.weight", "layers.%zu.attn_norm.weight", D, NO, HOW_PLUS_ONE, 0,
-     1, WHEN_ALWAYS},
+    {"layers.%zu.input_layernorm.weight", "layers.%zu.attn_norm.weight", D, NO, HOW_PLUS_ONE, 0, 1,
+     WHEN_ALWAYS},
     {"layers.%zu.self_attn.q_proj.weight", "layers.%zu.attn.q.weight", DIM_Q, D, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
     {"layers.%zu.self_attn.k_proj.weight", "layers.%zu.attn.k.weight", DIM_KV, D, HOW_COPY, 0, 1,
@@ -357,10 +357,10 @@ static const name_row olmo2_rows[] = {
      WHEN_ALWAYS},
     {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight", D, DIM_Q, HOW_COPY, 0, 1,
      WHEN_ALWAYS},
-    {"layers.%zu.self_attn.q_norm.weight", "layers.%zu.attn.q_norm.weight", DIM_Q, NO, HOW_COPY,
-     0, 1, WHEN_ALWAYS},
-    {"layers.%zu.self_attn.k_norm.weight", "layers.%zu.attn.k_norm.weight", DIM_KV, NO, HOW_COPY,
-     0, 1, WHEN_ALWAYS},
+    {"layers.%zu.self_attn.q_norm.weight", "layers.%zu.attn.q_norm.weight", DIM_Q, NO, HOW_COPY, 0,
+     1, WHEN_ALWAYS},
+    {"layers.%zu.self_attn.k_norm.weight", "layers.%zu.attn.k_norm.weight", DIM_KV, NO, HOW_COPY, 0,
+     1, WHEN_ALWAYS},
     {"layers.%zu.post_attention_layernorm.weight", "layers.%zu.attn_out_norm.weight", D, NO,
      HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"layers.%zu.mlp.gate_proj.weight", "layers.%zu.mlp.gate.weight", DIM_F, D, HOW_COPY, 0, 1,
@@ -567,7 +567,7 @@ typedef struct {
     checkpoint c;
     vp_hf_architecture a;
     planned *plan;
-    float *scratch; /* a Conv1D's or a fused bias's whole stored tensor */
+    float scratch[]; /* a Conv1D's or a fused bias's whole stored tensor */
 } lazy_source;
 
 static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
@@ -579,9 +579,7 @@ static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
     const size_t elements = rows * (cols ? cols : 1);
     const vp_safetensors *shard = p->source ? &l->c.shards[p->shard] : NULL;
     switch (r->how) {
-    case HOW_ZEROS:
-        memset(out, 0, elements * sizeof *out);
-        return;
+    case HOW_ZEROS: memset(out, 0, elements * sizeof *out); return;
     case HOW_COPY:
     case HOW_PLUS_ONE:
         vp_safetensors_to_float(shard, p->source, out);
@@ -609,12 +607,12 @@ static void lazy_free(vp_tensor_source *source)
     lazy_source *l = (lazy_source *)(void *)source;
     checkpoint_free(&l->c);
     free(l->plan);
-    free(l->scratch);
     free(l);
 }
 
 /* The planned tensors' names and shapes into *out, their data made on
-   demand by a source that takes the shards and the plan from b. */
+   demand by a source that takes the shards and the plan from b. The source
+   is the file's from the start, so vp_safetensors_free undoes a failure. */
 static vp_status build(builder *b, vp_safetensors *out)
 {
     size_t biggest = 1;
@@ -622,26 +620,26 @@ static vp_status build(builder *b, vp_safetensors *out)
         if ((b->plan[i].row->how == HOW_CONV1D || b->plan[i].row->how == HOW_SLICE) &&
             b->plan[i].source->elements > biggest)
             biggest = b->plan[i].source->elements;
-    lazy_source *l = calloc(1, sizeof *l);
-    float *scratch = malloc(biggest * sizeof *scratch);
-    /* at least one of each: an empty plan allocates nothing of zero size */
+    lazy_source *l = calloc(1, sizeof *l + biggest * sizeof *l->scratch);
+    if (!l)
+        return vp_fail(b->err, VP_ENOMEM, "no memory for a checkpoint");
+    l->base = (vp_tensor_source){lazy_to_float, lazy_free};
+    l->a = *b->a;
+    /* base is the first member: the source is the lazy_source itself */
+    out->source = (vp_tensor_source *)(void *)l;
+    /* at least one: an empty plan allocates nothing of zero size */
     out->tensors = calloc(b->n_plan ? b->n_plan : 1, sizeof *out->tensors);
-    if (!l || !scratch || !out->tensors) {
-        free(l);
-        free(scratch);
+    if (!out->tensors)
         return vp_fail(b->err, VP_ENOMEM, "no memory for %zu tensors", b->n_plan);
-    }
     for (size_t i = 0; i < b->n_plan; i++) {
         const name_row *r = b->plan[i].row;
         char name[300];
         snprintf(name, sizeof name, r->vp, b->plan[i].layer);
-        /* the file's from here: vp_safetensors_free frees it */
-        if (!(out->tensors[out->count].name = strdup(name))) {
-            free(l);
-            free(scratch);
+        char *owned = strdup(name); /* the file's from here: vp_safetensors_free frees it */
+        if (!owned)
             return vp_fail(b->err, VP_ENOMEM, "no memory for a tensor's name");
-        }
         vp_tensor_info *t = &out->tensors[out->count++];
+        t->name = owned;
         const size_t rows = dim_size(r->rows, b->a), cols = dim_size(r->cols, b->a);
         t->dtype = VP_DTYPE_F32;
         t->rank = cols ? 2 : 1;
@@ -649,10 +647,10 @@ static vp_status build(builder *b, vp_safetensors *out)
         t->shape[1] = cols;
         t->elements = rows * (cols ? cols : 1);
     }
-    *l = (lazy_source){{lazy_to_float, lazy_free}, b->c, *b->a, b->plan, scratch};
-    memset(&b->c, 0, sizeof b->c); /* the source's now */
+    l->c = b->c; /* the source's now */
+    memset(&b->c, 0, sizeof b->c);
+    l->plan = b->plan;
     b->plan = NULL;
-    out->source = &l->base;
     return VP_OK;
 }
 

@@ -363,7 +363,7 @@ static const struct {
     const char *model_type;
     vp_status (*read)(const config *c, vp_hf_architecture *a);
 } families[] = {{"gpt2", gpt2},   {"llama", llama},  {"mistral", llama},
-                {"qwen2", llama},  {"gemma2", llama}, {"olmo2", llama}};
+                {"qwen2", llama}, {"gemma2", llama}, {"olmo2", llama}};
 
 /* Known families varprof does not read yet, and why. */
 static const struct {

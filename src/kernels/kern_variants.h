@@ -44,11 +44,10 @@
                                       const float *b, size_t n);                                   \
     void kern_gelu_mul_backward_##ISA(float *da, float *db, const float *dy, const float *a,       \
                                       const float *b, size_t n);                                   \
-    void kern_attention_backward_##ISA(float *dq, float *dk, float *dv, size_t ldg,                \
-                                       const float *dout, size_t ldo, const float *q,              \
-                                       const float *k, const float *v, size_t ld, size_t T,        \
-                                       size_t H, size_t hd, float scale, float softcap,            \
-                                       float *scratch);                                            \
+    void kern_attention_backward_##ISA(                                                            \
+        float *dq, float *dk, float *dv, size_t ldg, const float *dout, size_t ldo,                \
+        const float *q, const float *k, const float *v, size_t ld, size_t T, size_t H, size_t hd,  \
+        float scale, float softcap, float *scratch);                                               \
     double kern_cross_entropy_##ISA(float *dlogits, const float *logits, const uint32_t *targets,  \
                                     size_t n, size_t V, double scale);                             \
     void kern_layernorm_##ISA(float *out, const float *x, const float *weight, const float *bias,  \

@@ -68,9 +68,9 @@ static void run_case(const char *name, const char *isa)
     const int fd = mkstemp(grads);
     assert_true(fd >= 0);
     close(fd);
-    const char *args[] = {"--engine", "forward", "--weights", dir,    "--token-ids",
-                          tokens,     "--grad",  "--loss",    "copy", "--format",
-                          "csv",      "--grads-out", grads, "--force", NULL};
+    const char *args[] = {"--engine", "forward",     "--weights", dir,       "--token-ids",
+                          tokens,     "--grad",      "--loss",    "copy",    "--format",
+                          "csv",      "--grads-out", grads,       "--force", NULL};
     setenv("VARPROF_ISA", isa, 1);
     program_run run = run_varprof(args);
     args[10] = "json";
@@ -161,8 +161,8 @@ static void gpt2_matches_pytorch(void **state)
 static void llama_matches_pytorch(void **state)
 {
     (void)state;
-    run_on_every_isa("llama_d32"); /* F32, lm_head */
-    run_on_every_isa("llama_d64"); /* BF16, tied */
+    run_on_every_isa("llama_d32");   /* F32, lm_head */
+    run_on_every_isa("llama_d64");   /* BF16, tied */
     run_on_every_isa("llama31_d64"); /* Llama 3.1's rope_scaling, tied */
 }
 
@@ -626,8 +626,9 @@ static void a_bad_weight_in_a_streamed_layer_is_named(void **state)
     vp_safetensors_free(&file);
     snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
     for (int grad = 0; grad <= 1; grad++) {
-        const char *args[] = {"--engine", "forward", "--weights", dir, "--token-ids", tokens,
-                              grad ? "--grad" : NULL, NULL};
+        const char *args[] = {
+            "--engine", "forward", "--weights", dir, "--token-ids", tokens, grad ? "--grad" : NULL,
+            NULL};
         program_run run = run_varprof(args);
         if (run.status != 1 ||
             !strstr(run.err, "tensor 'layers.1.mlp.down.weight' holds NaN at element 7")) {
