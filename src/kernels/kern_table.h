@@ -65,6 +65,15 @@ typedef struct {
        i < n, j < m; x with row stride ldx >= k, out with ldo >= m. */
     void (*matmul)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                    const float *bias, size_t n, size_t k, size_t m, float *workspace);
+    /* matmul's columns j0 <= j < j1 alone, the same bits as the whole call
+       gives them, the others untouched: j0 a multiple of
+       matmul_column_block(m) (the tile's panel of columns), j1 <= m. So
+       that threads can share a matmul's columns, each reading its part of
+       W, when the rows are too few to split. */
+    size_t (*matmul_column_block)(size_t m);
+    void (*matmul_columns)(float *out, size_t ldo, const float *x, size_t ldx,
+                           const float *packed, const float *bias, size_t n, size_t k, size_t m,
+                           size_t j0, size_t j1, float *workspace);
 
     /* ---- the matmul's backward (matmul_ISA.c, matmul_grad_body.h) ----
        For y = x W^T + b with W [m][k] (out = m, in = k) and n rows:

@@ -21,6 +21,10 @@
     void kern_matmul_##ISA(float *out, size_t ldo, const float *x, size_t ldx,                     \
                            const float *packed, const float *bias, size_t n, size_t k, size_t m,   \
                            float *workspace);                                                      \
+    size_t kern_matmul_column_block_##ISA(size_t m);                                               \
+    void kern_matmul_columns_##ISA(float *out, size_t ldo, const float *x, size_t ldx,             \
+                                   const float *packed, const float *bias, size_t n, size_t k,     \
+                                   size_t m, size_t j0, size_t j1, float *workspace);              \
     void kern_matmul_pack_transposed_##ISA(float *packed, const float *wt, size_t ldwt, size_t k,  \
                                            size_t m);                                              \
     void kern_matmul_accumulate_##ISA(float *out, size_t ldo, const float *x, size_t ldx,          \

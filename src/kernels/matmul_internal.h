@@ -177,9 +177,13 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
  * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
  * L1), NR-column panels. accumulate: the sums start from out's values, not
  * from the bias (which is then ignored). */
+/* The blocked matmul over output columns j0 <= j < j1 (j0 a multiple of
+   nr, j1 <= m): every panel, and so every column's sums, as with the whole
+   range; the other columns neither read nor written. */
 static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo, const float *x,
                                   size_t ldx, const float *packed, const float *bias, size_t n,
-                                  size_t k, size_t m, float *workspace, int accumulate)
+                                  size_t k, size_t m, size_t j0, size_t j1, float *workspace,
+                                  int accumulate)
 {
     static const float zeros[MATMUL_MAX_NR];
     size_t misalign = ((size_t)workspace / sizeof(float)) % MATMUL_ALIGN_FLOATS;
@@ -199,13 +203,13 @@ static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t 
                 lda = bk->lda;
             }
             const float *wblock = packed + pc * mpad;
-            for (size_t jc = 0; jc < m; jc += bk->mc) {
-                size_t jend = matmul_min(jc + bk->mc, m);
+            for (size_t jc = j0; jc < j1; jc += bk->mc) {
+                size_t jend = matmul_min(jc + bk->mc, j1);
                 for (size_t ir = 0; ir < rows; ir += mr) {
                     size_t mr_valid = matmul_min(mr, rows - ir);
                     const float *a = xblock + ir * lda;
                     for (size_t jr = jc; jr < jend; jr += nr) {
-                        size_t nr_valid = matmul_min(nr, m - jr);
+                        size_t nr_valid = matmul_min(nr, j1 - jr);
                         const float *b = wblock + jr * kc;
                         float *c = out + (i0 + ir) * ldo + jr;
                         const float *init = pc > 0 || accumulate ? NULL
@@ -215,11 +219,11 @@ static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t 
                         if (jr + nr < jend) {
                             next.c = c + nr;
                             next.mr_valid = mr_valid;
-                            next.nr_valid = matmul_min(nr, m - jr - nr);
+                            next.nr_valid = matmul_min(nr, j1 - jr - nr);
                         } else if (ir + mr < rows) {
                             next.c = out + (i0 + ir + mr) * ldo + jc;
                             next.mr_valid = matmul_min(mr, rows - ir - mr);
-                            next.nr_valid = matmul_min(nr, m - jc);
+                            next.nr_valid = matmul_min(nr, j1 - jc);
                         }
                         bk->kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next);
                     }

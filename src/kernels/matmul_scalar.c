@@ -41,6 +41,22 @@ void kern_matmul_scalar(float *out, size_t ldo, const float *x, size_t ldx, cons
     }
 }
 
+size_t kern_matmul_column_block_scalar(size_t m)
+{
+    (void)m;
+    return 1; /* a column is a row of w: any range */
+}
+
+void kern_matmul_columns_scalar(float *out, size_t ldo, const float *x, size_t ldx,
+                                const float *packed, const float *bias, size_t n, size_t k,
+                                size_t m, size_t j0, size_t j1, float *workspace)
+{
+    // columns j0 .. j1 - 1 of kern_matmul_scalar's: its own columns, shifted
+    (void)m;
+    kern_matmul_scalar(out + j0, ldo, x, ldx, packed + j0 * k, bias ? bias + j0 : NULL, n, k,
+                       j1 - j0, workspace);
+}
+
 void kern_matmul_pack_transposed_scalar(float *packed, const float *wt, size_t ldwt, size_t k,
                                         size_t m)
 {

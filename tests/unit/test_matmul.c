@@ -38,16 +38,20 @@ typedef struct {
     size_t (*workspace_floats)(size_t n, size_t k, size_t m);
     void (*matmul)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                    const float *bias, size_t n, size_t k, size_t m, float *workspace);
+    size_t (*column_block)(size_t m);
+    void (*columns)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+                    const float *bias, size_t n, size_t k, size_t m, size_t j0, size_t j1,
+                    float *workspace);
 } matmul_fns;
 
 static const matmul_fns fns[VP_ISA_COUNT] = {
     {kern_matmul_packed_floats_scalar, kern_matmul_pack_scalar, kern_matmul_workspace_floats_scalar,
-     kern_matmul_scalar},
+     kern_matmul_scalar, kern_matmul_column_block_scalar, kern_matmul_columns_scalar},
 #if defined(__x86_64__)
     {kern_matmul_packed_floats_avx2, kern_matmul_pack_avx2, kern_matmul_workspace_floats_avx2,
-     kern_matmul_avx2},
+     kern_matmul_avx2, kern_matmul_column_block_avx2, kern_matmul_columns_avx2},
     {kern_matmul_packed_floats_avx512, kern_matmul_pack_avx512, kern_matmul_workspace_floats_avx512,
-     kern_matmul_avx512},
+     kern_matmul_avx512, kern_matmul_column_block_avx512, kern_matmul_columns_avx512},
 #endif
 };
 
@@ -330,6 +334,52 @@ static void test_rows_independent(void **state)
     }
 }
 
+/* Threads share a matmul's columns (forward/network_run.c, fw_project):
+ * every column range of whole column blocks, in random cuts, gives the
+ * columns the same bits as the whole call, and leaves the others as they
+ * were (the sentinel in columns not yet done, the padding never). */
+static void check_columns_independent(vp_isa isa, const problem *pb)
+{
+    const matmul_fns *f = &fns[isa];
+    float *packed = packed_for(isa, pb);
+    float *all = new_out(pb), *split = new_out(pb);
+    run_rows(isa, pb, packed, all, 0, pb->n, 0);
+    const size_t block = f->column_block(pb->m), ws_floats = f->workspace_floats(pb->n, pb->k, pb->m);
+    float *ws = malloc((ws_floats + 1) * sizeof *ws);
+    assert_non_null(ws);
+    for (size_t j0 = 0, j1; j0 < pb->m; j0 = j1) {
+        j1 = j0 + block * uniform_size(1, 3);
+        j1 = j1 < pb->m ? j1 : pb->m;
+        f->columns(split, pb->ldo, pb->x, pb->ldx, packed, pb->bias, pb->n, pb->k, pb->m, j0, j1,
+                   ws_floats ? ws : NULL);
+        for (size_t i = 0; i < pb->n; i++)
+            for (size_t j = j1; j < pb->m; j++)
+                if (split[i * pb->ldo + j] != SENTINEL)
+                    fail_msg("%s %zux%zux%zu: columns %zu..%zu wrote out[%zu][%zu]",
+                             vp_isa_name(isa), pb->n, pb->k, pb->m, j0, j1, i, j);
+    }
+    if (memcmp(all, split, pb->n * pb->ldo * sizeof *all) != 0)
+        fail_msg("%s %zux%zux%zu: columns in ranges of %zu differ from the whole matmul",
+                 vp_isa_name(isa), pb->n, pb->k, pb->m, block);
+    check_padding(vp_isa_name(isa), pb, split);
+    free(ws), free(packed), free(all), free(split);
+}
+
+static void test_columns_independent(void **state)
+{
+    (void)state;
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        for (int t = 0; t < 12; t++) {
+            /* k above the SIMD variants' 512 a block: x packed in each call */
+            problem pb = t == 0 ? make_problem(40, 1030, 200, 1, 3, 1) : random_problem();
+            check_columns_independent((vp_isa)isa, &pb);
+            free_problem(&pb);
+        }
+    }
+}
+
 /* The smallest shapes, and a check that no value of x or W is lost or
  * doubled: x one-hot, so out[i][j] = w[j][hot(i)] + b[j] exactly. */
 static void test_one_hot(void **state)
@@ -369,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_scalar_against_double),
         cmocka_unit_test(test_simd_against_scalar),
         cmocka_unit_test(test_rows_independent),
+        cmocka_unit_test(test_columns_independent),
         cmocka_unit_test(test_one_hot),
     };
     test_filter_from_environment();
