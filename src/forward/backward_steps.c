@@ -49,7 +49,7 @@ void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const f
     const size_t out = lin->out, in = lin->in;
     const size_t tasks = b->r->n_tasks;
     dw_job j = {b, dy, x, out, in, (out + tasks - 1) / tasks};
-    thread_pool_run(b->r->pool, tasks, dw_task, &j);
+    fw_parallel(b->r, tasks, dw_task, &j);
 }
 
 void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
@@ -97,7 +97,7 @@ void fw_bw_norm_dx(fw_bw *b, float *dx, const float *dy, const float *x, const f
 {
     const size_t tasks = b->r->n_tasks;
     norm_job j = {b, dx, dy, x, weight, width, rows, (rows + tasks - 1) / tasks, rms};
-    thread_pool_run(b->r->pool, tasks, norm_task, &j);
+    fw_parallel(b->r, tasks, norm_task, &j);
 }
 
 typedef struct {
@@ -131,7 +131,7 @@ void fw_bw_norm_params(fw_bw *b, const char *prefix, const float *dy, const floa
         return;
     const size_t tasks = b->r->n_tasks;
     norm_params_job j = {b, dy, x, rows, width, (width + tasks - 1) / tasks, rms};
-    thread_pool_run(b->r->pool, tasks, norm_params_task, &j);
+    fw_parallel(b->r, tasks, norm_params_task, &j);
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
     fw_bw_emit(b, b->name, b->dw, width, 0);
     if (has_bias) {

@@ -80,7 +80,7 @@ void fw_head_loss(fw_bw *b, const float *y, float *dy, double *loss)
         fw_project(r, b->logits, y, &m->head);
     const size_t tasks = r->n_tasks;
     loss_job j = {b, y, dy, (r->rows + tasks - 1) / tasks, 1.0 / (double)counted};
-    thread_pool_run(r->pool, tasks, loss_task, &j);
+    fw_parallel(r, tasks, loss_task, &j);
     double sum = 0.0;
     for (size_t row = 0; row < r->rows; row++)
         sum += b->row_loss[row];

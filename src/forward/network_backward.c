@@ -243,7 +243,7 @@ static void attention_backward(fw_bw *b, float *dh, const fw_layer *layer, const
     snprintf(prefix, 64, "layers.%zu.attn.o", l);
     fw_bw_linear_params(b, prefix, &layer->o, df, s->att);
     att_job j = {b, s};
-    thread_pool_run(r->pool, r->batch, attention_task, &j);
+    fw_parallel(r, r->batch, attention_task, &j);
     /* rope's transpose, before QK-norm's backward and the projections' */
     if (m->positions == VP_POSITIONS_ROPE)
         fw_rope(r, b->dq, b->dk, 1);

@@ -45,6 +45,7 @@ typedef struct {
     const float *in;
     size_t ldo, ldi;
     const fw_linear *linear;
+    size_t cols_per_task; /* split by columns: a multiple of the kernel's column block */
 } matmul_job;
 
 static void matmul_task(void *ctx, size_t task, size_t thread)
@@ -60,10 +61,38 @@ static void matmul_task(void *ctx, size_t task, size_t thread)
                           r->matmul_ws[thread]);
 }
 
+/* columns [task c, (task + 1) c) of every row */
+static void matmul_columns_task(void *ctx, size_t task, size_t thread)
+{
+    const matmul_job *j = ctx;
+    const fw_run *r = j->run;
+    const size_t m = j->linear->out, j0 = task * j->cols_per_task;
+    if (j0 >= m)
+        return;
+    const size_t j1 = m - j0 < j->cols_per_task ? m : j0 + j->cols_per_task;
+    r->m->kernels->matmul_columns(j->out, j->ldo, j->in, j->ldi, j->linear->packed,
+                                  j->linear->bias, r->rows, j->linear->in, m, j0, j1,
+                                  r->matmul_ws[thread]);
+}
+
+size_t fw_matmul_rows(size_t rows, size_t threads)
+{
+    return threads > 1 ? rows : fw_rows_per_task(rows, threads);
+}
+
 void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
 {
-    matmul_job j = {r, out, in, linear->out, linear->in, linear};
-    thread_pool_run(r->pool, r->n_tasks, matmul_task, &j);
+    matmul_job j = {r, out, in, linear->out, linear->in, linear, 0};
+    if (r->threads <= 1) {
+        fw_parallel(r, r->n_tasks, matmul_task, &j);
+        return;
+    }
+    /* one range of whole column blocks a thread */
+    const size_t block = r->m->kernels->matmul_column_block(linear->out);
+    const size_t blocks = (linear->out + block - 1) / block;
+    j.cols_per_task = (blocks + r->threads - 1) / r->threads * block;
+    fw_parallel(r, (linear->out + j.cols_per_task - 1) / j.cols_per_task,
+                    matmul_columns_task, &j);
 }
 
 typedef struct {
@@ -109,14 +138,14 @@ void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
                      r->m->norm == VP_NORM_RMSNORM,
                      0,
                      NULL};
-    thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+    fw_parallel(r, r->n_tasks, rowwise_task, &j);
 }
 
 /* out = act(in), or act(in) * in2 for a gated MLP */
 static void activate(fw_run *r, float *out, const float *in, const float *in2)
 {
     rowwise_job j = {r, out, in, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1, in2};
-    thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+    fw_parallel(r, r->n_tasks, rowwise_task, &j);
 }
 
 /* QK-norm: RMSNorm over each head's hd coordinates, rows of [rows * heads][hd],
@@ -135,7 +164,7 @@ static void head_norm(fw_run *r, float *out, const float *in, const float *weigh
                      1,
                      0,
                      NULL};
-    thread_pool_run(r->pool, r->n_tasks, rowwise_task, &j);
+    fw_parallel(r, r->n_tasks, rowwise_task, &j);
 }
 
 void fw_repeat_kv(const fw_model *m, float *dst, const float *src, size_t n)
@@ -161,20 +190,29 @@ void fw_sum_kv(const fw_model *m, float *dst, const float *src, size_t n)
             }
 }
 
-/* one sequence: k and v repeated to the query heads where they are fewer,
-   then the kernel over H heads */
-static void attention_task(void *ctx, size_t b, size_t thread)
+/* one sequence's k and v repeated to the query heads, where they are fewer */
+static void repeat_kv_task(void *ctx, size_t b, size_t thread)
 {
+    (void)thread;
     fw_run *r = ctx;
     const fw_model *m = r->m;
     const size_t at = b * r->tokens * m->q_width, kv_at = b * r->tokens * m->kv_width;
-    if (r->k_exp != r->k) {
-        fw_repeat_kv(m, r->k_exp + at, r->k + kv_at, r->tokens);
-        fw_repeat_kv(m, r->v_exp + at, r->v + kv_at, r->tokens);
-    }
+    fw_repeat_kv(m, r->k_exp + at, r->k + kv_at, r->tokens);
+    fw_repeat_kv(m, r->v_exp + at, r->v + kv_at, r->tokens);
+}
+
+/* one head of one sequence (task b H + h): the kernel over that head alone,
+   the same bits as over all H at once (its heads are independent), so that
+   a batch of one still fills the threads */
+static void attention_task(void *ctx, size_t task, size_t thread)
+{
+    fw_run *r = ctx;
+    const fw_model *m = r->m;
+    const size_t b = task / m->heads, h = task % m->heads;
+    const size_t at = b * r->tokens * m->q_width + h * m->head_dim;
     m->kernels->attention(r->att + at, m->q_width, r->q + at, r->k_exp + at, r->v_exp + at,
-                          m->q_width, r->tokens, m->heads, m->head_dim, m->attn_scale,
-                          m->attn_softcap, r->att_scratch[thread]);
+                          m->q_width, r->tokens, 1, m->head_dim, m->attn_scale, m->attn_softcap,
+                          r->att_scratch[thread]);
 }
 
 /* ---- the branches ---- */
@@ -194,7 +232,9 @@ static void attention_branch(fw_run *r, const fw_layer *layer, const float *h, f
        QK-norm q_pre is q, which the backward does not read */
     if (r->m->positions == VP_POSITIONS_ROPE)
         fw_rope(r, r->q, r->k, 0);
-    thread_pool_run(r->pool, r->batch, attention_task, r);
+    if (r->k_exp != r->k)
+        fw_parallel(r, r->batch, repeat_kv_task, r);
+    fw_parallel(r, r->batch * r->m->heads, attention_task, r);
     fw_project(r, out, r->att, &layer->o);
 }
 
@@ -404,7 +444,7 @@ static void sub_block(fw_run *r, size_t k)
             j.alpha = r->cfg->alpha;
     }
     /* h may be x itself: the stats read it before the update writes x */
-    thread_pool_run(r->pool, r->n_tasks, update_task, &j);
+    fw_parallel(r, r->n_tasks, update_task, &j);
 }
 
 /* ---- the measurements ---- */
@@ -563,6 +603,11 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->q_pre = r->q, r->k_pre = r->k, r->hid_pre = r->hid; /* normalised, activated in place */
 }
 
+/* Multiply-adds of a sub-block's largest matmul below which a run keeps
+   to the calling thread: 2^22, about 20 microseconds of one core's FMAs,
+   where waking a pool's threads for each step costs tens of them. */
+#define FW_THREADED_WORK 4194304.0
+
 /* The stack, its measurements and, with a backward, the backward pass. */
 static void run_stack(fw_run *r, const vp_forward_options *o, vp_profile *profile, int backward)
 {
@@ -622,7 +667,12 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
                 .rows = o->batch * o->tokens,
                 .token_ids = (uint32_t *)token_ids,
                 .meter = &meter};
-    r.rows_per_task = fw_rows_per_task(r.rows, ws->threads);
+    /* a stack whose sub-block is a few microseconds of work (the seed
+       stack's: 24 rows of width 48) runs on the calling thread alone: handing
+       each step to the pool's threads costs more than the step */
+    const double work = (double)r.rows * (double)m->d * (double)(m->hidden > m->d ? m->hidden : m->d);
+    r.threads = work < FW_THREADED_WORK ? 1 : ws->threads;
+    r.rows_per_task = fw_rows_per_task(r.rows, r.threads);
     r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
     point_at(&r, ws);
     progress_meter_start(&meter, o->progress, profile->sub_blocks * (backward ? 2 : 1));

@@ -103,5 +103,5 @@ static void rope_task(void *ctx, size_t b, size_t thread)
 void fw_rope(fw_run *r, float *q, float *k, int inverse)
 {
     rope_job j = {r, q, k, inverse};
-    thread_pool_run(r->pool, r->batch, rope_task, &j);
+    fw_parallel(r, r->batch, rope_task, &j);
 }

@@ -28,6 +28,7 @@ typedef struct {
     const fw_model *m;
     const vp_config *cfg;
     thread_pool *pool;
+    size_t threads; /* the pool's */
     size_t rows, batch, tokens, rows_per_task, n_tasks;
     float *x, *c, *h, *f, *f2, *o, *q, *k, *v, *att, *hid;
     float *q_pre, *k_pre, *hid_pre; /* q, k and hid themselves when nothing is kept */
@@ -46,6 +47,20 @@ typedef struct {
     int no_weight_grad; /* the workspace's: the backward skips weight_grad (NaN) */
     const float *rope_cos, *rope_sin; /* with rope: the workspace's [tokens][hd / 2] */
 } fw_run;
+
+/* fn on tasks 0 .. n - 1: on the pool, or on the calling thread, in order,
+   when the run keeps to one (r->threads 1: one thread asked, or a stack so
+   small that waking threads costs more than its work). The same results
+   either way: every task's work is its own. */
+static inline void fw_parallel(const fw_run *r, size_t n, thread_pool_task fn, void *ctx)
+{
+    if (r->threads > 1) {
+        thread_pool_run(r->pool, n, fn, ctx);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        fn(ctx, i, 0);
+}
 
 /* What fw_workspace_create makes; fw_run_network points a run at it. */
 struct fw_workspace {
@@ -69,12 +84,19 @@ struct fw_workspace {
    head's and the backward's dX); doubles of the measurements' sums. */
 size_t fw_activation_floats(const fw_model *m, size_t rows);
 size_t fw_matmul_ws_floats(const fw_model *m, size_t rows_per_task);
+
+/* Rows one thread's matmul takes at once: all of them on several threads
+   (fw_project splits columns), a task's on one. */
+size_t fw_matmul_rows(size_t rows, size_t threads);
 size_t fw_stats_doubles(size_t rows);
 
 /* Sub-blocks of the model's stack, K. */
 size_t fw_sub_blocks(const fw_model *m);
 
-/* out[rows][linear->out] = in[rows][linear->in] W^T + b, rows split over the pool. */
+/* out[rows][linear->out] = in[rows][linear->in] W^T + b: on more than one
+ * thread each takes a range of the columns over every row, so that each
+ * reads its share of W once (split by rows, every thread would stream all
+ * of W for a few rows); the same bits either way (kern_table.h). */
 void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear);
 
 /* The model's norm (LayerNorm or RMSNorm) of every row of d. */

@@ -34,10 +34,11 @@ size_t fw_matmul_ws_floats(const fw_model *m, size_t rows_per_task)
 
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens)
 {
-    const size_t per_task = fw_rows_per_task(rows, threads);
     size_t bytes = fw_activation_floats(m, rows) * sizeof(float) +
                    fw_stats_doubles(rows) * sizeof(double) +
-                   threads * ((fw_matmul_ws_floats(m, per_task) + tokens + 32) * sizeof(float)) +
+                   threads * ((fw_matmul_ws_floats(m, fw_matmul_rows(rows, threads)) + tokens +
+                               32) *
+                              sizeof(float)) +
                    rows * sizeof(uint32_t) + fw_rope_floats(m, tokens) * sizeof(float);
     if (m->backward)
         bytes += (fw_saved_floats(m, rows) + fw_backward_floats(m, rows) +
@@ -53,9 +54,9 @@ static int make_thread_scratch(fw_workspace *ws)
     ws->att_scratch = calloc(ws->threads, sizeof *ws->att_scratch);
     if (!ws->matmul_ws || !ws->att_scratch)
         return -1;
-    const size_t per_task = fw_rows_per_task(ws->rows, ws->threads);
+    const size_t matmul_rows = fw_matmul_rows(ws->rows, ws->threads);
     for (size_t t = 0; t < ws->threads; t++) {
-        ws->matmul_ws[t] = malloc((fw_matmul_ws_floats(ws->m, per_task) + 16) * sizeof(float));
+        ws->matmul_ws[t] = malloc((fw_matmul_ws_floats(ws->m, matmul_rows) + 16) * sizeof(float));
         ws->att_scratch[t] = malloc((ws->tokens + 16) * sizeof(float));
         if (!ws->matmul_ws[t] || !ws->att_scratch[t])
             return -1;
