@@ -151,6 +151,11 @@ $(BUILD)/bench/fma_peak.o: tests/bench/fma_peak.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
+# Running a peer's timing script, shared by the benches that have one.
+$(BUILD)/bench/peer_script.o: tests/bench/peer_script.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
 $(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
@@ -161,8 +166,10 @@ $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
-$(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
+$(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
+  $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
+	  $(BUILD)/libvarprof.a $(LIBS)
 
 # Llama-style blocks (RMSNorm, RoPE, grouped-query attention, SwiGLU) against
 # the same blocks in PyTorch and the FMA peak (tests/bench/bench_arch.c);
@@ -171,8 +178,10 @@ $(BUILD)/bench/bench_arch.o: tests/bench/bench_arch.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
-$(BENCH_ARCH_BIN): $(BUILD)/bench/bench_arch.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
+$(BENCH_ARCH_BIN): $(BUILD)/bench/bench_arch.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
+  $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
+	  $(BUILD)/libvarprof.a $(LIBS)
 
 # Forward plus backward against PyTorch autograd and the FMA peak
 # (tests/bench/bench_backward.c, issue 13); PyTorch optional, as above.
@@ -180,8 +189,10 @@ $(BUILD)/bench/bench_backward.o: tests/bench/bench_backward.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
-$(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
+$(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
+  $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
+	  $(BUILD)/libvarprof.a $(LIBS)
 
 # The seed's whole training experiment as a process against the seed's
 # PyTorch script (tests/bench/bench_train.c, issue 14); PyTorch optional.

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "fma_peak.h"
+#include "peer_script.h"
 #include "forward/network.h"
 #include "forward/workspace.h"
 #include "varprof/config.h"
@@ -220,51 +221,26 @@ static int time_torch(const char *python, const char *script, const shape *s, si
                       int repeats, double min_s, const char *linear, timing *out, char *version,
                       size_t version_size, char *blas, size_t blas_size)
 {
-    char args[512], cmd[2048];
+    char args[512], more[600];
     shape_args(s, args, sizeof args);
-    int n = snprintf(cmd, sizeof cmd,
-                     "OMP_NUM_THREADS=%zu OPENBLAS_NUM_THREADS=%zu MKL_NUM_THREADS=%zu "
-                     "'%s' '%s' %s --norm-eps %g --threads %zu --repeats %d --min-time %g "
-                     "--max-time %d --linear %s",
-                     threads, threads, threads, python, script, args, NORM_EPS, threads, repeats,
-                     min_s, MAX_SECONDS, linear);
-    if (n < 0 || (size_t)n >= sizeof cmd || strchr(python, '\'') || strchr(script, '\'')) {
-        fprintf(stderr, "bench_arch: bad --python or --script path\n");
+    snprintf(more, sizeof more, "%s --norm-eps %g", args, NORM_EPS);
+    peer_run run;
+    cJSON *json = peer_script_run("bench_arch", python, script, more, threads, repeats, min_s,
+                                  MAX_SECONDS, linear, &run);
+    if (!json)
         return -1;
-    }
-    (void)fflush(stdout);      /* the script's output follows ours */
-    FILE *p = popen(cmd, "r"); // NOLINT(cert-env33-c) running the peer is the point
-
-    if (!p) {
-        perror("bench_arch: popen");
-        return -1;
-    }
-    char line[4096] = "";
-    char *got = fgets(line, sizeof line, p);
-    int rc = pclose(p);
-    if (!got || rc != 0) {
-        fprintf(stderr, "bench_arch: the PyTorch script failed (exit status %d): %s\n", rc, cmd);
-        return -1;
-    }
-    cJSON *json = cJSON_Parse(line);
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(json, "ms");
-    const cJSON *rms = cJSON_GetObjectItemCaseSensitive(json, "final_stream_rms");
-    const cJSON *reps = cJSON_GetObjectItemCaseSensitive(json, "repeats");
-    const cJSON *passes = cJSON_GetObjectItemCaseSensitive(json, "passes_per_repeat");
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(json, "torch");
-    const cJSON *bl = cJSON_GetObjectItemCaseSensitive(json, "blas");
-    if (!cJSON_IsNumber(ms) || !cJSON_IsNumber(rms)) {
-        fprintf(stderr, "bench_arch: cannot read the PyTorch script's output: %s", line);
-        cJSON_Delete(json);
-        return -1;
-    }
-    out->ms = ms->valuedouble;
-    out->final_rms = rms->valuedouble;
-    out->repeats = cJSON_IsNumber(reps) ? reps->valueint : 0;
-    out->passes = cJSON_IsNumber(passes) ? passes->valueint : 0;
-    snprintf(version, version_size, "%s", cJSON_IsString(ver) ? ver->valuestring : "?");
-    snprintf(blas, blas_size, "%s", cJSON_IsString(bl) ? bl->valuestring : "?");
+    int ok = 1;
+    out->final_rms = peer_number(json, "final_stream_rms", &ok);
     cJSON_Delete(json);
+    if (!ok) {
+        fprintf(stderr, "bench_arch: the PyTorch script gave no final_stream_rms\n");
+        return -1;
+    }
+    out->ms = run.ms;
+    out->repeats = run.repeats;
+    out->passes = run.passes;
+    snprintf(version, version_size, "%s", run.torch);
+    snprintf(blas, blas_size, "%s", run.blas);
     return 0;
 }
 

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "fma_peak.h"
+#include "peer_script.h"
 #include "forward/network.h"
 #include "forward/workspace.h"
 #include "varprof/config.h"
@@ -239,56 +240,28 @@ static int time_torch(const char *python, const char *script, const shape *s, si
                       int repeats, double min_s, const char *linear, timing *out, char *version,
                       size_t version_size, char *blas, size_t blas_size)
 {
-    char args[512], cmd[2048];
+    char args[512];
     shape_args(s, args, sizeof args);
-    int n = snprintf(cmd, sizeof cmd,
-                     "OMP_NUM_THREADS=%zu OPENBLAS_NUM_THREADS=%zu MKL_NUM_THREADS=%zu "
-                     "'%s' '%s' %s --threads %zu --repeats %d --min-time %g --max-time %d "
-                     "--linear %s",
-                     threads, threads, threads, python, script, args, threads, repeats, min_s,
-                     MAX_SECONDS, linear);
-    if (n < 0 || (size_t)n >= sizeof cmd || strchr(python, '\'') || strchr(script, '\'')) {
-        fprintf(stderr, "bench_backward: bad --python or --script path\n");
+    peer_run run;
+    cJSON *json = peer_script_run("bench_backward", python, script, args, threads, repeats, min_s,
+                                  MAX_SECONDS, linear, &run);
+    if (!json)
         return -1;
-    }
-    fflush(stdout);
-    FILE *p = popen(cmd, "r");
-    if (!p) {
-        perror("bench_backward: popen");
-        return -1;
-    }
-    char line[4096] = "";
-    char *got = fgets(line, sizeof line, p);
-    int rc = pclose(p);
-    if (!got || rc != 0) {
-        fprintf(stderr, "bench_backward: the PyTorch script failed (exit status %d): %s\n", rc,
-                cmd);
-        return -1;
-    }
-    cJSON *json = cJSON_Parse(line);
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(json, "ms");
-    const cJSON *fms = cJSON_GetObjectItemCaseSensitive(json, "forward_ms");
-    const cJSON *bms = cJSON_GetObjectItemCaseSensitive(json, "backward_ms");
-    const cJSON *loss = cJSON_GetObjectItemCaseSensitive(json, "loss");
-    const cJSON *reps = cJSON_GetObjectItemCaseSensitive(json, "repeats");
-    const cJSON *passes = cJSON_GetObjectItemCaseSensitive(json, "passes_per_repeat");
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(json, "torch");
-    const cJSON *bl = cJSON_GetObjectItemCaseSensitive(json, "blas");
-    if (!cJSON_IsNumber(ms) || !cJSON_IsNumber(fms) || !cJSON_IsNumber(bms) ||
-        !cJSON_IsNumber(loss)) {
-        fprintf(stderr, "bench_backward: cannot read the PyTorch script's output: %s", line);
-        cJSON_Delete(json);
-        return -1;
-    }
-    out->ms = ms->valuedouble;
-    out->forward_ms = fms->valuedouble;
-    out->backward_ms = bms->valuedouble;
-    out->loss = loss->valuedouble;
-    out->repeats = cJSON_IsNumber(reps) ? reps->valueint : 0;
-    out->passes = cJSON_IsNumber(passes) ? passes->valueint : 0;
-    snprintf(version, version_size, "%s", cJSON_IsString(ver) ? ver->valuestring : "?");
-    snprintf(blas, blas_size, "%s", cJSON_IsString(bl) ? bl->valuestring : "?");
+    int ok = 1;
+    out->forward_ms = peer_number(json, "forward_ms", &ok);
+    out->backward_ms = peer_number(json, "backward_ms", &ok);
+    out->loss = peer_number(json, "loss", &ok);
     cJSON_Delete(json);
+    if (!ok) {
+        fprintf(stderr, "bench_backward: the PyTorch script gave no forward_ms, backward_ms or "
+                        "loss\n");
+        return -1;
+    }
+    out->ms = run.ms;
+    out->repeats = run.repeats;
+    out->passes = run.passes;
+    snprintf(version, version_size, "%s", run.torch);
+    snprintf(blas, blas_size, "%s", run.blas);
     return 0;
 }
 
@@ -369,7 +342,7 @@ int main(int argc, char **argv)
 
     timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
     int have_dnn[N_SHAPES] = {0};
-    char version[64] = "?", blas[64] = "?";
+    char version[64] = "?", blas[256] = "?";
     for (size_t si = 0; si < N_SHAPES; si++) {
         if (only >= 0 && (size_t)only != si)
             continue;

@@ -35,6 +35,7 @@
 #endif
 
 #include "fma_peak.h"
+#include "peer_script.h"
 #include "forward/network.h"
 #include "forward/workspace.h"
 #include "varprof/config.h"
@@ -191,50 +192,27 @@ done:
 /* Runs forward_torch.py on the shape and reads its JSON line. 0, or -1. */
 static int time_torch(const char *python, const char *script, const shape *s, size_t threads,
                       int repeats, double min_s, const char *linear, timing *out, char *version,
-                      size_t version_size)
+                      size_t version_size, char *blas, size_t blas_size)
 {
-    char args[512], cmd[2048];
+    char args[512];
     shape_args(s, args, sizeof args);
-    int n = snprintf(cmd, sizeof cmd,
-                     "OMP_NUM_THREADS=%zu OPENBLAS_NUM_THREADS=%zu MKL_NUM_THREADS=%zu "
-                     "'%s' '%s' %s --threads %zu --repeats %d --min-time %g --max-time %d "
-                     "--linear %s",
-                     threads, threads, threads, python, script, args, threads, repeats, min_s,
-                     MAX_SECONDS, linear);
-    if (n < 0 || (size_t)n >= sizeof cmd || strchr(python, '\'') || strchr(script, '\'')) {
-        fprintf(stderr, "bench_forward: bad --python or --script path\n");
+    peer_run run;
+    cJSON *json = peer_script_run("bench_forward", python, script, args, threads, repeats, min_s,
+                                  MAX_SECONDS, linear, &run);
+    if (!json)
         return -1;
-    }
-    fflush(stdout);
-    FILE *p = popen(cmd, "r");
-    if (!p) {
-        perror("bench_forward: popen");
-        return -1;
-    }
-    char line[4096] = "";
-    char *got = fgets(line, sizeof line, p);
-    int rc = pclose(p);
-    if (!got || rc != 0) {
-        fprintf(stderr, "bench_forward: the PyTorch script failed (exit status %d): %s\n", rc, cmd);
-        return -1;
-    }
-    cJSON *json = cJSON_Parse(line);
-    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(json, "ms");
-    const cJSON *rms = cJSON_GetObjectItemCaseSensitive(json, "final_stream_rms");
-    const cJSON *reps = cJSON_GetObjectItemCaseSensitive(json, "repeats");
-    const cJSON *passes = cJSON_GetObjectItemCaseSensitive(json, "passes_per_repeat");
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(json, "torch");
-    if (!cJSON_IsNumber(ms) || !cJSON_IsNumber(rms)) {
-        fprintf(stderr, "bench_forward: cannot read the PyTorch script's output: %s", line);
-        cJSON_Delete(json);
-        return -1;
-    }
-    out->ms = ms->valuedouble;
-    out->final_rms = rms->valuedouble;
-    out->repeats = cJSON_IsNumber(reps) ? reps->valueint : 0;
-    out->passes = cJSON_IsNumber(passes) ? passes->valueint : 0;
-    snprintf(version, version_size, "%s", cJSON_IsString(ver) ? ver->valuestring : "?");
+    int ok = 1;
+    out->final_rms = peer_number(json, "final_stream_rms", &ok);
     cJSON_Delete(json);
+    if (!ok) {
+        fprintf(stderr, "bench_forward: the PyTorch script gave no final_stream_rms\n");
+        return -1;
+    }
+    out->ms = run.ms;
+    out->repeats = run.repeats;
+    out->passes = run.passes;
+    snprintf(version, version_size, "%s", run.torch);
+    snprintf(blas, blas_size, "%s", run.blas);
     return 0;
 }
 
@@ -319,7 +297,7 @@ int main(int argc, char **argv)
 
     timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
     int have_dnn[N_SHAPES] = {0};
-    char version[64] = "?";
+    char version[64] = "?", blas[256] = "?";
     for (size_t si = 0; si < N_SHAPES; si++) {
         if (only >= 0 && (size_t)only != si)
             continue;
@@ -334,18 +312,20 @@ int main(int argc, char **argv)
         if (!torch)
             continue;
         if (time_torch(python, script, s, threads, repeats, min_s, "dense", &stock[si], version,
-                       sizeof version) != 0)
+                       sizeof version, blas, sizeof blas) != 0)
             return 1;
         print_timing("PyTorch (stock)", &stock[si], flops);
         if (onednn) {
             if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], version,
-                           sizeof version) != 0)
+                           sizeof version, blas, sizeof blas) != 0)
                 return 1;
             have_dnn[si] = 1;
             print_timing("PyTorch (oneDNN)", &dnn[si], flops);
         }
     }
 
+    if (torch) /* the peer's BLAS: an optimised one, or the ratios flatter varprof */
+        printf("\nPyTorch %s, BLAS_INFO=%s (torch.__config__.show())\n", version, blas);
     const double peak_end = bench_fma_peak(isa);
     if (peak > 0) {
         printf("\nFMA peak measured again at the end: %.1f GFLOP/s (start %.1f)%s\n", peak_end,

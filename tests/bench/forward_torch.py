@@ -46,12 +46,17 @@ that both sides run networks of the same statistics) and torch's version.
 import argparse
 import json
 import math
+import os
+import sys
 import time
 
 import torch
 import torch.nn.functional as F
 import torch.utils.mkldnn as torch_mkldnn
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import backward_torch as bwd  # noqa: E402  (its blas_info only)
 
 
 class Attention(nn.Module):
@@ -192,6 +197,7 @@ def main():
         "threads": torch.get_num_threads(),
         "final_stream_rms": rms,
         "torch": torch.__version__,
+        "blas": bwd.blas_info(),
     }))
 
 
