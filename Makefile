@@ -156,6 +156,11 @@ $(BUILD)/bench/peer_script.o: tests/bench/peer_script.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
+# The forward pass's network timed, shared by bench_forward and bench_arch.
+$(BUILD)/bench/network_timer.o: tests/bench/network_timer.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
 $(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
@@ -167,9 +172,9 @@ $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-  $(BUILD)/libvarprof.a
+  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-	  $(BUILD)/libvarprof.a $(LIBS)
+	  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
 
 # Llama-style blocks (RMSNorm, RoPE, grouped-query attention, SwiGLU) against
 # the same blocks in PyTorch and the FMA peak (tests/bench/bench_arch.c);
@@ -179,9 +184,9 @@ $(BUILD)/bench/bench_arch.o: tests/bench/bench_arch.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_ARCH_BIN): $(BUILD)/bench/bench_arch.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-  $(BUILD)/libvarprof.a
+  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-	  $(BUILD)/libvarprof.a $(LIBS)
+	  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
 
 # Forward plus backward against PyTorch autograd and the FMA peak
 # (tests/bench/bench_backward.c, issue 13); PyTorch optional, as above.

@@ -35,6 +35,7 @@
 #endif
 
 #include "fma_peak.h"
+#include "network_timer.h"
 #include "peer_script.h"
 #include "forward/network.h"
 #include "forward/workspace.h"
@@ -98,13 +99,6 @@ typedef struct {
     int repeats, passes;
 } timing;
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static uint32_t token_below(size_t vocab)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(((rng_state >> 32) * (uint64_t)vocab) >> 32);
-}
-
 /* Builds the network once, then times fw_run_network. 0, or -1 with a
  * message on stderr. */
 static int time_varprof(const shape *s, size_t threads, int repeats, double min_s, timing *out)
@@ -124,69 +118,11 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     o.norm = VP_NORM_LAYERNORM;
     o.eps = 1e-5;
     o.init = VP_INIT_TORCH;
-    vp_error err = {{0}};
-    if (vp_forward_check(&cfg, &o, &err) != VP_OK) {
-        fprintf(stderr, "bench_forward: %s: %s\n", s->name, err.message);
+    network_timing t;
+    if (network_timer_run("bench_forward", s->name, &cfg, &o, repeats, min_s, MAX_SECONDS, &t) != 0)
         return -1;
-    }
-    const kern_table *kern = kern_current();
-    fw_model *m = fw_model_alloc(&cfg, &o, kern);
-    uint32_t *ids = malloc(s->batch * s->tokens * sizeof *ids);
-    vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(&cfg));
-    fw_workspace *ws = NULL;
-    int rc = -1;
-    if (!m || !ids || !profile) {
-        fprintf(stderr, "bench_forward: %s: out of memory\n", s->name);
-        goto done;
-    }
-    if (fw_model_init(m, &cfg, &o, &err) != VP_OK) {
-        fprintf(stderr, "bench_forward: %s: fw_model_init: %s\n", s->name, err.message);
-        goto done;
-    }
-    /* made once, as a training loop makes it: no pass allocates */
-    if (fw_workspace_create(m, o.batch, o.tokens, o.threads, &ws, &err) != VP_OK) {
-        fprintf(stderr, "bench_forward: %s: fw_workspace_create: %s\n", s->name, err.message);
-        goto done;
-    }
-    for (size_t i = 0; i < s->batch * s->tokens; i++)
-        ids[i] = token_below(s->vocab);
-
-    double warm = 0.0;
-    for (int w = 0; w < 2; w++) { /* warm-up, then a pass to size the repeats on */
-        double t0 = bench_now();
-        if (fw_run_network(m, &cfg, &o, ids, profile, ws, &err) != VP_OK) {
-            fprintf(stderr, "bench_forward: %s: fw_run_network: %s\n", s->name, err.message);
-            goto done;
-        }
-        warm = bench_now() - t0;
-        if (warm >= 1.0)
-            break;
-    }
-    int passes = (int)ceil(min_s / (warm > 1e-9 ? warm : 1e-9));
-    passes = passes < 1 ? 1 : passes;
-    int reps = (int)(MAX_SECONDS / (passes * warm));
-    reps = reps < 1 ? 1 : reps > repeats ? repeats : reps;
-    double best = 1e300;
-    for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
-        for (int p = 0; p < passes; p++)
-            fw_run_network(m, &cfg, &o, ids, profile, ws, &err);
-        double t = (bench_now() - t0) / passes;
-        best = t < best ? t : best;
-    }
-    out->ms = best * 1e3;
-    out->final_rms = profile->n_rows == profile->sub_blocks + 1
-                         ? sqrt(profile->rows[profile->sub_blocks].stream_var)
-                         : NAN;
-    out->repeats = reps;
-    out->passes = passes;
-    rc = 0;
-done:
-    fw_workspace_free(ws);
-    fw_model_free(m);
-    free(ids);
-    vp_profile_free(profile);
-    return rc;
+    *out = (timing){.ms = t.ms, .final_rms = t.final_rms, .repeats = t.repeats, .passes = t.passes};
+    return 0;
 }
 
 /* Runs forward_torch.py on the shape and reads its JSON line. 0, or -1. */

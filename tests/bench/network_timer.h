@@ -1,0 +1,27 @@
+/* Timing the forward pass's network as bench_forward and bench_arch do:
+ * built once (fw_model_alloc, fw_model_init, one workspace, as a training
+ * loop makes them), then fw_run_network timed. */
+#ifndef VARPROF_BENCH_NETWORK_TIMER_H
+#define VARPROF_BENCH_NETWORK_TIMER_H
+
+#include <stddef.h>
+
+#include "varprof/config.h"
+#include "varprof/forward.h"
+
+typedef struct {
+    double ms;        /* a pass, the best repeat's mean */
+    double final_rms; /* sqrt of the last sub-block's stream variance; NAN if it stopped */
+    int repeats, passes;
+} network_timing;
+
+/* Times the network of cfg and o on tokens drawn below o->vocab by a fixed
+ * generator (the same draws for the same sizes): an untimed warm-up (a
+ * second when the first is short, to size the repeats on), passes that
+ * fill min_s a repeat, the best of up to `repeats` within max_s. 0, or -1
+ * after saying why on stderr, `who: name:` first. */
+int network_timer_run(const char *who, const char *name, const vp_config *cfg,
+                      const vp_forward_options *o, int repeats, double min_s, double max_s,
+                      network_timing *out);
+
+#endif
