@@ -14,37 +14,21 @@
  * 1024^3 against 14 x 32, 12 x 32 and 8 x 48 and KC 256..512, MC 128..512,
  * 93-97 % of the peak. 8 x 48 is there for the m that are multiples of 48
  * and not of 64 (the seed stack's 48 and 96), where 64 wide would leave a
- * quarter of every FMA's lanes empty. KC = 512: an x panel (at most 8 rows
- * of 528 floats, 17 KiB) stays in the 48 KiB L1 while W panels stream
- * past; MC = 256 or 240: a block of packed W (512 x 256 floats, 512 KiB)
- * stays in the 1 MiB L2. */
-#define MATMUL_KC 512
-#define MATMUL_LDA (MATMUL_KC + 16)
-
+ * quarter of every FMA's lanes empty. KC and MC follow the caches
+ * (matmul_block_for_caches): on Zen 5, KC = 512, an x panel (at most 8 rows
+ * of 528 floats, 17 KiB) in the 48 KiB L1 while W panels stream past, and
+ * MC = 256 or 240, a block of packed W (512 x 256 floats, 512 KiB) in the
+ * 1 MiB L2. */
 MATMUL_KERNEL(kernel_6x64, 6, 4)
 MATMUL_KERNEL(kernel_8x48, 8, 3)
 
-static const matmul_blocking tiles[] = {
-    {.mr = 6,
-     .nr = 64,
-     .kc = MATMUL_KC,
-     .lda = MATMUL_LDA,
-     .mc = 256,
-     .rows = 4092,
-     .kernel = kernel_6x64},
-    {.mr = 8,
-     .nr = 48,
-     .kc = MATMUL_KC,
-     .lda = MATMUL_LDA,
-     .mc = 240,
-     .rows = 4096,
-     .kernel = kernel_8x48},
+/* kc, lda and mc from the caches on first use (MATMUL_TILES_FROM_CACHES) */
+static matmul_blocking tiles[] = {
+    {.mr = 6, .nr = 64, .rows = 4092, .kernel = kernel_6x64},
+    {.mr = 8, .nr = 48, .rows = 4096, .kernel = kernel_8x48},
 };
 
-static const matmul_blocking *tile_for(size_t m)
-{
-    return matmul_tile_for(tiles, sizeof tiles / sizeof *tiles, m);
-}
+MATMUL_TILES_FROM_CACHES(tiles)
 
 #else
 typedef int matmul_avx512_is_x86_only;

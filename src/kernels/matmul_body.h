@@ -13,7 +13,7 @@
 #define MATMUL_MAX_NV 4
 
 /* The tile of the including file's table for m. */
-static const matmul_blocking *tile_for(size_t m);
+static const matmul_blocking *tile_for(size_t m); /* the variant's MATMUL_TILES_FROM_CACHES */
 
 /* The mask of vector v's lanes (SIMD_W columns) inside the tile's nr_valid
    columns. */

@@ -30,8 +30,10 @@
 #ifndef VARPROF_MATMUL_INTERNAL_H
 #define VARPROF_MATMUL_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Largest NR of any variant: the zeros that start a sum without a bias. */
 #define MATMUL_MAX_NR 64
@@ -88,6 +90,62 @@ static inline const matmul_blocking *matmul_tile_for(const matmul_blocking *tile
             best = &tiles[t];
     return best;
 }
+
+/* The blocking from the caches, as BLIS chooses it (Low et al., "Analytical
+   modeling is enough for high-performance BLIS", 2016), for L1 data and L2
+   of l1 and l2 bytes (0: what the CPU reports, sysconf; 48 KiB and 1 MiB
+   when it reports nothing): KC so that the widest x panel (the tiles'
+   largest MR rows of KC floats) takes a third of L1, W's panels streaming
+   through the rest; KC a multiple of 16 from 128 to 1024, LDA = KC + 16;
+   MC so that a block of packed W (KC x MC) takes half of L2, in whole NR
+   panels. On Zen 5 (48 KiB, 1 MiB) this gives the 512 and 256 (240) that
+   measured best. No sum depends on them (above). */
+static inline size_t matmul_cache_bytes(int name, size_t fallback)
+{
+    const long v = sysconf(name);
+    return v > 0 ? (size_t)v : fallback;
+}
+
+static inline void matmul_block_for_caches(matmul_blocking *tiles, size_t n_tiles, size_t l1,
+                                           size_t l2)
+{
+    if (!l1)
+        l1 = matmul_cache_bytes(_SC_LEVEL1_DCACHE_SIZE, 48 * 1024);
+    if (!l2)
+        l2 = matmul_cache_bytes(_SC_LEVEL2_CACHE_SIZE, 1024 * 1024);
+    size_t max_mr = 1;
+    for (size_t t = 0; t < n_tiles; t++)
+        max_mr = tiles[t].mr > max_mr ? tiles[t].mr : max_mr;
+    size_t kc = l1 / 3 / (sizeof(float) * max_mr) / 16 * 16;
+    kc = kc < 128 ? 128 : kc > 1024 ? 1024 : kc;
+    for (size_t t = 0; t < n_tiles; t++) {
+        const size_t nr = tiles[t].nr, mc = l2 / 2 / (sizeof(float) * kc) / nr * nr;
+        tiles[t].kc = kc;
+        tiles[t].lda = kc + 16;
+        tiles[t].mc = mc < nr ? nr : mc;
+    }
+}
+
+/* A variant's tile_for over its table `tiles`, the blocking made from the
+   caches on first use, and kern_matmul_reblock_ISA, which makes it again
+   for other cache sizes (the tests' two settings; not while any matmul
+   runs, and weights packed before must be packed again). */
+#define MATMUL_TILES_FROM_CACHES(tiles)                                                            \
+    static pthread_once_t tiles_once = PTHREAD_ONCE_INIT;                                          \
+    static void tiles_from_caches(void)                                                           \
+    {                                                                                              \
+        matmul_block_for_caches(tiles, sizeof tiles / sizeof *tiles, 0, 0);                        \
+    }                                                                                              \
+    static const matmul_blocking *tile_for(size_t m)                                               \
+    {                                                                                              \
+        (void)pthread_once(&tiles_once, tiles_from_caches);                                        \
+        return matmul_tile_for(tiles, sizeof tiles / sizeof *tiles, m);                            \
+    }                                                                                              \
+    void KERN_FN(kern_matmul_reblock)(size_t l1, size_t l2)                                        \
+    {                                                                                              \
+        (void)pthread_once(&tiles_once, tiles_from_caches);                                        \
+        matmul_block_for_caches(tiles, sizeof tiles / sizeof *tiles, l1, l2);                      \
+    }
 
 static inline size_t matmul_packed_floats(const matmul_blocking *bk, size_t k, size_t m)
 {

@@ -39,6 +39,7 @@ typedef struct {
     void (*matmul)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                    const float *bias, size_t n, size_t k, size_t m, float *workspace);
     size_t (*column_block)(size_t m);
+    void (*reblock)(size_t l1, size_t l2);
     void (*columns)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
                     const float *bias, size_t n, size_t k, size_t m, size_t j0, size_t j1,
                     float *workspace);
@@ -46,12 +47,15 @@ typedef struct {
 
 static const matmul_fns fns[VP_ISA_COUNT] = {
     {kern_matmul_packed_floats_scalar, kern_matmul_pack_scalar, kern_matmul_workspace_floats_scalar,
-     kern_matmul_scalar, kern_matmul_column_block_scalar, kern_matmul_columns_scalar},
+     kern_matmul_scalar, kern_matmul_column_block_scalar, kern_matmul_reblock_scalar,
+     kern_matmul_columns_scalar},
 #if defined(__x86_64__)
     {kern_matmul_packed_floats_avx2, kern_matmul_pack_avx2, kern_matmul_workspace_floats_avx2,
-     kern_matmul_avx2, kern_matmul_column_block_avx2, kern_matmul_columns_avx2},
+     kern_matmul_avx2, kern_matmul_column_block_avx2, kern_matmul_reblock_avx2,
+     kern_matmul_columns_avx2},
     {kern_matmul_packed_floats_avx512, kern_matmul_pack_avx512, kern_matmul_workspace_floats_avx512,
-     kern_matmul_avx512, kern_matmul_column_block_avx512, kern_matmul_columns_avx512},
+     kern_matmul_avx512, kern_matmul_column_block_avx512, kern_matmul_reblock_avx512,
+     kern_matmul_columns_avx512},
 #endif
 };
 
@@ -380,6 +384,39 @@ static void test_columns_independent(void **state)
     }
 }
 
+/* The block sizes follow the caches (matmul_block_for_caches): with the
+ * caches of a small core (32 KiB L1, 256 KiB L2: KC 256 or 336, MC a few
+ * panels) and of a large one (64 KiB, 2 MiB), packing and matmul give the
+ * bits they give with this CPU's own, for shapes whose k spans several
+ * blocks and whose m spans several MC blocks. */
+static void test_block_sizes_change_nothing(void **state)
+{
+    (void)state;
+    static const size_t caches[][2] = {{32 * 1024, 256 * 1024}, {64 * 1024, 2048 * 1024}};
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        for (int t = 0; t < 4; t++) {
+            problem pb = t == 0   ? make_problem(37, 1500, 700, 1, 3, 1)
+                         : t == 1 ? make_problem(13, 2100, 300, 0, 0, 0)
+                                  : random_problem();
+            float *want = run_all((vp_isa)isa, &pb);
+            for (size_t c = 0; c < 2; c++) {
+                fns[isa].reblock(caches[c][0], caches[c][1]);
+                float *got = run_all((vp_isa)isa, &pb);
+                if (memcmp(want, got, pb.n * pb.ldo * sizeof *got) != 0)
+                    fail_msg("%s %zux%zux%zu: L1 %zu, L2 %zu bytes give other bits",
+                             vp_isa_name((vp_isa)isa), pb.n, pb.k, pb.m, caches[c][0],
+                             caches[c][1]);
+                free(got);
+            }
+            fns[isa].reblock(0, 0); /* this CPU's again */
+            free(want);
+            free_problem(&pb);
+        }
+    }
+}
+
 /* The smallest shapes, and a check that no value of x or W is lost or
  * doubled: x one-hot, so out[i][j] = w[j][hot(i)] + b[j] exactly. */
 static void test_one_hot(void **state)
@@ -420,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_simd_against_scalar),
         cmocka_unit_test(test_rows_independent),
         cmocka_unit_test(test_columns_independent),
+        cmocka_unit_test(test_block_sizes_change_nothing),
         cmocka_unit_test(test_one_hot),
     };
     test_filter_from_environment();
