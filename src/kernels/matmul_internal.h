@@ -132,19 +132,19 @@ static inline void matmul_block_for_caches(matmul_blocking *tiles, size_t n_tile
    runs, and weights packed before must be packed again). */
 #define MATMUL_TILES_FROM_CACHES(tiles)                                                            \
     static pthread_once_t tiles_once = PTHREAD_ONCE_INIT;                                          \
-    static void tiles_from_caches(void)                                                           \
+    static void tiles_from_caches(void)                                                            \
     {                                                                                              \
-        matmul_block_for_caches(tiles, sizeof tiles / sizeof *tiles, 0, 0);                        \
+        matmul_block_for_caches((tiles), sizeof(tiles) / sizeof(*(tiles)), 0, 0);                  \
     }                                                                                              \
     static const matmul_blocking *tile_for(size_t m)                                               \
     {                                                                                              \
         (void)pthread_once(&tiles_once, tiles_from_caches);                                        \
-        return matmul_tile_for(tiles, sizeof tiles / sizeof *tiles, m);                            \
+        return matmul_tile_for((tiles), sizeof(tiles) / sizeof(*(tiles)), m);                      \
     }                                                                                              \
     void KERN_FN(kern_matmul_reblock)(size_t l1, size_t l2)                                        \
     {                                                                                              \
         (void)pthread_once(&tiles_once, tiles_from_caches);                                        \
-        matmul_block_for_caches(tiles, sizeof tiles / sizeof *tiles, l1, l2);                      \
+        matmul_block_for_caches((tiles), sizeof(tiles) / sizeof(*(tiles)), l1, l2);                \
     }
 
 static inline size_t matmul_packed_floats(const matmul_blocking *bk, size_t k, size_t m)
