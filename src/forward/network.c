@@ -62,8 +62,12 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
                     int *has_final_norm)
 {
     if (o->weights) {
+        /* tied, the head's weight is embed.weight: the file has the head
+           when it has its bias, or the loss makes one */
         *has_head = vp_safetensors_find(o->weights, "head.weight") != NULL ||
-                    (o->tie_embeddings && cfg->grad && o->loss != VP_LOSS_RANDOM);
+                    (o->tie_embeddings &&
+                     (vp_safetensors_find(o->weights, "head.bias") != NULL ||
+                      (cfg->grad && o->loss != VP_LOSS_RANDOM)));
         *has_final_norm = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
     } else {
         *has_head = cfg->grad && o->loss != VP_LOSS_RANDOM;
