@@ -113,15 +113,10 @@ static double pass_flops(const shape *s)
     return (double)s->layers * per_layer;
 }
 
-typedef struct {
-    double ms;        /* per pass, the best repeat */
-    double final_rms; /* sqrt of the last sub-block's stream variance */
-    int repeats, passes;
-} timing;
-
 /* Builds the network once, then times fw_run_network. 0, or -1 with a
  * message on stderr. */
-static int time_varprof(const shape *s, size_t threads, int repeats, double min_s, timing *out)
+static int time_varprof(const shape *s, size_t threads, int repeats, double min_s,
+                        network_timing *out)
 {
     vp_config cfg;
     vp_config_init(&cfg, VP_PRE_NORM, s->layers);
@@ -145,57 +140,19 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
         o.positions = VP_POSITIONS_ROPE;
         o.rope_theta = s->rope_theta;
     }
-    network_timing t;
-    if (network_timer_run("bench_arch", s->name, &cfg, &o, repeats, min_s, MAX_SECONDS, &t) != 0)
-        return -1;
-    *out = (timing){.ms = t.ms, .final_rms = t.final_rms, .repeats = t.repeats, .passes = t.passes};
-    return 0;
+    return network_timer_run("bench_arch", s->name, &cfg, &o, repeats, min_s, MAX_SECONDS, out);
 }
 
-/* Runs arch_torch.py on the shape and reads its JSON line. 0, or -1. */
+/* Runs bench_arch's script on the shape and reads its JSON line. 0, or -1. */
 static int time_torch(const char *python, const char *script, const shape *s, size_t threads,
-                      int repeats, double min_s, const char *linear, timing *out, char *version,
-                      size_t version_size, char *blas, size_t blas_size)
+                      int repeats, double min_s, const char *linear, network_timing *out,
+                      peer_run *run)
 {
     char args[512], more[600];
     shape_args(s, args, sizeof args);
     snprintf(more, sizeof more, "%s --norm-eps %g", args, NORM_EPS);
-    peer_run run;
-    cJSON *json = peer_script_run("bench_arch", python, script, more, threads, repeats, min_s,
-                                  MAX_SECONDS, linear, &run);
-    if (!json)
-        return -1;
-    int ok = 1;
-    out->final_rms = peer_number(json, "final_stream_rms", &ok);
-    cJSON_Delete(json);
-    if (!ok) {
-        fprintf(stderr, "bench_arch: the PyTorch script gave no final_stream_rms\n");
-        return -1;
-    }
-    out->ms = run.ms;
-    out->repeats = run.repeats;
-    out->passes = run.passes;
-    snprintf(version, version_size, "%s", run.torch);
-    snprintf(blas, blas_size, "%s", run.blas);
-    return 0;
-}
-
-static const char *verdict(int ok)
-{
-    return ok ? "PASS" : "MISS";
-}
-
-static double gflops_of(const timing *t, double flops)
-{
-    return flops / (t->ms * 1e-3) * 1e-9;
-}
-
-static void print_timing(const char *who, const timing *t, double flops)
-{
-    printf("  %-17s %11.3f ms/pass %9.1f GFLOP/s   final stream rms %.4f   (best of %d x %d "
-           "pass%s)\n",
-           who, t->ms, gflops_of(t, flops), t->final_rms, t->repeats, t->passes,
-           t->passes == 1 ? "" : "es");
+    return network_timer_peer("bench_arch", python, script, more, threads, repeats, min_s, MAX_SECONDS,
+                              linear, out, run);
 }
 
 /* A whole number 1 .. max, all of text, into *out: 1, or 0. */
@@ -276,9 +233,9 @@ int main(int argc, char **argv)
     else
         printf("PyTorch: skipped (--no-torch); the ratios are not measured\n");
 
-    timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
+    network_timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
     int have_dnn[N_SHAPES] = {0};
-    char version[64] = "?", blas[256] = "?";
+    peer_run peer = {.torch = "?", .blas = "?"};
     for (size_t si = 0; si < N_SHAPES; si++) {
         if (only >= 0 && (size_t)only != si)
             continue;
@@ -289,23 +246,21 @@ int main(int argc, char **argv)
         printf("\n[%zu] %s: %s  (%.4g GFLOP/pass)\n", si + 1, s->name, args, flops * 1e-9);
         if (time_varprof(s, threads, repeats, min_s, &vp[si]) != 0)
             return 1;
-        print_timing("varprof", &vp[si], flops);
+        network_timing_print("varprof", &vp[si], flops);
         if (!torch)
             continue;
-        if (time_torch(python, script, s, threads, repeats, min_s, "dense", &stock[si], version,
-                       sizeof version, blas, sizeof blas) != 0)
+        if (time_torch(python, script, s, threads, repeats, min_s, "dense", &stock[si], &peer) != 0)
             return 1;
-        print_timing("PyTorch (stock)", &stock[si], flops);
+        network_timing_print("PyTorch (stock)", &stock[si], flops);
         if (onednn) {
-            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], version,
-                           sizeof version, blas, sizeof blas) != 0)
+            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], &peer) != 0)
                 return 1;
             have_dnn[si] = 1;
-            print_timing("PyTorch (oneDNN)", &dnn[si], flops);
+            network_timing_print("PyTorch (oneDNN)", &dnn[si], flops);
         }
     }
     if (torch)
-        printf("\nPyTorch %s, BLAS_INFO=%s (torch.__config__.show())\n", version, blas);
+        printf("\nPyTorch %s, BLAS_INFO=%s (torch.__config__.show())\n", peer.torch, peer.blas);
 
     const double peak_end = bench_fma_peak(isa);
     if (peak > 0) {
@@ -324,11 +279,11 @@ int main(int argc, char **argv)
                 continue;
             const double flops = pass_flops(&shapes[si]);
             printf("  [%zu] %-16s varprof %5.1f %%", si + 1, shapes[si].name,
-                   100.0 * gflops_of(&vp[si], flops) / peak);
+                   100.0 * network_timing_gflops(&vp[si], flops) / peak);
             if (torch)
-                printf("   PyTorch stock %5.1f %%", 100.0 * gflops_of(&stock[si], flops) / peak);
+                printf("   PyTorch stock %5.1f %%", 100.0 * network_timing_gflops(&stock[si], flops) / peak);
             if (have_dnn[si])
-                printf("   PyTorch oneDNN %5.1f %%", 100.0 * gflops_of(&dnn[si], flops) / peak);
+                printf("   PyTorch oneDNN %5.1f %%", 100.0 * network_timing_gflops(&dnn[si], flops) / peak);
             printf("\n");
         }
     }
@@ -342,7 +297,7 @@ int main(int argc, char **argv)
         if (only >= 0 && (size_t)only != si)
             continue;
         const shape *s = &shapes[si];
-        const double share = peak > 0 ? gflops_of(&vp[si], pass_flops(s)) / peak : 0.0;
+        const double share = peak > 0 ? network_timing_gflops(&vp[si], pass_flops(s)) / peak : 0.0;
         const int share_ok = peak > 0 && share >= TARGET_SHARE;
         char share_text[64];
         if (peak > 0)
@@ -356,12 +311,12 @@ int main(int argc, char **argv)
         }
         const double r = stock[si].ms / vp[si].ms;
         printf("  [%zu] %-16s vs PyTorch %s (stock): %8.2fx faster, %s  %s\n", si + 1, s->name,
-               version, r, share_text, verdict(r >= TARGET_RATIO && share_ok));
+               peer.torch, r, share_text, bench_verdict(r >= TARGET_RATIO && share_ok));
         if (have_dnn[si]) {
             const double rd = dnn[si].ms / vp[si].ms;
             printf("      %-16s vs PyTorch with oneDNN linears: %8.2fx faster  (same bar, "
                    "informative)  %s\n",
-                   "", rd, verdict(rd >= TARGET_RATIO && share_ok));
+                   "", rd, bench_verdict(rd >= TARGET_RATIO && share_ok));
         }
     }
     return 0;

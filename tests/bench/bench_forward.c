@@ -93,15 +93,10 @@ static double pass_flops(const shape *s)
     return (double)s->layers * per_layer;
 }
 
-typedef struct {
-    double ms;        /* per pass, the best repeat */
-    double final_rms; /* sqrt of the last sub-block's stream variance */
-    int repeats, passes;
-} timing;
-
 /* Builds the network once, then times fw_run_network. 0, or -1 with a
  * message on stderr. */
-static int time_varprof(const shape *s, size_t threads, int repeats, double min_s, timing *out)
+static int time_varprof(const shape *s, size_t threads, int repeats, double min_s,
+                        network_timing *out)
 {
     vp_config cfg;
     vp_config_init(&cfg, VP_PRE_NORM, s->layers);
@@ -118,56 +113,18 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     o.norm = VP_NORM_LAYERNORM;
     o.eps = 1e-5;
     o.init = VP_INIT_TORCH;
-    network_timing t;
-    if (network_timer_run("bench_forward", s->name, &cfg, &o, repeats, min_s, MAX_SECONDS, &t) != 0)
-        return -1;
-    *out = (timing){.ms = t.ms, .final_rms = t.final_rms, .repeats = t.repeats, .passes = t.passes};
-    return 0;
+    return network_timer_run("bench_forward", s->name, &cfg, &o, repeats, min_s, MAX_SECONDS, out);
 }
 
-/* Runs forward_torch.py on the shape and reads its JSON line. 0, or -1. */
+/* Runs the script on the shape and reads its JSON line. 0, or -1. */
 static int time_torch(const char *python, const char *script, const shape *s, size_t threads,
-                      int repeats, double min_s, const char *linear, timing *out, char *version,
-                      size_t version_size, char *blas, size_t blas_size)
+                      int repeats, double min_s, const char *linear, network_timing *out,
+                      peer_run *run)
 {
     char args[512];
     shape_args(s, args, sizeof args);
-    peer_run run;
-    cJSON *json = peer_script_run("bench_forward", python, script, args, threads, repeats, min_s,
-                                  MAX_SECONDS, linear, &run);
-    if (!json)
-        return -1;
-    int ok = 1;
-    out->final_rms = peer_number(json, "final_stream_rms", &ok);
-    cJSON_Delete(json);
-    if (!ok) {
-        fprintf(stderr, "bench_forward: the PyTorch script gave no final_stream_rms\n");
-        return -1;
-    }
-    out->ms = run.ms;
-    out->repeats = run.repeats;
-    out->passes = run.passes;
-    snprintf(version, version_size, "%s", run.torch);
-    snprintf(blas, blas_size, "%s", run.blas);
-    return 0;
-}
-
-static const char *verdict(int ok)
-{
-    return ok ? "PASS" : "MISS";
-}
-
-static double gflops_of(const timing *t, double flops)
-{
-    return flops / (t->ms * 1e-3) * 1e-9;
-}
-
-static void print_timing(const char *who, const timing *t, double flops)
-{
-    printf("  %-17s %11.3f ms/pass %9.1f GFLOP/s   final stream rms %.4f   (best of %d x %d "
-           "pass%s)\n",
-           who, t->ms, gflops_of(t, flops), t->final_rms, t->repeats, t->passes,
-           t->passes == 1 ? "" : "es");
+    return network_timer_peer("bench_forward", python, script, args, threads, repeats, min_s, MAX_SECONDS,
+                              linear, out, run);
 }
 
 int main(int argc, char **argv)
@@ -231,9 +188,9 @@ int main(int argc, char **argv)
     else
         printf("PyTorch: skipped (--no-torch); the ratios are not measured\n");
 
-    timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
+    network_timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
     int have_dnn[N_SHAPES] = {0};
-    char version[64] = "?", blas[256] = "?";
+    peer_run peer = {.torch = "?", .blas = "?"};
     for (size_t si = 0; si < N_SHAPES; si++) {
         if (only >= 0 && (size_t)only != si)
             continue;
@@ -244,24 +201,22 @@ int main(int argc, char **argv)
         printf("\n[%zu] %s: %s  (%.4g GFLOP/pass)\n", si + 1, s->name, args, flops * 1e-9);
         if (time_varprof(s, threads, repeats, min_s, &vp[si]) != 0)
             return 1;
-        print_timing("varprof", &vp[si], flops);
+        network_timing_print("varprof", &vp[si], flops);
         if (!torch)
             continue;
-        if (time_torch(python, script, s, threads, repeats, min_s, "dense", &stock[si], version,
-                       sizeof version, blas, sizeof blas) != 0)
+        if (time_torch(python, script, s, threads, repeats, min_s, "dense", &stock[si], &peer) != 0)
             return 1;
-        print_timing("PyTorch (stock)", &stock[si], flops);
+        network_timing_print("PyTorch (stock)", &stock[si], flops);
         if (onednn) {
-            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], version,
-                           sizeof version, blas, sizeof blas) != 0)
+            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], &peer) != 0)
                 return 1;
             have_dnn[si] = 1;
-            print_timing("PyTorch (oneDNN)", &dnn[si], flops);
+            network_timing_print("PyTorch (oneDNN)", &dnn[si], flops);
         }
     }
 
     if (torch) /* the peer's BLAS: an optimised one, or the ratios flatter varprof */
-        printf("\nPyTorch %s, BLAS_INFO=%s (torch.__config__.show())\n", version, blas);
+        printf("\nPyTorch %s, BLAS_INFO=%s (torch.__config__.show())\n", peer.torch, peer.blas);
     const double peak_end = bench_fma_peak(isa);
     if (peak > 0) {
         printf("\nFMA peak measured again at the end: %.1f GFLOP/s (start %.1f)%s\n", peak_end,
@@ -279,11 +234,11 @@ int main(int argc, char **argv)
                 continue;
             const double flops = pass_flops(&shapes[si]);
             printf("  [%zu] %-16s varprof %5.1f %%", si + 1, shapes[si].name,
-                   100.0 * gflops_of(&vp[si], flops) / peak);
+                   100.0 * network_timing_gflops(&vp[si], flops) / peak);
             if (torch)
-                printf("   PyTorch stock %5.1f %%", 100.0 * gflops_of(&stock[si], flops) / peak);
+                printf("   PyTorch stock %5.1f %%", 100.0 * network_timing_gflops(&stock[si], flops) / peak);
             if (have_dnn[si])
-                printf("   PyTorch oneDNN %5.1f %%", 100.0 * gflops_of(&dnn[si], flops) / peak);
+                printf("   PyTorch oneDNN %5.1f %%", 100.0 * network_timing_gflops(&dnn[si], flops) / peak);
             printf("\n");
         }
     }
@@ -300,12 +255,12 @@ int main(int argc, char **argv)
         }
         const double r = stock[si].ms / vp[si].ms;
         printf("  [%zu] %-16s vs PyTorch %s (stock): %8.2fx faster  (target >= %gx)  %s\n", si + 1,
-               s->name, version, r, s->target, verdict(r >= s->target));
+               s->name, peer.torch, r, s->target, bench_verdict(r >= s->target));
         if (have_dnn[si]) {
             const double rd = dnn[si].ms / vp[si].ms;
             printf("      %-16s vs PyTorch with oneDNN linears: %8.2fx faster  (same bar, "
                    "informative)  %s\n",
-                   "", rd, verdict(rd >= s->target));
+                   "", rd, bench_verdict(rd >= s->target));
         }
     }
     return 0;

@@ -87,3 +87,42 @@ done:
     vp_profile_free(profile);
     return rc;
 }
+
+int network_timer_peer(const char *who, const char *python, const char *script, const char *args,
+                       size_t threads, int repeats, double min_s, double max_s, const char *linear,
+                       network_timing *out, peer_run *run)
+{
+    cJSON *json = peer_script_run(who, python, script, args, threads, repeats, min_s, (int)max_s,
+                                  linear, run);
+    if (!json)
+        return -1;
+    int ok = 1;
+    out->final_rms = peer_number(json, "final_stream_rms", &ok);
+    cJSON_Delete(json);
+    if (!ok) {
+        fprintf(stderr, "%s: the PyTorch script gave no final_stream_rms\n", who);
+        return -1;
+    }
+    out->ms = run->ms;
+    out->repeats = run->repeats;
+    out->passes = run->passes;
+    return 0;
+}
+
+double network_timing_gflops(const network_timing *t, double flops)
+{
+    return flops / (t->ms * 1e-3) * 1e-9;
+}
+
+void network_timing_print(const char *who, const network_timing *t, double flops)
+{
+    printf("  %-17s %11.3f ms/pass %9.1f GFLOP/s   final stream rms %.4f   (best of %d x %d "
+           "pass%s)\n",
+           who, t->ms, network_timing_gflops(t, flops), t->final_rms, t->repeats, t->passes,
+           t->passes == 1 ? "" : "es");
+}
+
+const char *bench_verdict(int ok)
+{
+    return ok ? "PASS" : "MISS";
+}

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "peer_script.h"
 #include "varprof/config.h"
 #include "varprof/forward.h"
 
@@ -23,5 +24,22 @@ typedef struct {
 int network_timer_run(const char *who, const char *name, const vp_config *cfg,
                       const vp_forward_options *o, int repeats, double min_s, double max_s,
                       network_timing *out);
+
+/* The peer script's timing of the same network (peer_script_run, the args
+ * its shape's options), with its final stream RMS; the torch version and
+ * BLAS into run. 0, or -1 after saying why on stderr. */
+int network_timer_peer(const char *who, const char *python, const char *script, const char *args,
+                       size_t threads, int repeats, double min_s, double max_s, const char *linear,
+                       network_timing *out, peer_run *run);
+
+/* GFLOP/s of a pass of `flops` at t's time. */
+double network_timing_gflops(const network_timing *t, double flops);
+
+/* One line: who, ms a pass, GFLOP/s, the final stream RMS, repeats and
+ * passes. */
+void network_timing_print(const char *who, const network_timing *t, double flops);
+
+/* "PASS" or "MISS". */
+const char *bench_verdict(int ok);
 
 #endif

@@ -4,17 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
-cJSON *peer_script_run(const char *who, const char *python, const char *script,
-                       const char *args, size_t threads, int repeats, double min_s,
-                       int max_s, const char *linear, peer_run *run)
+cJSON *peer_script_run(const char *who, const char *python, const char *script, const char *args,
+                       size_t threads, int repeats, double min_s, int max_s, const char *linear,
+                       peer_run *run)
 {
     char cmd[4096];
     const int n = snprintf(cmd, sizeof cmd,
                            "OMP_NUM_THREADS=%zu OPENBLAS_NUM_THREADS=%zu MKL_NUM_THREADS=%zu "
                            "'%s' '%s' %s --threads %zu --repeats %d --min-time %g --max-time %d "
                            "--linear %s",
-                           threads, threads, threads, python, script, args, threads, repeats,
-                           min_s, max_s, linear);
+                           threads, threads, threads, python, script, args, threads, repeats, min_s,
+                           max_s, linear);
     if (n < 0 || (size_t)n >= sizeof cmd || strchr(python, '\'') || strchr(script, '\'')) {
         fprintf(stderr, "%s: bad --python or --script path\n", who);
         return NULL;

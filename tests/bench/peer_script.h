@@ -22,9 +22,9 @@ typedef struct {
  * run's fields filled; NULL after saying why on stderr, `who` first: a
  * path with a quote, the script failing, a line that is not JSON or has
  * no "ms". */
-cJSON *peer_script_run(const char *who, const char *python, const char *script,
-                       const char *args, size_t threads, int repeats, double min_s,
-                       int max_s, const char *linear, peer_run *run);
+cJSON *peer_script_run(const char *who, const char *python, const char *script, const char *args,
+                       size_t threads, int repeats, double min_s, int max_s, const char *linear,
+                       peer_run *run);
 
 /* A number of the JSON; 0 with *ok cleared when it is not there. */
 double peer_number(const cJSON *json, const char *key, int *ok);
