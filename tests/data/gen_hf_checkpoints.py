@@ -180,23 +180,36 @@ def ffn(d):
     return 3 * d + 8
 
 
-def llama_weights(c):
-    d, f = c["d"], ffn(c["d"])
+def attention_weights(w, h, c, biases=False):
+    """q, k, v, o projections of layer prefix h (Llama's names), drawn in
+    that order, each followed by its bias (Qwen2's q, k, v) where asked."""
+    d = c["d"]
     heads, kv, hd = heads_of(c)
     rows = {"q": heads * hd, "k": kv * hd, "v": kv * hd}
+    for n in "qkvo":
+        w[h + "self_attn.%s_proj.weight" % n] = (proj(rows[n], d) if n != "o"
+                                                 else proj(d, heads * hd))
+        if biases and n != "o":
+            w[h + "self_attn.%s_proj.bias" % n] = 0.1 * torch.randn(rows[n])
+
+
+def mlp_weights(w, h, c):
+    """gate, up, down of layer prefix h, drawn in that order."""
+    d, f = c["d"], ffn(c["d"])
+    w[h + "mlp.gate_proj.weight"] = proj(f, d)
+    w[h + "mlp.up_proj.weight"] = proj(f, d)
+    w[h + "mlp.down_proj.weight"] = proj(d, f)
+
+
+def llama_weights(c):
+    d = c["d"]
     w = {"model.embed_tokens.weight": embedding(V, d)}
     for i in range(LAYERS):
         h = "model.layers.%d." % i
         w[h + "input_layernorm.weight"] = norm_weight(d)
-        for n in "qkvo":
-            w[h + "self_attn.%s_proj.weight" % n] = (proj(rows[n], d) if n != "o"
-                                                     else proj(d, heads * hd))
-            if c["family"] == "qwen2" and n != "o":
-                w[h + "self_attn.%s_proj.bias" % n] = 0.1 * torch.randn(rows[n])
+        attention_weights(w, h, c, biases=c["family"] == "qwen2")
         w[h + "post_attention_layernorm.weight"] = norm_weight(d)
-        w[h + "mlp.gate_proj.weight"] = proj(f, d)
-        w[h + "mlp.up_proj.weight"] = proj(f, d)
-        w[h + "mlp.down_proj.weight"] = proj(d, f)
+        mlp_weights(w, h, c)
     w["model.norm.weight"] = norm_weight(d)
     if not c["tied"]:
         w["lm_head.weight"] = proj(V, d)
@@ -222,21 +235,16 @@ def llama_config(c):
 
 
 def olmo2_weights(c):
-    d, f = c["d"], ffn(c["d"])
+    d = c["d"]
     heads, kv, hd = heads_of(c)
-    rows = {"q": heads * hd, "k": kv * hd, "v": kv * hd}
     w = {"model.embed_tokens.weight": embedding(V, d)}
     for i in range(LAYERS):
         h = "model.layers.%d." % i
-        for n in "qkvo":
-            w[h + "self_attn.%s_proj.weight" % n] = (proj(rows[n], d) if n != "o"
-                                                     else proj(d, heads * hd))
+        attention_weights(w, h, c)
         w[h + "self_attn.q_norm.weight"] = norm_weight(heads * hd)  # the full q width
         w[h + "self_attn.k_norm.weight"] = norm_weight(kv * hd)
         w[h + "post_attention_layernorm.weight"] = norm_weight(d)
-        w[h + "mlp.gate_proj.weight"] = proj(f, d)
-        w[h + "mlp.up_proj.weight"] = proj(f, d)
-        w[h + "mlp.down_proj.weight"] = proj(d, f)
+        mlp_weights(w, h, c)
         w[h + "post_feedforward_layernorm.weight"] = norm_weight(d)
     w["model.norm.weight"] = norm_weight(d)
     if not c["tied"]:
@@ -263,21 +271,15 @@ def gemma_norm_weight(d):
 
 
 def gemma2_weights(c):
-    d, f = c["d"], ffn(c["d"])
-    heads, kv, hd = heads_of(c)
-    rows = {"q": heads * hd, "k": kv * hd, "v": kv * hd}
+    d = c["d"]
     w = {"model.embed_tokens.weight": embedding(V, d)}
     for i in range(LAYERS):
         h = "model.layers.%d." % i
         w[h + "input_layernorm.weight"] = gemma_norm_weight(d)
-        for n in "qkvo":
-            w[h + "self_attn.%s_proj.weight" % n] = (proj(rows[n], d) if n != "o"
-                                                     else proj(d, heads * hd))
+        attention_weights(w, h, c)
         w[h + "post_attention_layernorm.weight"] = gemma_norm_weight(d)
         w[h + "pre_feedforward_layernorm.weight"] = gemma_norm_weight(d)
-        w[h + "mlp.gate_proj.weight"] = proj(f, d)
-        w[h + "mlp.up_proj.weight"] = proj(f, d)
-        w[h + "mlp.down_proj.weight"] = proj(d, f)
+        mlp_weights(w, h, c)
         w[h + "post_feedforward_layernorm.weight"] = gemma_norm_weight(d)
     w["model.norm.weight"] = gemma_norm_weight(d)
     return w  # the head is embed_tokens: no lm_head is stored
