@@ -13,6 +13,8 @@
         .matmul = kern_matmul_##ISA, .layernorm = kern_layernorm_##ISA,                            \
         .matmul_column_block = kern_matmul_column_block_##ISA,                                     \
         .matmul_columns = kern_matmul_columns_##ISA,                                               \
+        .matmul_drawn_workspace_floats = kern_matmul_drawn_workspace_floats_##ISA,                 \
+        .matmul_drawn_columns = kern_matmul_drawn_columns_##ISA,                                   \
         .matmul_pack_transposed = kern_matmul_pack_transposed_##ISA,                               \
         .matmul_accumulate = kern_matmul_accumulate_##ISA,                                         \
         .matmul_weight_grad_workspace_floats = kern_matmul_weight_grad_workspace_floats_##ISA,     \

@@ -53,6 +53,16 @@ typedef struct {
     float decay, beta1, one_minus_beta1, beta2, one_minus_beta2, correction2_sqrt, eps, step_size;
 } kern_adam_step;
 
+/* A weight W [m][k] made on demand, panel by panel (the matmul's packed
+   layout, matmul_internal.h): fill writes rows j0 .. j0 + nr - 1 of W over
+   k's values p0 .. p0 + kc - 1 as panel[p nr + c] = W[j0 + c][p0 + p],
+   zeros for rows j0 + c >= m. It must be a pure function of its arguments:
+   threads call it at once, each on its own panels. */
+typedef struct {
+    void (*fill)(const void *ctx, float *panel, size_t nr, size_t j0, size_t p0, size_t kc);
+    const void *ctx;
+} kern_panel_source;
+
 typedef struct {
     /* ---- the matmul (matmul_ISA.c) ---- */
     /* Packed weights: w [m][k] (PyTorch's [out][in]) laid out as the
@@ -74,6 +84,17 @@ typedef struct {
     void (*matmul_columns)(float *out, size_t ldo, const float *x, size_t ldx,
                            const float *packed, const float *bias, size_t n, size_t k, size_t m,
                            size_t j0, size_t j1, float *workspace);
+
+    /* matmul_columns with W made as it is used, never stored whole: for
+       each block of k and of columns, w->fill writes the packed panels
+       (matmul_internal.h's layout; the scalar variant's panel is one row of
+       W) into the workspace, and the micro-kernels read them there. The
+       same bits as packing W whole and calling matmul_columns. workspace:
+       matmul_drawn_workspace_floats(n, k, m) floats. */
+    size_t (*matmul_drawn_workspace_floats)(size_t n, size_t k, size_t m);
+    void (*matmul_drawn_columns)(float *out, size_t ldo, const float *x, size_t ldx,
+                                 const kern_panel_source *w, const float *bias, size_t n,
+                                 size_t k, size_t m, size_t j0, size_t j1, float *workspace);
 
     /* ---- the matmul's backward (matmul_ISA.c, matmul_grad_body.h) ----
        For y = x W^T + b with W [m][k] (out = m, in = k) and n rows:

@@ -22,6 +22,11 @@
                            const float *packed, const float *bias, size_t n, size_t k, size_t m,   \
                            float *workspace);                                                      \
     size_t kern_matmul_column_block_##ISA(size_t m);                                               \
+    size_t kern_matmul_drawn_workspace_floats_##ISA(size_t n, size_t k, size_t m);                 \
+    void kern_matmul_drawn_columns_##ISA(float *out, size_t ldo, const float *x, size_t ldx,       \
+                                         const kern_panel_source *w, const float *bias, size_t n,  \
+                                         size_t k, size_t m, size_t j0, size_t j1,                 \
+                                         float *workspace);                                        \
     void kern_matmul_reblock_##ISA(size_t l1, size_t l2);                                          \
     void kern_matmul_columns_##ISA(float *out, size_t ldo, const float *x, size_t ldx,             \
                                    const float *packed, const float *bias, size_t n, size_t k,     \

@@ -121,7 +121,7 @@ void KERN_FN(kern_matmul)(float *out, size_t ldo, const float *x, size_t ldx, co
                           const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, bias, n, k, m, 0, m, workspace, 0);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, bias, n, k, m, 0, m, workspace, 0);
 }
 
 size_t KERN_FN(kern_matmul_column_block)(size_t m)
@@ -134,7 +134,20 @@ void KERN_FN(kern_matmul_columns)(float *out, size_t ldo, const float *x, size_t
                                   size_t m, size_t j0, size_t j1, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k); columns j0 .. j1 - 1
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, bias, n, k, m, j0, j1, workspace, 0);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, bias, n, k, m, j0, j1, workspace, 0);
+}
+
+size_t KERN_FN(kern_matmul_drawn_workspace_floats)(size_t n, size_t k, size_t m)
+{
+    return matmul_drawn_workspace_floats(tile_for(m), n, k);
+}
+
+void KERN_FN(kern_matmul_drawn_columns)(float *out, size_t ldo, const float *x, size_t ldx,
+                                        const kern_panel_source *w, const float *bias, size_t n,
+                                        size_t k, size_t m, size_t j0, size_t j1, float *workspace)
+{
+    // x, out: (n, k), (n, m) with row strides ldx, ldo; W (m, k) from w; columns j0 .. j1 - 1
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, NULL, w, bias, n, k, m, j0, j1, workspace, 0);
 }
 
 void KERN_FN(kern_matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k,
@@ -148,7 +161,7 @@ void KERN_FN(kern_matmul_accumulate)(float *out, size_t ldo, const float *x, siz
                                      float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k); out +=
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, n, k, m, 0, m, workspace, 1);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, NULL, n, k, m, 0, m, workspace, 1);
 }
 
 #include "kernels/matmul_grad_body.h"

@@ -35,6 +35,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernels/kern_table.h"
+
 /* Largest NR of any variant: the zeros that start a sum without a bias. */
 #define MATMUL_MAX_NR 64
 /* Slack so that the packed x can start on a 64-byte line. */
@@ -159,6 +161,18 @@ static inline size_t matmul_workspace_floats(const matmul_blocking *bk, size_t n
     return bk->lda * matmul_min(n, bk->rows) + MATMUL_ALIGN_FLOATS;
 }
 
+/* With W drawn: packed x, then one block of W's panels (kc x mc). */
+static inline size_t matmul_drawn_workspace_floats(const matmul_blocking *bk, size_t n, size_t k)
+{
+    return matmul_workspace_floats(bk, n, k) + bk->kc * bk->mc + MATMUL_ALIGN_FLOATS;
+}
+
+static inline float *matmul_align(float *p)
+{
+    const size_t misalign = ((size_t)p / sizeof(float)) % MATMUL_ALIGN_FLOATS;
+    return p + (misalign ? MATMUL_ALIGN_FLOATS - misalign : 0);
+}
+
 /* w [m][k] row-major into the packed layout above. */
 static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const float *w, size_t k,
                                  size_t m)
@@ -237,15 +251,18 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
  * from the bias (which is then ignored). */
 /* The blocked matmul over output columns j0 <= j < j1 (j0 a multiple of
    nr, j1 <= m): every panel, and so every column's sums, as with the whole
-   range; the other columns neither read nor written. */
+   range; the other columns neither read nor written. W is packed, or drawn
+   (packed NULL): each block of its panels made by source->fill into the
+   workspace after packed x (matmul_drawn_workspace_floats), right before
+   the micro-kernels read it. */
 static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo, const float *x,
-                                  size_t ldx, const float *packed, const float *bias, size_t n,
-                                  size_t k, size_t m, size_t j0, size_t j1, float *workspace,
-                                  int accumulate)
+                                  size_t ldx, const float *packed, const kern_panel_source *source,
+                                  const float *bias, size_t n, size_t k, size_t m, size_t j0,
+                                  size_t j1, float *workspace, int accumulate)
 {
     static const float zeros[MATMUL_MAX_NR];
-    size_t misalign = ((size_t)workspace / sizeof(float)) % MATMUL_ALIGN_FLOATS;
-    float *apack = workspace + (misalign ? MATMUL_ALIGN_FLOATS - misalign : 0);
+    float *apack = matmul_align(workspace);
+    float *wdrawn = source ? matmul_align(apack + matmul_workspace_floats(bk, n, k)) : NULL;
     size_t mr = bk->mr, nr = bk->nr, mpad = matmul_round_up(m, nr);
     const int in_place = k <= bk->kc;
 
@@ -260,15 +277,18 @@ static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t 
                 xblock = apack;
                 lda = bk->lda;
             }
-            const float *wblock = packed + pc * mpad;
+            const float *wblock = packed ? packed + pc * mpad : NULL;
             for (size_t jc = j0; jc < j1; jc += bk->mc) {
                 size_t jend = matmul_min(jc + bk->mc, j1);
+                if (source)
+                    for (size_t jr = jc; jr < jend; jr += nr)
+                        source->fill(source->ctx, wdrawn + (jr - jc) * kc, nr, jr, pc, kc);
                 for (size_t ir = 0; ir < rows; ir += mr) {
                     size_t mr_valid = matmul_min(mr, rows - ir);
                     const float *a = xblock + ir * lda;
                     for (size_t jr = jc; jr < jend; jr += nr) {
                         size_t nr_valid = matmul_min(nr, j1 - jr);
-                        const float *b = wblock + jr * kc;
+                        const float *b = wblock ? wblock + jr * kc : wdrawn + (jr - jc) * kc;
                         float *c = out + (i0 + ir) * ldo + jr;
                         const float *init = pc > 0 || accumulate ? NULL
                                            : bias != NULL ? bias + jr

@@ -62,6 +62,24 @@ void kern_matmul_columns_scalar(float *out, size_t ldo, const float *x, size_t l
                        j1 - j0, workspace);
 }
 
+size_t kern_matmul_drawn_workspace_floats_scalar(size_t n, size_t k, size_t m)
+{
+    (void)n, (void)m;
+    return k; /* one row of W */
+}
+
+void kern_matmul_drawn_columns_scalar(float *out, size_t ldo, const float *x, size_t ldx,
+                                      const kern_panel_source *w, const float *bias, size_t n,
+                                      size_t k, size_t m, size_t j0, size_t j1, float *workspace)
+{
+    // W (m, k) from w, a row (a panel of one column) at a time; columns j0 .. j1 - 1
+    (void)m;
+    for (size_t j = j0; j < j1; j++) {
+        w->fill(w->ctx, workspace, 1, j, 0, k);
+        kern_matmul_scalar(out + j, ldo, x, ldx, workspace, bias ? bias + j : NULL, n, k, 1, NULL);
+    }
+}
+
 void kern_matmul_pack_transposed_scalar(float *packed, const float *wt, size_t ldwt, size_t k,
                                         size_t m)
 {
