@@ -173,6 +173,11 @@ typedef struct {
                              softmax (attn_logit_softcapping); 0: none */
     double logit_softcap; /* > 0: the head's logits likewise, before the loss
                              (final_logit_softcapping); 0: none */
+    /* drawn weights (not weights): 0, each made panel by panel right
+       before the matmul reads it and then dropped, never stored whole (a
+       network's memory is its activations); 1, each drawn whole once and
+       stored packed, as training needs. The same bits either way. */
+    int stored_weights;
 } vp_forward_options;
 
 /* Where the QK-norm's RMSNorm runs (vp_forward_options.qk_norm). */

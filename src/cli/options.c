@@ -82,6 +82,11 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_TIE_EMBEDDINGS] = {"tie-embeddings", "yes|no", CMD_TRAIN | CMD_PROFILE,
                             "forward: the head's weight is the embedding (GPT-2, Gemma), one "
                             "tensor whose gradient sums both uses; default no, or the model's"},
+    [OPT_WEIGHT_STORAGE] = {"weight-storage", "drawn|stored", CMD_PROFILE,
+                            "forward without --weights: drawn, each weight made by its "
+                            "position right before the matmul reads it, never stored (the "
+                            "memory is the activations'); stored, every matrix drawn whole "
+                            "once and kept; the same bits either way; default drawn"},
     [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
     [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},

@@ -45,6 +45,7 @@ typedef enum {
     OPT_MLP,
     OPT_BIAS,
     OPT_TIE_EMBEDDINGS,
+    OPT_WEIGHT_STORAGE,
     OPT_VOCAB,
     OPT_BATCH,
     OPT_TOKENS,

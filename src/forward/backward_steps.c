@@ -9,8 +9,11 @@
 
 void fw_bw_linear_dx(fw_bw *b, float *dx, const float *dy, const fw_linear *lin)
 {
-    /* W^T packed is W's transpose as a layer of in outputs from out inputs */
-    const fw_linear t = {.in = lin->out, .out = lin->in, .packed = lin->packed_t, .bias = NULL};
+    /* W^T packed is W's transpose as a layer of in outputs from out inputs;
+       drawn, its panels made from W's draws */
+    fw_linear t = {.in = lin->out, .out = lin->in, .packed = lin->packed_t, .bias = NULL,
+                   .draw = lin->draw};
+    t.draw.transposed = 1;
     fw_project(b->r, dx, dy, &t);
 }
 

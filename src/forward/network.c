@@ -1,7 +1,6 @@
 /* Making the network: its weights laid out in one arena, then drawn. */
 #include "forward/network.h"
 
-#include <Random123/philox.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_integration.h>
@@ -11,14 +10,9 @@
 
 #include "sys/big_block.h"
 #include "varprof/closed.h"
-#include "varprof/gauss.h"
 
 /* Counter words of the weights' and the tokens' streams: the gauss stream's
  * sub-block field, and Philox's third word for uniforms. */
-#define WEIGHT_NORMALS 0xFFFFFF00u
-#define WEIGHT_UNIFORMS 0xFFFFFF01u
-#define STREAM_EMBEDDING 0u
-#define STREAM_POSITIONS 0x7FFFFFFFu /* beyond every layer's streams */
 
 static size_t aligned(size_t floats)
 {
@@ -26,9 +20,11 @@ static size_t aligned(size_t floats)
 }
 
 /* W packed, W^T packed for a backward, the bias (room kept whether it has
-   one or not: out floats), and W as given to train */
+   one or not: out floats), and W as given to train; drawn, the bias alone */
 static size_t linear_floats(const fw_model *shape, const kern_table *kern, size_t in, size_t out)
 {
+    if (shape->drawn)
+        return aligned(out);
     const size_t transposed = shape->backward ? aligned(kern->matmul_packed_floats(out, in)) : 0;
     const size_t raw = shape->keep_raw ? aligned(in * out) : 0;
     return aligned(kern->matmul_packed_floats(in, out)) + transposed + aligned(out) + raw;
@@ -110,6 +106,7 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->tied = o->tie_embeddings && m->has_head;
     /* a checkpoint's tensors are made on demand: its layers stay there */
     m->streamed = o->weights && o->weights->source && m->layers > 1;
+    m->drawn = !o->weights && !o->stored_weights; /* and not trained: model_alloc */
     m->embed_scale = o->embed_scale > 0.0 ? (float)o->embed_scale : 1.0f;
     m->attn_scale = o->attn_scale > 0.0 ? (float)o->attn_scale
                                         : (float)(1.0 / sqrt((double)m->head_dim));
@@ -127,7 +124,7 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
 
 static size_t model_floats(const fw_model *shape, const kern_table *kernels)
 {
-    return aligned(shape->vocab * shape->d) + aligned(shape->n_ctx * shape->d) +
+    return (shape->drawn ? 0 : aligned(shape->vocab * shape->d)) + aligned(shape->n_ctx * shape->d) +
            (shape->streamed ? 1 : shape->layers) * layer_floats(shape, kernels) +
            top_floats(shape, kernels);
 }
@@ -170,11 +167,13 @@ static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out, int ki
 {
     l->in = in;
     l->out = out;
-    l->packed = take(m, m->kernels->matmul_packed_floats(in, out));
-    l->packed_t = m->backward ? take(m, m->kernels->matmul_packed_floats(out, in)) : NULL;
     l->bias = take(m, out);
     if (!has_bias(m, kind))
         l->bias = NULL;
+    if (m->drawn) /* W made as it is used: fw_model_init says how */
+        return;
+    l->packed = take(m, m->kernels->matmul_packed_floats(in, out));
+    l->packed_t = m->backward ? take(m, m->kernels->matmul_packed_floats(out, in)) : NULL;
     l->raw = m->keep_raw ? take(m, in * out) : NULL;
 }
 
@@ -186,6 +185,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         return NULL;
     fw_model_shape(m, cfg, o);
     m->keep_raw = keep_raw;
+    m->drawn = m->drawn && !keep_raw; /* a trainer updates W */
     m->streamed = m->streamed && !keep_raw; /* a trainer updates every layer */
     m->kernels = kernels;
     m->arena_size = model_floats(m, kernels);
@@ -196,7 +196,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         return NULL;
     }
     memset(m->arena, 0, m->arena_size * sizeof(float));
-    m->embed = take(m, m->vocab * m->d);
+    m->embed = m->drawn ? NULL : take(m, m->vocab * m->d);
     m->pos_embed = m->n_ctx ? take(m, m->n_ctx * m->d) : NULL;
     const float gamma = (float)cfg->gamma;
     const int out_norms = m->traits->norm_out;
@@ -232,7 +232,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         make_norm(m, &m->final_norm, 1.0f);
     if (m->has_head)
         make_linear(m, &m->head, m->d, m->vocab, OTHER_PROJECTION);
-    if (m->tied) /* packed from the embedding, after every change to it */
+    if (m->tied && !m->drawn) /* packed from the embedding, after every change to it */
         m->head.raw = m->embed;
     return m;
 }
@@ -286,32 +286,12 @@ void fw_linear_pack(const fw_model *m, fw_linear *linear)
 
 /* ---- drawing ---- */
 
-static void fill_normal(float *out, size_t n, unsigned long long seed, uint32_t stream, double sd)
+/* Standard deviation sd, the whole of a [rows][cols] tensor. */
+static void fill_normal(float *out, size_t rows, size_t cols, unsigned long long seed,
+                        uint32_t stream, double sd)
 {
-    vp_gauss_fill(out, n, seed, stream, WEIGHT_NORMALS, 0);
-    for (size_t i = 0; i < n; i++)
-        out[i] = (float)(sd * out[i]);
-}
-
-/* Uniform in (-bound, bound), as torch.nn.init's for nn.Linear. */
-static void fill_uniform(float *out, size_t n, unsigned long long seed, uint32_t stream,
-                         double bound)
-{
-    philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
-    for (size_t i = 0; i < n; i += 4) {
-        philox4x32_ctr_t ctr = {
-            {stream, WEIGHT_UNIFORMS, (uint32_t)(i / 4), (uint32_t)((uint64_t)(i / 4) >> 32)}};
-        philox4x32_ctr_t r = philox4x32(ctr, key);
-        for (size_t j = 0; j < 4 && i + j < n; j++) {
-            double u = ((double)r.v[j] + 0.5) * 0x1p-32;
-            out[i + j] = (float)((2.0 * u - 1.0) * bound);
-        }
-    }
-}
-
-static uint32_t stream_of(size_t layer, unsigned which)
-{
-    return (uint32_t)(1 + layer * 16 + which);
+    const fw_draw d = {FW_DRAW_NORMAL, seed, stream, sd, 1.0, rows, cols, 0};
+    fw_draw_values(&d, out, rows * cols, 0);
 }
 
 void fw_activate(const kern_table *kern, vp_mlp mlp, float *out, const float *a, const float *b,
@@ -401,27 +381,35 @@ vp_status fw_mlp_scales(vp_mlp mlp, size_t d, size_t hidden, double input_ms, do
     return VP_OK;
 }
 
-/* Draws one linear layer's weights into scratch, then packs them: normal
- * with standard deviation sd for the gain init; for the torch init, PyTorch's
- * uniform weight and bias, both then multiplied by torch_scale (DeepNet's
- * beta, as torchscale divides those parameters by (8N)^(1/4)). */
+/* One linear layer's weights: normal with standard deviation sd for the
+ * gain init; for the torch init, PyTorch's uniform weight and bias, both
+ * then multiplied by torch_scale (DeepNet's beta, as torchscale divides
+ * those parameters by (8N)^(1/4)). A drawn model keeps how W is made and
+ * stores the bias alone; else W is drawn whole into scratch and packed. */
 static void draw_linear(fw_model *m, fw_linear *l, const vp_forward_options *o, uint32_t stream,
                         double sd, double torch_scale, float *scratch)
 {
-    const size_t n = l->in * l->out;
+    fw_draw w = {FW_DRAW_NORMAL, o->seed, stream, sd, 1.0, l->out, l->in, 0};
+    float *bias = NULL;
     if (o->init == VP_INIT_TORCH) {
-        const double bound = 1.0 / sqrt((double)l->in);
-        fill_uniform(scratch, n, o->seed, stream, bound);
-        float *bias = scratch + n;
-        fill_uniform(bias, l->out, o->seed, stream | 0x80000000u, bound);
-        if (torch_scale != 1.0)
-            for (size_t i = 0; i < n + l->out; i++)
-                scratch[i] = (float)(torch_scale * scratch[i]);
-        fw_linear_set(m, l, scratch, bias);
-    } else {
-        fill_normal(scratch, n, o->seed, stream, sd);
-        fw_linear_set(m, l, scratch, NULL);
+        w.kind = FW_DRAW_UNIFORM;
+        w.scale = 1.0 / sqrt((double)l->in);
+        w.factor = torch_scale;
+        fw_draw b = w;
+        b.stream = stream | 0x80000000u;
+        b.rows = 1;
+        b.cols = l->out;
+        bias = scratch + (m->drawn ? 0 : l->in * l->out);
+        fw_draw_values(&b, bias, l->out, 0);
     }
+    if (!m->drawn) {
+        fw_draw_values(&w, scratch, l->in * l->out, 0);
+        fw_linear_set(m, l, scratch, bias);
+        return;
+    }
+    l->draw = w;
+    for (size_t j = 0; l->bias && j < l->out; j++)
+        l->bias[j] = bias ? bias[j] : 0.0f;
 }
 
 vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
@@ -436,6 +424,12 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
     const size_t attn_most = m->q_width * d + (m->q_width > d ? m->q_width : d);
     if (!m->mlp_only && attn_most > biggest)
         biggest = attn_most;
+    if (m->drawn) { /* the biases alone */
+        const size_t widths[] = {d, m->hidden, m->q_width, m->has_head ? m->vocab : d};
+        biggest = 0;
+        for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
+            biggest = widths[i] > biggest ? widths[i] : biggest;
+    }
     float *scratch = malloc(biggest * sizeof *scratch);
     if (!scratch)
         return vp_fail(err, VP_ENOMEM, "no memory to draw the weights");
@@ -455,15 +449,17 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
                              expected->overflow_at);
     }
     if (status == VP_OK) {
-        if (o->init == VP_INIT_TORCH)
-            fill_normal(m->embed, m->vocab * d, o->seed, STREAM_EMBEDDING, 1.0);
+        const fw_draw embed = {FW_DRAW_NORMAL, o->seed, FW_STREAM_EMBEDDING,
+                               o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var),
+                               1.0, m->vocab, d, 0};
+        if (m->drawn) /* its rows made for the tokens that run */
+            m->embed_draw = embed;
         else
-            fill_normal(m->embed, m->vocab * d, o->seed, STREAM_EMBEDDING,
-                        sqrt(cfg->embedding_var));
+            fw_draw_values(&embed, m->embed, m->vocab * d, 0);
         /* learned positions drawn as the token embedding is, from their own
            stream: the stream at sub-block 0 has twice its variance */
         if (m->pos_embed)
-            fill_normal(m->pos_embed, m->n_ctx * d, o->seed, STREAM_POSITIONS,
+            fill_normal(m->pos_embed, m->n_ctx, d, o->seed, FW_STREAM_POSITIONS,
                         o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var));
     }
     const double beta = m->traits->branch_beta ? cfg->beta : 1.0;
@@ -479,31 +475,33 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         const double g_mlp = beta * beta * vp_config_gain(cfg, k_mlp);
         if (!m->mlp_only) {
             (void)in_attn; /* attention's gain does not depend on its input's size */
-            draw_linear(m, &layer->q, o, stream_of(l, 0), 1.0 / sqrt((double)d), 1.0, scratch);
-            draw_linear(m, &layer->k, o, stream_of(l, 1), 1.0 / sqrt((double)d), 1.0, scratch);
-            draw_linear(m, &layer->v, o, stream_of(l, 2), beta / sqrt((double)d), beta, scratch);
+            draw_linear(m, &layer->q, o, fw_layer_stream_of(l, 0), 1.0 / sqrt((double)d), 1.0, scratch);
+            draw_linear(m, &layer->k, o, fw_layer_stream_of(l, 1), 1.0 / sqrt((double)d), 1.0, scratch);
+            draw_linear(m, &layer->v, o, fw_layer_stream_of(l, 2), beta / sqrt((double)d), beta, scratch);
             /* as if each token attended to itself: o sums H hd coordinates of v,
                each of h's mean square times beta^2, so gain = sqrt(H hd) sd_o beta */
             const double sd_o =
                 beta > 0.0 ? g_attn / (beta * sqrt((double)m->q_width)) : 0.0; /* not 0/0 */
-            draw_linear(m, &layer->o, o, stream_of(l, 3), sd_o, beta, scratch);
+            draw_linear(m, &layer->o, o, fw_layer_stream_of(l, 3), sd_o, beta, scratch);
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
         if (o->init == VP_INIT_GAIN)
             status = fw_mlp_scales(m->mlp, d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var,
                                    err);
         if (status == VP_OK) {
-            draw_linear(m, &layer->fc1, o, stream_of(l, 4), sqrt(fc1_var), beta, scratch);
-            draw_linear(m, &layer->fc2, o, stream_of(l, 5), sqrt(fc2_var), beta, scratch);
+            draw_linear(m, &layer->fc1, o, fw_layer_stream_of(l, 4), sqrt(fc1_var), beta, scratch);
+            draw_linear(m, &layer->fc2, o, fw_layer_stream_of(l, 5), sqrt(fc2_var), beta, scratch);
             if (m->gated) /* the up projection: drawn as the gate, its own stream */
-                draw_linear(m, &layer->up, o, stream_of(l, 6), sqrt(fc1_var), beta, scratch);
+                draw_linear(m, &layer->up, o, fw_layer_stream_of(l, 6), sqrt(fc1_var), beta, scratch);
         }
     }
     /* the head after the layers, as nn.Sequential(Embedding, blocks...,
        Linear) draws it: nn.Linear's default, or N(0, 1/d) with no bias */
     if (status == VP_OK && m->has_head && !m->tied)
-        draw_linear(m, &m->head, o, stream_of(m->layers, 0), 1.0 / sqrt((double)d), 1.0, scratch);
-    if (m->tied) /* the embedding's own; a bias stays 0 */
+        draw_linear(m, &m->head, o, fw_layer_stream_of(m->layers, 0), 1.0 / sqrt((double)d), 1.0, scratch);
+    if (m->tied && m->drawn) /* the embedding's own draws; a bias stays 0 */
+        m->head.draw = m->embed_draw;
+    else if (m->tied)
         fw_linear_pack(m, &m->head);
     vp_profile_free(expected);
     free(scratch);

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "forward/weight_draw.h"
 #include "kernels/kern_table.h"
 #include "varprof/forward.h"
 #include "varprof/safetensors.h"
@@ -21,6 +22,8 @@ typedef struct {
     float *bias;     /* [out]; NULL for a projection without one (vp_bias) */
     float *raw;      /* W [out][in] as given, for a model that trains (keep_raw);
                         else NULL: the packed copies are all there is */
+    fw_draw draw;    /* a drawn model's: how W is made as it is used (packed
+                        and packed_t NULL); kind FW_DRAW_NONE otherwise */
 } fw_linear;
 
 typedef struct {
@@ -59,7 +62,9 @@ typedef struct fw_model {
     size_t d, heads, head_dim, hidden, vocab, layers;
     size_t kv_heads;        /* H_kv, dividing heads: query head h reads kv head h / (H / H_kv) */
     size_t q_width, kv_width; /* H hd: q's and the heads' output; H_kv hd: k's and v's */
-    float *embed; /* [V][d] */
+    float *embed; /* [V][d]; NULL in a drawn model, whose rows embed_draw makes */
+    int drawn;    /* weights made as they are used (fw_draw), none stored whole */
+    fw_draw embed_draw;
     fw_layer *layers_;
     /* the output head and the final norm before it (head.*, final_norm.*) */
     int has_head, has_final_norm, backward;
@@ -191,10 +196,11 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
  * (no weights). */
 void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o);
 
-/* Bytes of weights and activations the network would take. VP_EOVERFLOW when
- * that does not fit in size_t. */
+/* Bytes of weights and activations the network would take, and of those
+ * the weights' (a drawn model's: its norms and biases alone). VP_EOVERFLOW
+ * when that does not fit in size_t. */
 vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *options, size_t *bytes,
-                           vp_error *err);
+                           size_t *weight_bytes, vp_error *err);
 
 /* The gain-init scales of one MLP branch of kind mlp: fc1 ~ N(0, fc1_var)
  * (a gated MLP's gate and up both), fc2 ~ N(0, fc2_var), so that a Gaussian

@@ -70,20 +70,27 @@ static void matmul_columns_task(void *ctx, size_t task, size_t thread)
     if (j0 >= m)
         return;
     const size_t j1 = m - j0 < j->cols_per_task ? m : j0 + j->cols_per_task;
-    r->m->kernels->matmul_columns(j->out, j->ldo, j->in, j->ldi, j->linear->packed,
-                                  j->linear->bias, r->rows, j->linear->in, m, j0, j1,
-                                  r->matmul_ws[thread]);
+    if (j->linear->packed) {
+        r->m->kernels->matmul_columns(j->out, j->ldo, j->in, j->ldi, j->linear->packed,
+                                      j->linear->bias, r->rows, j->linear->in, m, j0, j1,
+                                      r->matmul_ws[thread]);
+        return;
+    }
+    /* drawn: each thread makes the panels of its own columns */
+    const kern_panel_source w = fw_draw_source(&j->linear->draw);
+    r->m->kernels->matmul_drawn_columns(j->out, j->ldo, j->in, j->ldi, &w, j->linear->bias,
+                                        r->rows, j->linear->in, m, j0, j1, r->matmul_ws[thread]);
 }
 
-size_t fw_matmul_rows(size_t rows, size_t threads)
+size_t fw_matmul_rows(const fw_model *m, size_t rows, size_t threads)
 {
-    return threads > 1 ? rows : fw_rows_per_task(rows, threads);
+    return threads > 1 || m->drawn ? rows : fw_rows_per_task(rows, threads);
 }
 
 void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
 {
     matmul_job j = {r, out, in, linear->out, linear->in, linear, 0};
-    if (r->threads <= 1) {
+    if (r->threads <= 1 && linear->packed) {
         fw_parallel(r, r->n_tasks, matmul_task, &j);
         return;
     }
@@ -490,7 +497,11 @@ static void embed(fw_run *r, vp_profile *profile)
     const size_t d = r->m->d;
     double xx = 0.0;
     for (size_t row = 0; row < r->rows; row++) {
-        memcpy(r->x + row * d, r->m->embed + (size_t)r->token_ids[row] * d, d * sizeof(float));
+        const size_t token = r->token_ids[row];
+        if (r->m->embed) /* else drawn: the token's row made by position */
+            memcpy(r->x + row * d, r->m->embed + token * d, d * sizeof(float));
+        else
+            fw_draw_values(&r->m->embed_draw, r->x + row * d, d, (uint64_t)token * d);
         if (r->m->embed_scale != 1.0f) /* Gemma's sqrt(d), one float product */
             for (size_t i = 0; i < d; i++)
                 r->x[row * d + i] *= r->m->embed_scale;
@@ -774,7 +785,7 @@ const char *vp_init_name(vp_init init)
 }
 
 vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, size_t *bytes,
-                           vp_error *err)
+                           size_t *weight_bytes, vp_error *err)
 {
     /* every size was range-checked, so these products stay far below 2^64 */
     const kern_table *kern = kern_current();
@@ -791,6 +802,7 @@ vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, si
     if (weights + run > 9e18)
         return vp_fail(err, VP_EOVERFLOW, "the network's memory does not fit in an address");
     *bytes = (size_t)(weights + run);
+    *weight_bytes = (size_t)weights;
     return VP_OK;
 }
 
@@ -938,16 +950,23 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
         return status;
     if (cfg->grad && (status = check_grad(cfg, o, err)) != VP_OK)
         return status;
-    size_t bytes;
-    if ((status = fw_memory_needed(cfg, o, &bytes, err)) != VP_OK)
+    size_t bytes, weight_bytes;
+    if ((status = fw_memory_needed(cfg, o, &bytes, &weight_bytes, err)) != VP_OK)
         return status;
     const size_t have = physical_memory();
+    const double gib = 1073741824.0;
+    /* drawn weights are made as they are used: then the activations and
+       the few stored tensors (norms, biases) are all there is */
+    const int drawable = !o->weights && o->stored_weights && weight_bytes > bytes / 2;
     if (bytes > have / 2)
         return vp_fail(err, VP_ENOMEM,
-                       "the network would need %.3g GiB of weights and "
-                       "activations, more than half of this machine's %.3g GiB; make it "
-                       "narrower, shallower or the batch smaller",
-                       (double)bytes / 1073741824.0, (double)have / 1073741824.0);
+                       "the network would need %.3g GiB, %.3g of stored weights and %.3g of "
+                       "activations and workspace, more than half of this machine's %.3g "
+                       "GiB; %s",
+                       (double)bytes / gib, (double)weight_bytes / gib,
+                       (double)(bytes - weight_bytes) / gib, (double)have / gib,
+                       drawable ? "--weight-storage drawn stores no weight matrix"
+                                : "make it narrower, shallower or the batch smaller");
     return VP_OK;
 }
 

@@ -86,8 +86,8 @@ size_t fw_activation_floats(const fw_model *m, size_t rows);
 size_t fw_matmul_ws_floats(const fw_model *m, size_t rows_per_task);
 
 /* Rows one thread's matmul takes at once: all of them on several threads
-   (fw_project splits columns), a task's on one. */
-size_t fw_matmul_rows(size_t rows, size_t threads);
+   or with drawn weights (fw_project splits columns), a task's on one. */
+size_t fw_matmul_rows(const fw_model *m, size_t rows, size_t threads);
 size_t fw_stats_doubles(size_t rows);
 
 /* Sub-blocks of the model's stack, K. */

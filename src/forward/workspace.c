@@ -26,7 +26,9 @@ size_t fw_matmul_ws_floats(const fw_model *m, size_t rows_per_task)
     size_t most = 0;
     for (size_t a = 0; a < n; a++)
         for (size_t b = 0; b < n; b++) {
-            size_t w = kn->matmul_workspace_floats(rows_per_task, widths[a], widths[b]);
+            size_t w = m->drawn
+                           ? kn->matmul_drawn_workspace_floats(rows_per_task, widths[a], widths[b])
+                           : kn->matmul_workspace_floats(rows_per_task, widths[a], widths[b]);
             most = w > most ? w : most;
         }
     return most;
@@ -36,7 +38,7 @@ size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t token
 {
     size_t bytes = fw_activation_floats(m, rows) * sizeof(float) +
                    fw_stats_doubles(rows) * sizeof(double) +
-                   threads * ((fw_matmul_ws_floats(m, fw_matmul_rows(rows, threads)) + tokens +
+                   threads * ((fw_matmul_ws_floats(m, fw_matmul_rows(m, rows, threads)) + tokens +
                                32) *
                               sizeof(float)) +
                    rows * sizeof(uint32_t) + fw_rope_floats(m, tokens) * sizeof(float);
@@ -54,7 +56,7 @@ static int make_thread_scratch(fw_workspace *ws)
     ws->att_scratch = calloc(ws->threads, sizeof *ws->att_scratch);
     if (!ws->matmul_ws || !ws->att_scratch)
         return -1;
-    const size_t matmul_rows = fw_matmul_rows(ws->rows, ws->threads);
+    const size_t matmul_rows = fw_matmul_rows(ws->m, ws->rows, ws->threads);
     for (size_t t = 0; t < ws->threads; t++) {
         ws->matmul_ws[t] = malloc((fw_matmul_ws_floats(ws->m, matmul_rows) + 16) * sizeof(float));
         ws->att_scratch[t] = malloc((ws->tokens + 16) * sizeof(float));

@@ -173,6 +173,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
         fprintf(stderr, "bench_backward: %s: %s\n", s->name, err.message);
         return -1;
     }
+    o.stored_weights = 1; /* as PyTorch's: the bench times passes */
     fw_model *m = fw_model_alloc(&cfg, &o, kern_current());
     uint32_t *ids = malloc(s->batch * s->tokens * sizeof *ids);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(&cfg));

@@ -30,7 +30,10 @@ int network_timer_run(const char *who, const char *name, const vp_config *cfg,
         fprintf(stderr, "%s: %s: %s\n", who, name, err.message);
         return -1;
     }
-    fw_model *m = fw_model_alloc(cfg, o, kern_current());
+    /* stored, as PyTorch's: the bench times passes, not the drawing */
+    vp_forward_options stored = *o;
+    stored.stored_weights = 1;
+    fw_model *m = fw_model_alloc(cfg, &stored, kern_current());
     const size_t n = o->batch * o->tokens;
     uint32_t *ids = malloc(n * sizeof *ids);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));

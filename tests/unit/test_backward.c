@@ -113,6 +113,7 @@ static void tiny_make(tiny *t, vp_placement placement, int mlp_only, vp_norm nor
     t->o.norm = norm;
     t->o.qk_norm = !mlp_only;
     t->o.loss = loss;
+    t->o.stored_weights = 1; /* the test sets and perturbs them */
     t->m = fw_model_alloc(&t->cfg, &t->o, kern_current());
     assert_non_null(t->m);
     fill(t->m->embed, t->m->vocab * t->m->d, 0.0, 1.5);
@@ -361,6 +362,7 @@ static void net_make(net *n, const kern_table *kern, size_t threads, vp_placemen
     n->o.qk_norm = 1;
     n->o.init = VP_INIT_TORCH;
     n->o.on_param_grad = collect;
+    n->o.stored_weights = 1;
     n->m = fw_model_alloc(&n->cfg, &n->o, kern);
     assert_non_null(n->m);
     vp_error err;

@@ -200,6 +200,7 @@ static void torch_init_applies_deepnorms_beta(void **state)
     o.heads = 2;
     o.ffn_mult = 2;
     o.vocab = 16;
+    o.stored_weights = 1; /* compared below */
     const kern_table *kern = kern_current();
     fw_model *models[2];
     const double betas[2] = {0.5, 1.0};
