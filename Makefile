@@ -80,13 +80,14 @@ BENCH_FORWARD_BIN := $(BUILD)/bench/bench_forward
 BENCH_ARCH_BIN := $(BUILD)/bench/bench_arch
 BENCH_BACKWARD_BIN := $(BUILD)/bench/bench_backward
 BENCH_TRAIN_BIN := $(BUILD)/bench/bench_train
+BENCH_SCALE_BIN := $(BUILD)/bench/bench_scale
 
 .PHONY: bench bench-run
 bench: deps-bench
 	$(MAKE) bench-run
 
 bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BIN) \
-  $(BENCH_BACKWARD_BIN) $(BENCH_TRAIN_BIN) $(BUILD)/varprof
+  $(BENCH_BACKWARD_BIN) $(BENCH_TRAIN_BIN) $(BENCH_SCALE_BIN) $(BUILD)/varprof
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -134,6 +135,8 @@ bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BI
 	       "skipping the PyTorch training comparison"; \
 	  $(BENCH_TRAIN_BIN) --varprof $(BUILD)/varprof --no-torch; \
 	fi
+	@echo
+	$(BENCH_SCALE_BIN) --varprof $(BUILD)/varprof
 
 $(BUILD)/bench/bench_mc.o: tests/bench/bench_mc.c
 	@mkdir -p $(dir $@)
@@ -198,6 +201,15 @@ $(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o
   $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
 	  $(BUILD)/libvarprof.a $(LIBS)
+
+# Llama 2 7B and Llama 3.1 70B shapes at full size, weights drawn on the
+# fly, as whole processes (tests/bench/bench_scale.c, issue 16).
+$(BUILD)/bench/bench_scale.o: tests/bench/bench_scale.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_SCALE_BIN): $(BUILD)/bench/bench_scale.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 # The seed's whole training experiment as a process against the seed's
 # PyTorch script (tests/bench/bench_train.c, issue 14); PyTorch optional.
