@@ -49,6 +49,7 @@ static double weights_of(const shape *s)
 /* Runs varprof on s; its wall time and peak RSS in bytes. -1 on failure. */
 static int run(const char *varprof, const shape *s, double *seconds, double *rss)
 {
+    fflush(stdout); /* not twice, in the child's copy too */
     const double t0 = bench_now();
     const pid_t pid = fork();
     if (pid < 0)
