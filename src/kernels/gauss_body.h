@@ -144,20 +144,90 @@ static void pass_all(float *dst, const philox_setup *setup, uint64_t block)
     pass(GAUSS_SETS, dst, setup, block);
 }
 
+static void setup_for(philox_setup *setup, uint64_t seed, uint32_t token, uint32_t sub_block)
+{
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < GAUSS_PHILOX_ROUNDS; r++) {
+        setup->key0[r] = vi_set1(k0);
+        setup->key1[r] = vi_set1(k1);
+        k0 += GAUSS_PHILOX_W0;
+        k1 += GAUSS_PHILOX_W1;
+    }
+    setup->token = vi_set1(token);
+    setup->sub_block = vi_set1(sub_block);
+}
+
+/* (float)(scale * z) lane by lane, the product in double, into the first
+   `lanes` floats of dst */
+static inline void store_scaled(float *dst, vf z, vd scale, size_t lanes)
+{
+    const vf v = vd_narrow(vd_mul(vf_widen_lo(z), scale), vd_mul(vf_widen_hi(z), scale));
+    if (lanes == SIMD_W)
+        vf_store(dst, v);
+    else
+        vf_store_mask(dst, vm_first(lanes), v);
+}
+
+/* Panel rows 4 g .. 4 g + 3 for the SIMD_W panel columns whose Philox
+   blocks start at lo (one lane a panel column, a row of W), for `sets`
+   consecutive g side by side: a lane's four draws are four consecutive p,
+   so no transpose is needed. */
+static inline __attribute__((always_inline)) void panel_groups(const int sets, float *panel,
+                                                               size_t nr, size_t lanes, vi lo,
+                                                               size_t g, const philox_setup *setup,
+                                                               vd scale)
+{
+    vi c[GAUSS_SETS][4];
+#pragma GCC unroll 4
+    for (int s = 0; s < sets; s++) {
+        c[s][0] = vi_add(lo, vi_set1((uint32_t)(g + (size_t)s)));
+        c[s][1] = vi_set1(0); /* the caller's bound: no block reaches 2^32 */
+        c[s][2] = setup->token;
+        c[s][3] = setup->sub_block;
+    }
+    philox(sets, c, setup);
+#pragma GCC unroll 4
+    for (int s = 0; s < sets; s++) {
+        vf z[4];
+        box_muller_v(c[s][0], c[s][1], &z[0], &z[1]);
+        box_muller_v(c[s][2], c[s][3], &z[2], &z[3]);
+        float *row = panel + 4 * (g + (size_t)s) * nr;
+        for (int j = 0; j < 4; j++)
+            store_scaled(row + (size_t)j * nr, z[j], scale, lanes);
+    }
+}
+
+void KERN_FN(kern_gauss_panel)(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                               uint32_t token, uint32_t sub_block, uint64_t first,
+                               uint64_t row_stride, double scale)
+{
+    // panel: (kc, nr); column c < rows holds draws first + c row_stride .. + kc - 1
+    philox_setup setup;
+    setup_for(&setup, seed, token, sub_block);
+    const vd s = vd_set1(scale);
+    const size_t groups = kc / 4;
+    for (size_t c0 = 0; c0 < rows; c0 += SIMD_W) {
+        const size_t lanes = nr - c0 < SIMD_W ? nr - c0 : SIMD_W;
+        uint32_t start[SIMD_W];
+        for (size_t l = 0; l < SIMD_W; l++) /* past the rows: any block, zeroed below */
+            start[l] = (uint32_t)((first + (c0 + l < rows ? c0 + l : 0) * row_stride) / 4);
+        const vi lo = vi_load(start);
+        size_t g = 0;
+        for (; g + GAUSS_SETS <= groups; g += GAUSS_SETS)
+            panel_groups(GAUSS_SETS, panel + c0, nr, lanes, lo, g, &setup, s);
+        for (; g < groups; g++)
+            panel_groups(1, panel + c0, nr, lanes, lo, g, &setup, s);
+    }
+    for (size_t p = 0; rows < nr && p < kc; p++)
+        memset(panel + p * nr + rows, 0, (nr - rows) * sizeof *panel);
+}
+
 void KERN_FN(kern_gauss_fill)(float *out, size_t n, uint64_t seed, uint32_t token,
                               uint32_t sub_block, uint64_t first)
 {
     // out: (n,), draws first .. first+n-1
     philox_setup setup;
-    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-    for (int r = 0; r < GAUSS_PHILOX_ROUNDS; r++) {
-        setup.key0[r] = vi_set1(k0);
-        setup.key1[r] = vi_set1(k1);
-        k0 += GAUSS_PHILOX_W0;
-        k1 += GAUSS_PHILOX_W1;
-    }
-    setup.token = vi_set1(token);
-    setup.sub_block = vi_set1(sub_block);
+    setup_for(&setup, seed, token, sub_block);
 
     uint64_t block = first / 4;
     size_t skip = (size_t)(first % 4);

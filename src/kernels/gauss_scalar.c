@@ -117,3 +117,18 @@ void kern_gauss_fill_scalar(float *out, size_t n, uint64_t seed, uint32_t token,
         done += take;
     }
 }
+
+void kern_gauss_panel_scalar(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                             uint32_t token, uint32_t sub_block, uint64_t first,
+                             uint64_t row_stride, double scale)
+{
+    // panel: (kc, nr); column c < rows holds draws first + c row_stride .. + kc - 1
+    for (size_t c = 0; c < nr; c++)
+        for (size_t g = 0; g < kc / 4; g++) {
+            float four[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (c < rows)
+                gauss_block(four, seed, token, sub_block, (first + c * row_stride) / 4 + g);
+            for (size_t j = 0; j < 4; j++)
+                panel[(4 * g + j) * nr + c] = c < rows ? (float)(scale * four[j]) : 0.0f;
+        }
+}

@@ -36,6 +36,7 @@
         .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
         .square_sum = kern_square_sum_##ISA, .adam = kern_adam_##ISA,                              \
         .gauss_fill = kern_gauss_fill_##ISA,                                                       \
+        .gauss_panel = kern_gauss_panel_##ISA,                                                     \
         .mc_noise_sums = kern_mc_noise_sums_##ISA, .mc_add_branch = kern_mc_add_branch_##ISA,      \
         .mc_add_and_normalise = kern_mc_add_and_normalise_##ISA,                                   \
     }

@@ -275,6 +275,17 @@ typedef struct {
        gives the scalar one's bits. */
     void (*gauss_fill)(float *out, size_t n, uint64_t seed, uint32_t token, uint32_t sub_block,
                        uint64_t first);
+    /* gauss_fill's draws laid out as a packed matmul panel reads them
+       (matmul_internal.h) and scaled: panel[p nr + c] = (float)(scale *
+       draw(first + c row_stride + p)), the product in double, for c < rows,
+       p < kc, zeros in columns rows .. nr - 1; each draw gauss_fill's bits.
+       So W's panel is made without a transpose: a lane is a row of W, and
+       its Philox block's four draws four consecutive p. first, row_stride
+       and kc multiples of 4 and every block (first + (rows - 1) row_stride
+       + kc) / 4 below 2^32; a caller goes through gauss_fill otherwise. */
+    void (*gauss_panel)(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                        uint32_t token, uint32_t sub_block, uint64_t first, uint64_t row_stride,
+                        double scale);
 
     /* ---- the full Monte Carlo's loops over a token's d coordinates
        (mc_loops_ISA.c): explicit lanes and no fused multiply-add, so every

@@ -82,6 +82,9 @@
                          const kern_adam_step *s);                                                 \
     void kern_gauss_fill_##ISA(float *out, size_t n, uint64_t seed, uint32_t token,                \
                                uint32_t sub_block, uint64_t first);                                \
+    void kern_gauss_panel_##ISA(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,     \
+                                uint32_t token, uint32_t sub_block, uint64_t first,                \
+                                uint64_t row_stride, double scale);                                \
     void kern_mc_noise_sums_##ISA(double *out, const double *x, const float *xi, size_t d);        \
     double kern_mc_add_branch_##ISA(double *x, double *out, const float *xi, size_t d,             \
                                     double alpha, double a, double b);                             \

@@ -248,6 +248,11 @@ static inline vd vf_widen_hi(vf v)
 {
     return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
 }
+/* each double rounded to float, as a C cast does: lo's in the low lanes */
+static inline vf vd_narrow(vd lo, vd hi)
+{
+    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
 
 static inline double vd_hsum(vd v)
 {
@@ -261,6 +266,10 @@ static inline double vd_hsum(vd v)
 static inline vi vi_set1(uint32_t x)
 {
     return _mm256_set1_epi32((int)x);
+}
+static inline vi vi_load(const uint32_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)p);
 }
 static inline vi vi_add(vi a, vi b)
 {

@@ -231,6 +231,11 @@ static inline vd vf_widen_hi(vf v)
 {
     return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
 }
+/* each double rounded to float, as a C cast does: lo's in the low lanes */
+static inline vf vd_narrow(vd lo, vd hi)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
 static inline double vd_hsum(vd v)
 {
     return _mm512_reduce_add_pd(v);
@@ -241,6 +246,10 @@ static inline double vd_hsum(vd v)
 static inline vi vi_set1(uint32_t x)
 {
     return _mm512_set1_epi32((int)x);
+}
+static inline vi vi_load(const uint32_t *p)
+{
+    return _mm512_loadu_si512((const void *)p);
 }
 static inline vi vi_add(vi a, vi b)
 {

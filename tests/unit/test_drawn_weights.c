@@ -1,7 +1,9 @@
 /* Weights drawn on the fly (src/forward/weight_draw.c and the matmul's
  * drawn path, matmul_internal.h): a weight is a pure function of (seed,
  * tensor, row, column), made panel by panel inside the matmul and dropped.
- * The reference is the stored path: the same tensor drawn whole
+ * The generator's panels (gauss_panel, every ISA) hold the scalar
+ * generator's draws (vp_gauss_fill) where the packed layout puts them.
+ * The reference for the rest is the stored path: the same tensor drawn whole
  * (fw_draw_values from 0), packed, and multiplied. Checked bit for bit:
  * - the matmul, on every ISA this CPU runs, for normal and uniform draws, W
  *   and W^T (the backward's), random column cuts (how threads share it) and
@@ -29,6 +31,7 @@
 #include "kernels/kern_variants.h"
 #include "run_program.h"
 #include "test_filter.h"
+#include "varprof/gauss.h"
 #include "varprof/isa.h"
 
 typedef struct {
@@ -134,6 +137,65 @@ static void test_matmul_drawn_equals_stored(void **state)
                                     shapes[s][2], (fw_draw_kind)kind, t, (unsigned)(s + c));
         }
         reblocks[isa].reblock(0, 0);
+    }
+}
+
+/* ---- the generator's panels ---- */
+
+typedef void (*gauss_panel_fn)(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                               uint32_t token, uint32_t sub_block, uint64_t first,
+                               uint64_t row_stride, double scale);
+
+static const gauss_panel_fn gauss_panels[VP_ISA_COUNT] = {
+    kern_gauss_panel_scalar,
+#if defined(__x86_64__)
+    kern_gauss_panel_avx2,
+    kern_gauss_panel_avx512,
+#endif
+};
+
+/* Every variant's panel holds the scalar generator's draws, scaled in
+   double, where gauss_panel's contract puts them, and zeros past the rows:
+   panel widths of the tiles (and odd ones), rows short of them, blocks of k
+   from 4 to 520, counters up to the 2^32 blocks bound. */
+static void test_gauss_panel_equals_fill(void **state)
+{
+    (void)state;
+    static const size_t widths[] = {1, 8, 16, 24, 40, 48, 64};
+    static const size_t kcs[] = {4, 16, 12, 520};
+    static const uint64_t firsts[] = {0, 4096, ((uint64_t)1 << 34) - 4 * 600 * 64};
+    const double scale = 0.0441941738241592; /* 1 / sqrt(512) */
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        for (size_t w = 0; w < sizeof widths / sizeof *widths; w++)
+            for (size_t k = 0; k < sizeof kcs / sizeof *kcs; k++)
+                for (size_t f = 0; f < sizeof firsts / sizeof *firsts; f++) {
+                    const size_t nr = widths[w], kc = kcs[k];
+                    const size_t rows = (w + k + f) % 3 == 0 ? nr : nr / 2 + 1 > nr ? nr
+                                                                                    : nr / 2;
+                    const uint64_t stride = 4 * (kc + 7 * f);
+                    float *got = malloc(nr * kc * sizeof *got);
+                    float *row = malloc(kc * sizeof *row);
+                    assert_true(got && row);
+                    gauss_panels[isa](got, nr, rows, kc, 99, 17, 0xFFFFFF00u, firsts[f], stride,
+                                      scale);
+                    for (size_t c = 0; c < nr; c++) {
+                        if (c < rows)
+                            vp_gauss_fill_with(VP_ISA_SCALAR, row, kc, 99, 17, 0xFFFFFF00u,
+                                               firsts[f] + c * stride);
+                        for (size_t p = 0; p < kc; p++) {
+                            const float want = c < rows ? (float)(scale * row[p]) : 0.0f;
+                            if (memcmp(&got[p * nr + c], &want, sizeof want) != 0)
+                                fail_msg("%s: panel %zu wide, %zu rows, kc %zu, first %llu: "
+                                         "[%zu][%zu] = %.9g, want %.9g",
+                                         vp_isa_name((vp_isa)isa), nr, rows, kc,
+                                         (unsigned long long)firsts[f], p, c, got[p * nr + c],
+                                         want);
+                        }
+                    }
+                    free(got), free(row);
+                }
     }
 }
 
@@ -281,6 +343,7 @@ static void test_7b_shaped_csv(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gauss_panel_equals_fill),
         cmocka_unit_test(test_matmul_drawn_equals_stored),
         cmocka_unit_test(test_networks_drawn_equal_stored),
         cmocka_unit_test(test_7b_shaped_csv),
