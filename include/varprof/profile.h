@@ -63,6 +63,11 @@ typedef struct {
     double rope_theta;     /* with positions rope; else 0 */
     double rope_factor, rope_low, rope_high, rope_context; /* Llama 3's rope scaling
                                                                (factor 0: none) */
+    /* the forward pass's weights: 1 drawn as the matmuls use them (none
+       stored), 0 stored or loaded; and with VP_HAS_GRAD the bytes of
+       activations the backward keeps (every sub-block's) */
+    int weights_drawn;
+    double kept_bytes;
 } vp_sampling;
 
 /* The figure that went out of range first, when a profile stops early. */

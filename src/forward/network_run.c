@@ -1008,6 +1008,12 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
         profile->config.final_norm = vp_safetensors_find(o->weights, "final_norm.weight")
                                          ? VP_FINAL_NORM_YES
                                          : VP_FINAL_NORM_NO;
+    fw_model shape = {0};
+    fw_model_shape(&shape, cfg, o);
+    profile->sampling.weights_drawn = shape.drawn;
+    if (cfg->grad)
+        profile->sampling.kept_bytes =
+            (double)fw_saved_floats(&shape, o->batch * o->tokens) * sizeof(float);
     if (o->positions != VP_POSITIONS_NONE) {
         profile->sampling.positions = vp_positions_name(o->positions);
         profile->sampling.rope_theta = o->positions == VP_POSITIONS_ROPE ? o->rope_theta : 0.0;

@@ -351,6 +351,11 @@ static void write_grad_top(FILE *out, const vp_profile *p)
                 DBL_MAX);
     if (p->sampling.loss) /* the forward pass's: a loss on its batch */
         fprintf(out, "  loss              %s, %.6g on the batch\n", p->sampling.loss, p->loss);
+    /* what the backward held: every activation, and the weights or not */
+    if (p->sampling.loss && p->sampling.kept_bytes > 0.0)
+        fprintf(out, "  backward held     every activation (%.3g GiB), %s\n",
+                p->sampling.kept_bytes / 1073741824.0,
+                p->sampling.weights_drawn ? "weights drawn again" : "weights stored");
 }
 
 static void write_top(FILE *out, const vp_profile_top *top)

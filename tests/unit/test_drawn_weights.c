@@ -340,6 +340,26 @@ static void test_7b_shaped_csv(void **state)
     program_run_free(&runs[1]);
 }
 
+/* With --grad the summary says what the backward held: every activation,
+   and the weights drawn again or stored. */
+static void test_backward_says_what_it_held(void **state)
+{
+    (void)state;
+    const char *const storages[2] = {"drawn", "stored"};
+    const char *const says[2] = {"weights drawn again", "weights stored"};
+    for (int i = 0; i < 2; i++) {
+        program_run r = run_varprof((const char *const[]){
+            "--engine", "forward", "--grad", "--layers", "2", "--width", "64", "--heads", "2",
+            "--weight-storage", storages[i], NULL});
+        assert_int_equal(r.status, 0);
+        const char *line = strstr(r.out, "  backward held     every activation (");
+        assert_non_null(line);
+        assert_non_null(strstr(line, " GiB), "));
+        assert_non_null(strstr(line, says[i]));
+        program_run_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_matmul_drawn_equals_stored),
         cmocka_unit_test(test_networks_drawn_equal_stored),
         cmocka_unit_test(test_7b_shaped_csv),
+        cmocka_unit_test(test_backward_says_what_it_held),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
