@@ -178,7 +178,19 @@ typedef struct {
        network's memory is its activations); 1, each drawn whole once and
        stored packed, as training needs. The same bits either way. */
     int stored_weights;
+    /* with cfg->grad, what the backward keeps (vp_activations) */
+    int activations;
 } vp_forward_options;
+
+/* What the forward pass keeps for its backward (vp_forward_options.activations). */
+typedef enum {
+    VP_ACTIVATIONS_AUTO,      /* keep, unless that would not fit in half of the machine's
+                                 memory and recomputing would */
+    VP_ACTIVATIONS_KEEP,      /* every sub-block's intermediate values */
+    VP_ACTIVATIONS_RECOMPUTE, /* each sub-block's input alone; the rest made again by
+                                 running the sub-block right before its backward: one
+                                 more forward pass, the same bits */
+} vp_activations;
 
 /* Where the QK-norm's RMSNorm runs (vp_forward_options.qk_norm). */
 typedef enum {

@@ -68,6 +68,8 @@ typedef struct {
        activations the backward keeps (every sub-block's) */
     int weights_drawn;
     double kept_bytes;
+    int recomputed; /* with VP_HAS_GRAD: 1 when only each sub-block's input was
+                       kept, the rest recomputed (VP_ACTIVATIONS_RECOMPUTE) */
 } vp_sampling;
 
 /* The figure that went out of range first, when a profile stops early. */

@@ -87,6 +87,11 @@ static const option_spec options[OPT_COUNT] = {
                             "position right before the matmul reads it, never stored (the "
                             "memory is the activations'); stored, every matrix drawn whole "
                             "once and kept; the same bits either way; default drawn"},
+    [OPT_ACTIVATIONS] = {"activations", "auto|keep|recompute", CMD_PROFILE,
+                         "forward with --grad: what the backward keeps: every sub-block's "
+                         "activations, or each one's input alone with the rest recomputed "
+                         "before its backward (one more forward pass, the same bits); auto "
+                         "keeps them unless that would not fit; default auto"},
     [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
     [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},

@@ -46,6 +46,7 @@ typedef enum {
     OPT_BIAS,
     OPT_TIE_EMBEDDINGS,
     OPT_WEIGHT_STORAGE,
+    OPT_ACTIVATIONS,
     OPT_VOCAB,
     OPT_BATCH,
     OPT_TOKENS,

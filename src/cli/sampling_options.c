@@ -144,6 +144,11 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
     if ((rc = cli_choice(args, OPT_WEIGHT_STORAGE, storages, &stored)) != EXIT_OK)
         return rc;
     fw->stored_weights = stored;
+    static const char *const keeps[] = {"auto", "keep", "recompute", NULL};
+    int activations = VP_ACTIVATIONS_AUTO;
+    if ((rc = cli_choice(args, OPT_ACTIVATIONS, keeps, &activations)) != EXIT_OK)
+        return rc;
+    fw->activations = activations;
     const option_id mult = args->given[OPT_TRAIN_FFN_MULT] ? OPT_TRAIN_FFN_MULT : OPT_FFN_MULT;
     if (args->given[OPT_FFN_WIDTH] && args->given[mult])
         return cli_usage_error("--ffn-width and --ffn-mult both given; --ffn-mult M is the "

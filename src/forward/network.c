@@ -80,6 +80,12 @@ size_t fw_q_norm_width(const fw_model *m, int keys)
 
 void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o)
 {
+    fw_model_shape_as(m, cfg, o, fw_recomputes(cfg, o));
+}
+
+void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                       int recompute)
+{
     m->placement = cfg->placement;
     m->traits = vp_placement_traits_of(cfg->placement);
     m->mlp_only = cfg->mlp_only;
@@ -99,6 +105,7 @@ void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options 
     m->vocab = o->vocab;
     m->layers = cfg->layers;
     m->backward = cfg->grad;
+    m->recompute = cfg->grad && recompute;
     fw_model_parts(cfg, o, &m->has_head, &m->has_final_norm);
     m->positions = o->positions;
     m->rope_theta = o->rope_theta;
@@ -127,6 +134,11 @@ static size_t model_floats(const fw_model *shape, const kern_table *kernels)
     return (shape->drawn ? 0 : aligned(shape->vocab * shape->d)) + aligned(shape->n_ctx * shape->d) +
            (shape->streamed ? 1 : shape->layers) * layer_floats(shape, kernels) +
            top_floats(shape, kernels);
+}
+
+size_t fw_model_shape_floats(const fw_model *shape, const kern_table *kernels)
+{
+    return model_floats(shape, kernels);
 }
 
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o, const kern_table *kernels)

@@ -64,6 +64,8 @@ typedef struct fw_model {
     size_t q_width, kv_width; /* H hd: q's and the heads' output; H_kv hd: k's and v's */
     float *embed; /* [V][d]; NULL in a drawn model, whose rows embed_draw makes */
     int drawn;    /* weights made as they are used (fw_draw), none stored whole */
+    int recompute; /* with backward: only each sub-block's input kept, the rest
+                      made again before its backward (VP_ACTIVATIONS_RECOMPUTE) */
     fw_draw embed_draw;
     fw_layer *layers_;
     /* the output head and the final norm before it (head.*, final_norm.*) */
@@ -102,6 +104,9 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
  * head, H hd or H_kv hd over the full width; also the width of the rows it
  * normalises. */
 size_t fw_q_norm_width(const fw_model *m, int keys);
+
+/* Floats of weights a model of that shape (fw_model_shape's) holds. */
+size_t fw_model_shape_floats(const fw_model *shape, const kern_table *kernels);
 
 /* Floats of weights the model holds (packed sizes included). */
 size_t fw_model_floats(const vp_config *cfg, const vp_forward_options *o,
@@ -193,8 +198,16 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
                          vp_error *err);
 
 /* The shape fields of a model of cfg and o, as fw_model_alloc sets them
- * (no weights). */
+ * (no weights); recompute resolved as o->activations says, AUTO by the
+ * memory a run would need keeping everything (fw_memory_needed). */
 void fw_model_shape(fw_model *m, const vp_config *cfg, const vp_forward_options *o);
+/* The same with recompute given (as fw_recomputes would resolve it). */
+void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                       int recompute);
+/* Whether a model of cfg and o recomputes its activations: with cfg->grad,
+   as o->activations says; AUTO when keeping them all would take a run past
+   half of the machine's memory and recomputing would not. */
+int fw_recomputes(const vp_config *cfg, const vp_forward_options *o);
 
 /* Bytes of weights and activations the network would take, and of those
  * the weights' (a drawn model's: its norms and biases alone). VP_EOVERFLOW

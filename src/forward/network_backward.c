@@ -432,6 +432,8 @@ void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile)
     for (size_t k = K; finite && k >= 1; k--) {
         if (fw_model_use_layer(r->m, vp_config_layer_of(r->cfg, k)) != VP_OK)
             return; /* fw_run_network says why */
+        if (m->recompute)
+            fw_recompute_sub_block(r, k);
         profile->rows[k].weight_grad = sub_block_backward(&b, k);
         progress_meter_add(r->meter, 1);
         if (!(finite = measure(&b, profile, k - 1) &&

@@ -548,12 +548,11 @@ size_t fw_rows_per_task(size_t rows, size_t threads)
     return (per_task + GROUP_ROWS - 1) / GROUP_ROWS * GROUP_ROWS;
 }
 
-/* With a backward, sub-block k's stream and intermediate values go where
-   the backward finds them; the run's own buffers serve otherwise. */
-static void keep_sub_block(fw_run *r, size_t k)
+/* Points the run's intermediate values of sub-block k where the backward
+   finds them. */
+static void point_at_saved(fw_run *r, size_t k)
 {
-    fw_saved *s = &r->saved[k];
-    memcpy(s->x_in, r->x, r->rows * r->m->d * sizeof(float));
+    const fw_saved *s = &r->saved[k];
     if (s->h)
         r->h = s->h;
     r->f = s->f;
@@ -570,6 +569,22 @@ static void keep_sub_block(fw_run *r, size_t k)
         r->v = s->v;
         r->att = s->att;
     }
+}
+
+/* With a backward, sub-block k's stream and intermediate values go where
+   the backward finds them; the run's own buffers serve otherwise. */
+static void keep_sub_block(fw_run *r, size_t k)
+{
+    memcpy(r->saved[k].x_in, r->x, r->rows * r->m->d * sizeof(float));
+    point_at_saved(r, k);
+}
+
+void fw_recompute_sub_block(fw_run *r, size_t k)
+{
+    /* the stream it started from; its output and measurements go unread */
+    memcpy(r->x, r->saved[k].x_in, r->rows * r->m->d * sizeof(float));
+    point_at_saved(r, k);
+    sub_block(r, k);
 }
 
 /* Points the run at the workspace's buffers: keep_sub_block moves them on
@@ -784,6 +799,36 @@ const char *vp_init_name(vp_init init)
     return vp_sampling_method_name(init_method(init));
 }
 
+static size_t physical_memory(void);
+
+/* The bytes of fw_memory_needed for a model shaped with recompute as given,
+   in double; weights' apart. */
+static double run_bytes_as(const vp_config *cfg, const vp_forward_options *o, int recompute,
+                           double *weights)
+{
+    const kern_table *kern = kern_current();
+    fw_model shape = {0};
+    fw_model_shape_as(&shape, cfg, o, recompute);
+    shape.kernels = kern;
+    *weights = (double)fw_model_shape_floats(&shape, kern) * sizeof(float);
+    /* fw_memory_needed refuses a run whose kept activations pass this */
+    if ((double)fw_saved_row_floats(&shape) * (double)(o->batch * o->tokens) * sizeof(float) >
+        9e18)
+        return 9e18;
+    return *weights + (double)fw_run_bytes(&shape, o->batch * o->tokens, o->threads, o->tokens);
+}
+
+int fw_recomputes(const vp_config *cfg, const vp_forward_options *o)
+{
+    if (!cfg->grad || o->activations == VP_ACTIVATIONS_KEEP)
+        return 0;
+    if (o->activations == VP_ACTIVATIONS_RECOMPUTE)
+        return 1;
+    const double half = (double)physical_memory() / 2.0;
+    double weights;
+    return run_bytes_as(cfg, o, 0, &weights) > half && run_bytes_as(cfg, o, 1, &weights) <= half;
+}
+
 vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, size_t *bytes,
                            size_t *weight_bytes, vp_error *err)
 {
@@ -797,7 +842,7 @@ vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, si
     const double kept = (double)fw_saved_row_floats(&shape) * (double)(o->batch * o->tokens);
     if (shape.backward && kept * sizeof(float) > 9e18)
         return vp_fail(err, VP_EOVERFLOW, "the backward's activations do not fit in an address");
-    const double weights = (double)fw_model_floats(cfg, o, kern) * sizeof(float);
+    const double weights = (double)fw_model_shape_floats(&shape, kern) * sizeof(float);
     const double run = (double)fw_run_bytes(&shape, o->batch * o->tokens, o->threads, o->tokens);
     if (weights + run > 9e18)
         return vp_fail(err, VP_EOVERFLOW, "the network's memory does not fit in an address");
@@ -958,6 +1003,9 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
     /* drawn weights are made as they are used: then the activations and
        the few stored tensors (norms, biases) are all there is */
     const int drawable = !o->weights && o->stored_weights && weight_bytes > bytes / 2;
+    double weights;
+    const int recomputable = cfg->grad && o->activations == VP_ACTIVATIONS_KEEP &&
+                             run_bytes_as(cfg, o, 1, &weights) <= (double)have / 2.0;
     if (bytes > have / 2)
         return vp_fail(err, VP_ENOMEM,
                        "the network would need %.3g GiB, %.3g of stored weights and %.3g of "
@@ -966,7 +1014,9 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                        (double)bytes / gib, (double)weight_bytes / gib,
                        (double)(bytes - weight_bytes) / gib, (double)have / gib,
                        drawable ? "--weight-storage drawn stores no weight matrix"
-                                : "make it narrower, shallower or the batch smaller");
+                       : recomputable
+                           ? "--activations recompute keeps each sub-block's input alone"
+                           : "make it narrower, shallower or the batch smaller");
     return VP_OK;
 }
 
@@ -1011,6 +1061,7 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
     fw_model shape = {0};
     fw_model_shape(&shape, cfg, o);
     profile->sampling.weights_drawn = shape.drawn;
+    profile->sampling.recomputed = shape.recompute;
     if (cfg->grad)
         profile->sampling.kept_bytes =
             (double)fw_saved_floats(&shape, o->batch * o->tokens) * sizeof(float);

@@ -143,4 +143,10 @@ void fw_sum_kv(const fw_model *m, float *dst, const float *src, size_t n);
  * (VP_OVERFLOW_FLOAT_GRAD). */
 void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile);
 
+/* A recomputing model's (m->recompute) sub-block k run again from its kept
+   input, x_in, into r->saved[k]'s intermediate values (one region every
+   sub-block shares), right before its backward: the same bits the forward
+   made, since every kernel's are the same for the same input. */
+void fw_recompute_sub_block(fw_run *r, size_t k);
+
 #endif

@@ -34,48 +34,68 @@ static float *take(float *block, size_t *used, size_t n)
     return at;
 }
 
-/* Lays out sub-block k's entries (k 0: the top) from block on; returns the
- * floats they take. */
-static size_t lay_out_one(fw_saved *s, float *block, const fw_model *m, size_t k, size_t rows)
+/* Lays out sub-block k's entries (k 0: the top): x_in from block on, the
+ * rest from rest on (block itself when rest is NULL and the same pointer
+ * is given twice: where its used count goes too). Adds the floats each
+ * takes to *used and *rest_used. */
+static void lay_out_one(fw_saved *s, float *block, size_t *used, float *rest, size_t *rest_used,
+                        const fw_model *m, size_t k, size_t rows)
 {
     const size_t d = rows * m->d, hid = rows * m->hidden;
-    size_t used = 0;
     fw_saved z = {0};
-    z.x_in = take(block, &used, d);
+    z.x_in = take(block, used, d);
     if (k == 0) { /* the top: the stream x_K and the head's input */
-        z.h = m->has_final_norm ? take(block, &used, d) : z.x_in;
+        z.h = m->has_final_norm ? take(block, used, d) : z.x_in;
     } else {
         int attn, mlp;
         parts_of(m, k, &attn, &mlp);
         if (m->traits->norm_in)
-            z.h = take(block, &used, d);
-        z.f = take(block, &used, d);
+            z.h = take(rest, rest_used, d);
+        z.f = take(rest, rest_used, d);
         if (mlp) {
-            z.hid_pre = take(block, &used, hid);
-            z.hid = take(block, &used, hid);
+            z.hid_pre = take(rest, rest_used, hid);
+            z.hid = take(rest, rest_used, hid);
             if (m->gated)
-                z.hid_up = take(block, &used, hid);
+                z.hid_up = take(rest, rest_used, hid);
         }
         if (attn) {
             const size_t qw = rows * m->q_width, kvw = rows * m->kv_width;
-            z.q = take(block, &used, qw);
-            z.k = take(block, &used, kvw);
-            z.v = take(block, &used, kvw);
-            z.att = take(block, &used, qw);
-            z.q_pre = m->qk_norm ? take(block, &used, qw) : z.q;
-            z.k_pre = m->qk_norm ? take(block, &used, kvw) : z.k;
+            z.q = take(rest, rest_used, qw);
+            z.k = take(rest, rest_used, kvw);
+            z.v = take(rest, rest_used, kvw);
+            z.att = take(rest, rest_used, qw);
+            z.q_pre = m->qk_norm ? take(rest, rest_used, qw) : z.q;
+            z.k_pre = m->qk_norm ? take(rest, rest_used, kvw) : z.k;
         }
     }
     if (s)
         *s = z;
-    return used;
+}
+
+/* Floats of the inputs (every x_in and the top) and of the largest
+   sub-block's rest, when recomputing: the rest is one region all share. */
+static void recompute_sizes(const fw_model *m, size_t rows, size_t *inputs, size_t *rest)
+{
+    *inputs = 0;
+    *rest = 0;
+    lay_out_one(NULL, NULL, inputs, NULL, inputs, m, 0, rows);
+    for (size_t k = 1; k <= fw_sub_blocks(m); k++) {
+        size_t one = 0;
+        lay_out_one(NULL, NULL, inputs, NULL, &one, m, k, rows);
+        *rest = one > *rest ? one : *rest;
+    }
 }
 
 size_t fw_saved_floats(const fw_model *m, size_t rows)
 {
-    size_t n = lay_out_one(NULL, NULL, m, 0, rows);
-    for (size_t k = 1; k <= fw_sub_blocks(m); k++)
-        n += lay_out_one(NULL, NULL, m, k, rows);
+    size_t n = 0;
+    if (m->recompute) {
+        size_t rest;
+        recompute_sizes(m, rows, &n, &rest);
+        return n + rest;
+    }
+    for (size_t k = 0; k <= fw_sub_blocks(m); k++)
+        lay_out_one(NULL, NULL, &n, NULL, &n, m, k, rows);
     return n;
 }
 
@@ -90,7 +110,15 @@ size_t fw_saved_row_floats(const fw_model *m)
 void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t rows)
 {
     const size_t K = fw_sub_blocks(m);
-    for (size_t k = 1; k <= K; k++)
-        block += lay_out_one(&saved[k], block, m, k, rows);
-    lay_out_one(&saved[K + 1], block, m, 0, rows);
+    size_t used = 0, inputs = 0, rest = 0;
+    if (m->recompute) /* every sub-block's rest in one region, after the inputs */
+        recompute_sizes(m, rows, &inputs, &rest);
+    for (size_t k = 1; k <= K; k++) {
+        size_t shared = 0;
+        if (m->recompute)
+            lay_out_one(&saved[k], block, &used, block + inputs, &shared, m, k, rows);
+        else
+            lay_out_one(&saved[k], block, &used, block, &used, m, k, rows);
+    }
+    lay_out_one(&saved[K + 1], block, &used, block, &used, m, 0, rows);
 }

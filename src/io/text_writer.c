@@ -353,8 +353,10 @@ static void write_grad_top(FILE *out, const vp_profile *p)
         fprintf(out, "  loss              %s, %.6g on the batch\n", p->sampling.loss, p->loss);
     /* what the backward held: every activation, and the weights or not */
     if (p->sampling.loss && p->sampling.kept_bytes > 0.0)
-        fprintf(out, "  backward held     every activation (%.3g GiB), %s\n",
+        fprintf(out, "  backward held     %s (%.3g GiB)%s; %s\n",
+                p->sampling.recomputed ? "inputs" : "every activation",
                 p->sampling.kept_bytes / 1073741824.0,
+                p->sampling.recomputed ? ", rest recomputed" : "",
                 p->sampling.weights_drawn ? "weights drawn again" : "weights stored");
 }
 

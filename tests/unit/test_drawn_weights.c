@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -223,13 +224,18 @@ static void on_grad(void *ctx, const vp_param_grad *g)
 static vp_profile *run_network(vp_isa isa, const vp_config *cfg, vp_forward_options o,
                                int stored, size_t threads, grads *gs)
 {
-    o.stored_weights = stored;
+    if (!o.stored_weights) /* stored_weights 1 asks for drawn, recomputed */
+        o.stored_weights = stored;
+    else
+        o.stored_weights = 0, o.activations = stored ? VP_ACTIVATIONS_KEEP
+                                                     : VP_ACTIVATIONS_RECOMPUTE;
     o.threads = threads;
     o.on_param_grad = cfg->grad ? on_grad : NULL;
     o.param_grad_ctx = gs;
     fw_model *m = fw_model_alloc(cfg, &o, kern_for(isa));
     assert_non_null(m);
-    assert_int_equal(m->drawn, !stored);
+    assert_int_equal(m->drawn, !o.stored_weights);
+    assert_int_equal(m->recompute, o.activations == VP_ACTIVATIONS_RECOMPUTE);
     assert_int_equal(fw_model_init(m, cfg, &o, NULL), VP_OK);
     uint32_t ids[64];
     assert_true(o.batch * o.tokens <= 64);
@@ -244,6 +250,9 @@ static vp_profile *run_network(vp_isa isa, const vp_config *cfg, vp_forward_opti
     return p;
 }
 
+/* The network of cfg and o run stored (or, o->stored_weights set, drawn
+   keeping every activation) on one thread, against drawn (recomputing) on
+   1, 2 and 3: every row, gradient and the loss the same bits. */
 static void compare_networks(const char *what, const vp_config *cfg, const vp_forward_options *o)
 {
     for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
@@ -320,6 +329,80 @@ static void test_networks_drawn_equal_stored(void **state)
     compare_networks("sandwich MLP-only, loss next", &cfg, &o);
 }
 
+/* Recomputing each sub-block before its backward, from its kept input,
+   gives the gradients keeping every activation gives, on every placement
+   (a stream norm, two branches summed, DeepNorm's alpha, output norms). */
+static void test_recompute_equals_keep(void **state)
+{
+    (void)state;
+    static const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN, VP_PARALLEL,
+                                              VP_SANDWICH, VP_DEEPNORM, VP_OUTPUT_NORM};
+    for (size_t i = 0; i < sizeof placements / sizeof *placements; i++) {
+        vp_config cfg;
+        vp_config_init(&cfg, placements[i], 3);
+        cfg.grad = 1;
+        cfg.mlp_only = i == 3;
+        vp_forward_options o;
+        vp_forward_options_init(&o);
+        o.width = 32;
+        o.heads = 2;
+        o.vocab = 40;
+        o.batch = 2;
+        o.tokens = 6;
+        o.qk_norm = i == 0;
+        o.positions = i == 1 ? VP_POSITIONS_ROPE : VP_POSITIONS_NONE;
+        o.stored_weights = 1; /* compare_networks: keep against recompute */
+        compare_networks(vp_placement_name(placements[i]), &cfg, &o);
+    }
+}
+
+/* --activations auto keeps every activation while the run fits in half of
+   the machine's memory and recomputes where only that makes it fit: Llama
+   3.1 70B's shape with --grad at 128 tokens keeps (about 7 GiB), at 512
+   tokens (25 GiB kept, 1.4 GiB of inputs) recomputes; keep and
+   recompute are obeyed as said. */
+static void test_auto_recomputes_when_keeping_would_not_fit(void **state)
+{
+    (void)state;
+    vp_config cfg;
+    vp_config_init(&cfg, VP_PRE_NORM, 80);
+    cfg.grad = 1;
+    vp_forward_options o;
+    vp_forward_options_init(&o);
+    o.width = 8192;
+    o.heads = 64;
+    o.kv_heads = 8;
+    o.ffn_width = 28672;
+    o.mlp = VP_MLP_SWIGLU;
+    o.bias = VP_BIAS_NONE;
+    o.norm = VP_NORM_RMSNORM;
+    o.vocab = 128256;
+    o.batch = 1;
+    o.tokens = 128;
+    o.threads = 2;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0 || (double)pages * (double)page < 20e9)
+        skip(); /* the figures above are for a machine of 24 GiB */
+    assert_int_equal(fw_recomputes(&cfg, &o), 0);
+    o.tokens = 512;
+    assert_int_equal(fw_recomputes(&cfg, &o), 1);
+    o.activations = VP_ACTIVATIONS_KEEP;
+    assert_int_equal(fw_recomputes(&cfg, &o), 0);
+    o.activations = VP_ACTIVATIONS_RECOMPUTE;
+    o.tokens = 16;
+    assert_int_equal(fw_recomputes(&cfg, &o), 1);
+    cfg.grad = 0;
+    assert_int_equal(fw_recomputes(&cfg, &o), 0);
+    /* keep asked where it does not fit: refused, pointing at recompute */
+    program_run r = run_varprof((const char *const[]){
+        "--model", "llama-3.1-70b", "--engine", "forward", "--batch", "1", "--tokens", "512",
+        "--grad", "--activations", "keep", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "of activations"));
+    assert_non_null(strstr(r.err, "--activations recompute"));
+    program_run_free(&r);
+}
+
 /* A network of Llama 2 7B's shapes (d 4096, 32 heads, SwiGLU 11008, vocab
    32000) at 2 layers: the CSV drawn is the CSV stored. */
 static void test_7b_shaped_csv(void **state)
@@ -354,7 +437,7 @@ static void test_backward_says_what_it_held(void **state)
         assert_int_equal(r.status, 0);
         const char *line = strstr(r.out, "  backward held     every activation (");
         assert_non_null(line);
-        assert_non_null(strstr(line, " GiB), "));
+        assert_non_null(strstr(line, " GiB); "));
         assert_non_null(strstr(line, says[i]));
         program_run_free(&r);
     }
@@ -368,6 +451,8 @@ int main(void)
         cmocka_unit_test(test_networks_drawn_equal_stored),
         cmocka_unit_test(test_7b_shaped_csv),
         cmocka_unit_test(test_backward_says_what_it_held),
+        cmocka_unit_test(test_recompute_equals_keep),
+        cmocka_unit_test(test_auto_recomputes_when_keeping_would_not_fit),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
