@@ -66,8 +66,14 @@ static pid_t start(const char *const *args, int out_fd, int err_fd)
         (void)null;
         dup2(out_fd, 1);
         dup2(err_fd, 2);
-        // exec keeps an ignored signal ignored, and makes a handled one default
+        // exec keeps an ignored signal ignored, and makes a handled one default;
+        // the ending signals start at their defaults, as from a terminal, even
+        // when the tests run as a background job (whose shell ignores SIGINT)
+        // or under nohup (SIGHUP), unless the test ignores one itself
         signal(SIGPIPE, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         if (child_ignored_signal)
             signal(child_ignored_signal, SIG_IGN);
         if (wrapper && *wrapper) {
