@@ -281,9 +281,25 @@ static void compare_networks(const char *what, const vp_config *cfg, const vp_fo
     }
 }
 
+static void networks_drawn_equal_stored(void);
+
+/* Whole networks drawn against stored, at this CPU's block sizes and at a
+   small core's (32 KiB L1, 256 KiB L2), on every ISA. */
 static void test_networks_drawn_equal_stored(void **state)
 {
     (void)state;
+    networks_drawn_equal_stored();
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++)
+        if (vp_isa_supported((vp_isa)isa))
+            reblocks[isa].reblock(32 * 1024, 256 * 1024);
+    networks_drawn_equal_stored();
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++)
+        if (vp_isa_supported((vp_isa)isa))
+            reblocks[isa].reblock(0, 0);
+}
+
+static void networks_drawn_equal_stored(void)
+{
     vp_config cfg;
     vp_forward_options o;
     /* GPT-style: q, k, v, o, fc1, fc2 with biases, torch init, a head */
