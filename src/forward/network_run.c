@@ -1086,7 +1086,7 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, 
         return status;
     const kern_table *kern = kern_current();
     fw_model *m = fw_model_alloc(cfg, o, kern);
-    uint32_t *ids = malloc(o->batch * o->tokens * sizeof *ids);
+    uint32_t *ids = calloc(o->batch * o->tokens, sizeof *ids);
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));
     if (!m || !ids || !profile)
         status = vp_fail(err, VP_ENOMEM, "no memory for the network");

@@ -23,12 +23,11 @@ uint32_t fw_layer_stream_of(size_t layer, unsigned which)
 static void uniform_values(const fw_draw *d, float *out, size_t n, uint64_t first)
 {
     const philox4x32_key_t key = {{(uint32_t)d->seed, (uint32_t)(d->seed >> 32)}};
-    uint64_t block = first / 4;
     philox4x32_ctr_t r = {{0}};
     for (size_t i = 0; i < n; i++) {
         const uint64_t at = first + i;
-        if (i == 0 || at % 4 == 0) {
-            block = at / 4;
+        if (i == 0 || at % 4 == 0) { /* a new block of four */
+            const uint64_t block = at / 4;
             const philox4x32_ctr_t ctr = {
                 {d->stream, WEIGHT_UNIFORMS, (uint32_t)block, (uint32_t)(block >> 32)}};
             r = philox4x32(ctr, key);
