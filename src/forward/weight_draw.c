@@ -84,11 +84,15 @@ static void fill_panel(const fw_draw *d, float *panel, size_t nr, size_t j0, siz
     }
     const size_t rows = j0 >= d->rows ? 0 : d->rows - j0 < nr ? d->rows - j0 : nr;
     const uint64_t first = (uint64_t)j0 * d->cols + p0;
-    if (d->kind == FW_DRAW_NORMAL && first % 4 == 0 && d->cols % 4 == 0 && kc % 4 == 0 &&
+    if (first % 4 == 0 && d->cols % 4 == 0 && kc % 4 == 0 &&
         (first + (rows ? rows - 1 : 0) * d->cols + kc) / 4 < ((uint64_t)1 << 32)) {
         /* the usual shapes: straight into the panel, a lane a row of W */
-        kern_current()->gauss_panel(panel, nr, rows, kc, d->seed, d->stream, WEIGHT_NORMALS,
-                                    first, d->cols, d->scale);
+        if (d->kind == FW_DRAW_NORMAL)
+            kern_current()->gauss_panel(panel, nr, rows, kc, d->seed, d->stream, WEIGHT_NORMALS,
+                                        first, d->cols, d->scale);
+        else
+            kern_current()->uniform_panel(panel, nr, rows, kc, d->seed, d->stream,
+                                          WEIGHT_UNIFORMS, first, d->cols, d->scale, d->factor);
         return;
     }
     float run[DRAW_CHUNK];

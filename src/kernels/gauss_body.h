@@ -222,6 +222,59 @@ void KERN_FN(kern_gauss_panel)(float *panel, size_t nr, size_t rows, size_t kc, 
         memset(panel + p * nr + rows, 0, (nr - rows) * sizeof *panel);
 }
 
+/* The uniform draws of one Philox word a lane: ((double)r + 0.5) 2^-32 = u,
+   then (float)((2 u - 1) bound), then (float)(factor that) unless factor
+   is 1, each step a double operation as the scalar loop's. */
+static inline vd uniform_half(vd r, vd bound)
+{
+    const vd u = vd_mul(vd_add(r, vd_set1(0.5)), vd_set1(0x1p-32));
+    return vd_mul(vd_sub(vd_mul(vd_set1(2.0), u), vd_set1(1.0)), bound);
+}
+
+static inline vf uniform_v(vi r, vd bound, double factor)
+{
+    vf v = vd_narrow(uniform_half(vi_unsigned_lo_to_vd(r), bound),
+                     uniform_half(vi_unsigned_hi_to_vd(r), bound));
+    if (factor != 1.0) {
+        const vd f = vd_set1(factor);
+        v = vd_narrow(vd_mul(f, vf_widen_lo(v)), vd_mul(f, vf_widen_hi(v)));
+    }
+    return v;
+}
+
+void KERN_FN(kern_uniform_panel)(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                                 uint32_t stream, uint32_t word, uint64_t first,
+                                 uint64_t row_stride, double bound, double factor)
+{
+    // panel: (kc, nr); column c < rows holds uniforms first + c row_stride .. + kc - 1
+    philox_setup setup;
+    setup_for(&setup, seed, 0, 0);
+    const vd b = vd_set1(bound);
+    for (size_t c0 = 0; c0 < rows; c0 += SIMD_W) {
+        const size_t lanes = nr - c0 < SIMD_W ? nr - c0 : SIMD_W;
+        uint32_t start[SIMD_W];
+        for (size_t l = 0; l < SIMD_W; l++) /* past the rows: any block, zeroed below */
+            start[l] = (uint32_t)((first + (c0 + l < rows ? c0 + l : 0) * row_stride) / 4);
+        const vi lo = vi_load(start);
+        for (size_t g = 0; g < kc / 4; g++) {
+            /* the counter {stream, word, block lo, block hi} */
+            vi c[1][4] = {{vi_set1(stream), vi_set1(word), vi_add(lo, vi_set1((uint32_t)g)),
+                           vi_set1(0)}};
+            philox(1, c, &setup);
+            float *row = panel + 4 * g * nr + c0;
+            for (int j = 0; j < 4; j++) {
+                const vf v = uniform_v(c[0][j], b, factor);
+                if (lanes == SIMD_W)
+                    vf_store(row + (size_t)j * nr, v);
+                else
+                    vf_store_mask(row + (size_t)j * nr, vm_first(lanes), v);
+            }
+        }
+    }
+    for (size_t p = 0; rows < nr && p < kc; p++)
+        memset(panel + p * nr + rows, 0, (nr - rows) * sizeof *panel);
+}
+
 void KERN_FN(kern_gauss_fill)(float *out, size_t n, uint64_t seed, uint32_t token,
                               uint32_t sub_block, uint64_t first)
 {

@@ -132,3 +132,24 @@ void kern_gauss_panel_scalar(float *panel, size_t nr, size_t rows, size_t kc, ui
                 panel[(4 * g + j) * nr + c] = c < rows ? (float)(scale * four[j]) : 0.0f;
         }
 }
+
+void kern_uniform_panel_scalar(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                               uint32_t stream, uint32_t word, uint64_t first, uint64_t row_stride,
+                               double bound, double factor)
+{
+    // panel: (kc, nr); column c < rows holds uniforms first + c row_stride .. + kc - 1
+    const philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    for (size_t c = 0; c < nr; c++)
+        for (size_t g = 0; g < kc / 4; g++) {
+            const uint64_t block = (first + c * row_stride) / 4 + g;
+            const philox4x32_ctr_t ctr = {{stream, word, (uint32_t)block, (uint32_t)(block >> 32)}};
+            const philox4x32_ctr_t r = philox4x32(ctr, key);
+            for (size_t j = 0; j < 4; j++) {
+                const double u = ((double)r.v[j] + 0.5) * 0x1p-32;
+                float v = (float)((2.0 * u - 1.0) * bound);
+                if (factor != 1.0)
+                    v = (float)(factor * v);
+                panel[(4 * g + j) * nr + c] = c < rows ? v : 0.0f;
+            }
+        }
+}

@@ -37,6 +37,7 @@
         .square_sum = kern_square_sum_##ISA, .adam = kern_adam_##ISA,                              \
         .gauss_fill = kern_gauss_fill_##ISA,                                                       \
         .gauss_panel = kern_gauss_panel_##ISA,                                                     \
+        .uniform_panel = kern_uniform_panel_##ISA,                                                 \
         .mc_noise_sums = kern_mc_noise_sums_##ISA, .mc_add_branch = kern_mc_add_branch_##ISA,      \
         .mc_add_and_normalise = kern_mc_add_and_normalise_##ISA,                                   \
     }

@@ -286,6 +286,15 @@ typedef struct {
     void (*gauss_panel)(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
                         uint32_t token, uint32_t sub_block, uint64_t first, uint64_t row_stride,
                         double scale);
+    /* The same layout of uniform draws, PyTorch's nn.Linear init as
+       forward/weight_draw.c makes it: draw i is word i mod 4 of Philox4x32-10
+       on the counter {stream, word, i / 4 (low, high)}, r; then (float)((2 u
+       - 1) bound) with u = (r + 0.5) 2^-32, and times factor (in double,
+       rounded to float) unless factor is 1. Its preconditions are
+       gauss_panel's. */
+    void (*uniform_panel)(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                          uint32_t stream, uint32_t word, uint64_t first, uint64_t row_stride,
+                          double bound, double factor);
 
     /* ---- the full Monte Carlo's loops over a token's d coordinates
        (mc_loops_ISA.c): explicit lanes and no fused multiply-add, so every

@@ -85,6 +85,9 @@
     void kern_gauss_panel_##ISA(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,     \
                                 uint32_t token, uint32_t sub_block, uint64_t first,                \
                                 uint64_t row_stride, double scale);                                \
+    void kern_uniform_panel_##ISA(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,   \
+                                  uint32_t stream, uint32_t word, uint64_t first,                  \
+                                  uint64_t row_stride, double bound, double factor);               \
     void kern_mc_noise_sums_##ISA(double *out, const double *x, const float *xi, size_t d);        \
     double kern_mc_add_branch_##ISA(double *x, double *out, const float *xi, size_t d,             \
                                     double alpha, double a, double b);                             \

@@ -248,6 +248,19 @@ static inline vd vf_widen_hi(vf v)
 {
     return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
 }
+/* the low and the high half of the lanes, read as unsigned, to double
+   (exactly: the sign bit flipped, converted as signed, 2^31 added back) */
+static inline vd vi_unsigned_lo_to_vd(vi a)
+{
+    const __m128i flipped = _mm_xor_si128(_mm256_castsi256_si128(a), _mm_set1_epi32(INT32_MIN));
+    return _mm256_add_pd(_mm256_cvtepi32_pd(flipped), _mm256_set1_pd(2147483648.0));
+}
+static inline vd vi_unsigned_hi_to_vd(vi a)
+{
+    const __m128i flipped =
+        _mm_xor_si128(_mm256_extracti128_si256(a, 1), _mm_set1_epi32(INT32_MIN));
+    return _mm256_add_pd(_mm256_cvtepi32_pd(flipped), _mm256_set1_pd(2147483648.0));
+}
 /* each double rounded to float, as a C cast does: lo's in the low lanes */
 static inline vf vd_narrow(vd lo, vd hi)
 {

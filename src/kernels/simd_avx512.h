@@ -231,6 +231,16 @@ static inline vd vf_widen_hi(vf v)
 {
     return _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
 }
+/* the low and the high half of the lanes, read as unsigned, to double
+   (exactly) */
+static inline vd vi_unsigned_lo_to_vd(vi a)
+{
+    return _mm512_cvtepu32_pd(_mm512_castsi512_si256(a));
+}
+static inline vd vi_unsigned_hi_to_vd(vi a)
+{
+    return _mm512_cvtepu32_pd(_mm512_extracti64x4_epi64(a, 1));
+}
 /* each double rounded to float, as a C cast does: lo's in the low lanes */
 static inline vf vd_narrow(vd lo, vd hi)
 {

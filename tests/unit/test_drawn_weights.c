@@ -1,8 +1,9 @@
 /* Weights drawn on the fly (src/forward/weight_draw.c and the matmul's
  * drawn path, matmul_internal.h): a weight is a pure function of (seed,
  * tensor, row, column), made panel by panel inside the matmul and dropped.
- * The generator's panels (gauss_panel, every ISA) hold the scalar
- * generator's draws (vp_gauss_fill) where the packed layout puts them.
+ * The generators' panels (gauss_panel and uniform_panel, every ISA) hold
+ * the scalar draws (vp_gauss_fill, fw_draw_values) where the packed layout
+ * puts them.
  * The reference for the rest is the stored path: the same tensor drawn whole
  * (fw_draw_values from 0), packed, and multiplied. Checked bit for bit:
  * - the matmul, on every ISA this CPU runs, for normal and uniform draws, W
@@ -193,6 +194,58 @@ static void test_gauss_panel_equals_fill(void **state)
                                          vp_isa_name((vp_isa)isa), nr, rows, kc,
                                          (unsigned long long)firsts[f], p, c, got[p * nr + c],
                                          want);
+                        }
+                    }
+                    free(got), free(row);
+                }
+    }
+}
+
+typedef void (*uniform_panel_fn)(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,
+                                 uint32_t stream, uint32_t word, uint64_t first,
+                                 uint64_t row_stride, double bound, double factor);
+
+static const uniform_panel_fn uniform_panels[VP_ISA_COUNT] = {
+    kern_uniform_panel_scalar,
+#if defined(__x86_64__)
+    kern_uniform_panel_avx2,
+    kern_uniform_panel_avx512,
+#endif
+};
+
+/* The uniform panels (--init torch) of every variant hold fw_draw's
+   uniforms, the whole-tensor path, bit for bit: with and without a factor,
+   rows short of the panel, counters up to the bound. */
+static void test_uniform_panel_equals_values(void **state)
+{
+    (void)state;
+    static const size_t widths[] = {1, 8, 24, 48, 64};
+    static const size_t kcs[] = {4, 12, 520};
+    static const uint64_t firsts[] = {0, 8192, ((uint64_t)1 << 34) - 4 * 600 * 64};
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        for (size_t w = 0; w < sizeof widths / sizeof *widths; w++)
+            for (size_t k = 0; k < sizeof kcs / sizeof *kcs; k++)
+                for (size_t f = 0; f < sizeof firsts / sizeof *firsts; f++) {
+                    const size_t nr = widths[w], kc = kcs[k], rows = (w + k) % 2 ? nr : nr / 2;
+                    const uint64_t stride = 4 * (kc + 3 * f);
+                    const fw_draw d = {FW_DRAW_UNIFORM, 5, 33, 0.0220970869120796,
+                                       f == 1 ? 0.7071067811865476 : 1.0, 1u << 30, stride, 0};
+                    float *got = malloc(nr * kc * sizeof *got), *row = malloc(kc * sizeof *row);
+                    assert_true(got && row);
+                    uniform_panels[isa](got, nr, rows, kc, d.seed, d.stream, 0xFFFFFF01u,
+                                        firsts[f], stride, d.scale, d.factor);
+                    for (size_t c = 0; c < nr; c++) {
+                        if (c < rows)
+                            fw_draw_values(&d, row, kc, firsts[f] + c * stride);
+                        for (size_t p = 0; p < kc; p++) {
+                            const float want = c < rows ? row[p] : 0.0f;
+                            if (memcmp(&got[p * nr + c], &want, sizeof want) != 0)
+                                fail_msg("%s: uniform panel %zu wide, %zu rows, kc %zu: "
+                                         "[%zu][%zu] = %.9g, want %.9g",
+                                         vp_isa_name((vp_isa)isa), nr, rows, kc, p, c,
+                                         got[p * nr + c], want);
                         }
                     }
                     free(got), free(row);
@@ -463,6 +516,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gauss_panel_equals_fill),
+        cmocka_unit_test(test_uniform_panel_equals_values),
         cmocka_unit_test(test_matmul_drawn_equals_stored),
         cmocka_unit_test(test_networks_drawn_equal_stored),
         cmocka_unit_test(test_7b_shaped_csv),
