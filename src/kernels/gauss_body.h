@@ -157,15 +157,38 @@ static void setup_for(philox_setup *setup, uint64_t seed, uint32_t token, uint32
     setup->sub_block = vi_set1(sub_block);
 }
 
-/* (float)(scale * z) lane by lane, the product in double, into the first
-   `lanes` floats of dst */
-static inline void store_scaled(float *dst, vf z, vd scale, size_t lanes)
+/* v's first `lanes` lanes into dst */
+static inline void store_lanes(float *dst, vf v, size_t lanes)
 {
-    const vf v = vd_narrow(vd_mul(vf_widen_lo(z), scale), vd_mul(vf_widen_hi(z), scale));
     if (lanes == SIMD_W)
         vf_store(dst, v);
     else
         vf_store_mask(dst, vm_first(lanes), v);
+}
+
+/* (float)(scale * z) lane by lane, the product in double, into the first
+   `lanes` floats of dst */
+static inline void store_scaled(float *dst, vf z, vd scale, size_t lanes)
+{
+    store_lanes(dst, vd_narrow(vd_mul(vf_widen_lo(z), scale), vd_mul(vf_widen_hi(z), scale)),
+                lanes);
+}
+
+/* The first Philox block of panel columns c0 .. c0 + SIMD_W - 1, column c
+   at draw first + c row_stride; columns past the rows start where column 0
+   does (their panel columns are zeroed afterwards, zero_past_rows). */
+static inline vi panel_starts(uint64_t first, uint64_t row_stride, size_t c0, size_t rows)
+{
+    uint32_t start[SIMD_W];
+    for (size_t l = 0; l < SIMD_W; l++)
+        start[l] = (uint32_t)((first + (c0 + l < rows ? c0 + l : 0) * row_stride) / 4);
+    return vi_load(start);
+}
+
+static void zero_past_rows(float *panel, size_t nr, size_t rows, size_t kc)
+{
+    for (size_t p = 0; rows < nr && p < kc; p++)
+        memset(panel + p * nr + rows, 0, (nr - rows) * sizeof *panel);
 }
 
 /* Panel rows 4 g .. 4 g + 3 for the SIMD_W panel columns whose Philox
@@ -208,18 +231,14 @@ void KERN_FN(kern_gauss_panel)(float *panel, size_t nr, size_t rows, size_t kc, 
     const size_t groups = kc / 4;
     for (size_t c0 = 0; c0 < rows; c0 += SIMD_W) {
         const size_t lanes = nr - c0 < SIMD_W ? nr - c0 : SIMD_W;
-        uint32_t start[SIMD_W];
-        for (size_t l = 0; l < SIMD_W; l++) /* past the rows: any block, zeroed below */
-            start[l] = (uint32_t)((first + (c0 + l < rows ? c0 + l : 0) * row_stride) / 4);
-        const vi lo = vi_load(start);
+        const vi lo = panel_starts(first, row_stride, c0, rows);
         size_t g = 0;
         for (; g + GAUSS_SETS <= groups; g += GAUSS_SETS)
             panel_groups(GAUSS_SETS, panel + c0, nr, lanes, lo, g, &setup, s);
         for (; g < groups; g++)
             panel_groups(1, panel + c0, nr, lanes, lo, g, &setup, s);
     }
-    for (size_t p = 0; rows < nr && p < kc; p++)
-        memset(panel + p * nr + rows, 0, (nr - rows) * sizeof *panel);
+    zero_past_rows(panel, nr, rows, kc);
 }
 
 /* The uniform draws of one Philox word a lane: ((double)r + 0.5) 2^-32 = u,
@@ -252,27 +271,18 @@ void KERN_FN(kern_uniform_panel)(float *panel, size_t nr, size_t rows, size_t kc
     const vd b = vd_set1(bound);
     for (size_t c0 = 0; c0 < rows; c0 += SIMD_W) {
         const size_t lanes = nr - c0 < SIMD_W ? nr - c0 : SIMD_W;
-        uint32_t start[SIMD_W];
-        for (size_t l = 0; l < SIMD_W; l++) /* past the rows: any block, zeroed below */
-            start[l] = (uint32_t)((first + (c0 + l < rows ? c0 + l : 0) * row_stride) / 4);
-        const vi lo = vi_load(start);
+        const vi lo = panel_starts(first, row_stride, c0, rows);
         for (size_t g = 0; g < kc / 4; g++) {
             /* the counter {stream, word, block lo, block hi} */
             vi c[1][4] = {{vi_set1(stream), vi_set1(word), vi_add(lo, vi_set1((uint32_t)g)),
                            vi_set1(0)}};
             philox(1, c, &setup);
             float *row = panel + 4 * g * nr + c0;
-            for (int j = 0; j < 4; j++) {
-                const vf v = uniform_v(c[0][j], b, factor);
-                if (lanes == SIMD_W)
-                    vf_store(row + (size_t)j * nr, v);
-                else
-                    vf_store_mask(row + (size_t)j * nr, vm_first(lanes), v);
-            }
+            for (int j = 0; j < 4; j++)
+                store_lanes(row + (size_t)j * nr, uniform_v(c[0][j], b, factor), lanes);
         }
     }
-    for (size_t p = 0; rows < nr && p < kc; p++)
-        memset(panel + p * nr + rows, 0, (nr - rows) * sizeof *panel);
+    zero_past_rows(panel, nr, rows, kc);
 }
 
 void KERN_FN(kern_gauss_fill)(float *out, size_t n, uint64_t seed, uint32_t token,

@@ -334,6 +334,20 @@ static void compare_networks(const char *what, const vp_config *cfg, const vp_fo
     }
 }
 
+/* o with Llama's block: SwiGLU, no biases, RMSNorm, width d, h query and
+   kv key-value heads, vocab v. */
+static void llama_options(vp_forward_options *o, size_t d, size_t h, size_t kv, size_t v)
+{
+    vp_forward_options_init(o);
+    o->width = d;
+    o->heads = h;
+    o->kv_heads = kv;
+    o->mlp = VP_MLP_SWIGLU;
+    o->bias = VP_BIAS_NONE;
+    o->norm = VP_NORM_RMSNORM;
+    o->vocab = v;
+}
+
 static void networks_drawn_equal_stored(void);
 
 /* Whole networks drawn against stored, at this CPU's block sizes and at a
@@ -371,15 +385,8 @@ static void networks_drawn_equal_stored(void)
     vp_config_init(&cfg, VP_PRE_NORM, 2);
     cfg.grad = 1;
     cfg.final_norm = VP_FINAL_NORM_YES;
-    vp_forward_options_init(&o);
-    o.width = 64;
-    o.heads = 4;
-    o.kv_heads = 2;
-    o.mlp = VP_MLP_SWIGLU;
-    o.bias = VP_BIAS_NONE;
-    o.norm = VP_NORM_RMSNORM;
+    llama_options(&o, 64, 4, 2, 300);
     o.positions = VP_POSITIONS_ROPE;
-    o.vocab = 300;
     o.batch = 2;
     o.tokens = 12;
     o.tie_embeddings = 1;
@@ -437,15 +444,8 @@ static void test_auto_recomputes_when_keeping_would_not_fit(void **state)
     vp_config_init(&cfg, VP_PRE_NORM, 80);
     cfg.grad = 1;
     vp_forward_options o;
-    vp_forward_options_init(&o);
-    o.width = 8192;
-    o.heads = 64;
-    o.kv_heads = 8;
+    llama_options(&o, 8192, 64, 8, 128256);
     o.ffn_width = 28672;
-    o.mlp = VP_MLP_SWIGLU;
-    o.bias = VP_BIAS_NONE;
-    o.norm = VP_NORM_RMSNORM;
-    o.vocab = 128256;
     o.batch = 1;
     o.tokens = 128;
     o.threads = 2;
