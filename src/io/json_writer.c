@@ -130,6 +130,10 @@ static cJSON *profile_object(const vp_profile *profile)
                 if (sm->loss && (profile->fields & VP_HAS_GRAD)) { /* --grad only */
                     add_text(sampling, "loss", sm->loss);
                     add_number(sampling, "loss_value", profile->loss, 1);
+                    /* what the backward held, as the text's summary says */
+                    add_text(sampling, "activations", sm->recomputed ? "recomputed" : "kept");
+                    add_number(sampling, "activation_bytes", sm->kept_bytes, 1);
+                    add_text(sampling, "weights", sm->weights_drawn ? "drawn" : "stored");
                 }
             }
         }

@@ -510,6 +510,15 @@ static void test_backward_says_what_it_held(void **state)
         assert_non_null(strstr(line, says[i]));
         program_run_free(&r);
     }
+    /* and the JSON's sampling, recomputing */
+    program_run r = run_varprof((const char *const[]){
+        "--engine", "forward", "--grad", "--layers", "2", "--width", "64", "--heads", "2",
+        "--activations", "recompute", "--format", "json", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\"activations\":\"recomputed\""));
+    assert_non_null(strstr(r.out, "\"activation_bytes\":"));
+    assert_non_null(strstr(r.out, "\"weights\":\"drawn\""));
+    program_run_free(&r);
 }
 
 int main(void)
