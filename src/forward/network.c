@@ -1,4 +1,5 @@
-/* Making the network: its weights laid out in one arena, then drawn. */
+/* Making the network: its stored weights laid out in one arena, then drawn
+ * (or, in a drawn model, how each is drawn as the matmul uses it). */
 #include "forward/network.h"
 
 #include <gsl/gsl_cdf.h>
@@ -11,8 +12,6 @@
 #include "sys/big_block.h"
 #include "varprof/closed.h"
 
-/* Counter words of the weights' and the tokens' streams: the gauss stream's
- * sub-block field, and Philox's third word for uniforms. */
 
 static size_t aligned(size_t floats)
 {

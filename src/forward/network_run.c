@@ -801,20 +801,22 @@ const char *vp_init_name(vp_init init)
 
 static size_t physical_memory(void);
 
-/* The bytes of fw_memory_needed for a model shaped with recompute as given,
-   in double; weights' apart. */
+/* The bytes a run of a model shaped with recompute as given would take, in
+   double, and of those the weights'; HUGE_VAL when what the backward keeps
+   would not even fit in an address (it grows with depth times batch, so it
+   is sized in double first, before any size_t product can wrap). */
 static double run_bytes_as(const vp_config *cfg, const vp_forward_options *o, int recompute,
                            double *weights)
 {
+    /* every size was range-checked, so the other products stay far below 2^64 */
     const kern_table *kern = kern_current();
     fw_model shape = {0};
     fw_model_shape_as(&shape, cfg, o, recompute);
     shape.kernels = kern;
     *weights = (double)fw_model_shape_floats(&shape, kern) * sizeof(float);
-    /* fw_memory_needed refuses a run whose kept activations pass this */
-    if ((double)fw_saved_row_floats(&shape) * (double)(o->batch * o->tokens) * sizeof(float) >
-        9e18)
-        return 9e18;
+    const double kept = (double)fw_saved_row_floats(&shape) * (double)(o->batch * o->tokens);
+    if (shape.backward && kept * sizeof(float) > 9e18)
+        return HUGE_VAL;
     return *weights + (double)fw_run_bytes(&shape, o->batch * o->tokens, o->threads, o->tokens);
 }
 
@@ -832,21 +834,13 @@ int fw_recomputes(const vp_config *cfg, const vp_forward_options *o)
 vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, size_t *bytes,
                            size_t *weight_bytes, vp_error *err)
 {
-    /* every size was range-checked, so these products stay far below 2^64 */
-    const kern_table *kern = kern_current();
-    fw_model shape = {0};
-    fw_model_shape(&shape, cfg, o);
-    shape.kernels = kern;
-    /* what the backward keeps grows with depth times batch: sized in double
-       first, so that no product wraps */
-    const double kept = (double)fw_saved_row_floats(&shape) * (double)(o->batch * o->tokens);
-    if (shape.backward && kept * sizeof(float) > 9e18)
+    double weights;
+    const double total = run_bytes_as(cfg, o, fw_recomputes(cfg, o), &weights);
+    if (total == HUGE_VAL)
         return vp_fail(err, VP_EOVERFLOW, "the backward's activations do not fit in an address");
-    const double weights = (double)fw_model_shape_floats(&shape, kern) * sizeof(float);
-    const double run = (double)fw_run_bytes(&shape, o->batch * o->tokens, o->threads, o->tokens);
-    if (weights + run > 9e18)
+    if (total > 9e18)
         return vp_fail(err, VP_EOVERFLOW, "the network's memory does not fit in an address");
-    *bytes = (size_t)(weights + run);
+    *bytes = (size_t)total;
     *weight_bytes = (size_t)weights;
     return VP_OK;
 }

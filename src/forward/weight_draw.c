@@ -11,8 +11,8 @@
 #define WEIGHT_NORMALS 0xFFFFFF00u
 #define WEIGHT_UNIFORMS 0xFFFFFF01u
 
-/* Values made at once into a panel: a block of k (KC at most 1024) or a
-   panel's row (NR at most 64) fits. */
+/* Values of one row of W drawn at once before they are spread across a
+   panel: a block of k (KC at most 1024) fits. */
 #define DRAW_CHUNK 1024
 
 uint32_t fw_layer_stream_of(size_t layer, unsigned which)
@@ -118,10 +118,7 @@ static void fill_panel_transposed(const fw_draw *d, float *panel, size_t nr, siz
     const size_t valid = j0 >= d->cols ? 0 : d->cols - j0 < nr ? d->cols - j0 : nr;
     for (size_t p = 0; p < kc; p++) {
         float *row = panel + p * nr;
-        for (size_t q = 0; q < valid; q += DRAW_CHUNK) {
-            const size_t len = valid - q < DRAW_CHUNK ? valid - q : DRAW_CHUNK;
-            fw_draw_values(d, row + q, len, (uint64_t)(p0 + p) * d->cols + j0 + q);
-        }
+        fw_draw_values(d, row, valid, (uint64_t)(p0 + p) * d->cols + j0);
         memset(row + valid, 0, (nr - valid) * sizeof *row);
     }
 }

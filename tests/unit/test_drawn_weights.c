@@ -510,15 +510,28 @@ static void test_backward_says_what_it_held(void **state)
         assert_non_null(strstr(line, says[i]));
         program_run_free(&r);
     }
-    /* and the JSON's sampling, recomputing */
-    program_run r = run_varprof((const char *const[]){
-        "--engine", "forward", "--grad", "--layers", "2", "--width", "64", "--heads", "2",
-        "--activations", "recompute", "--format", "json", NULL});
-    assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "\"activations\":\"recomputed\""));
-    assert_non_null(strstr(r.out, "\"activation_bytes\":"));
-    assert_non_null(strstr(r.out, "\"weights\":\"drawn\""));
-    program_run_free(&r);
+    /* and the JSON's sampling: the bytes held, keeping and recomputing.
+       2 layers = 4 sub-blocks on 2 x 64 rows of width 64: recomputing holds
+       at least the 5 inputs (4 sub-blocks' and the top's), 160 KiB, and less
+       than keeping, which also holds every sub-block's norm output, q, k,
+       v, the heads' output and the MLP's hidden values. */
+    double held[2] = {0.0, 0.0};
+    const char *const modes[2] = {"keep", "recompute"};
+    for (int i = 0; i < 2; i++) {
+        program_run r = run_varprof((const char *const[]){
+            "--engine", "forward", "--grad", "--layers", "2", "--width", "64", "--heads", "2",
+            "--activations", modes[i], "--format", "json", NULL});
+        assert_int_equal(r.status, 0);
+        assert_non_null(strstr(r.out, i ? "\"activations\":\"recomputed\""
+                                        : "\"activations\":\"kept\""));
+        assert_non_null(strstr(r.out, "\"weights\":\"drawn\""));
+        const char *bytes = strstr(r.out, "\"activation_bytes\":");
+        assert_non_null(bytes);
+        held[i] = strtod(bytes + strlen("\"activation_bytes\":"), NULL);
+        program_run_free(&r);
+    }
+    assert_true(held[1] >= 5.0 * 128 * 64 * sizeof(float));
+    assert_true(held[1] < held[0]);
 }
 
 int main(void)
