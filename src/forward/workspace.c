@@ -4,6 +4,7 @@
 
 #include "forward/run.h"
 #include "forward/workspace.h"
+#include "sys/big_block.h"
 
 size_t fw_activation_floats(const fw_model *m, size_t rows)
 {
@@ -72,10 +73,10 @@ static int make_backward(fw_workspace *ws)
 {
     const fw_model *m = ws->m;
     const size_t per_thread = fw_backward_thread_floats(m, ws->rows, 1);
-    ws->kept = malloc(fw_saved_floats(m, ws->rows) * sizeof(float));
+    ws->kept = big_block_alloc(fw_saved_floats(m, ws->rows) * sizeof(float));
     ws->saved = calloc(ws->sub_blocks + 2, sizeof *ws->saved);
-    ws->backward_block = malloc(fw_backward_floats(m, ws->rows) * sizeof(float));
-    ws->backward_thread_block = malloc(ws->threads * per_thread * sizeof(float));
+    ws->backward_block = big_block_alloc(fw_backward_floats(m, ws->rows) * sizeof(float));
+    ws->backward_thread_block = big_block_alloc(ws->threads * per_thread * sizeof(float));
     ws->backward_thread_ws = calloc(ws->threads, sizeof *ws->backward_thread_ws);
     if (!ws->kept || !ws->saved || !ws->backward_block || !ws->backward_thread_block ||
         !ws->backward_thread_ws)
@@ -110,7 +111,7 @@ vp_status fw_workspace_create(const fw_model *m, size_t batch, size_t tokens, si
         fw_workspace_free(ws);
         return VP_ETHREAD;
     }
-    ws->activations = malloc(fw_activation_floats(m, rows) * sizeof(float));
+    ws->activations = big_block_alloc(fw_activation_floats(m, rows) * sizeof(float));
     ws->stats = malloc(fw_stats_doubles(rows) * sizeof(double));
     const size_t rope = fw_rope_floats(m, tokens);
     if (rope) {
