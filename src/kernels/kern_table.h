@@ -122,14 +122,17 @@ typedef struct {
        (transposed into the workspace) with x, packed as a W [k][n]
        (matmul_pack_transposed): each dw[j][p] takes one multiply-add per i,
        i = 0, 1, .., n - 1 in that order, onto its own value; db's column
-       sums in double, in i order, added to db[j] once (one rounding). A
-       caller splits the work over the rows j of dW (pass dy + j0, dw + j0 *
-       ldw, db + j0 and m = the rows' count), never over i: then every bit
-       is the same for any split. Calls over consecutive blocks of rows of
-       dy and x accumulate as one call would, but for db's rounding. */
+       sums in double, in i order, added to db[j] once (one rounding). With
+       accumulate 0, dw and db are set, not added to: the bits of adding to
+       zeros, without reading what they held (a cleared gradient costs a
+       pass over memory). A caller splits the work over the rows j of dW
+       (pass dy + j0, dw + j0 * ldw, db + j0 and m = the rows' count), never
+       over i: then every bit is the same for any split. Calls over
+       consecutive blocks of rows of dy and x, the later ones accumulating,
+       give what one call would, but for db's rounding. */
     void (*matmul_weight_grad)(float *dw, size_t ldw, float *db, const float *dy, size_t ldy,
                                const float *x, size_t ldx, size_t n, size_t k, size_t m,
-                               float *workspace);
+                               int accumulate, float *workspace);
 
     /* ---- the forward pass's other kernels (nn_ISA.c) ---- */
     /* out[i] = (x[i] - mean) / sqrt(var + eps) * weight + bias, per row of

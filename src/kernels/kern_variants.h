@@ -39,7 +39,7 @@
     size_t kern_matmul_weight_grad_workspace_floats_##ISA(size_t n, size_t k, size_t m);           \
     void kern_matmul_weight_grad_##ISA(float *dw, size_t ldw, float *db, const float *dy,          \
                                        size_t ldy, const float *x, size_t ldx, size_t n, size_t k, \
-                                       size_t m, float *workspace);                                \
+                                       size_t m, int accumulate, float *workspace);                \
     void kern_layernorm_backward_##ISA(float *dx, const float *dy, const float *x,                 \
                                        const float *weight, size_t n, size_t d, float eps);        \
     void kern_rmsnorm_backward_##ISA(float *dx, const float *dy, const float *x,                   \

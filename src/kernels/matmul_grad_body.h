@@ -117,13 +117,17 @@ static void grad_transpose(float *restrict dyt, size_t ldt, const float *restric
             dyt[j * ldt + r] = dy[r * ldy + j];
 }
 
-/* db[j] += sum_i dy[i][j], each column's sum in double in i order: the
-   same bits on every set, however it vectorises across columns. Blocks of
-   GRAD_DB_LANES columns keep their sums in registers (a loop of constant
-   count, which gcc vectorises at -O2); the columns left one at a time. */
+/* db[j] += sum_i dy[i][j] (accumulate) or = it, each column's sum in double
+   in i order: the same bits on every set, however it vectorises across
+   columns. Blocks of GRAD_DB_LANES columns keep their sums in registers (a
+   loop of constant count, which gcc vectorises at -O2); the columns left
+   one at a time. A sum from 0.0 is never -0.0, so setting gives the bits
+   of adding to 0. */
 static void grad_bias(float *restrict db, const float *restrict dy, size_t ldy, size_t n,
-                      size_t m)
+                      size_t m, int accumulate)
 {
+    if (!accumulate)
+        memset(db, 0, m * sizeof *db); /* m floats, against dW's m k */
     size_t j0 = 0;
     for (; j0 + GRAD_DB_LANES <= m; j0 += GRAD_DB_LANES) {
         double sum[GRAD_DB_LANES] = {0};
@@ -143,13 +147,18 @@ static void grad_bias(float *restrict db, const float *restrict dy, size_t ldy, 
 
 void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const float *dy,
                                       size_t ldy, const float *x, size_t ldx, size_t n, size_t k,
-                                      size_t m, float *workspace)
+                                      size_t m, int accumulate, float *workspace)
 {
     // dy: (n, m) stride ldy; x: (n, k) stride ldx; dw: (m, k) stride ldw; db: (m)
     if (db != NULL)
-        grad_bias(db, dy, ldy, n, m);
-    if (n == 0 || k == 0 || m == 0)
+        grad_bias(db, dy, ldy, n, m, accumulate);
+    if (k == 0 || m == 0)
         return;
+    if (n == 0) { /* no rows: a sum of nothing */
+        for (size_t j = 0; !accumulate && j < m; j++)
+            memset(dw + j * ldw, 0, k * sizeof *dw);
+        return;
+    }
     const size_t ldt = GRAD_LD(grad_rows(n));
     float *dyt = grad_align(workspace);
     float *packed = grad_align(dyt + m * ldt);
@@ -159,7 +168,11 @@ void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const fl
         grad_transpose(dyt, ldt, dy + i0 * ldy, ldy, rows, m);
         /* x's block [rows][k] is the transpose of the W [k][rows] wanted */
         KERN_FN(kern_matmul_pack_transposed)(packed, x + i0 * ldx, ldx, rows, k);
-        KERN_FN(kern_matmul_accumulate)(dw, ldw, dyt, ldt, packed, m, rows, k, inner);
+        /* the first block from zeros, unless dw's own values start the sums */
+        if (i0 == 0 && !accumulate)
+            KERN_FN(kern_matmul)(dw, ldw, dyt, ldt, packed, NULL, m, rows, k, inner);
+        else
+            KERN_FN(kern_matmul_accumulate)(dw, ldw, dyt, ldt, packed, m, rows, k, inner);
     }
 }
 

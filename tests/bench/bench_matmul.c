@@ -148,7 +148,8 @@ typedef struct {
     void (*pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k, size_t m);
     size_t (*grad_workspace_floats)(size_t n, size_t k, size_t m);
     void (*weight_grad)(float *dw, size_t ldw, float *db, const float *dy, size_t ldy,
-                        const float *x, size_t ldx, size_t n, size_t k, size_t m, float *ws);
+                        const float *x, size_t ldx, size_t n, size_t k, size_t m, int accumulate,
+                        float *ws);
 } backward_fns;
 
 static const backward_fns bfns[VP_ISA_COUNT] = {
@@ -203,20 +204,19 @@ static int time_backward(vp_isa isa, shape s, int quick, double *dx_gflops, doub
         for (int r = -1; r < repeats; r++) { /* r = -1: the warm-up */
             long calls = 0;
             double t0 = bench_now(), t;
-            memset(dw, 0, s.m * s.k * sizeof *dw);
-            memset(db, 0, s.m * sizeof *db);
             do {
                 if (which == 0)
                     f->matmul(dx, s.k, dy, s.m, packed, NULL, s.n, s.m, s.k, ws);
                 else
-                    b->weight_grad(dw, s.k, db, dy, s.m, x, s.k, s.n, s.k, s.m, gws);
+                    b->weight_grad(dw, s.k, db, dy, s.m, x, s.k, s.n, s.k, s.m, 0, gws);
                 calls++;
                 t = bench_now() - t0;
             } while (r >= 0 && t < (quick ? 0.02 : MIN_SECONDS) && isa != VP_ISA_SCALAR);
             if (r >= 0 && t / (double)calls < best)
                 best = t / (double)calls;
             if (r == -1 && which == 1) {
-                /* one call from zero: check it before the repeats pile up */
+                /* dW and db are set by each call, as the backward makes them: check
+                   the warm-up's */
                 for (int c = 0; c < 8; c++) {
                     size_t j = (size_t)c * 7919 % s.m, p = (size_t)c * 104729 % s.k;
                     double sum = 0.0, mag = 0.0;

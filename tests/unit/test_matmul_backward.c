@@ -43,7 +43,7 @@ typedef struct {
                        size_t n, size_t k, size_t m, float *workspace);
     size_t (*grad_workspace_floats)(size_t n, size_t k, size_t m);
     void (*weight_grad)(float *dw, size_t ldw, float *db, const float *dy, size_t ldy,
-                        const float *x, size_t ldx, size_t n, size_t k, size_t m,
+                        const float *x, size_t ldx, size_t n, size_t k, size_t m, int accumulate,
                         float *workspace);
 } fns_t;
 
@@ -154,7 +154,7 @@ static void run_weight_grad(const fns_t *f, const problem *pb, float **dw, float
     *dw = copy_of(pb->dw0, pb->m * pb->ldw);
     *db = copy_of(pb->db0, pb->m);
     float *ws = new_workspace(f->grad_workspace_floats(pb->n, pb->k, pb->m));
-    f->weight_grad(*dw, pb->ldw, *db, pb->dy, pb->ldy, pb->x, pb->ldx, pb->n, pb->k, pb->m, ws);
+    f->weight_grad(*dw, pb->ldw, *db, pb->dy, pb->ldy, pb->x, pb->ldx, pb->n, pb->k, pb->m, 1, ws);
     free_workspace(ws);
 }
 
@@ -371,7 +371,7 @@ static void weight_grad_splits_give_the_same_bits(void **state)
                 for (size_t j0 = 0; j0 < pb.m; j0 += cuts[c]) {
                     size_t rows = pb.m - j0 < cuts[c] ? pb.m - j0 : cuts[c];
                     f->weight_grad(dw2 + j0 * pb.ldw, pb.ldw, db2 + j0, pb.dy + j0, pb.ldy, pb.x,
-                                   pb.ldx, pb.n, pb.k, rows, ws);
+                                   pb.ldx, pb.n, pb.k, rows, 1, ws);
                 }
                 if (count_bits_differ("dW split over j", dw, dw2, pb.m * pb.ldw) ||
                     count_bits_differ("db split over j", db, db2, pb.m))
@@ -381,12 +381,73 @@ static void weight_grad_splits_give_the_same_bits(void **state)
             /* rows i: [0, cut) then [cut, n), cut not on a block of 512 */
             size_t cut = pb.n * 3 / 11;
             float *dw3 = copy_of(pb.dw0, pb.m * pb.ldw);
-            f->weight_grad(dw3, pb.ldw, NULL, pb.dy, pb.ldy, pb.x, pb.ldx, cut, pb.k, pb.m, ws);
+            f->weight_grad(dw3, pb.ldw, NULL, pb.dy, pb.ldy, pb.x, pb.ldx, cut, pb.k, pb.m, 1, ws);
             f->weight_grad(dw3, pb.ldw, NULL, pb.dy + cut * pb.ldy, pb.ldy, pb.x + cut * pb.ldx,
-                           pb.ldx, pb.n - cut, pb.k, pb.m, ws);
+                           pb.ldx, pb.n - cut, pb.k, pb.m, 1, ws);
             if (count_bits_differ("dW in consecutive calls over i", dw, dw3, pb.m * pb.ldw))
                 fail();
             free(dw3), free(dw), free(db);
+            free_workspace(ws);
+            free_problem(&pb);
+        }
+    }
+}
+
+/* dW's m x k values NaN, its padding past k 0 (as in want: unwritten) */
+static void poison(float *dw, const problem *pb)
+{
+    for (size_t j = 0; j < pb->m; j++)
+        for (size_t p = 0; p < pb->ldw; p++)
+            dw[j * pb->ldw + p] = p < pb->k ? NAN : 0.0f;
+}
+
+/* accumulate 0 sets dW and db: whatever they held (NaN here), the bits of
+   accumulating onto zeros, on every variant; in one call, with the rows
+   in two calls (the first setting, the second adding), and over no rows
+   at all (zeros). */
+static void weight_grad_sets_as_from_zeros(void **state)
+{
+    (void)state;
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        const fns_t *f = &FNS_OF[isa];
+        for (size_t s = 0; s < N_SHAPES; s++) {
+            problem pb = make_problem(SHAPES[s][0], SHAPES[s][1], SHAPES[s][2]);
+            const size_t dw_floats = pb.m * pb.ldw;
+            float *ws = new_workspace(f->grad_workspace_floats(pb.n, pb.k, pb.m));
+            float *want = calloc(dw_floats, sizeof *want), *want_b = calloc(pb.m, sizeof *want_b);
+            float *got = new_random(dw_floats), *got_b = new_random(pb.m);
+            poison(got, &pb);
+            assert_non_null(want);
+            assert_non_null(want_b);
+            f->weight_grad(want, pb.ldw, want_b, pb.dy, pb.ldy, pb.x, pb.ldx, pb.n, pb.k, pb.m, 1,
+                           ws);
+            for (size_t j = 0; j < pb.m; j++)
+                got_b[j] = NAN;
+            f->weight_grad(got, pb.ldw, got_b, pb.dy, pb.ldy, pb.x, pb.ldx, pb.n, pb.k, pb.m, 0,
+                           ws);
+            if (count_bits_differ("dW set", want, got, dw_floats) ||
+                count_bits_differ("db set", want_b, got_b, pb.m))
+                fail();
+            const size_t cut = pb.n * 3 / 11;
+            poison(got, &pb);
+            f->weight_grad(got, pb.ldw, NULL, pb.dy, pb.ldy, pb.x, pb.ldx, cut, pb.k, pb.m, 0, ws);
+            f->weight_grad(got, pb.ldw, NULL, pb.dy + cut * pb.ldy, pb.ldy, pb.x + cut * pb.ldx,
+                           pb.ldx, pb.n - cut, pb.k, pb.m, 1, ws);
+            if (count_bits_differ("dW set, then accumulated", want, got, dw_floats))
+                fail();
+            poison(got, &pb);
+            f->weight_grad(got, pb.ldw, got_b, pb.dy, pb.ldy, pb.x, pb.ldx, 0, pb.k, pb.m, 0, ws);
+            for (size_t j = 0; j < pb.m; j++)
+                for (size_t p = 0; p < pb.k; p++)
+                    if (got[j * pb.ldw + p] != 0.0f || got_b[j] != 0.0f) {
+                        print_error("%s: over no rows dW[%zu][%zu] = %g, db = %g, want 0\n",
+                                    vp_isa_name((vp_isa)isa), j, p, (double)got[j * pb.ldw + p],
+                                    (double)got_b[j]);
+                        fail();
+                    }
+            free(want), free(want_b), free(got), free(got_b);
             free_workspace(ws);
             free_problem(&pb);
         }
@@ -401,6 +462,7 @@ int main(void)
         cmocka_unit_test(weight_grad_matches_double),
         cmocka_unit_test(simd_matches_scalar),
         cmocka_unit_test(weight_grad_splits_give_the_same_bits),
+        cmocka_unit_test(weight_grad_sets_as_from_zeros),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
