@@ -19,10 +19,15 @@
 #endif
 
 MATMUL_KERNEL(kernel, MATMUL_MR, MATMUL_NV)
+MATMUL_EDGE_KERNELS(edge, MATMUL_NV)
 
 /* kc, lda and mc from the caches on first use (MATMUL_TILES_FROM_CACHES) */
 static matmul_blocking tiles[] = {
-    {.mr = MATMUL_MR, .nr = 8 * MATMUL_NV, .rows = 4096 / MATMUL_MR * MATMUL_MR, .kernel = kernel},
+    {.mr = MATMUL_MR,
+     .nr = 8 * MATMUL_NV,
+     .rows = 4096 / MATMUL_MR * MATMUL_MR,
+     .kernel = kernel,
+     .edge = edge},
 };
 
 MATMUL_TILES_FROM_CACHES(tiles)

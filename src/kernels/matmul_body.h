@@ -102,6 +102,20 @@ kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size
         kernel_body(MR, NV, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next);                \
     }
 
+/* static const matmul_kernel_fn NAME[MATMUL_MAX_MR]: kernels of 1 to
+   MATMUL_MAX_MR - 1 rows and NV vectors, a tile's edge (matmul_blocking).
+   The sums are the full tile's, element by element, so the bits are too. */
+#define MATMUL_EDGE_KERNELS(NAME, NV)                                                              \
+    MATMUL_KERNEL(NAME##_1, 1, NV)                                                                 \
+    MATMUL_KERNEL(NAME##_2, 2, NV)                                                                 \
+    MATMUL_KERNEL(NAME##_3, 3, NV)                                                                 \
+    MATMUL_KERNEL(NAME##_4, 4, NV)                                                                 \
+    MATMUL_KERNEL(NAME##_5, 5, NV)                                                                 \
+    MATMUL_KERNEL(NAME##_6, 6, NV)                                                                 \
+    MATMUL_KERNEL(NAME##_7, 7, NV)                                                                 \
+    static const matmul_kernel_fn NAME[MATMUL_MAX_MR] = {                                          \
+        NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6, NAME##_7};
+
 size_t KERN_FN(kern_matmul_packed_floats)(size_t k, size_t m)
 {
     return matmul_packed_floats(tile_for(m), k, m);

@@ -70,6 +70,10 @@ typedef struct {
     size_t mc;               /* columns of out per block: kc x mc of packed W stays in L2 */
     size_t rows;             /* rows of x packed at once (a multiple of mr): bounds the workspace */
     matmul_kernel_fn kernel; /* the MR x NR micro-kernel */
+    /* edge[r], r < MR: the kernel of r rows for a panel's last rows (NULL:
+       the MR-row kernel, which computes its rows past mr_valid for
+       nothing: at 128 rows, 128 = 21 x 6 + 2, a 22nd full panel for 2) */
+    const matmul_kernel_fn *edge;
 } matmul_blocking;
 
 static inline size_t matmul_round_up(size_t a, size_t b)
@@ -255,21 +259,71 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
    (packed NULL): each block of its panels made by source->fill into the
    workspace after packed x (matmul_drawn_workspace_floats), right before
    the micro-kernels read it. */
+/* One block: the rows [i0, i0 + rows) of x (from xblock, row stride lda:
+   its kc values from pc on) against the panels of W for the columns [jc,
+   jend), each panel from wblock, or from wdrawn made by source->fill. */
+typedef struct {
+    const matmul_blocking *bk;
+    float *out;
+    size_t ldo;
+    const float *bias;
+    size_t j1;
+    int accumulate;
+} matmul_call;
+
+static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows, size_t pc,
+                                size_t kc, const float *xblock, size_t lda, const float *wblock,
+                                float *wdrawn, const kern_panel_source *source, size_t jc,
+                                size_t jend)
+{
+    static const float zeros[MATMUL_MAX_NR];
+    const matmul_blocking *bk = call->bk;
+    const size_t mr = bk->mr, nr = bk->nr, j1 = call->j1, ldo = call->ldo;
+    if (source)
+        for (size_t jr = jc; jr < jend; jr += nr)
+            source->fill(source->ctx, wdrawn + (jr - jc) * kc, nr, jr, pc, kc);
+    for (size_t ir = 0; ir < rows; ir += mr) {
+        const size_t mr_valid = matmul_min(mr, rows - ir);
+        const float *a = xblock + ir * lda;
+        const matmul_kernel_fn kernel =
+            mr_valid < mr && bk->edge != NULL ? bk->edge[mr_valid] : bk->kernel;
+        for (size_t jr = jc; jr < jend; jr += nr) {
+            const size_t nr_valid = matmul_min(nr, j1 - jr);
+            const float *b = wblock ? wblock + jr * kc : wdrawn + (jr - jc) * kc;
+            float *c = call->out + (i0 + ir) * ldo + jr;
+            const float *init = pc > 0 || call->accumulate ? NULL
+                               : call->bias != NULL        ? call->bias + jr
+                                                           : zeros;
+            matmul_next_tile next = {NULL, 0, 0};
+            if (jr + nr < jend) {
+                next.c = c + nr;
+                next.mr_valid = mr_valid;
+                next.nr_valid = matmul_min(nr, j1 - jr - nr);
+            } else if (ir + mr < rows) {
+                next.c = call->out + (i0 + ir + mr) * ldo + jc;
+                next.mr_valid = matmul_min(mr, rows - ir - mr);
+                next.nr_valid = matmul_min(nr, j1 - jc);
+            }
+            kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next);
+        }
+    }
+}
+
 static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo, const float *x,
                                   size_t ldx, const float *packed, const kern_panel_source *source,
                                   const float *bias, size_t n, size_t k, size_t m, size_t j0,
                                   size_t j1, float *workspace, int accumulate)
 {
-    static const float zeros[MATMUL_MAX_NR];
     float *apack = matmul_align(workspace);
     float *wdrawn = source ? matmul_align(apack + matmul_workspace_floats(bk, n, k)) : NULL;
-    size_t mr = bk->mr, nr = bk->nr, mpad = matmul_round_up(m, nr);
+    const size_t mpad = matmul_round_up(m, bk->nr);
     const int in_place = k <= bk->kc;
+    const matmul_call call = {bk, out, ldo, bias, j1, accumulate};
 
     for (size_t i0 = 0; i0 < n; i0 += bk->rows) {
-        size_t rows = matmul_min(bk->rows, n - i0);
+        const size_t rows = matmul_min(bk->rows, n - i0);
         for (size_t pc = 0; pc < k; pc += bk->kc) {
-            size_t kc = matmul_min(bk->kc, k - pc);
+            const size_t kc = matmul_min(bk->kc, k - pc);
             const float *xblock = x + i0 * ldx + pc;
             size_t lda = ldx;
             if (!in_place) {
@@ -278,35 +332,9 @@ static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t 
                 lda = bk->lda;
             }
             const float *wblock = packed ? packed + pc * mpad : NULL;
-            for (size_t jc = j0; jc < j1; jc += bk->mc) {
-                size_t jend = matmul_min(jc + bk->mc, j1);
-                if (source)
-                    for (size_t jr = jc; jr < jend; jr += nr)
-                        source->fill(source->ctx, wdrawn + (jr - jc) * kc, nr, jr, pc, kc);
-                for (size_t ir = 0; ir < rows; ir += mr) {
-                    size_t mr_valid = matmul_min(mr, rows - ir);
-                    const float *a = xblock + ir * lda;
-                    for (size_t jr = jc; jr < jend; jr += nr) {
-                        size_t nr_valid = matmul_min(nr, j1 - jr);
-                        const float *b = wblock ? wblock + jr * kc : wdrawn + (jr - jc) * kc;
-                        float *c = out + (i0 + ir) * ldo + jr;
-                        const float *init = pc > 0 || accumulate ? NULL
-                                           : bias != NULL ? bias + jr
-                                                          : zeros;
-                        matmul_next_tile next = {NULL, 0, 0};
-                        if (jr + nr < jend) {
-                            next.c = c + nr;
-                            next.mr_valid = mr_valid;
-                            next.nr_valid = matmul_min(nr, j1 - jr - nr);
-                        } else if (ir + mr < rows) {
-                            next.c = out + (i0 + ir + mr) * ldo + jc;
-                            next.mr_valid = matmul_min(mr, rows - ir - mr);
-                            next.nr_valid = matmul_min(nr, j1 - jc);
-                        }
-                        bk->kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next);
-                    }
-                }
-            }
+            for (size_t jc = j0; jc < j1; jc += bk->mc)
+                matmul_block(&call, i0, rows, pc, kc, xblock, lda, wblock, wdrawn, source, jc,
+                             matmul_min(jc + bk->mc, j1));
         }
     }
 }
