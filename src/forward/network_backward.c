@@ -383,9 +383,14 @@ static void embedding_backward(fw_bw *b)
     fw_bw_emit(b, "pos_embed.weight", b->dw, r->m->n_ctx, d);
 }
 
-/* grad_var of row k from b->dx; 0 when it is not a finite float's */
+/* grad_var of row k from b->dx; 0 when it is not a finite float's (on an
+   unmeasured run NaN, not measured, and 1) */
 static int measure(fw_bw *b, vp_profile *profile, size_t k)
 {
+    if (b->r->unmeasured) {
+        profile->rows[k].grad_var = NAN;
+        return 1;
+    }
     const size_t n = b->r->rows * b->r->m->d;
     const double g = fw_bw_square_sum(b, b->dx, n) / (double)n;
     profile->rows[k].grad_var = g;

@@ -283,6 +283,17 @@ static void add_scaled(float *restrict x, const float *restrict o, size_t d, dou
         x[i] = (float)(alpha * x[i] + o[i]);
 }
 
+/* x += o, the float sum the residual kernel makes, without its sums */
+static void add_float(float *restrict x, const float *restrict o, size_t n)
+{
+    size_t i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (size_t j = 0; j < LANES; j++)
+            x[i + j] = x[i + j] + o[i + j];
+    for (; i < n; i++)
+        x[i] = x[i] + o[i];
+}
+
 /* x = (x - mean) inv weight + bias (bias NULL: + 0), in double */
 static void norm_apply(float *restrict x, const float *restrict weight, const float *restrict bias,
                        size_t d, double mean, double inv)
@@ -383,6 +394,8 @@ static void normalise_rows(const update_job *j, size_t first, size_t n, double *
     for (size_t k = 0; k < n; k++) {
         const double inv = 1.0 / sqrt(ms[k] / (double)d + r->m->eps);
         norm_apply(x[k], norm->weight, norm->bias, d, mean[k], inv);
+        if (r->unmeasured)
+            continue; /* c and the sums are the measurements' alone */
         centre_scale(c[k], norm->weight, d, alpha, c_mean[k], inv);
         s[S_XX] += r->m->kernels->square_sum(x[k], d);
         s[S_CC] += r->m->kernels->square_sum(c[k], d);
@@ -390,7 +403,8 @@ static void normalise_rows(const update_job *j, size_t first, size_t n, double *
 }
 
 /* The branch's sums, then x + o (the float sum, as PyTorch adds: c is
-   untouched and its sum stands) or the normalised stream, group by group.
+   untouched and its sum stands) or the normalised stream, group by group;
+   unmeasured, the update alone.
    h may be x: the sums read it before the update writes x. */
 static void update_task(void *ctx, size_t task, size_t thread)
 {
@@ -403,6 +417,13 @@ static void update_task(void *ctx, size_t task, size_t thread)
     for (size_t first = task * r->rows_per_task; first < end; first += GROUP_ROWS) {
         const size_t n = end - first < GROUP_ROWS ? end - first : GROUP_ROWS, at = first * d;
         double *s = r->stats + first / GROUP_ROWS * N_STATS;
+        if (r->unmeasured) { /* the update alone */
+            if (j->stream_norm)
+                normalise_rows(j, first, n, s);
+            else
+                add_float(r->x + at, j->o + at, n * d);
+            continue;
+        }
         r->m->kernels->residual(r->x + at, j->o + at, j->h + at, j->f + at, n * d, !j->stream_norm,
                                 s);
         if (j->stream_norm) {
@@ -603,6 +624,7 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->backward_block = ws->backward_block;
     r->backward_thread_ws = ws->backward_thread_ws;
     r->no_weight_grad = ws->no_weight_grad;
+    r->unmeasured = ws->unmeasured;
     r->rope_cos = ws->rope_cos;
     r->rope_sin = ws->rope_sin;
     r->x = p, p += block;
@@ -647,7 +669,7 @@ static void run_stack(fw_run *r, const vp_forward_options *o, vp_profile *profil
             keep_sub_block(r, k);
         sub_block(r, k);
         progress_meter_add(r->meter, 1);
-        if (!fill_row(r, profile, k, alpha)) {
+        if (!r->unmeasured && !fill_row(r, profile, k, alpha)) {
             profile->overflow_at = k;
             profile->overflowed = isinf(profile->rows[k].stream_var) ? VP_OVERFLOW_STREAM_VAR
                                                                      : VP_OVERFLOW_FLOAT_STREAM;

@@ -45,6 +45,7 @@ typedef struct {
     float *backward_block;       /* with a backward: fw_backward_floats */
     float **backward_thread_ws;  /* per thread: fw_backward_thread_floats of one */
     int no_weight_grad; /* the workspace's: the backward skips weight_grad (NaN) */
+    int unmeasured;     /* the workspace's: no profile row, no overflow check */
     const float *rope_cos, *rope_sin; /* with rope: the workspace's [tokens][hd / 2] */
 } fw_run;
 
@@ -76,6 +77,7 @@ struct fw_workspace {
     float *backward_block, *backward_thread_block;
     float **backward_thread_ws; /* [threads] into backward_thread_block */
     int no_weight_grad;         /* fw_workspace_skip_weight_grad */
+    int unmeasured;             /* fw_workspace_set_measured(ws, 0) */
     float *rope_cos, *rope_sin; /* with rope: fw_rope_fill's angles, once */
 };
 

@@ -134,6 +134,11 @@ void fw_workspace_skip_weight_grad(fw_workspace *ws)
     ws->no_weight_grad = 1;
 }
 
+void fw_workspace_set_measured(fw_workspace *ws, int measured)
+{
+    ws->unmeasured = !measured;
+}
+
 void fw_workspace_free(fw_workspace *ws)
 {
     if (!ws)

@@ -26,6 +26,16 @@ vp_status fw_workspace_create(const fw_model *m, size_t batch, size_t tokens, si
  * grad_var and the loss alone. Everything else is unchanged. */
 void fw_workspace_skip_weight_grad(fw_workspace *ws);
 
+/* Runs on ws measure (measured 1, the default) or not (0). Unmeasured, for
+ * a caller that reads only the loss and the gradients (a trainer), a run
+ * fills no row of the profile (neither the forward's figures nor
+ * grad_var) and skips what only they need: the residual sums, Post-LN's
+ * identity-path part, the backward's square sums. So no overflow is looked
+ * for either: a stream or a gradient that left float's range shows only
+ * as a loss or gradients that are not finite, and a measured run of the
+ * same step says where. The loss and every gradient are the same bits. */
+void fw_workspace_set_measured(fw_workspace *ws, int measured);
+
 /* Stops the pool's threads and frees every buffer; NULL is allowed. */
 void fw_workspace_free(fw_workspace *ws);
 

@@ -292,6 +292,19 @@ vp_status vp_train_check(const vp_config *cfg, const vp_forward_options *network
 
 /* ---- the run ---- */
 
+/* One forward and backward on the step's ids, the gradients collected. */
+static vp_status run_step(trainer *tr, const vp_config *cfg, const vp_forward_options *fo,
+                          const unsigned *ids, vp_profile *profile, fw_workspace *ws,
+                          vp_error *err)
+{
+    for (size_t i = 0; i < tr->count; i++)
+        tr->params[i].received = 0;
+    profile->overflow_at = 0; /* the profile is reused: nothing of the last step */
+    profile->overflowed = VP_OVERFLOW_NONE;
+    profile->n_rows = profile->sub_blocks + 1;
+    return fw_run_network(tr->model, cfg, fo, (const uint32_t *)ids, profile, ws, err);
+}
+
 static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
                      const vp_train_options *o, vp_train_result *res, vp_error *err)
 {
@@ -313,6 +326,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
         status = fw_workspace_create(m, fo->batch, fo->tokens, fo->threads, &ws, err);
     if (status == VP_OK) {
         fw_workspace_skip_weight_grad(ws); /* no profile rows are read */
+        fw_workspace_set_measured(ws, 0);
         train_successors(next, fo->vocab, fo->seed);
         fw_set_header(profile, cfg, fo);
     }
@@ -321,12 +335,14 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
             memcpy(ids, o->token_stream + step * per_step, per_step * sizeof *ids);
         else
             train_tokens(ids, fo->batch, fo->tokens, fo->vocab, o->task, next, fo->seed, step);
-        for (size_t i = 0; i < tr->count; i++)
-            tr->params[i].received = 0;
-        profile->overflow_at = 0; /* the profile is reused: nothing of the last step */
-        profile->overflowed = VP_OVERFLOW_NONE;
-        profile->n_rows = profile->sub_blocks + 1;
-        status = fw_run_network(m, cfg, fo, (const uint32_t *)ids, profile, ws, err);
+        status = run_step(tr, cfg, fo, ids, profile, ws, err);
+        if (status == VP_OK && !(isfinite(profile->loss) && isfinite(global_grad_norm(tr)))) {
+            /* the run looked for no overflow: the step again, measured,
+               says where float overflowed (the same bits up to there) */
+            fw_workspace_set_measured(ws, 1);
+            status = run_step(tr, cfg, fo, ids, profile, ws, err);
+            fw_workspace_set_measured(ws, 0);
+        }
         if (status != VP_OK)
             break;
         double loss = profile->loss, norm = global_grad_norm(tr);

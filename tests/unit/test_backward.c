@@ -496,6 +496,50 @@ static void reused_workspace_changes_nothing(void **state_)
         }
 }
 
+/* An unmeasured workspace (a trainer's) gives the loss and every gradient
+   bit for bit as a measured run, fills no grad_var, and measures again,
+   as a fresh run, once set back; on 1 and 2 threads. */
+static void unmeasured_runs_keep_loss_and_gradients(void **state_)
+{
+    (void)state_;
+    const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN, VP_PARALLEL, VP_DEEPNORM};
+    uint32_t ids[NET_ROWS];
+    net_ids(ids, 7, 1);
+    for (size_t i = 0; i < sizeof placements / sizeof *placements; i++)
+        for (size_t threads = 1; threads <= 2; threads++) {
+            net n;
+            net_make(&n, kern_current(), threads, placements[i]);
+            params fresh_ps = {0}, ps = {0}, again_ps = {0};
+            vp_profile *fresh = net_run(&n, ids, 1, NULL, &fresh_ps);
+            fw_workspace *ws;
+            vp_error err;
+            assert_int_equal(
+                fw_workspace_create(n.m, n.o.batch, n.o.tokens, threads, &ws, &err), VP_OK);
+            fw_workspace_set_measured(ws, 0);
+            vp_profile *p = net_run(&n, ids, 1, ws, &ps);
+            assert_memory_equal(&fresh->loss, &p->loss, sizeof p->loss);
+            assert_int_equal(fresh_ps.count, ps.count);
+            for (size_t t = 0; t < ps.count; t++) {
+                assert_string_equal(fresh_ps.p[t].name, ps.p[t].name);
+                assert_memory_equal(fresh_ps.p[t].grad, ps.p[t].grad,
+                                    ps.p[t].n * sizeof(float));
+            }
+            for (size_t k = 0; k < p->n_rows; k++)
+                assert_true(isnan(p->rows[k].grad_var));
+            fw_workspace_set_measured(ws, 1);
+            vp_profile *again = net_run(&n, ids, 1, ws, &again_ps);
+            assert_same_run(fresh, &fresh_ps, again, &again_ps);
+            vp_profile_free(again);
+            vp_profile_free(p);
+            vp_profile_free(fresh);
+            params_free(&again_ps);
+            params_free(&ps);
+            params_free(&fresh_ps);
+            fw_workspace_free(ws);
+            fw_model_free(n.m);
+        }
+}
+
 /* Every instruction set within 1e-4 relative of the scalar one: each
    gradient's norm and each row's grad_var and weight_grad (the matmuls and
    norms sum in other orders; float's rounding through 3 layers stays near
@@ -543,6 +587,7 @@ int main(void)
         cmocka_unit_test(matches_finite_differences),
         cmocka_unit_test(threads_change_nothing),
         cmocka_unit_test(reused_workspace_changes_nothing),
+        cmocka_unit_test(unmeasured_runs_keep_loss_and_gradients),
         cmocka_unit_test(every_isa_agrees),
     };
     test_filter_from_environment();
