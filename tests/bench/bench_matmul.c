@@ -142,7 +142,7 @@ done:
     return result;
 }
 
-/* ---- the matmul's backward: dx = dy W and dW += dy^T x ---- */
+/* ---- the matmul's backward: dx = dy W and dW = dy^T x ---- */
 
 typedef struct {
     void (*pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k, size_t m);
@@ -173,7 +173,7 @@ static const shape backward_shapes[] = {
 
 /* GFLOP/s (2 n k m a call) of dx = dy W (the matmul on W^T packed once,
  * as a backward pass packs it once per step: the packing is not timed) in
- * *dx_gflops and of dW += dy^T x, db += sums (weight_grad: its transposes
+ * *dx_gflops and of dW = dy^T x, db = sums (weight_grad: its transposes
  * and packing are timed) in *dw_gflops; 0 on success. Checks a few
  * entries of each against double sums. */
 static int time_backward(vp_isa isa, shape s, int quick, double *dx_gflops, double *dw_gflops)
@@ -257,7 +257,7 @@ static int print_backward(const double *peak, int quick)
 {
     int failed = 0;
     printf("\nbackward of y = x W^T + b, one thread: dx = dy W (matmul on packed W^T), "
-           "dW += dy^T x with db (weight_grad)\n");
+           "dW = dy^T x with db (weight_grad)\n");
     printf("%-7s %18s %10s %8s %10s %8s\n", "isa", "n x k x m", "dx GF/s", "% peak", "dW GF/s",
            "% peak");
     for (int isa = VP_ISA_COUNT - 1; isa > VP_ISA_SCALAR; isa--) {
