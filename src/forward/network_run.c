@@ -370,24 +370,33 @@ static inline row_pair pair_at(const float *restrict x, size_t d, size_t k, size
     return (row_pair){x[k * d + i], x[(k + 1) * d + i]};
 }
 
+/* out[0..7] = the four pairs' lanes, in row order (copied whole: clang's
+   analyser cannot follow a vector's lanes read one at a time) */
+static inline void store_pairs(double *restrict out, row_pair p0, row_pair p1, row_pair p2,
+                               row_pair p3)
+{
+    memcpy(out, &p0, sizeof p0);
+    memcpy(out + 2, &p1, sizeof p1);
+    memcpy(out + 4, &p2, sizeof p2);
+    memcpy(out + 6, &p3, sizeof p3);
+}
+
 /* sum[k] = sum_i x[k][i] over the GROUP_ROWS rows, each in i order; with c,
    c_sum[k] = sum_i alpha c[k][i] too */
 static void group_sums(double *restrict sum, double *restrict c_sum, const float *restrict x,
                        const float *restrict c, size_t d, double alpha)
 {
-    row_pair s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+    row_pair s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};
     for (size_t i = 0; i < d; i++) {
         s0 += pair_at(x, d, 0, i);
         s1 += pair_at(x, d, 2, i);
         s2 += pair_at(x, d, 4, i);
         s3 += pair_at(x, d, 6, i);
     }
-    const row_pair sums[4] = {s0, s1, s2, s3};
-    for (int p = 0; p < 4; p++)
-        sum[2 * p] = sums[p][0], sum[2 * p + 1] = sums[p][1];
+    store_pairs(sum, s0, s1, s2, s3);
     if (!c)
         return;
-    row_pair t0 = {0}, t1 = {0}, t2 = {0}, t3 = {0};
+    row_pair t0 = {0, 0}, t1 = {0, 0}, t2 = {0, 0}, t3 = {0, 0};
     const row_pair a = {alpha, alpha};
     for (size_t i = 0; i < d; i++) {
         t0 += a * pair_at(c, d, 0, i);
@@ -395,9 +404,7 @@ static void group_sums(double *restrict sum, double *restrict c_sum, const float
         t2 += a * pair_at(c, d, 4, i);
         t3 += a * pair_at(c, d, 6, i);
     }
-    const row_pair c_sums[4] = {t0, t1, t2, t3};
-    for (int p = 0; p < 4; p++)
-        c_sum[2 * p] = c_sums[p][0], c_sum[2 * p + 1] = c_sums[p][1];
+    store_pairs(c_sum, t0, t1, t2, t3);
 }
 
 /* ms[k] = sum_i (x[k][i] - mean[k])^2 over the GROUP_ROWS rows, in i order */
@@ -406,7 +413,7 @@ static void group_square_sums(double *restrict ms, const float *restrict x,
 {
     const row_pair m0 = {mean[0], mean[1]}, m1 = {mean[2], mean[3]};
     const row_pair m2 = {mean[4], mean[5]}, m3 = {mean[6], mean[7]};
-    row_pair s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+    row_pair s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};
     for (size_t i = 0; i < d; i++) {
         const row_pair v0 = pair_at(x, d, 0, i) - m0, v1 = pair_at(x, d, 2, i) - m1;
         const row_pair v2 = pair_at(x, d, 4, i) - m2, v3 = pair_at(x, d, 6, i) - m3;
@@ -415,9 +422,7 @@ static void group_square_sums(double *restrict ms, const float *restrict x,
         s2 += v2 * v2;
         s3 += v3 * v3;
     }
-    const row_pair sums[4] = {s0, s1, s2, s3};
-    for (int p = 0; p < 4; p++)
-        ms[2 * p] = sums[p][0], ms[2 * p + 1] = sums[p][1];
+    store_pairs(ms, s0, s1, s2, s3);
 }
 
 /* Post-LN and DeepNorm: x = norm(alpha x + o), and the identity-path part c
