@@ -285,7 +285,7 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
     for (size_t ir = 0; ir < rows; ir += mr) {
         const size_t mr_valid = matmul_min(mr, rows - ir);
         const float *a = xblock + ir * lda;
-        const matmul_kernel_fn kernel =
+        const matmul_kernel_fn micro_kernel =
             mr_valid < mr && bk->edge != NULL ? bk->edge[mr_valid] : bk->kernel;
         for (size_t jr = jc; jr < jend; jr += nr) {
             const size_t nr_valid = matmul_min(nr, j1 - jr);
@@ -304,7 +304,7 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
                 next.mr_valid = matmul_min(mr, rows - ir - mr);
                 next.nr_valid = matmul_min(nr, j1 - jc);
             }
-            kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next);
+            micro_kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next);
         }
     }
 }
