@@ -25,28 +25,32 @@ void KERN_FN(kern_layernorm_backward)(float *dx, const float *dy, const float *x
     // x, dy, dx: (n, d); weight: (d)
     if (d == 0)
         return;
-    for (size_t row = 0; row < n; row++) {
-        const float *xr = x + row * d, *dyr = dy + row * d;
-        float *dxr = dx + row * d;
-        float m, rstd;
-        row_mean_rstd(&m, &rstd, xr, d, eps);
-        const vf mean_v = vf_set1(m), rstd_v = vf_set1(rstd);
-        /* lanes past d load 0 into dy and weight: g = 0 adds nothing */
-        vd g_lo = vd_zero(), g_hi = vd_zero(), gx_lo = vd_zero(), gx_hi = vd_zero();
-        for (size_t i = 0; i < d; i += W) {
-            vf xhat = vf_mul(vf_sub(vf_load_first(xr + i, d - i), mean_v), rstd_v);
-            vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
-            add_widened(&g_lo, &g_hi, g);
-            gx_lo = vd_fmadd(vf_widen_lo(g), vf_widen_lo(xhat), gx_lo);
-            gx_hi = vd_fmadd(vf_widen_hi(g), vf_widen_hi(xhat), gx_hi);
-        }
-        const vf mean_g = vf_set1((float)(vd_hsum(vd_add(g_lo, g_hi)) / (double)d));
-        const vf mean_gx = vf_set1((float)(vd_hsum(vd_add(gx_lo, gx_hi)) / (double)d));
-        for (size_t i = 0; i < d; i += W) {
-            vf xhat = vf_mul(vf_sub(vf_load_first(xr + i, d - i), mean_v), rstd_v);
-            vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
-            vf t = vf_sub(vf_sub(g, mean_g), vf_mul(xhat, mean_gx));
-            vf_store_first(dxr + i, vf_mul(t, rstd_v), d - i);
+    for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
+        const size_t rows = stat_group(n - row0);
+        float ms[NN_STAT_ROWS], rstds[NN_STAT_ROWS];
+        rows_mean_rstd(ms, rstds, x + row0 * d, rows, d, eps);
+        for (size_t k = 0; k < rows; k++) {
+            const size_t row = row0 + k;
+            const float *xr = x + row * d, *dyr = dy + row * d;
+            float *dxr = dx + row * d;
+            const vf mean_v = vf_set1(ms[k]), rstd_v = vf_set1(rstds[k]);
+            /* lanes past d load 0 into dy and weight: g = 0 adds nothing */
+            vd g_lo = vd_zero(), g_hi = vd_zero(), gx_lo = vd_zero(), gx_hi = vd_zero();
+            for (size_t i = 0; i < d; i += W) {
+                vf xhat = vf_mul(vf_sub(vf_load_first(xr + i, d - i), mean_v), rstd_v);
+                vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
+                add_widened(&g_lo, &g_hi, g);
+                gx_lo = vd_fmadd(vf_widen_lo(g), vf_widen_lo(xhat), gx_lo);
+                gx_hi = vd_fmadd(vf_widen_hi(g), vf_widen_hi(xhat), gx_hi);
+            }
+            const vf mean_g = vf_set1((float)(vd_hsum(vd_add(g_lo, g_hi)) / (double)d));
+            const vf mean_gx = vf_set1((float)(vd_hsum(vd_add(gx_lo, gx_hi)) / (double)d));
+            for (size_t i = 0; i < d; i += W) {
+                vf xhat = vf_mul(vf_sub(vf_load_first(xr + i, d - i), mean_v), rstd_v);
+                vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
+                vf t = vf_sub(vf_sub(g, mean_g), vf_mul(xhat, mean_gx));
+                vf_store_first(dxr + i, vf_mul(t, rstd_v), d - i);
+            }
         }
     }
 }
@@ -57,23 +61,29 @@ void KERN_FN(kern_rmsnorm_backward)(float *dx, const float *dy, const float *x, 
     // x, dy, dx: (n, d); weight: (d)
     if (d == 0)
         return;
-    for (size_t row = 0; row < n; row++) {
-        const float *xr = x + row * d, *dyr = dy + row * d;
-        float *dxr = dx + row * d;
-        const vf rrms = vf_set1(row_rrms(xr, d, eps));
-        vd lo = vd_zero(), hi = vd_zero();
-        for (size_t i = 0; i < d; i += W) {
-            vf xhat = vf_mul(vf_load_first(xr + i, d - i), rrms);
-            vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
-            lo = vd_fmadd(vf_widen_lo(g), vf_widen_lo(xhat), lo);
-            hi = vd_fmadd(vf_widen_hi(g), vf_widen_hi(xhat), hi);
-        }
-        const vf mean_gx = vf_set1((float)(vd_hsum(vd_add(lo, hi)) / (double)d));
-        for (size_t i = 0; i < d; i += W) {
-            vf xhat = vf_mul(vf_load_first(xr + i, d - i), rrms);
-            vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
-            vf t = vf_sub(g, vf_mul(xhat, mean_gx));
-            vf_store_first(dxr + i, vf_mul(t, rrms), d - i);
+    for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
+        const size_t rows = stat_group(n - row0);
+        float rrmss[NN_STAT_ROWS];
+        rows_rrms(rrmss, x + row0 * d, rows, d, eps);
+        for (size_t k = 0; k < rows; k++) {
+            const size_t row = row0 + k;
+            const float *xr = x + row * d, *dyr = dy + row * d;
+            float *dxr = dx + row * d;
+            const vf rrms = vf_set1(rrmss[k]);
+            vd lo = vd_zero(), hi = vd_zero();
+            for (size_t i = 0; i < d; i += W) {
+                vf xhat = vf_mul(vf_load_first(xr + i, d - i), rrms);
+                vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
+                lo = vd_fmadd(vf_widen_lo(g), vf_widen_lo(xhat), lo);
+                hi = vd_fmadd(vf_widen_hi(g), vf_widen_hi(xhat), hi);
+            }
+            const vf mean_gx = vf_set1((float)(vd_hsum(vd_add(lo, hi)) / (double)d));
+            for (size_t i = 0; i < d; i += W) {
+                vf xhat = vf_mul(vf_load_first(xr + i, d - i), rrms);
+                vf g = vf_mul(vf_load_first(dyr + i, d - i), vf_load_first(weight + i, d - i));
+                vf t = vf_sub(g, vf_mul(xhat, mean_gx));
+                vf_store_first(dxr + i, vf_mul(t, rrms), d - i);
+            }
         }
     }
 }
@@ -89,30 +99,35 @@ void KERN_FN(kern_norm_param_grads)(float *dweight, float *dbias, const float *d
         double sum_w[NN_PARAM_COLUMNS], sum_b[NN_PARAM_COLUMNS];
         for (size_t c = 0; c < cols; c++)
             sum_w[c] = sum_b[c] = 0.0;
-        for (size_t row = 0; row < n; row++) {
-            const float *xr = x + row * d + c0, *dyr = dy + row * d + c0;
-            float m = 0.0f, rstd;
+        for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
+            const size_t rows = stat_group(n - row0);
+            float ms[NN_STAT_ROWS] = {0}, rstds[NN_STAT_ROWS];
             if (rms)
-                rstd = row_rrms(x + row * d, d, eps);
+                rows_rrms(rstds, x + row0 * d, rows, d, eps);
             else
-                row_mean_rstd(&m, &rstd, x + row * d, d, eps);
-            const vf mean_v = vf_set1(m), rstd_v = vf_set1(rstd);
-            size_t c = 0;
-            for (; c + W <= cols; c += W) {
-                vf xv = vf_load(xr + c);
-                vf xhat = rms ? vf_mul(xv, rstd_v) : vf_mul(vf_sub(xv, mean_v), rstd_v);
-                vf g = vf_load(dyr + c);
-                vd gl = vf_widen_lo(g), gh = vf_widen_hi(g);
-                vd_store(sum_w + c, vd_add(vd_load(sum_w + c), vd_mul(gl, vf_widen_lo(xhat))));
-                vd_store(sum_w + c + W / 2,
-                         vd_add(vd_load(sum_w + c + W / 2), vd_mul(gh, vf_widen_hi(xhat))));
-                vd_store(sum_b + c, vd_add(vd_load(sum_b + c), gl));
-                vd_store(sum_b + c + W / 2, vd_add(vd_load(sum_b + c + W / 2), gh));
-            }
-            for (; c < cols; c++) {
-                float xhat = rms ? xr[c] * rstd : (xr[c] - m) * rstd;
-                sum_w[c] += (double)dyr[c] * xhat;
-                sum_b[c] += dyr[c];
+                rows_mean_rstd(ms, rstds, x + row0 * d, rows, d, eps);
+            for (size_t k = 0; k < rows; k++) {
+                const size_t row = row0 + k;
+                const float *xr = x + row * d + c0, *dyr = dy + row * d + c0;
+                const float m = ms[k], rstd = rstds[k];
+                const vf mean_v = vf_set1(m), rstd_v = vf_set1(rstd);
+                size_t c = 0;
+                for (; c + W <= cols; c += W) {
+                    vf xv = vf_load(xr + c);
+                    vf xhat = rms ? vf_mul(xv, rstd_v) : vf_mul(vf_sub(xv, mean_v), rstd_v);
+                    vf g = vf_load(dyr + c);
+                    vd gl = vf_widen_lo(g), gh = vf_widen_hi(g);
+                    vd_store(sum_w + c, vd_add(vd_load(sum_w + c), vd_mul(gl, vf_widen_lo(xhat))));
+                    vd_store(sum_w + c + W / 2,
+                             vd_add(vd_load(sum_w + c + W / 2), vd_mul(gh, vf_widen_hi(xhat))));
+                    vd_store(sum_b + c, vd_add(vd_load(sum_b + c), gl));
+                    vd_store(sum_b + c + W / 2, vd_add(vd_load(sum_b + c + W / 2), gh));
+                }
+                for (; c < cols; c++) {
+                    float xhat = rms ? xr[c] * rstd : (xr[c] - m) * rstd;
+                    sum_w[c] += (double)dyr[c] * xhat;
+                    sum_b[c] += dyr[c];
+                }
             }
         }
         for (size_t c = 0; c < cols; c++) {
@@ -208,8 +223,8 @@ static inline size_t att_min(size_t a, size_t b)
    c[i][j] += that instead. Rows past rows repeat row 0's a (computed, not
    stored); columns past cols load and store nothing. */
 static inline void attention_tile(float *c, size_t ldc, size_t rows, size_t cols, int add,
-                                  float alpha, const float *a, size_t ar, size_t ak,
-                                  const float *b, size_t ldb, size_t kn)
+                                  float alpha, const float *a, size_t ar, size_t ak, const float *b,
+                                  size_t ldb, size_t kn)
 {
     const float *a0 = a, *a1 = a + (rows > 1 ? ar : 0);
     const float *a2 = a + (rows > 2 ? 2 * ar : 0), *a3 = a + (rows > 3 ? 3 * ar : 0);
@@ -247,8 +262,7 @@ static inline void attention_tile(float *c, size_t ldc, size_t rows, size_t cols
 
 /* One head's columns of k (or v), transposed into panels of 2 W keys:
    panel[j][s] = k[s0 + s][j], zeros past T (Tp, T rounded up). */
-static void attention_pack(float *panels, const float *k, size_t ld, size_t T, size_t Tp,
-                           size_t hd)
+static void attention_pack(float *panels, const float *k, size_t ld, size_t T, size_t Tp, size_t hd)
 {
     for (size_t s0 = 0; s0 < Tp; s0 += 2 * W) {
         float *panel = panels + s0 * hd;
@@ -338,8 +352,7 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
             const size_t rows = att_min(B, T - t0), keys = t0 + rows;
             attention_copy_rows(qb, q + t0 * ld + col, ld, rows, hd);
             attention_copy_rows(ob, dout + t0 * ldo + col, ldo, rows, hd);
-            attention_block_probs(p, ds, capped, qb, ob, kp, vp, t0, rows, Tp, hd, scale,
-                                  softcap);
+            attention_block_probs(p, ds, capped, qb, ob, kp, vp, t0, rows, Tp, hd, scale, softcap);
             for (size_t r0 = 0; r0 < rows; r0 += 4)
                 for (size_t j = 0; j < hd; j += 2 * W)
                     attention_tile(dq + (t0 + r0) * ldg + col + j, ldg, att_min(4, rows - r0),

@@ -34,22 +34,26 @@ void KERN_FN(kern_layernorm)(float *out, const float *x, const float *weight, co
     // x, out: (n, d); weight, bias: (d)
     if (d == 0)
         return;
-    for (size_t row = 0; row < n; row++) {
-        const float *xr = x + row * d;
-        float *outr = out + row * d;
-        float m, rstd;
-        row_mean_rstd(&m, &rstd, xr, d, eps);
-        size_t i;
-        /* the scalar reference's operations in its order: same bits when
-           m and rstd agree */
-        const vf mean_v = vf_set1(m), rstd_v = vf_set1(rstd);
-        for (i = 0; i + W <= d; i += W) {
-            vf y = vf_mul(vf_sub(vf_load(xr + i), mean_v), rstd_v);
-            y = vf_add(vf_mul(y, vf_load(weight + i)), vf_load(bias + i));
-            vf_store(outr + i, y);
+    for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
+        const size_t rows = stat_group(n - row0);
+        float ms[NN_STAT_ROWS], rstds[NN_STAT_ROWS];
+        rows_mean_rstd(ms, rstds, x + row0 * d, rows, d, eps);
+        for (size_t k = 0; k < rows; k++) {
+            const float *xr = x + (row0 + k) * d;
+            float *outr = out + (row0 + k) * d;
+            const float m = ms[k], rstd = rstds[k];
+            size_t i;
+            /* the scalar reference's operations in its order: same bits
+               when m and rstd agree */
+            const vf mean_v = vf_set1(m), rstd_v = vf_set1(rstd);
+            for (i = 0; i + W <= d; i += W) {
+                vf y = vf_mul(vf_sub(vf_load(xr + i), mean_v), rstd_v);
+                y = vf_add(vf_mul(y, vf_load(weight + i)), vf_load(bias + i));
+                vf_store(outr + i, y);
+            }
+            for (; i < d; i++)
+                outr[i] = (xr[i] - m) * rstd * weight[i] + bias[i];
         }
-        for (; i < d; i++)
-            outr[i] = (xr[i] - m) * rstd * weight[i] + bias[i];
     }
 }
 
@@ -59,18 +63,23 @@ void KERN_FN(kern_rmsnorm)(float *out, const float *x, const float *weight, size
     // x, out: (n, d); weight: (d)
     if (d == 0)
         return;
-    for (size_t row = 0; row < n; row++) {
-        const float *xr = x + row * d;
-        float *outr = out + row * d;
-        float rrms = row_rrms(xr, d, eps);
-        size_t i;
-        const vf vr = vf_set1(rrms);
-        for (i = 0; i + W <= d; i += W) {
-            vf y = vf_mul(vf_load(xr + i), vr);
-            vf_store(outr + i, vf_mul(y, vf_load(weight + i)));
+    for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
+        const size_t rows = stat_group(n - row0);
+        float rrmss[NN_STAT_ROWS];
+        rows_rrms(rrmss, x + row0 * d, rows, d, eps);
+        for (size_t k = 0; k < rows; k++) {
+            const float *xr = x + (row0 + k) * d;
+            float *outr = out + (row0 + k) * d;
+            const float rrms = rrmss[k];
+            size_t i;
+            const vf vr = vf_set1(rrms);
+            for (i = 0; i + W <= d; i += W) {
+                vf y = vf_mul(vf_load(xr + i), vr);
+                vf_store(outr + i, vf_mul(y, vf_load(weight + i)));
+            }
+            for (; i < d; i++)
+                outr[i] = xr[i] * rrms * weight[i];
         }
-        for (; i < d; i++)
-            outr[i] = xr[i] * rrms * weight[i];
     }
 }
 

@@ -85,54 +85,124 @@ static inline float dot(const float *q, const float *k, size_t hd)
     return vf_hsum(vf_add(acc0, acc1));
 }
 
-/* A LayerNorm row's mean (rounded to float) and 1/sqrt(var + eps), var
-   biased, both summed in double: what the forward normalises with and the
-   backward recomputes. Two passes, as the scalar reference: a constant row
-   has variance 0. */
-static inline void row_mean_rstd(float *m, float *rstd, const float *xr, size_t d, float eps)
+/* Rows whose statistics are summed together, a lane of a vector of
+   doubles each: their chains of dependent adds side by side, and their
+   divisions and square roots one vector operation, where one row's alone
+   are the whole latency of a short row (d = 48: a LayerNorm's time was
+   three quarters waiting on them). */
+#define NN_STAT_ROWS (SIMD_W / 2)
+
+/* The NN_STAT_ROWS rows of x (stride d) from the first, the rows past
+   `rows` repeating the last: summed and dropped, so the loops below have
+   no branch on the row count. */
+static inline void stat_rows(const float *xr[NN_STAT_ROWS], const float *x, size_t rows, size_t d)
 {
-    vd lo = vd_zero(), hi = vd_zero();
-    size_t i = 0;
-    for (; i + SIMD_W <= d; i += SIMD_W)
-        add_widened(&lo, &hi, vf_load(xr + i));
-    double sum = vd_hsum(vd_add(lo, hi));
-    for (; i < d; i++)
-        sum += xr[i];
-    double mean = sum / (double)d;
-    const vd vmean = vd_set1(mean);
-    lo = vd_zero();
-    hi = vd_zero();
-    for (i = 0; i + SIMD_W <= d; i += SIMD_W) {
-        vf v = vf_load(xr + i);
-        vd c0 = vd_sub(vf_widen_lo(v), vmean);
-        vd c1 = vd_sub(vf_widen_hi(v), vmean);
-        lo = vd_fmadd(c0, c0, lo);
-        hi = vd_fmadd(c1, c1, hi);
-    }
-    double sq = vd_hsum(vd_add(lo, hi));
-    for (; i < d; i++) {
-        double c = xr[i] - mean;
-        sq += c * c;
-    }
-    *m = (float)mean;
-    *rstd = (float)(1.0 / sqrt(sq / (double)d + (double)eps));
+    for (size_t r = 0; r < NN_STAT_ROWS; r++)
+        xr[r] = x + (r < rows ? r : rows - 1) * d;
 }
 
-/* An RMSNorm row's 1/sqrt(mean(x^2) + eps), summed in double. */
-static inline float row_rrms(const float *xr, size_t d, float eps)
+/* 1 / sqrt(sq / d + eps) lane by lane, each rounded to float into out[r]
+   for r < rows: the scalar expression's operations, each correctly
+   rounded, so its bits. */
+static inline void rows_inverse_root(float *out, const double *sq, size_t rows, size_t d,
+                                     float eps)
 {
-    vd lo = vd_zero(), hi = vd_zero();
+    vd v = vd_add(vd_div(vd_load(sq), vd_set1((double)d)), vd_set1((double)eps));
+    double r[NN_STAT_ROWS];
+    vd_store(r, vd_div(vd_set1(1.0), vd_sqrt(v)));
+    for (size_t k = 0; k < rows; k++)
+        out[k] = (float)r[k];
+}
+
+/* For each of the first rows (1..NN_STAT_ROWS) of x, a LayerNorm row's mean
+   (rounded to float) and 1/sqrt(var + eps), var biased, both summed in
+   double: what the forward normalises with and the backward recomputes.
+   Two passes, as the scalar reference: a constant row has variance 0. Each
+   row's sums are in its own order, whatever rows is. */
+static inline void rows_mean_rstd(float *m, float *rstd, const float *x, size_t rows, size_t d,
+                                  float eps)
+{
+    const float *xr[NN_STAT_ROWS];
+    stat_rows(xr, x, rows, d);
+    vd lo[NN_STAT_ROWS], hi[NN_STAT_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++)
+        lo[r] = hi[r] = vd_zero();
     size_t i = 0;
-    for (; i + SIMD_W <= d; i += SIMD_W) {
-        vf v = vf_load(xr + i);
-        vd v0 = vf_widen_lo(v), v1 = vf_widen_hi(v);
-        lo = vd_fmadd(v0, v0, lo);
-        hi = vd_fmadd(v1, v1, hi);
+    for (; i + SIMD_W <= d; i += SIMD_W)
+#pragma GCC unroll 8
+        for (int r = 0; r < NN_STAT_ROWS; r++)
+            add_widened(&lo[r], &hi[r], vf_load(xr[r] + i));
+    double sum[NN_STAT_ROWS], mean[NN_STAT_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++) {
+        sum[r] = vd_hsum(vd_add(lo[r], hi[r]));
+        for (size_t j = i; j < d; j++)
+            sum[r] += xr[r][j];
     }
-    double sq = vd_hsum(vd_add(lo, hi));
-    for (; i < d; i++)
-        sq += (double)xr[i] * xr[i];
-    return (float)(1.0 / sqrt(sq / (double)d + (double)eps));
+    vd_store(mean, vd_div(vd_load(sum), vd_set1((double)d)));
+    vd vmean[NN_STAT_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++) {
+        vmean[r] = vd_set1(mean[r]);
+        lo[r] = hi[r] = vd_zero();
+    }
+    for (i = 0; i + SIMD_W <= d; i += SIMD_W)
+#pragma GCC unroll 8
+        for (int r = 0; r < NN_STAT_ROWS; r++) {
+            vf v = vf_load(xr[r] + i);
+            vd c0 = vd_sub(vf_widen_lo(v), vmean[r]);
+            vd c1 = vd_sub(vf_widen_hi(v), vmean[r]);
+            lo[r] = vd_fmadd(c0, c0, lo[r]);
+            hi[r] = vd_fmadd(c1, c1, hi[r]);
+        }
+    double sq[NN_STAT_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++) {
+        sq[r] = vd_hsum(vd_add(lo[r], hi[r]));
+        for (size_t j = i; j < d; j++) {
+            double c = xr[r][j] - mean[r];
+            sq[r] += c * c;
+        }
+    }
+    for (size_t k = 0; k < rows; k++)
+        m[k] = (float)mean[k];
+    rows_inverse_root(rstd, sq, rows, d, eps);
+}
+
+/* For each of the first rows (1..NN_STAT_ROWS) of x, an RMSNorm row's
+   1/sqrt(mean(x^2) + eps), summed in double. */
+static inline void rows_rrms(float *rrms, const float *x, size_t rows, size_t d, float eps)
+{
+    const float *xr[NN_STAT_ROWS];
+    stat_rows(xr, x, rows, d);
+    vd lo[NN_STAT_ROWS], hi[NN_STAT_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++)
+        lo[r] = hi[r] = vd_zero();
+    size_t i = 0;
+    for (; i + SIMD_W <= d; i += SIMD_W)
+#pragma GCC unroll 8
+        for (int r = 0; r < NN_STAT_ROWS; r++) {
+            vf v = vf_load(xr[r] + i);
+            vd v0 = vf_widen_lo(v), v1 = vf_widen_hi(v);
+            lo[r] = vd_fmadd(v0, v0, lo[r]);
+            hi[r] = vd_fmadd(v1, v1, hi[r]);
+        }
+    double sq[NN_STAT_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++) {
+        sq[r] = vd_hsum(vd_add(lo[r], hi[r]));
+        for (size_t j = i; j < d; j++)
+            sq[r] += (double)xr[r][j] * xr[r][j];
+    }
+    rows_inverse_root(rrms, sq, rows, d, eps);
+}
+
+/* The rows of the group that starts with `left` rows to go. */
+static inline size_t stat_group(size_t left)
+{
+    return left < NN_STAT_ROWS ? left : NN_STAT_ROWS;
 }
 
 #endif

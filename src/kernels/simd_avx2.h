@@ -240,6 +240,15 @@ static inline vd vd_mul(vd a, vd b)
 {
     return _mm256_mul_pd(a, b);
 }
+/* correctly rounded, as the scalar / and sqrt: the same bits lane by lane */
+static inline vd vd_div(vd a, vd b)
+{
+    return _mm256_div_pd(a, b);
+}
+static inline vd vd_sqrt(vd a)
+{
+    return _mm256_sqrt_pd(a);
+}
 static inline vd vf_widen_lo(vf v)
 {
     return _mm256_cvtps_pd(_mm256_castps256_ps128(v));
