@@ -104,8 +104,7 @@ static inline void stat_rows(const float *xr[NN_STAT_ROWS], const float *x, size
 /* 1 / sqrt(sq / d + eps) lane by lane, each rounded to float into out[r]
    for r < rows: the scalar expression's operations, each correctly
    rounded, so its bits. */
-static inline void rows_inverse_root(float *out, const double *sq, size_t rows, size_t d,
-                                     float eps)
+static inline void rows_inverse_root(float *out, const double *sq, size_t rows, size_t d, float eps)
 {
     vd v = vd_add(vd_div(vd_load(sq), vd_set1((double)d)), vd_set1((double)eps));
     double r[NN_STAT_ROWS];
