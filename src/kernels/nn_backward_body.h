@@ -141,11 +141,30 @@ void KERN_FN(kern_norm_param_grads)(float *dweight, float *dbias, const float *d
 void KERN_FN(kern_gelu_backward)(float *dx, const float *dy, const float *x, size_t n)
 {
     // x, dy, dx: (n)
+    /* SIMD_CHAINS vectors a step, then one at a time */
     const vf half = vf_set1(0.5f), minus_half = vf_set1(-0.5f), one = vf_set1(1.0f);
-    for (size_t i = 0; i < n; i += W) {
+    const vf scale = vf_set1(NN_SQRT1_2), inv_root = vf_set1(NN_INV_SQRT_2PI);
+    size_t i = 0;
+    for (; i + SIMD_CHAINS * W <= n; i += SIMD_CHAINS * W) {
+        vf v[SIMD_CHAINS], u[SIMD_CHAINS], e[SIMD_CHAINS];
+#pragma GCC unroll 4
+        for (int k = 0; k < SIMD_CHAINS; k++) {
+            v[k] = vf_load(x + i + k * W);
+            u[k] = vf_mul(v[k], scale);
+        }
+        erf_chains_v(e, u);
+#pragma GCC unroll 4
+        for (int k = 0; k < SIMD_CHAINS; k++) {
+            vf cdf = vf_mul(half, vf_add(one, e[k]));
+            vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, v[k]), v[k])), inv_root);
+            vf g = vf_add(cdf, vf_mul(v[k], pdf));
+            vf_store(dx + i + k * W, vf_mul(vf_load(dy + i + k * W), g));
+        }
+    }
+    for (; i < n; i += W) {
         vf v = vf_load_first(x + i, n - i);
-        vf cdf = vf_mul(half, vf_add(one, erf_v(vf_mul(v, vf_set1(NN_SQRT1_2)))));
-        vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, v), v)), vf_set1(NN_INV_SQRT_2PI));
+        vf cdf = vf_mul(half, vf_add(one, erf_v(vf_mul(v, scale))));
+        vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, v), v)), inv_root);
         vf g = vf_add(cdf, vf_mul(v, pdf));
         vf_store_first(dx + i, vf_mul(vf_load_first(dy + i, n - i), g), n - i);
     }

@@ -35,12 +35,11 @@ static inline vf exp_v(vf x)
     return vf_scale2(p, fn);
 }
 
-/* erf(x), about 1 ulp (nn_internal.h). Both branches on every lane, on
-   clamped arguments, so that no lane overflows. */
-static inline vf erf_v(vf x)
+/* erf's branch for |x| < 1 on every lane, without x's sign: x + x (P(x^2)
+   - 1), at |x| clamped to 1; *is_small marks the lanes it is erf for. */
+static inline vf erf_small_v(vf x, vm *is_small)
 {
     vf a = vf_abs(x);
-    /* |x| < 1: x + x (P(x^2) - 1) */
     vf xs = vf_min(a, vf_set1(NN_ERF_SMALL_BOUND));
     vf s = vf_mul(xs, xs);
     vf ps = vf_fmadd(vf_set1(NN_ERF_S6), s, vf_set1(NN_ERF_S5));
@@ -49,14 +48,16 @@ static inline vf erf_v(vf x)
     ps = vf_fmadd(ps, s, vf_set1(NN_ERF_S2));
     ps = vf_fmadd(ps, s, vf_set1(NN_ERF_S1));
     ps = vf_fmadd(ps, s, vf_set1(NN_ERF_S0));
-    vf small = vf_fmadd(xs, ps, xs); /* x + x (P - 1) */
-    vm is_small = vf_lt(a, vf_set1(NN_ERF_SMALL_BOUND));
-    /* most of a GELU's inputs are small: then the exp branch is not needed,
-       and skipping it changes no lane's bits */
-    if (vm_all(is_small))
-        return vf_or_sign(small, x);
-    /* |x| >= 1: 1 - exp(Q(|x| - 2.5) - x^2) */
-    vf t = vf_max(a, vf_set1(NN_ERF_SMALL_BOUND));
+    *is_small = vf_lt(a, vf_set1(NN_ERF_SMALL_BOUND));
+    return vf_fmadd(xs, ps, xs); /* x + x (P - 1) */
+}
+
+/* erf's branch for |x| >= 1 on every lane, without x's sign: 1 - exp(Q(|x|
+   - 2.5) - x^2), at |x| clamped to [1, NN_ERF_ONE_BOUND], so that no lane
+   overflows. */
+static inline vf erf_big_v(vf x)
+{
+    vf t = vf_max(vf_abs(x), vf_set1(NN_ERF_SMALL_BOUND));
     t = vf_min(t, vf_set1(NN_ERF_ONE_BOUND));
     vf u = vf_sub(t, vf_set1(NN_ERF_MID));
     vf q = vf_fmadd(vf_set1(NN_ERF_Q8), u, vf_set1(NN_ERF_Q7));
@@ -67,8 +68,38 @@ static inline vf erf_v(vf x)
     q = vf_fmadd(q, u, vf_set1(NN_ERF_Q2));
     q = vf_fmadd(q, u, vf_set1(NN_ERF_Q1));
     q = vf_fmadd(q, u, vf_set1(NN_ERF_Q0));
-    vf big = vf_sub(vf_set1(1.0f), exp_v(vf_fnmadd(t, t, q)));
-    return vf_or_sign(vf_select(is_small, small, big), x);
+    return vf_sub(vf_set1(1.0f), exp_v(vf_fnmadd(t, t, q)));
+}
+
+/* erf(x) from erf_small_v's small and is_small: most of a GELU's inputs
+   are small, and then the exp branch is not needed (skipping it changes no
+   lane's bits) */
+static inline vf erf_finish_v(vf x, vf small, vm is_small)
+{
+    if (!vm_all(is_small))
+        small = vf_select(is_small, small, erf_big_v(x));
+    return vf_or_sign(small, x);
+}
+
+/* erf(x), about 1 ulp (nn_internal.h). */
+static inline vf erf_v(vf x)
+{
+    vm is_small;
+    vf small = erf_small_v(x, &is_small);
+    return erf_finish_v(x, small, is_small);
+}
+
+/* erf of SIMD_CHAINS vectors, their chains side by side: each lane's bits
+   erf_v's */
+static inline void erf_chains_v(vf e[SIMD_CHAINS], const vf x[SIMD_CHAINS])
+{
+    vm is_small[SIMD_CHAINS];
+#pragma GCC unroll 4
+    for (int k = 0; k < SIMD_CHAINS; k++)
+        e[k] = erf_small_v(x[k], &is_small[k]);
+#pragma GCC unroll 4
+    for (int k = 0; k < SIMD_CHAINS; k++)
+        e[k] = erf_finish_v(x[k], e[k], is_small[k]);
 }
 
 /* q . k over hd floats, in float. */

@@ -14,6 +14,10 @@
 #include <stdint.h>
 
 #define SIMD_W 8 /* floats per vector */
+/* vectors a loop of long dependent chains (erf's) keeps side by side: 16
+   registers hold one with its constants (two or four spill, and were
+   slower at 8 lanes) */
+#define SIMD_CHAINS 1
 
 typedef __m256 vf;
 typedef __m256d vd;
