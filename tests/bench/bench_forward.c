@@ -48,6 +48,7 @@
 #define MIN_SECONDS 0.2 /* per repeat, at least */
 #define MAX_SECONDS 30  /* the timed repeats of one shape in all, about */
 #define REPEATS 5       /* best of */
+#define SEED_PEAK_TARGET 60.0 /* % of the FMA peak, issue 16, one thread */
 
 /* ---- the shapes ---- */
 
@@ -240,6 +241,11 @@ int main(int argc, char **argv)
             if (have_dnn[si])
                 printf("   PyTorch oneDNN %5.1f %%", 100.0 * network_timing_gflops(&dnn[si], flops) / peak);
             printf("\n");
+        }
+        if (only <= 0 && threads == 1) { /* issue 16's bar, the limit no peer sets */
+            const double share = 100.0 * network_timing_gflops(&vp[0], pass_flops(&shapes[0])) / peak;
+            printf("target (issue 16): the seed stack >= %.0f %% of the FMA peak: %.1f %%  %s\n",
+                   SEED_PEAK_TARGET, share, bench_verdict(share >= SEED_PEAK_TARGET));
         }
     }
 
