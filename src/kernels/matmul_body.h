@@ -121,9 +121,42 @@ size_t KERN_FN(kern_matmul_packed_floats)(size_t k, size_t m)
     return matmul_packed_floats(tile_for(m), k, m);
 }
 
+/* W (m rows of k) into panels (matmul_internal.h): each panel's NR rows of
+   W side by side for every p, a transpose, made SIMD_W x SIMD_W floats at a
+   time in registers; rows past m, and p past the block, read as zeros (and
+   the latter are not stored). nr is a whole number of vectors. */
+static void pack_w(const matmul_blocking *bk, float *packed, const float *w, size_t k, size_t m)
+{
+    const size_t nr = bk->nr, mpad = matmul_round_up(m, nr);
+    for (size_t pc = 0; pc < k; pc += bk->kc) {
+        const size_t kc = matmul_min(bk->kc, k - pc);
+        for (size_t jr = 0; jr < mpad; jr += nr) {
+            float *panel = packed + pc * mpad + jr * kc;
+            for (size_t c0 = 0; c0 < nr; c0 += SIMD_W)
+                for (size_t p0 = 0; p0 < kc; p0 += SIMD_W) {
+                    const size_t valid = matmul_min(SIMD_W, kc - p0);
+                    vf block[SIMD_W];
+#pragma GCC unroll 16
+                    for (size_t i = 0; i < SIMD_W; i++) {
+                        const size_t j = jr + c0 + i;
+                        block[i] = j < m ? vf_load_first(w + j * k + pc + p0, valid) : vf_zero();
+                    }
+                    vf_transpose(block);
+                    if (valid == SIMD_W) /* constant bounds: block stays in registers */
+#pragma GCC unroll 16
+                        for (size_t q = 0; q < SIMD_W; q++)
+                            vf_store(panel + (p0 + q) * nr + c0, block[q]);
+                    else
+                        for (size_t q = 0; q < valid; q++)
+                            vf_store(panel + (p0 + q) * nr + c0, block[q]);
+                }
+        }
+    }
+}
+
 void KERN_FN(kern_matmul_pack)(float *packed, const float *w, size_t k, size_t m)
 {
-    matmul_pack_w(tile_for(m), packed, w, k, m);
+    pack_w(tile_for(m), packed, w, k, m);
 }
 
 size_t KERN_FN(kern_matmul_workspace_floats)(size_t n, size_t k, size_t m)

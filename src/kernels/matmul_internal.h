@@ -5,7 +5,7 @@
  * the micro-kernel written once over the ISA's vector mapping; the file
  * gives its tiles' sizes.
  *
- * Packed W (made once, by matmul_pack_w): for each block of KC values of k,
+ * Packed W (made once, by kern_matmul_pack): for each block of KC values of k,
  * for each panel of NR output columns (NR rows of W), kc x NR floats, the
  * NR values for one p side by side; columns past m are zero. Block pc
  * starts at pc * roundup(m, NR), panel jr of it at jr * kc further on.
@@ -175,30 +175,6 @@ static inline float *matmul_align(float *p)
 {
     const size_t misalign = ((size_t)p / sizeof(float)) % MATMUL_ALIGN_FLOATS;
     return p + (misalign ? MATMUL_ALIGN_FLOATS - misalign : 0);
-}
-
-/* w [m][k] row-major into the packed layout above. */
-static inline void matmul_pack_w(const matmul_blocking *bk, float *packed, const float *w, size_t k,
-                                 size_t m)
-{
-    size_t nr = bk->nr, mpad = matmul_round_up(m, nr);
-    for (size_t pc = 0; pc < k; pc += bk->kc) {
-        size_t kc = matmul_min(bk->kc, k - pc);
-        for (size_t jr = 0; jr < mpad; jr += nr) {
-            float *panel = packed + pc * mpad + jr * kc;
-            for (size_t c = 0; c < nr; c++) {
-                size_t j = jr + c;
-                if (j < m) {
-                    const float *row = w + j * k + pc;
-                    for (size_t p = 0; p < kc; p++)
-                        panel[p * nr + c] = row[p];
-                } else {
-                    for (size_t p = 0; p < kc; p++)
-                        panel[p * nr + c] = 0.0f;
-                }
-            }
-        }
-    }
 }
 
 /* One row of a panel: valid floats from src, zeros to nr. The tiles' own

@@ -162,6 +162,31 @@ static inline void vf_store_mask(float *p, vm m, vf v)
 }
 
 /* The first min(r, 8) floats at p, zeros after them. */
+/* r[i] lane j and r[j] lane i swapped, for all i, j < 8: an 8 x 8 block
+   transposed in registers (pairs, quads, then the 128-bit halves), 24
+   shuffles where a float at a time is 64 loads and 64 stores */
+static inline void vf_transpose(vf r[8])
+{
+    __m256 t[8], s[8];
+#pragma GCC unroll 16
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 2; i++) { /* s[4i + c]: column c of each half, rows 4i..4i+3 */
+        s[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        s[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        s[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        s[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x20);
+        r[4 + c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x31);
+    }
+}
+
 static inline vf vf_load_first(const float *p, size_t r)
 {
     return r >= SIMD_W ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, simd_lanes_below(r));

@@ -153,6 +153,38 @@ static inline void vf_store_mask(float *p, vm m, vf v)
 }
 
 /* The first min(r, 16) floats at p, zeros after them. */
+/* r[i] lane j and r[j] lane i swapped, for all i, j < 16: a 16 x 16 block
+   transposed in registers (pairs, then quads within 128-bit lanes, then
+   the lanes themselves), 64 shuffles where a float at a time is 256 loads
+   and 256 stores */
+static inline void vf_transpose(vf r[16])
+{
+    __m512 t[16], s[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < 4; i++) { /* s[4i + c]: column c of each lane, rows 4i..4i+3 */
+        s[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        s[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        s[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        s[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+#pragma GCC unroll 16
+    for (int c = 0; c < 4; c++) { /* the 128-bit lanes: q of s[4i + c] to lane i of r[4q + c] */
+        __m512 u0 = _mm512_shuffle_f32x4(s[c], s[4 + c], 0x88);
+        __m512 u1 = _mm512_shuffle_f32x4(s[c], s[4 + c], 0xDD);
+        __m512 u2 = _mm512_shuffle_f32x4(s[8 + c], s[12 + c], 0x88);
+        __m512 u3 = _mm512_shuffle_f32x4(s[8 + c], s[12 + c], 0xDD);
+        r[c] = _mm512_shuffle_f32x4(u0, u2, 0x88);
+        r[4 + c] = _mm512_shuffle_f32x4(u1, u3, 0x88);
+        r[8 + c] = _mm512_shuffle_f32x4(u0, u2, 0xDD);
+        r[12 + c] = _mm512_shuffle_f32x4(u1, u3, 0xDD);
+    }
+}
+
 static inline vf vf_load_first(const float *p, size_t r)
 {
     return r >= SIMD_W ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(simd_lanes_below(r), p);
