@@ -30,7 +30,11 @@ typedef struct {
     size_t count;
     char *names;
     float *state; /* every param's grad, m and v, one block */
-    size_t cursor; /* where the next gradient's name is looked for first */
+    /* the backward hands out the gradients in its own order (the head
+       first, a layer's tensors in its own order), the same every step:
+       arrival[k] is the param the k-th gradient of a step was last time */
+    size_t *arrival;
+    size_t arrived; /* gradients so far this step */
 } trainer;
 
 /* ---- the parameters, by name ---- */
@@ -72,7 +76,8 @@ static vp_status trainer_make(trainer *tr, fw_model *model, vp_error *err)
     const size_t count = tr->count;
     tr->params = calloc(count, sizeof *tr->params);
     tr->names = calloc(count, FW_TENSOR_NAME_MAX);
-    if (!tr->params || !tr->names)
+    tr->arrival = calloc(count, sizeof *tr->arrival);
+    if (!tr->params || !tr->names || !tr->arrival)
         return vp_fail(err, VP_ENOMEM, "no memory for the trainer");
     tr->count = 0;
     (void)fw_model_tensors(model, add_tensor, tr);
@@ -98,17 +103,22 @@ static void trainer_free(trainer *tr)
     free(tr->params);
     free(tr->names);
     free(tr->state);
+    free(tr->arrival);
 }
 
-/* The backward pass hands out the gradients in its own order (the head
-   first); the same order every step, so the cursor finds each at once. */
+/* Each gradient into its param, found by name: where the gradient of the
+   same rank came last step, else by a search (the first step). */
 static void collect_grad(void *ctx, const vp_param_grad *g)
 {
     trainer *tr = ctx;
+    const size_t k = tr->arrived < tr->count ? tr->arrived : 0;
+    tr->arrived++;
     for (size_t tried = 0; tried < tr->count; tried++) {
-        param *p = &tr->params[(tr->cursor + tried) % tr->count];
+        const size_t i = (tr->arrival[k] + tried) % tr->count;
+        param *p = &tr->params[i];
         if (strcmp(p->name, g->name) != 0)
             continue;
+        tr->arrival[k] = i;
         const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
         if (n == p->n) {
             memcpy(p->grad, g->gradient, n * sizeof(float));
@@ -117,7 +127,6 @@ static void collect_grad(void *ctx, const vp_param_grad *g)
             p->grad_square = tr->model->kernels->square_sum(p->grad, n);
             p->received = 1;
         }
-        tr->cursor = (size_t)(p - tr->params + 1) % tr->count;
         return;
     }
 }
@@ -299,6 +308,7 @@ static vp_status run_step(trainer *tr, const vp_config *cfg, const vp_forward_op
 {
     for (size_t i = 0; i < tr->count; i++)
         tr->params[i].received = 0;
+    tr->arrived = 0;
     profile->overflow_at = 0; /* the profile is reused: nothing of the last step */
     profile->overflowed = VP_OVERFLOW_NONE;
     profile->n_rows = profile->sub_blocks + 1;
