@@ -120,7 +120,7 @@ void fw_model_free(fw_model *model);
 
 /* fw_model_alloc's model with keep_raw set: each linear layer keeps W as
  * given beside its packed copies, for a trainer to update in place and then
- * repack (fw_model_repack). NULL when memory runs out. */
+ * repack (fw_linear_pack). NULL when memory runs out. */
 fw_model *fw_model_alloc_trainable(const vp_config *cfg, const vp_forward_options *o,
                                    const kern_table *kernels);
 
@@ -142,9 +142,10 @@ typedef vp_status (*fw_tensor_fn)(void *ctx, const fw_tensor *t);
  * bias; stops at and returns the first status that is not VP_OK. */
 vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx);
 
-/* Packs every linear layer again from its raw W (a keep_raw model), after a
- * trainer changed them. */
-void fw_model_repack(fw_model *m);
+/* Packs a head tied to the embedding again, after a trainer changed
+ * embed.weight: the one linear layer no tensor of fw_model_tensors holds
+ * (the others a trainer repacks with fw_linear_pack as it updates them). */
+void fw_model_repack_tied(fw_model *m);
 
 /* Packs W [out][in] into a linear layer (and W^T, when the model runs a
  * backward); copies bias [out] (NULL: zero). */

@@ -110,17 +110,8 @@ vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx)
     return w.status;
 }
 
-static vp_status repack(void *ctx, const fw_tensor *t)
+void fw_model_repack_tied(fw_model *m)
 {
-    const fw_model *m = ctx;
-    if (t->linear)
-        fw_linear_pack(m, t->linear);
-    return VP_OK;
-}
-
-void fw_model_repack(fw_model *m)
-{
-    (void)fw_model_tensors(m, repack, m);
     if (m->tied)
         fw_linear_pack(m, &m->head);
 }

@@ -187,13 +187,15 @@ static void update(trainer *tr, const vp_train_options *o, size_t step, double l
         if (o->on_tensor)
             memcpy(before, p->data, p->n * sizeof(float));
         adam_update(tr->model->kernels, p->data, p->m, p->v, p->grad, p->n, &s);
+        if (p->linear) /* W packed while Adam's writes are still in cache */
+            fw_linear_pack(tr->model, p->linear);
         if (o->on_tensor) {
             const vp_train_tensor t = {step, p->name, p->grad_norm, sqrt(square_sum(before, p->n)),
                                        sqrt(update_square_sum(p->data, before, p->n))};
             o->on_tensor(o->tensor_ctx, &t);
         }
     }
-    fw_model_repack(tr->model);
+    fw_model_repack_tied(tr->model);
 }
 
 /* The values at the end, copied into the result. */
