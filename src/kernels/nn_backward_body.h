@@ -146,13 +146,8 @@ void KERN_FN(kern_gelu_backward)(float *dx, const float *dy, const float *x, siz
     const vf scale = vf_set1(NN_SQRT1_2), inv_root = vf_set1(NN_INV_SQRT_2PI);
     size_t i = 0;
     for (; i + SIMD_CHAINS * W <= n; i += SIMD_CHAINS * W) {
-        vf v[SIMD_CHAINS], u[SIMD_CHAINS], e[SIMD_CHAINS];
-#pragma GCC unroll 4
-        for (int k = 0; k < SIMD_CHAINS; k++) {
-            v[k] = vf_load(x + i + k * W);
-            u[k] = vf_mul(v[k], scale);
-        }
-        erf_chains_v(e, u);
+        vf v[SIMD_CHAINS], e[SIMD_CHAINS];
+        gelu_erf_chains_v(v, e, x + i);
 #pragma GCC unroll 4
         for (int k = 0; k < SIMD_CHAINS; k++) {
             vf cdf = vf_mul(half, vf_add(one, e[k]));

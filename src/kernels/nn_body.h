@@ -91,13 +91,8 @@ void KERN_FN(kern_gelu)(float *out, const float *x, size_t n)
     const vf half = vf_set1(0.5f), one = vf_set1(1.0f), scale = vf_set1(NN_SQRT1_2);
     size_t i = 0;
     for (; i + SIMD_CHAINS * W <= n; i += SIMD_CHAINS * W) {
-        vf v[SIMD_CHAINS], u[SIMD_CHAINS], e[SIMD_CHAINS];
-#pragma GCC unroll 4
-        for (int k = 0; k < SIMD_CHAINS; k++) {
-            v[k] = vf_load(x + i + k * W);
-            u[k] = vf_mul(v[k], scale);
-        }
-        erf_chains_v(e, u);
+        vf v[SIMD_CHAINS], e[SIMD_CHAINS];
+        gelu_erf_chains_v(v, e, x + i);
 #pragma GCC unroll 4
         for (int k = 0; k < SIMD_CHAINS; k++)
             vf_store(out + i + k * W, vf_mul(vf_mul(half, v[k]), vf_add(one, e[k])));

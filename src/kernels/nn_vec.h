@@ -102,6 +102,19 @@ static inline void erf_chains_v(vf e[SIMD_CHAINS], const vf x[SIMD_CHAINS])
         e[k] = erf_finish_v(x[k], e[k], is_small[k]);
 }
 
+/* v[k]: SIMD_CHAINS vectors from x, and e[k] = erf(v[k] / sqrt(2)): GELU's
+   erf, as the scalar halves x first */
+static inline void gelu_erf_chains_v(vf v[SIMD_CHAINS], vf e[SIMD_CHAINS], const float *x)
+{
+    vf u[SIMD_CHAINS];
+#pragma GCC unroll 4
+    for (int k = 0; k < SIMD_CHAINS; k++) {
+        v[k] = vf_load(x + k * SIMD_W);
+        u[k] = vf_mul(v[k], vf_set1(NN_SQRT1_2));
+    }
+    erf_chains_v(e, u);
+}
+
 /* q . k over hd floats, in float. */
 static inline float dot(const float *q, const float *k, size_t hd)
 {
@@ -142,6 +155,23 @@ static inline void rows_inverse_root(float *out, const double *sq, size_t rows, 
     vd_store(r, vd_div(vd_set1(1.0), vd_sqrt(v)));
     for (size_t k = 0; k < rows; k++)
         out[k] = (float)r[k];
+}
+
+/* sq[r]: row r's square sums, vd_hsum(lo[r] + hi[r]), then in order the
+   squares of its columns from `from` to d (each less centre[r]; as they
+   are with centre NULL), the columns past the last whole vector. */
+static inline void rows_square_totals(double *sq, const vd lo[NN_STAT_ROWS],
+                                      const vd hi[NN_STAT_ROWS], const float *xr[NN_STAT_ROWS],
+                                      size_t from, size_t d, const double *centre)
+{
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++) {
+        sq[r] = vd_hsum(vd_add(lo[r], hi[r]));
+        for (size_t j = from; j < d; j++) {
+            double c = centre ? xr[r][j] - centre[r] : (double)xr[r][j];
+            sq[r] += c * c;
+        }
+    }
 }
 
 /* For each of the first rows (1..NN_STAT_ROWS) of x, a LayerNorm row's mean
@@ -187,14 +217,7 @@ static inline void rows_mean_rstd(float *m, float *rstd, const float *x, size_t 
             hi[r] = vd_fmadd(c1, c1, hi[r]);
         }
     double sq[NN_STAT_ROWS];
-#pragma GCC unroll 8
-    for (int r = 0; r < NN_STAT_ROWS; r++) {
-        sq[r] = vd_hsum(vd_add(lo[r], hi[r]));
-        for (size_t j = i; j < d; j++) {
-            double c = xr[r][j] - mean[r];
-            sq[r] += c * c;
-        }
-    }
+    rows_square_totals(sq, lo, hi, xr, i, d, mean);
     for (size_t k = 0; k < rows; k++)
         m[k] = (float)mean[k];
     rows_inverse_root(rstd, sq, rows, d, eps);
@@ -220,12 +243,7 @@ static inline void rows_rrms(float *rrms, const float *x, size_t rows, size_t d,
             hi[r] = vd_fmadd(v1, v1, hi[r]);
         }
     double sq[NN_STAT_ROWS];
-#pragma GCC unroll 8
-    for (int r = 0; r < NN_STAT_ROWS; r++) {
-        sq[r] = vd_hsum(vd_add(lo[r], hi[r]));
-        for (size_t j = i; j < d; j++)
-            sq[r] += (double)xr[r][j] * xr[r][j];
-    }
+    rows_square_totals(sq, lo, hi, xr, i, d, NULL);
     rows_inverse_root(rrms, sq, rows, d, eps);
 }
 
