@@ -157,18 +157,35 @@ static inline void rows_inverse_root(float *out, const double *sq, size_t rows, 
         out[k] = (float)r[k];
 }
 
-/* sq[r]: row r's square sums, vd_hsum(lo[r] + hi[r]), then in order the
-   squares of its columns from `from` to d (each less centre[r]; as they
-   are with centre NULL), the columns past the last whole vector. */
-static inline void rows_square_totals(double *sq, const vd lo[NN_STAT_ROWS],
-                                      const vd hi[NN_STAT_ROWS], const float *xr[NN_STAT_ROWS],
-                                      size_t from, size_t d, const double *centre)
+/* sq[r] = sum over row r of (x - centre[r])^2 in double (centre 0 for
+   RMSNorm: x - 0 is x, so the same bits as the squares alone), each lane of
+   lo and hi summing its columns in order, then vd_hsum, then the columns
+   past the last whole vector in order. */
+static inline void rows_square_sums(double *sq, const float *xr[NN_STAT_ROWS], size_t d,
+                                    const double centre[NN_STAT_ROWS])
 {
+    vd lo[NN_STAT_ROWS], hi[NN_STAT_ROWS], vc[NN_STAT_ROWS];
+#pragma GCC unroll 8
+    for (int r = 0; r < NN_STAT_ROWS; r++) {
+        vc[r] = vd_set1(centre[r]);
+        lo[r] = hi[r] = vd_zero();
+    }
+    size_t i = 0;
+    for (; i + SIMD_W <= d; i += SIMD_W) {
+#pragma GCC unroll 8
+        for (int r = 0; r < NN_STAT_ROWS; r++) {
+            vf v = vf_load(xr[r] + i);
+            vd c0 = vd_sub(vf_widen_lo(v), vc[r]);
+            vd c1 = vd_sub(vf_widen_hi(v), vc[r]);
+            lo[r] = vd_fmadd(c0, c0, lo[r]);
+            hi[r] = vd_fmadd(c1, c1, hi[r]);
+        }
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < NN_STAT_ROWS; r++) {
         sq[r] = vd_hsum(vd_add(lo[r], hi[r]));
-        for (size_t j = from; j < d; j++) {
-            double c = centre ? xr[r][j] - centre[r] : (double)xr[r][j];
+        for (size_t j = i; j < d; j++) {
+            double c = xr[r][j] - centre[r];
             sq[r] += c * c;
         }
     }
@@ -189,10 +206,11 @@ static inline void rows_mean_rstd(float *m, float *rstd, const float *x, size_t 
     for (int r = 0; r < NN_STAT_ROWS; r++)
         lo[r] = hi[r] = vd_zero();
     size_t i = 0;
-    for (; i + SIMD_W <= d; i += SIMD_W)
+    for (; i + SIMD_W <= d; i += SIMD_W) {
 #pragma GCC unroll 8
         for (int r = 0; r < NN_STAT_ROWS; r++)
             add_widened(&lo[r], &hi[r], vf_load(xr[r] + i));
+    }
     double sum[NN_STAT_ROWS], mean[NN_STAT_ROWS];
 #pragma GCC unroll 8
     for (int r = 0; r < NN_STAT_ROWS; r++) {
@@ -201,23 +219,8 @@ static inline void rows_mean_rstd(float *m, float *rstd, const float *x, size_t 
             sum[r] += xr[r][j];
     }
     vd_store(mean, vd_div(vd_load(sum), vd_set1((double)d)));
-    vd vmean[NN_STAT_ROWS];
-#pragma GCC unroll 8
-    for (int r = 0; r < NN_STAT_ROWS; r++) {
-        vmean[r] = vd_set1(mean[r]);
-        lo[r] = hi[r] = vd_zero();
-    }
-    for (i = 0; i + SIMD_W <= d; i += SIMD_W)
-#pragma GCC unroll 8
-        for (int r = 0; r < NN_STAT_ROWS; r++) {
-            vf v = vf_load(xr[r] + i);
-            vd c0 = vd_sub(vf_widen_lo(v), vmean[r]);
-            vd c1 = vd_sub(vf_widen_hi(v), vmean[r]);
-            lo[r] = vd_fmadd(c0, c0, lo[r]);
-            hi[r] = vd_fmadd(c1, c1, hi[r]);
-        }
     double sq[NN_STAT_ROWS];
-    rows_square_totals(sq, lo, hi, xr, i, d, mean);
+    rows_square_sums(sq, xr, d, mean);
     for (size_t k = 0; k < rows; k++)
         m[k] = (float)mean[k];
     rows_inverse_root(rstd, sq, rows, d, eps);
@@ -229,21 +232,9 @@ static inline void rows_rrms(float *rrms, const float *x, size_t rows, size_t d,
 {
     const float *xr[NN_STAT_ROWS];
     stat_rows(xr, x, rows, d);
-    vd lo[NN_STAT_ROWS], hi[NN_STAT_ROWS];
-#pragma GCC unroll 8
-    for (int r = 0; r < NN_STAT_ROWS; r++)
-        lo[r] = hi[r] = vd_zero();
-    size_t i = 0;
-    for (; i + SIMD_W <= d; i += SIMD_W)
-#pragma GCC unroll 8
-        for (int r = 0; r < NN_STAT_ROWS; r++) {
-            vf v = vf_load(xr[r] + i);
-            vd v0 = vf_widen_lo(v), v1 = vf_widen_hi(v);
-            lo[r] = vd_fmadd(v0, v0, lo[r]);
-            hi[r] = vd_fmadd(v1, v1, hi[r]);
-        }
+    const double zero[NN_STAT_ROWS] = {0};
     double sq[NN_STAT_ROWS];
-    rows_square_totals(sq, lo, hi, xr, i, d, NULL);
+    rows_square_sums(sq, xr, d, zero);
     rows_inverse_root(rrms, sq, rows, d, eps);
 }
 
