@@ -19,6 +19,7 @@
 #endif
 
 MATMUL_KERNEL(kernel, MATMUL_MR, MATMUL_NV)
+MATMUL_AHEAD_KERNEL(kernel_ahead, MATMUL_MR, MATMUL_NV)
 MATMUL_EDGE_KERNELS(edge, MATMUL_NV)
 
 /* kc, lda and mc from the caches on first use (MATMUL_TILES_FROM_CACHES) */
@@ -27,6 +28,7 @@ static matmul_blocking tiles[] = {
      .nr = 8 * MATMUL_NV,
      .rows = 4096 / MATMUL_MR * MATMUL_MR,
      .kernel = kernel,
+     .kernel_ahead = kernel_ahead,
      .edge = edge},
 };
 

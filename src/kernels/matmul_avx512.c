@@ -21,13 +21,25 @@
  * 1 MiB L2. */
 MATMUL_KERNEL(kernel_6x64, 6, 4)
 MATMUL_KERNEL(kernel_8x48, 8, 3)
+MATMUL_AHEAD_KERNEL(kernel_6x64_ahead, 6, 4)
+MATMUL_AHEAD_KERNEL(kernel_8x48_ahead, 8, 3)
 MATMUL_EDGE_KERNELS(edge_64, 4)
 MATMUL_EDGE_KERNELS(edge_48, 3)
 
 /* kc, lda and mc from the caches on first use (MATMUL_TILES_FROM_CACHES) */
 static matmul_blocking tiles[] = {
-    {.mr = 6, .nr = 64, .rows = 4092, .kernel = kernel_6x64, .edge = edge_64},
-    {.mr = 8, .nr = 48, .rows = 4096, .kernel = kernel_8x48, .edge = edge_48},
+    {.mr = 6,
+     .nr = 64,
+     .rows = 4092,
+     .kernel = kernel_6x64,
+     .kernel_ahead = kernel_6x64_ahead,
+     .edge = edge_64},
+    {.mr = 8,
+     .nr = 48,
+     .rows = 4096,
+     .kernel = kernel_8x48,
+     .kernel_ahead = kernel_8x48_ahead,
+     .edge = edge_48},
 };
 
 MATMUL_TILES_FROM_CACHES(tiles)

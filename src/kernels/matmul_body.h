@@ -23,13 +23,32 @@ static inline vm column_mask(size_t nr_valid, int v)
     return vm_first(nr_valid <= first ? 0 : nr_valid - first >= SIMD_W ? SIMD_W : nr_valid - first);
 }
 
+/* One p of the micro-kernel: acc[r][v] += x[r][p] * W's vector v at p. */
+static inline __attribute__((always_inline)) void
+kernel_step(const int MR, const int NV, const float *const *row, size_t p, const float *b,
+            vf acc[MATMUL_MAX_MR][MATMUL_MAX_NV])
+{
+    vf w[MATMUL_MAX_NV];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; v++)
+        w[v] = vf_load(b + SIMD_W * v);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; r++) {
+        const vf xr = vf_set1(row[r][p]);
+#pragma GCC unroll 16
+        for (int v = 0; v < NV; v++)
+            acc[r][v] = vf_fmadd(xr, w[v], acc[r][v]);
+    }
+}
+
 /* The MR x NV SIMD_W micro-kernel (matmul_internal.h's matmul_kernel_fn),
    inlined into each tile's function with its MR and NV constant, so that
    every loop over them unrolls and the sums live in registers. */
 static inline __attribute__((always_inline)) void
-kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size_t lda,
-            const float *restrict b, float *restrict c, size_t ldc, const float *restrict init,
-            size_t mr_valid, size_t nr_valid, matmul_next_tile next)
+kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float *restrict a,
+            size_t lda, const float *restrict b, float *restrict c, size_t ldc,
+            const float *restrict init, size_t mr_valid, size_t nr_valid, matmul_next_tile next,
+            const float *ahead, size_t ahead_lines)
 {
     /* the next tile's lines of out, one per 64 bytes, while this one computes */
     if (next.c != NULL)
@@ -67,19 +86,25 @@ kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size
                 acc[r][v] = (size_t)r < mr_valid ? vf_load_mask(c + r * ldc + SIMD_W * v, mask[v])
                                                  : vf_zero();
     }
+    /* with AHEAD, first the p that prefetch ahead_lines lines of the next
+       block's W, one every fourth p, so that the loads of W and x never
+       wait behind a burst of them; then the rest, without */
+    size_t p = 0;
+    if (AHEAD) {
+        const size_t p_ahead = matmul_min(kc, 4 * ahead_lines) / 4 * 4;
+        for (; p < p_ahead; p += 4) {
+            __builtin_prefetch(ahead, 0, 2); /* prefetcht1: into L2 */
+            ahead += 16;
 #pragma GCC unroll 4
-    for (size_t p = 0; p < kc; p++) {
-        vf w[MATMUL_MAX_NV];
-#pragma GCC unroll 16
-        for (int v = 0; v < NV; v++)
-            w[v] = vf_load(b + SIMD_W * v);
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++) {
-            vf xr = vf_set1(row[r][p]);
-#pragma GCC unroll 16
-            for (int v = 0; v < NV; v++)
-                acc[r][v] = vf_fmadd(xr, w[v], acc[r][v]);
+            for (size_t q = p; q < p + 4; q++) {
+                kernel_step(MR, NV, row, q, b, acc);
+                b += SIMD_W * NV;
+            }
         }
+    }
+#pragma GCC unroll 4
+    for (; p < kc; p++) {
+        kernel_step(MR, NV, row, p, b, acc);
         b += SIMD_W * NV;
     }
 #pragma GCC unroll 16
@@ -99,7 +124,19 @@ kernel_body(const int MR, const int NV, size_t kc, const float *restrict a, size
                      float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,   \
                      size_t nr_valid, matmul_next_tile next)                                       \
     {                                                                                              \
-        kernel_body(MR, NV, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next);                \
+        kernel_body(MR, NV, 0, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next, NULL, 0);    \
+    }
+
+/* static void NAME(..): the same kernel, prefetching the next block's W
+   as it goes (matmul_ahead_kernel_fn). */
+#define MATMUL_AHEAD_KERNEL(NAME, MR, NV)                                                          \
+    static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
+                     float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,   \
+                     size_t nr_valid, matmul_next_tile next, const float *ahead,                   \
+                     size_t ahead_lines)                                                           \
+    {                                                                                              \
+        kernel_body(MR, NV, 1, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next, ahead,       \
+                    ahead_lines);                                                                  \
     }
 
 /* static const matmul_kernel_fn NAME[MATMUL_MAX_MR]: kernels of 1 to
