@@ -47,14 +47,14 @@ kernel_step(const int MR, const int NV, const float *const *row, size_t p, const
 static inline __attribute__((always_inline)) void
 kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float *restrict a,
             size_t lda, const float *restrict b, float *restrict c, size_t ldc,
-            const float *restrict init, size_t mr_valid, size_t nr_valid, matmul_next_tile next,
-            const float *ahead, size_t ahead_lines)
+            const float *restrict init, size_t mr_valid, size_t nr_valid,
+            const matmul_next_tile *next, const float *ahead, size_t ahead_lines)
 {
     /* the next tile's lines of out, one per 64 bytes, while this one computes */
-    if (next.c != NULL)
-        for (size_t r = 0; r < next.mr_valid; r++)
-            for (size_t j = 0; j < next.nr_valid; j += 16)
-                __builtin_prefetch(next.c + r * ldc + j, 0, 3);
+    if (next->c != NULL)
+        for (size_t r = 0; r < next->mr_valid; r++)
+            for (size_t j = 0; j < next->nr_valid; j += 16)
+                __builtin_prefetch(next->c + r * ldc + j, 0, 3);
     /* rows past mr_valid read row 0 again (x may end there) and are never
        stored */
     const float *row[MATMUL_MAX_MR];
@@ -122,7 +122,7 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
 #define MATMUL_KERNEL(NAME, MR, NV)                                                                \
     static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
                      float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,   \
-                     size_t nr_valid, matmul_next_tile next)                                       \
+                     size_t nr_valid, const matmul_next_tile *next)                                \
     {                                                                                              \
         kernel_body(MR, NV, 0, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next, NULL, 0);    \
     }
@@ -132,7 +132,7 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
 #define MATMUL_AHEAD_KERNEL(NAME, MR, NV)                                                          \
     static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
                      float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,   \
-                     size_t nr_valid, matmul_next_tile next, const float *ahead,                   \
+                     size_t nr_valid, const matmul_next_tile *next, const float *ahead,            \
                      size_t ahead_lines)                                                           \
     {                                                                                              \
         kernel_body(MR, NV, 1, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next, ahead,       \

@@ -51,7 +51,10 @@
  * outside the mr_valid x nr_valid corner of c or init is read or written:
  * the edges of out are masked, not copied. next is the tile the driver
  * calls the kernel on after this one, for the kernel to prefetch (its sums
- * start from out, which is in L3 or memory when out is large). */
+ * start from out, which is in L3 or memory when out is large). It is
+ * passed by address: by value, gcc built it field by field on the stack
+ * and then copied it into the arguments with 16-byte loads of what it had
+ * just stored with 8-byte ones, a store-forward stall on every call. */
 typedef struct {
     const float *c;  /* first element, NULL when there is no next tile */
     size_t mr_valid; /* its rows and columns, so as to touch nothing else */
@@ -60,18 +63,15 @@ typedef struct {
 
 typedef void (*matmul_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c,
                                  size_t ldc, const float *init, size_t mr_valid, size_t nr_valid,
-                                 matmul_next_tile next);
+                                 const matmul_next_tile *next);
 
 /* The same, prefetching into L2 ahead_lines lines (16 floats each) from
    ahead as it computes: the next block's W (matmul_ahead). A kernel of its
-   own, so that the kernel for W already in cache has no such step, and the
-   two pointers are arguments rather than fields of next: a larger next,
-   built field by field and copied whole into the arguments, stalled every
-   call on the copy (9 % of a 192 x 48 x 96 matmul). */
+   own, so that the kernel for W already in cache has no such step. */
 typedef void (*matmul_ahead_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b,
                                        float *c, size_t ldc, const float *init, size_t mr_valid,
-                                       size_t nr_valid, matmul_next_tile next, const float *ahead,
-                                       size_t ahead_lines);
+                                       size_t nr_valid, const matmul_next_tile *next,
+                                       const float *ahead, size_t ahead_lines);
 
 typedef struct {
     size_t mr;               /* rows of out per micro-tile (broadcast from packed x) */
@@ -335,11 +335,11 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
                 /* a kernel prefetches at most one line every fourth p */
                 const size_t lines =
                     matmul_min(matmul_min(ahead.per_call, kc / 4), ahead.lines - ahead.done);
-                bk->kernel_ahead(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next,
+                bk->kernel_ahead(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, &next,
                                  ahead.ahead + 16 * ahead.done, lines);
                 ahead.done += lines;
             } else {
-                micro_kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, next);
+                micro_kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, &next);
             }
         }
     }
