@@ -4,19 +4,36 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+/* Rounds of a pause that a thread with nothing to do waits, watching for
+   the next run (a worker) or for the workers to finish (the caller), before
+   it sleeps on a condition variable. A pass hands the pool a run for every
+   matmul, norm and attention, often less than a millisecond apart; waking a
+   sleeping thread takes a system call and, on a virtual machine, the
+   waking of its idle virtual CPU. Measured on AMD Zen 5 (a VM), the d =
+   1024 attention+MLP pass on two threads: 0.73-0.77 s sleeping at once,
+   against 1.39 s on one thread. About a hundred microseconds. */
+#define SPIN_ROUNDS 4096
+
 struct thread_pool {
     size_t threads;
     pthread_t *ids;
     pthread_mutex_t lock;
     pthread_cond_t work, done;
-    unsigned long generation; /* bumped for each run */
-    int stopping;
+    atomic_ulong generation; /* bumped for each run, under lock */
+    atomic_int stopping;
     /* the run in progress */
     thread_pool_task task;
     void *ctx;
     size_t n_tasks;
     atomic_size_t next;
-    size_t busy; /* workers still in the run */
+    atomic_size_t busy; /* workers still in the run */
 };
 
 typedef struct {
@@ -34,6 +51,17 @@ static void drain(thread_pool *pool, size_t thread)
     }
 }
 
+/* Spins while the pool's generation is still seen, SPIN_ROUNDS at most. */
+static void spin_while_idle(thread_pool *pool, unsigned long seen)
+{
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        if (atomic_load_explicit(&pool->generation, memory_order_acquire) != seen ||
+            atomic_load_explicit(&pool->stopping, memory_order_relaxed))
+            return;
+        cpu_relax();
+    }
+}
+
 static void *worker_main(void *arg)
 {
     worker_arg *w = arg;
@@ -41,20 +69,25 @@ static void *worker_main(void *arg)
     const size_t thread = w->thread;
     free(w);
     unsigned long seen = 0;
-    pthread_mutex_lock(&pool->lock);
     for (;;) {
+        spin_while_idle(pool, seen);
+        pthread_mutex_lock(&pool->lock);
         while (!pool->stopping && pool->generation == seen)
             pthread_cond_wait(&pool->work, &pool->lock);
-        if (pool->stopping)
-            break;
+        const int stopping = pool->stopping;
         seen = pool->generation;
         pthread_mutex_unlock(&pool->lock);
+        if (stopping)
+            break;
         drain(pool, thread);
-        pthread_mutex_lock(&pool->lock);
-        if (--pool->busy == 0)
+        /* the last worker out wakes the caller if it sleeps; it checks
+           busy under the lock, so the signal cannot come before its wait */
+        if (atomic_fetch_sub(&pool->busy, 1) == 1) {
+            pthread_mutex_lock(&pool->lock);
             pthread_cond_signal(&pool->done);
+            pthread_mutex_unlock(&pool->lock);
+        }
     }
-    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
@@ -102,15 +135,19 @@ void thread_pool_run(thread_pool *pool, size_t n_tasks, thread_pool_task task, v
     pool->ctx = ctx;
     pool->n_tasks = n_tasks;
     atomic_store(&pool->next, 0);
-    pool->busy = pool->threads - 1;
-    pool->generation++;
+    atomic_store(&pool->busy, pool->threads - 1);
+    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
     pthread_cond_broadcast(&pool->work);
     pthread_mutex_unlock(&pool->lock);
     drain(pool, 0);
-    pthread_mutex_lock(&pool->lock);
-    while (pool->busy > 0)
-        pthread_cond_wait(&pool->done, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < SPIN_ROUNDS && atomic_load(&pool->busy) > 0; i++)
+        cpu_relax();
+    if (atomic_load(&pool->busy) > 0) {
+        pthread_mutex_lock(&pool->lock);
+        while (atomic_load(&pool->busy) > 0)
+            pthread_cond_wait(&pool->done, &pool->lock);
+        pthread_mutex_unlock(&pool->lock);
+    }
 }
 
 size_t thread_pool_threads(const thread_pool *pool)
