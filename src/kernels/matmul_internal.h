@@ -86,8 +86,8 @@ typedef struct {
     matmul_ahead_kernel_fn kernel_ahead; /* the same, prefetching the next block (or NULL) */
     /* edge[r], r < MR: the kernel of r rows for a panel's last rows (NULL:
        the MR-row kernel, which computes its rows past mr_valid for
-       nothing: at 128 rows, 20 x 6 + 4 + 4 (matmul_panel_rows) would be
-       22 full panels for 128 rows) */
+       nothing: 128 rows, 20 x 6 + 4 + 4 by matmul_panel_rows, would cost
+       22 full panels) */
     const matmul_kernel_fn *edge;
 } matmul_blocking;
 
@@ -323,14 +323,14 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
             const float *init = pc > 0 || call->accumulate ? NULL
                                : call->bias != NULL        ? call->bias + jr
                                                            : zeros;
+            /* the next tile, when its sums start from out (init: the whole
+               block's start from init, and out is only written) */
             matmul_next_tile next = {NULL, 0, 0};
-            if (init != NULL) {
-                /* the next tile's sums start from init too: out is not read */
-            } else if (jr + nr < jend) {
+            if (init == NULL && jr + nr < jend) {
                 next.c = c + nr;
                 next.mr_valid = mr_valid;
                 next.nr_valid = matmul_min(nr, j1 - jr - nr);
-            } else if (ir + mr_valid < rows) {
+            } else if (init == NULL && ir + mr_valid < rows) {
                 next.c = call->out + (i0 + ir + mr_valid) * ldo + jc;
                 next.mr_valid = matmul_panel_rows(rows, ir + mr_valid, mr);
                 next.nr_valid = matmul_min(nr, j1 - jc);

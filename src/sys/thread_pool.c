@@ -16,9 +16,10 @@
    it sleeps on a condition variable. A pass hands the pool a run for every
    matmul, norm and attention, often less than a millisecond apart; waking a
    sleeping thread takes a system call and, on a virtual machine, the
-   waking of its idle virtual CPU. Measured on AMD Zen 5 (a VM), the d =
-   1024 attention+MLP pass on two threads: 0.73-0.77 s sleeping at once,
-   against 1.39 s on one thread. About a hundred microseconds. */
+   waking of its idle virtual CPU. 4096 pauses are about a hundred
+   microseconds on AMD Zen 5, where the d = 1024 attention+MLP pass on
+   two threads (a VM) went from 0.76 to 0.744 s with them (means of five
+   runs by hand), against 1.39 s on one thread. */
 #define SPIN_ROUNDS 4096
 
 struct thread_pool {
