@@ -110,6 +110,7 @@ typedef struct {
     size_t width, rows_per_task, rows;
     int rms, activate;
     const float *in2; /* a gated MLP's second input, up's projection */
+    float *cdf;       /* the erf GELU's Phi, kept for the backward; else NULL */
 } rowwise_job;
 
 static void rowwise_task(void *ctx, size_t task, size_t thread)
@@ -123,7 +124,9 @@ static void rowwise_task(void *ctx, size_t task, size_t thread)
     const size_t n = j->rows - first < j->rows_per_task ? j->rows - first : j->rows_per_task;
     float *out = j->out + first * j->width;
     const float *in = j->in + first * j->width;
-    if (j->activate)
+    if (j->activate && j->cdf)
+        m->kernels->gelu_keep(out, j->cdf + first * j->width, in, n * j->width);
+    else if (j->activate)
         fw_activate(m->kernels, m->mlp, out, in, j->in2 ? j->in2 + first * j->width : NULL,
                     n * j->width);
     else if (j->rms)
@@ -144,6 +147,7 @@ void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
                      r->rows,
                      r->m->norm == VP_NORM_RMSNORM,
                      0,
+                     NULL,
                      NULL};
     fw_parallel(r, r->n_tasks, rowwise_task, &j);
 }
@@ -151,7 +155,8 @@ void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
 /* out = act(in), or act(in) * in2 for a gated MLP */
 static void activate(fw_run *r, float *out, const float *in, const float *in2)
 {
-    rowwise_job j = {r, out, in, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1, in2};
+    rowwise_job j = {r,    out, in, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1, in2,
+                     in2 ? NULL : r->hid_cdf};
     fw_parallel(r, r->n_tasks, rowwise_task, &j);
 }
 
@@ -170,6 +175,7 @@ static void head_norm(fw_run *r, float *out, const float *in, const float *weigh
                      r->rows * per_row,
                      1,
                      0,
+                     NULL,
                      NULL};
     fw_parallel(r, r->n_tasks, rowwise_task, &j);
 }
@@ -648,6 +654,7 @@ static void point_at_saved(fw_run *r, size_t k)
         r->hid_pre = s->hid_pre;
         r->hid = s->hid;
         r->hid_up = s->hid_up;
+        r->hid_cdf = s->hid_cdf;
     }
     if (s->q) {
         r->q_pre = s->q_pre;

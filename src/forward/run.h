@@ -19,6 +19,7 @@ typedef struct {
     float *f;                /* the branches' output (their sum), before any output norm */
     float *hid_pre, *hid;    /* fc1's output and its activation (gated: times up's) [rows][m d] */
     float *hid_up;           /* a gated MLP's up projection [rows][m d]; else NULL */
+    float *hid_cdf;          /* the erf GELU's Phi(hid_pre), for its backward; else NULL */
     float *q_pre, *k_pre;    /* the projections before QK-norm (q, k without it) */
     float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input;
                                 q, q_pre, att [rows][H hd], k, k_pre, v [rows][H_kv hd] */
@@ -36,6 +37,7 @@ typedef struct {
        kernel: [rows][H hd]; k and v themselves when H_kv = H */
     float *k_exp, *v_exp;
     float *hid_up;                  /* a gated MLP's up projection */
+    float *hid_cdf;                 /* where the erf GELU keeps Phi (saved); else NULL */
     float **matmul_ws, **att_scratch; /* per thread */
     double *stats;                    /* [groups][N_STATS] */
     uint32_t *token_ids;

@@ -48,6 +48,8 @@
                                      const float *x, size_t n, size_t d, size_t j0, size_t j1,     \
                                      float eps, int rms);                                          \
     void kern_gelu_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);           \
+    void kern_gelu_backward_cdf_##ISA(float *dx, const float *dy, const float *x,                  \
+                                      const float *cdf, size_t n);                                 \
     void kern_gelu_tanh_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);      \
     void kern_relu_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);           \
     void kern_silu_mul_backward_##ISA(float *da, float *db, const float *dy, const float *a,       \
@@ -65,6 +67,7 @@
     void kern_rmsnorm_##ISA(float *out, const float *x, const float *weight, size_t n, size_t d,   \
                             float eps);                                                            \
     void kern_gelu_##ISA(float *out, const float *x, size_t n);                                    \
+    void kern_gelu_keep_##ISA(float *out, float *cdf, const float *x, size_t n);                   \
     void kern_gelu_tanh_##ISA(float *out, const float *x, size_t n);                               \
     void kern_relu_##ISA(float *out, const float *x, size_t n);                                    \
     void kern_silu_mul_##ISA(float *out, const float *a, const float *b, size_t n);                \

@@ -165,6 +165,27 @@ void KERN_FN(kern_gelu_backward)(float *dx, const float *dy, const float *x, siz
     }
 }
 
+void KERN_FN(kern_gelu_backward_cdf)(float *dx, const float *dy, const float *x, const float *cdf,
+                                     size_t n)
+{
+    // x, dy, cdf, dx: (n)
+    /* kern_gelu_backward's pdf and sum; its erf came with cdf */
+    const vf minus_half = vf_set1(-0.5f), inv_root = vf_set1(NN_INV_SQRT_2PI);
+    size_t i = 0;
+    for (; i + W <= n; i += W) {
+        const vf v = vf_load(x + i);
+        const vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, v), v)), inv_root);
+        const vf g = vf_add(vf_load(cdf + i), vf_mul(v, pdf));
+        vf_store(dx + i, vf_mul(vf_load(dy + i), g));
+    }
+    if (i < n) {
+        const vf v = vf_load_first(x + i, n - i);
+        const vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, v), v)), inv_root);
+        const vf g = vf_add(vf_load_first(cdf + i, n - i), vf_mul(v, pdf));
+        vf_store_first(dx + i, vf_mul(vf_load_first(dy + i, n - i), g), n - i);
+    }
+}
+
 void KERN_FN(kern_gelu_tanh_backward)(float *dx, const float *dy, const float *x, size_t n)
 {
     // x, dy, dx: (n)

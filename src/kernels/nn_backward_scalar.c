@@ -125,6 +125,17 @@ void kern_gelu_backward_scalar(float *dx, const float *dy, const float *x, size_
     }
 }
 
+void kern_gelu_backward_cdf_scalar(float *dx, const float *dy, const float *x, const float *cdf,
+                                   size_t n)
+{
+    // x, dy, cdf, dx: (n)
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float pdf = expf(-0.5f * v * v) * NN_INV_SQRT_2PI;
+        dx[i] = dy[i] * (cdf[i] + v * pdf);
+    }
+}
+
 void kern_gelu_tanh_backward_scalar(float *dx, const float *dy, const float *x, size_t n)
 {
     // x, dy, dx: (n)

@@ -65,6 +65,18 @@ void kern_gelu_scalar(float *out, const float *x, size_t n)
         out[i] = 0.5f * x[i] * (1.0f + erff(x[i] * NN_SQRT1_2));
 }
 
+void kern_gelu_keep_scalar(float *out, float *cdf, const float *x, size_t n)
+{
+    // x, out, cdf: (n)
+    /* kern_gelu_scalar's operations; halving 1 + erf is exact, so cdf is
+       kern_gelu_backward_scalar's */
+    for (size_t i = 0; i < n; i++) {
+        const float v = x[i], w = 1.0f + erff(v * NN_SQRT1_2);
+        out[i] = 0.5f * v * w;
+        cdf[i] = 0.5f * w;
+    }
+}
+
 void kern_gelu_tanh_scalar(float *out, const float *x, size_t n)
 {
     // x, out: (n)

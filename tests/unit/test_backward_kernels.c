@@ -453,6 +453,44 @@ static void gelu_matches_differences_and_scalar(void **state)
     free(x), free(dy), free(fd), free(tol), free(want), free(ref);
 }
 
+/* gelu_keep and gelu_backward_cdf, the training's pair, against gelu and
+   gelu_backward, which they stand in for: bit for bit on every variant, at
+   every tail length, out in place of x too. A normal spread of 3 takes
+   erf's exp branch; subnormal and signed zero inputs are where halving
+   could round. */
+static void gelu_kept_cdf_gives_the_same_bits(void **state)
+{
+    (void)state;
+    const size_t n = 300;
+    float *x = new_normal(n, 3.0f, 0.0f), *dy = new_normal(n, 1.0f, 0.0f);
+    x[0] = 0.0f, x[1] = -0.0f, x[2] = 1e-40f, x[3] = -1e-40f, x[4] = -9.0f, x[5] = 9.0f;
+    x[6] = 1.4142135f, x[7] = -5.5f; /* erf's branch point (x / sqrt 2 = 1), 1 + erf tiny */
+    float *want = new_floats(n), *got = new_floats(n), *cdf = new_floats(n);
+    float *want_dx = new_floats(n), *got_dx = new_floats(n);
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        const kern_table *k = kern_for((vp_isa)isa);
+        for (size_t len = 1; len <= n; len += 37) {
+            k->gelu(want, x, len);
+            k->gelu_keep(got, cdf, x, len);
+            if (memcmp(want, got, len * sizeof *got) != 0)
+                fail_msg("%s gelu_keep at length %zu: not gelu's bits", vp_isa_name((vp_isa)isa),
+                         len);
+            memcpy(got, x, len * sizeof *got);
+            k->gelu_keep(got, cdf, got, len); /* out = x */
+            if (memcmp(want, got, len * sizeof *got) != 0)
+                fail_msg("%s gelu_keep in place at length %zu", vp_isa_name((vp_isa)isa), len);
+            k->gelu_backward(want_dx, dy, x, len);
+            k->gelu_backward_cdf(got_dx, dy, x, cdf, len);
+            if (memcmp(want_dx, got_dx, len * sizeof *got_dx) != 0)
+                fail_msg("%s gelu_backward_cdf at length %zu: not gelu_backward's bits",
+                         vp_isa_name((vp_isa)isa), len);
+        }
+    }
+    free(x), free(dy), free(want), free(got), free(cdf), free(want_dx), free(got_dx);
+}
+
 /* ---- attention ---- */
 
 static const size_t ATTENTION_SHAPES[][3] = {{1, 1, 16}, {7, 2, 16}, {5, 1, 64}, {19, 2, 17}, {40, 1, 33}};
@@ -630,6 +668,7 @@ int main(void)
         cmocka_unit_test(norms_match_differences_and_scalar),
         cmocka_unit_test(norm_splits_give_the_same_bits),
         cmocka_unit_test(gelu_matches_differences_and_scalar),
+        cmocka_unit_test(gelu_kept_cdf_gives_the_same_bits),
         cmocka_unit_test(attention_matches_differences_and_scalar),
         cmocka_unit_test(cross_entropy_matches_differences_and_scalar),
     };
