@@ -50,9 +50,12 @@ $(BUILD)/src/kernels/%_avx512.o: KERNEL_FLAGS += $(AVX512_FLAGS)
 # the vector-extension bodies' eight lanes of double fill one 512-bit register
 $(BUILD)/src/kernels/mc_loops_avx512.o: KERNEL_FLAGS += -mprefer-vector-width=512
 $(BUILD)/src/kernels/residual_avx512.o: KERNEL_FLAGS += -mprefer-vector-width=512
+$(BUILD)/src/kernels/stream_avx512.o: KERNEL_FLAGS += -mprefer-vector-width=512
 endif
 # the loops' explicit lanes are there to be vectorised
 $(BUILD)/src/kernels/mc_loops_%.o: KERNEL_FLAGS += -O3 -Wno-psabi
+# elementwise loops, for gcc to vectorise at the set's width
+$(BUILD)/src/kernels/stream_%.o: KERNEL_FLAGS += -O3
 # every product in the residual sums is of two floats, exact in double, so a
 # fused multiply-add rounds as the multiply and add do (residual_body.h)
 $(BUILD)/src/kernels/residual_%.o: KERNEL_FLAGS += -O3 -Wno-psabi -ffp-contract=fast

@@ -145,29 +145,6 @@ static void add_into(float *restrict acc, const float *restrict v, size_t n)
         acc[i] += v[i];
 }
 
-/* z = (float)(alpha x + o) in double, as the forward summed it */
-static void scaled_sum(float *restrict z, const float *restrict x, const float *restrict o,
-                       size_t n, double alpha)
-{
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (size_t j = 0; j < LANES; j++)
-            z[i + j] = (float)(alpha * x[i + j] + o[i + j]);
-    for (; i < n; i++)
-        z[i] = (float)(alpha * x[i] + o[i]);
-}
-
-/* dx = (float)(alpha dz), in double */
-static void scaled(float *restrict dx, const float *restrict dz, size_t n, double alpha)
-{
-    size_t i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (size_t j = 0; j < LANES; j++)
-            dx[i + j] = (float)(alpha * dz[i + j]);
-    for (; i < n; i++)
-        dx[i] = (float)(alpha * dz[i]);
-}
-
 /* Gemma's gelu_tanh(a) b, as autograd takes it apart: db = dy gelu_tanh(a),
    da = gelu_tanh'(a) (dy b), from the tanh GELU's kernels */
 static void geglu_tanh_backward(const kern_table *kern, float *da, float *db, const float *dy,
@@ -306,11 +283,11 @@ static double sub_block_backward(fw_bw *b, size_t k)
             fw_normalise(r, b->dpre, s->f, out_norm);
             o = b->dpre;
         }
-        scaled_sum(b->z, s->x_in, o, n, alpha);
+        m->kernels->scale_add(b->z, s->x_in, o, n, alpha);
         fw_bw_norm_dx(b, b->dz, b->dx, b->z, in_norm->weight, r->rows, m->d, rms_norm);
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
         fw_bw_norm_params(b, prefix, b->dx, b->z, r->rows, m->d, rms_norm, !rms_norm);
-        scaled(b->dx, b->dz, n, alpha);
+        m->kernels->scale_add(b->dx, b->dz, NULL, n, alpha);
         d_added = b->dz;
     }
     const float *df = d_added;

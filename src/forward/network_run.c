@@ -272,22 +272,12 @@ typedef struct {
     double alpha;
 } update_job;
 
-/* The elementwise loops of normalise_row go LANES at a time, a count gcc
-   -O2 vectorises (its cheap cost model takes no loop of unknown count),
-   then one at a time; each element is the same double operation either
+/* The elementwise loops here (the Post-LN update's steps in double are
+   kernels: stream_body.h) go LANES at a time, a
+   count gcc -O2 vectorises (its cheap cost model takes no loop of unknown
+   count), then one at a time; each element is the same operation either
    way. The row's sums stay one at a time, in order. */
 #define LANES 8
-
-/* x = (float)(alpha x + o) */
-static void add_scaled(float *restrict x, const float *restrict o, size_t d, double alpha)
-{
-    size_t i = 0;
-    for (; i + LANES <= d; i += LANES)
-        for (size_t j = 0; j < LANES; j++)
-            x[i + j] = (float)(alpha * x[i + j] + o[i + j]);
-    for (; i < d; i++)
-        x[i] = (float)(alpha * x[i] + o[i]);
-}
 
 /* x += o, the float sum the residual kernel makes, without its sums */
 static void add_float(float *restrict x, const float *restrict o, size_t n)
@@ -298,26 +288,6 @@ static void add_float(float *restrict x, const float *restrict o, size_t n)
             x[i + j] = x[i + j] + o[i + j];
     for (; i < n; i++)
         x[i] = x[i] + o[i];
-}
-
-/* x = (x - mean) inv weight + bias (bias NULL: + 0), in double */
-static void norm_apply(float *restrict x, const float *restrict weight, const float *restrict bias,
-                       size_t d, double mean, double inv)
-{
-    size_t i = 0;
-    if (bias) {
-        for (; i + LANES <= d; i += LANES)
-            for (size_t j = 0; j < LANES; j++)
-                x[i + j] = (float)((x[i + j] - mean) * inv * weight[i + j] + bias[i + j]);
-        for (; i < d; i++)
-            x[i] = (float)((x[i] - mean) * inv * weight[i] + bias[i]);
-        return;
-    }
-    for (; i + LANES <= d; i += LANES)
-        for (size_t j = 0; j < LANES; j++)
-            x[i + j] = (float)((x[i + j] - mean) * inv * weight[i + j] + 0.0);
-    for (; i < d; i++)
-        x[i] = (float)((x[i] - mean) * inv * weight[i] + 0.0);
 }
 
 /* c = (alpha c - c_mean) inv weight, in double */
@@ -448,7 +418,7 @@ static void normalise_rows(const update_job *j, size_t first, size_t n, double *
     for (size_t k = 0; k < n; k++) {
         x[k] = r->x + (first + k) * d;
         c[k] = r->c + (first + k) * d;
-        add_scaled(x[k], j->o + (first + k) * d, d, alpha);
+        r->m->kernels->scale_add(x[k], x[k], j->o + (first + k) * d, d, alpha);
     }
     if (n == GROUP_ROWS) /* c's sums only where they are measured */
         group_sums(sum, c_sum, r->x + first * d, r->unmeasured ? NULL : r->c + first * d, d,
@@ -466,7 +436,7 @@ static void normalise_rows(const update_job *j, size_t first, size_t n, double *
     const fw_norm *norm = j->stream_norm;
     for (size_t k = 0; k < n; k++) {
         const double inv = 1.0 / sqrt(ms[k] / (double)d + r->m->eps);
-        norm_apply(x[k], norm->weight, norm->bias, d, mean[k], inv);
+        r->m->kernels->norm_apply(x[k], norm->weight, norm->bias, d, mean[k], inv);
         if (r->unmeasured)
             continue; /* c and the sums are the measurements' alone */
         centre_scale(c[k], norm->weight, d, alpha, c_mean[k], inv);

@@ -25,6 +25,7 @@
         .gelu_backward = kern_gelu_backward_##ISA,                                                 \
         .gelu_backward_cdf = kern_gelu_backward_cdf_##ISA, .gelu_keep = kern_gelu_keep_##ISA,      \
         .gelu_tanh = kern_gelu_tanh_##ISA, .relu = kern_relu_##ISA,                                \
+        .scale_add = kern_scale_add_##ISA, .norm_apply = kern_norm_apply_##ISA,                    \
         .silu_mul = kern_silu_mul_##ISA, .gelu_mul = kern_gelu_mul_##ISA,                          \
         .gelu_tanh_backward = kern_gelu_tanh_backward_##ISA,                                       \
         .relu_backward = kern_relu_backward_##ISA,                                                 \

@@ -273,6 +273,17 @@ typedef struct {
        bits. */
     double (*square_sum)(const float *v, size_t n);
 
+    /* ---- the Post-LN stream's elementwise steps (stream_ISA.c) ----
+       Each element's IEEE double operations as written, none fused: every
+       variant gives the scalar one's bits. */
+    /* out[i] = (float)(alpha x[i] + o[i]), or (float)(alpha x[i]) when o is
+       NULL; out may be x. */
+    void (*scale_add)(float *out, const float *x, const float *o, size_t n, double alpha);
+    /* x[i] = (float)((x[i] - mean) inv weight[i] + bias[i]), + 0.0 when bias
+       is NULL: a norm applied at statistics the caller summed. */
+    void (*norm_apply)(float *x, const float *weight, const float *bias, size_t d, double mean,
+                       double inv);
+
     /* ---- the optimiser (adam_ISA.c) ---- */
     /* Adam over n floats, in torch.optim.Adam's order of float operations:
        p *= decay; m = m beta1 + (1 - beta1) g; v = v beta2 + (1 - beta2) g g;

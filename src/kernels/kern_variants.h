@@ -67,6 +67,9 @@
     void kern_rmsnorm_##ISA(float *out, const float *x, const float *weight, size_t n, size_t d,   \
                             float eps);                                                            \
     void kern_gelu_##ISA(float *out, const float *x, size_t n);                                    \
+    void kern_scale_add_##ISA(float *out, const float *x, const float *o, size_t n, double alpha); \
+    void kern_norm_apply_##ISA(float *x, const float *weight, const float *bias, size_t d,         \
+                               double mean, double inv);                                           \
     void kern_gelu_keep_##ISA(float *out, float *cdf, const float *x, size_t n);                   \
     void kern_gelu_tanh_##ISA(float *out, const float *x, size_t n);                               \
     void kern_relu_##ISA(float *out, const float *x, size_t n);                                    \
