@@ -55,7 +55,7 @@ endif
 # the loops' explicit lanes are there to be vectorised
 $(BUILD)/src/kernels/mc_loops_%.o: KERNEL_FLAGS += -O3 -Wno-psabi
 # elementwise loops, for gcc to vectorise at the set's width
-$(BUILD)/src/kernels/stream_%.o: KERNEL_FLAGS += -O3
+$(BUILD)/src/kernels/stream_%.o: KERNEL_FLAGS += -O3 -Wno-psabi
 # every product in the residual sums is of two floats, exact in double, so a
 # fused multiply-add rounds as the multiply and add do (residual_body.h)
 $(BUILD)/src/kernels/residual_%.o: KERNEL_FLAGS += -O3 -Wno-psabi -ffp-contract=fast

@@ -268,14 +268,13 @@ typedef struct {
        every variant gives the scalar one's bits. */
     void (*residual)(float *x, const float *o, const float *h, const float *f, size_t n, int add,
                      double *sums);
-    /* |v|^2 of n floats, in double: four lanes (element i in lane i mod 4)
-       added in one fixed order, so every variant gives the scalar one's
-       bits. */
-    double (*square_sum)(const float *v, size_t n);
 
-    /* ---- the Post-LN stream's elementwise steps (stream_ISA.c) ----
+    /* ---- the stream's steps in double (stream_ISA.c) ----
        Each element's IEEE double operations as written, none fused: every
        variant gives the scalar one's bits. */
+    /* |v|^2 of n floats: four lanes (element i in lane i mod 4) added in
+       one fixed order. */
+    double (*square_sum)(const float *v, size_t n);
     /* out[i] = (float)(alpha x[i] + o[i]), or (float)(alpha x[i]) when o is
        NULL; out may be x. */
     void (*scale_add)(float *out, const float *x, const float *o, size_t n, double alpha);

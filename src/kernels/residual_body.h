@@ -147,21 +147,3 @@ void KERN_FN(kern_residual)(float *x, const float *o, const float *h, const floa
     else
         residual_sums(x, o, h, f, n, 0, sums);
 }
-
-double KERN_FN(kern_square_sum)(const float *v, size_t n)
-{
-    // v: (n)
-    /* four lanes, not the residual's eight: the sums the forward pass has
-       always made, element i in lane i mod 4 */
-    v4d acc = {0};
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        v4f a;
-        memcpy(&a, v + i, sizeof a);
-        const v4d ad = __builtin_convertvector(a, v4d);
-        acc += ad * ad;
-    }
-    for (int l = 0; i < n; i++, l++)
-        acc[l] += (double)v[i] * v[i];
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
-}

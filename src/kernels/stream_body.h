@@ -1,11 +1,16 @@
-/* The Post-LN stream's elementwise steps in double, x = norm(alpha x + o):
- * the scaled sum and the norm's application, included once per instruction
- * set with KERN_ISA set to its suffix (kern_variants.h). Each element is
- * the same few IEEE double operations, none fused (-ffp-contract=off, the
- * Makefile), so every build gives the scalar build's bits; only the width
- * of the vectors gcc makes of the loops (-O3) differs. They were loops of
- * the baseline build, two doubles an instruction: 10 % of a Post-LN
- * training run. Contract in kern_table.h. */
+/* The stream's steps in double: Post-LN's x = norm(alpha x + o), its
+ * scaled sum and the norm's application, and |v|^2, included once per
+ * instruction set with KERN_ISA set to its suffix (kern_variants.h). Each
+ * element is the same few IEEE double operations, none fused
+ * (-ffp-contract=off, the Makefile), so every build gives the scalar
+ * build's bits; only the width of the vectors differs. The Post-LN steps
+ * were loops of the baseline build, two doubles an instruction: 10 % of a
+ * Post-LN training run. Contract in kern_table.h. */
+#include <string.h>
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "kernels/kern_variants.h"
 
 void KERN_FN(kern_scale_add)(float *out, const float *x, const float *o, size_t n, double alpha)
@@ -31,4 +36,37 @@ void KERN_FN(kern_norm_apply)(float *x, const float *restrict weight, const floa
     }
     for (size_t i = 0; i < d; i++)
         x[i] = (float)((x[i] - mean) * inv * weight[i] + bias[i]);
+}
+
+/* Four doubles: one AVX register, two SSE ones. */
+typedef double stream_v4d __attribute__((vector_size(32)));
+
+static inline stream_v4d widen4(const float *p)
+{
+#if defined(__AVX2__) || defined(__AVX512F__)
+    return (stream_v4d)_mm256_cvtps_pd(_mm_loadu_ps(p));
+#else
+    return (stream_v4d){p[0], p[1], p[2], p[3]};
+#endif
+}
+
+double KERN_FN(kern_square_sum)(const float *v, size_t n)
+{
+    // v: (n)
+    /* four lanes, not the residual's eight: the sums the forward pass has
+       always made, element i in lane i mod 4. The square of a float is
+       exact in double, so squaring apart and then adding rounds as a fused
+       multiply-add does, and takes the multiply out of each lane's chain
+       of dependent adds: on Zen 5 an add waits 2 cycles, an FMA 4. */
+    stream_v4d acc = {0};
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const stream_v4d a = widen4(v + i), square = a * a;
+        acc += square;
+    }
+    double lane[4];
+    memcpy(lane, &acc, sizeof lane);
+    for (int l = 0; i < n; i++, l++)
+        lane[l] += (double)v[i] * v[i];
+    return (lane[0] + lane[1]) + (lane[2] + lane[3]);
 }

@@ -2,7 +2,8 @@
  * long double written here, and every SIMD build this CPU supports against
  * the scalar one bit for bit, as its contract promises (kern_table.h), on
  * lengths that are and are not multiples of the eight lanes, with h = x
- * and f = o as the forward pass passes them. */
+ * and f = o as the forward pass passes them; and |v|^2 (stream_body.h)
+ * the same way. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
