@@ -18,6 +18,7 @@ typedef struct {
     float *logits;          /* [rows][V], with a head */
     float *logit_tanh;      /* [rows][V], with a logit soft cap: its tanh */
     float *head_dw;         /* [V][d], a tied head's dW until the embedding's is added */
+    float *stats;           /* [norm rows][2], a norm's row statistics (fw_bw_norm) */
     double *row_loss;       /* [rows] */
     /* with o->on_param_grad: one parameter's gradient at a time */
     float *dw, *db;
@@ -40,14 +41,13 @@ void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const f
 void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
                          const float *x);
 
-/* dx from dy of a norm of x (rows of width, RMSNorm or LayerNorm as rms
- * says), rows split over the pool; dx is not dy or x. */
-void fw_bw_norm_dx(fw_bw *b, float *dx, const float *dy, const float *x, const float *weight,
-                   size_t rows, size_t width, int rms);
-
-/* The norm's weight (and bias) gradients from dy and x, to on_param_grad. */
-void fw_bw_norm_params(fw_bw *b, const char *prefix, const float *dy, const float *x,
-                       size_t rows, size_t width, int rms, int has_bias);
+/* A norm's backward, the norm of x (rows of width, RMSNorm or LayerNorm as
+ * rms says): dx from dy, rows split over the pool (dx is not dy or x), and
+ * the weight's (and with has_bias the bias's) gradients to on_param_grad
+ * as prefix.weight and prefix.bias, columns split. Each row's statistics
+ * are summed once (into b->stats), for both. */
+void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const float *x,
+                const float *weight, size_t rows, size_t width, int rms, int has_bias);
 
 /* Hands one gradient to on_param_grad, named name (rank 1 when cols is 0). */
 void fw_bw_emit(fw_bw *b, const char *name, const float *grad, size_t rows, size_t cols);

@@ -76,6 +76,7 @@ typedef struct {
     int rms;
 } norm_job;
 
+/* the rows [first, first + per_task): their statistics, then their dx */
 static void norm_task(void *ctx, size_t task, size_t thread)
 {
     (void)thread;
@@ -87,18 +88,14 @@ static void norm_task(void *ctx, size_t task, size_t thread)
     const size_t at = first * j->width;
     const kern_table *kern = j->b->r->m->kernels;
     const float eps = j->b->r->m->eps;
+    float *stats = j->b->stats + 2 * first;
+    kern->norm_stats(stats, j->x + at, n, j->width, eps, j->rms);
     if (j->rms)
-        kern->rmsnorm_backward(j->dx + at, j->dy + at, j->x + at, j->weight, n, j->width, eps);
+        kern->rmsnorm_backward(j->dx + at, j->dy + at, j->x + at, stats, j->weight, n, j->width,
+                               eps);
     else
-        kern->layernorm_backward(j->dx + at, j->dy + at, j->x + at, j->weight, n, j->width, eps);
-}
-
-void fw_bw_norm_dx(fw_bw *b, float *dx, const float *dy, const float *x, const float *weight,
-                   size_t rows, size_t width, int rms)
-{
-    const size_t tasks = b->r->n_tasks;
-    norm_job j = {b, dx, dy, x, weight, width, rows, (rows + tasks - 1) / tasks, rms};
-    fw_parallel(b->r, tasks, norm_task, &j);
+        kern->layernorm_backward(j->dx + at, j->dy + at, j->x + at, stats, j->weight, n,
+                                 j->width, eps);
 }
 
 typedef struct {
@@ -121,18 +118,20 @@ static void norm_params_task(void *ctx, size_t task, size_t thread)
     /* the kernel adds to them: each task clears its own columns */
     memset(b->dw + first, 0, (end - first) * sizeof *b->dw);
     memset(b->db + first, 0, (end - first) * sizeof *b->db);
-    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, j->rows,
-                                       j->width, first, end, b->r->m->eps, j->rms);
+    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, b->stats,
+                                       j->rows, j->width, first, end, b->r->m->eps, j->rms);
 }
 
-void fw_bw_norm_params(fw_bw *b, const char *prefix, const float *dy, const float *x,
-                       size_t rows, size_t width, int rms, int has_bias)
+void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const float *x,
+                const float *weight, size_t rows, size_t width, int rms, int has_bias)
 {
+    const size_t tasks = b->r->n_tasks;
+    norm_job j = {b, dx, dy, x, weight, width, rows, (rows + tasks - 1) / tasks, rms};
+    fw_parallel(b->r, tasks, norm_task, &j);
     if (!b->o->on_param_grad)
         return;
-    const size_t tasks = b->r->n_tasks;
-    norm_params_job j = {b, dy, x, rows, width, (width + tasks - 1) / tasks, rms};
-    fw_parallel(b->r, tasks, norm_params_task, &j);
+    norm_params_job pj = {b, dy, x, rows, width, (width + tasks - 1) / tasks, rms};
+    fw_parallel(b->r, tasks, norm_params_task, &pj);
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
     fw_bw_emit(b, b->name, b->dw, width, 0);
     if (has_bias) {

@@ -19,6 +19,7 @@
         .matmul_accumulate = kern_matmul_accumulate_##ISA,                                         \
         .matmul_weight_grad_workspace_floats = kern_matmul_weight_grad_workspace_floats_##ISA,     \
         .matmul_weight_grad = kern_matmul_weight_grad_##ISA,                                       \
+        .norm_stats = kern_norm_stats_##ISA,                                                       \
         .layernorm_backward = kern_layernorm_backward_##ISA,                                       \
         .rmsnorm_backward = kern_rmsnorm_backward_##ISA,                                           \
         .norm_param_grads = kern_norm_param_grads_##ISA,                                           \

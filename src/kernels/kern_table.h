@@ -196,17 +196,25 @@ typedef struct {
        on that row alone: a caller splits rows across threads, as forward.
        The SIMD variants equal the scalar one within the tolerances their
        tests state (sums in another order, vector exp and erf). */
+    /* The forward's row statistics of n rows of d, as the backward
+       recomputes them: stats[2 i] = mean (as float) and stats[2 i + 1] =
+       1/sqrt(var + eps) for layernorm, 0 and 1/sqrt(mean(x^2) + eps) for
+       rms. Each row's bits are its own, whatever n: the three kernels
+       below take them (stats) in place of summing them again, which a
+       norm's dx and its parameters' gradients would each do. */
+    void (*norm_stats)(float *stats, const float *x, size_t n, size_t d, float eps, int rms);
     /* dx = dL/dx of layernorm, given dy = dL/dout, per row of d:
        xhat = (x - mean) rstd, g = dy weight,
-       dx = rstd (g - mean(g) - xhat mean(g xhat)). */
-    void (*layernorm_backward)(float *dx, const float *dy, const float *x, const float *weight,
-                               size_t n, size_t d, float eps);
+       dx = rstd (g - mean(g) - xhat mean(g xhat)); the statistics from
+       stats (norm_stats of these rows), or summed when stats is NULL. */
+    void (*layernorm_backward)(float *dx, const float *dy, const float *x, const float *stats,
+                               const float *weight, size_t n, size_t d, float eps);
     /* dx of rmsnorm: xhat = x rrms, g = dy weight,
-       dx = rrms (g - xhat mean(g xhat)), per row of d. QK-norm's backward
+       dx = rrms (g - xhat mean(g xhat)), per row of d, stats as above. QK-norm's backward
        is this over rows of one head: q, dq [rows][H * hd] read as
        [rows * H][hd], n = rows * H, d = hd, as the forward calls rmsnorm. */
-    void (*rmsnorm_backward)(float *dx, const float *dy, const float *x, const float *weight,
-                             size_t n, size_t d, float eps);
+    void (*rmsnorm_backward)(float *dx, const float *dy, const float *x, const float *stats,
+                             const float *weight, size_t n, size_t d, float eps);
     /* The norm's parameters' gradients, for columns j0 <= j < j1 of rows of
        d (the row statistics from the whole row): dweight[j] += sum_i dy[i][j]
        xhat[i][j] and, if dbias is not NULL, dbias[j] += sum_i dy[i][j],
@@ -214,9 +222,11 @@ typedef struct {
        dbias[j] once. rms: xhat of rmsnorm (dbias NULL), else of layernorm.
        A caller splits the columns across threads, never the rows: then the
        bits do not depend on the split. The column sums are the scalar
-       one's bits wherever xhat is (the products are exact in double). */
+       one's bits wherever xhat is (the products are exact in double).
+       stats as above. */
     void (*norm_param_grads)(float *dweight, float *dbias, const float *dy, const float *x,
-                             size_t n, size_t d, size_t j0, size_t j1, float eps, int rms);
+                             const float *stats, size_t n, size_t d, size_t j0, size_t j1,
+                             float eps, int rms);
     /* dx = dy (Phi(x) + x phi(x)), the exact-erf GELU's derivative
        (PyTorch's default, not the tanh one); dx may be dy or x. */
     void (*gelu_backward)(float *dx, const float *dy, const float *x, size_t n);

@@ -19,16 +19,50 @@
 
 #define W SIMD_W
 
-void KERN_FN(kern_layernorm_backward)(float *dx, const float *dy, const float *x,
-                                      const float *weight, size_t n, size_t d, float eps)
+/* The statistics of the group of rows from row0 (at most NN_STAT_ROWS):
+   from stats when given, else summed as the forward sums them. */
+static inline void group_stats(float *ms, float *rstds, const float *stats, const float *x,
+                               size_t row0, size_t rows, size_t d, float eps, int rms)
 {
-    // x, dy, dx: (n, d); weight: (d)
+    if (stats != NULL) {
+        for (size_t k = 0; k < rows; k++) {
+            ms[k] = stats[2 * (row0 + k)];
+            rstds[k] = stats[2 * (row0 + k) + 1];
+        }
+    } else if (rms) {
+        rows_rrms(rstds, x + row0 * d, rows, d, eps);
+    } else {
+        rows_mean_rstd(ms, rstds, x + row0 * d, rows, d, eps);
+    }
+}
+
+void KERN_FN(kern_norm_stats)(float *stats, const float *x, size_t n, size_t d, float eps, int rms)
+{
+    // x: (n, d); stats: (n, 2)
+    if (d == 0)
+        return;
+    for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
+        const size_t rows = stat_group(n - row0);
+        float ms[NN_STAT_ROWS] = {0}, rstds[NN_STAT_ROWS];
+        group_stats(ms, rstds, NULL, x, row0, rows, d, eps, rms);
+        for (size_t k = 0; k < rows; k++) {
+            stats[2 * (row0 + k)] = ms[k];
+            stats[2 * (row0 + k) + 1] = rstds[k];
+        }
+    }
+}
+
+void KERN_FN(kern_layernorm_backward)(float *dx, const float *dy, const float *x,
+                                      const float *stats, const float *weight, size_t n, size_t d,
+                                      float eps)
+{
+    // x, dy, dx: (n, d); stats: (n, 2) or NULL; weight: (d)
     if (d == 0)
         return;
     for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
         const size_t rows = stat_group(n - row0);
         float ms[NN_STAT_ROWS], rstds[NN_STAT_ROWS];
-        rows_mean_rstd(ms, rstds, x + row0 * d, rows, d, eps);
+        group_stats(ms, rstds, stats, x, row0, rows, d, eps, 0);
         for (size_t k = 0; k < rows; k++) {
             const size_t row = row0 + k;
             const float *xr = x + row * d, *dyr = dy + row * d;
@@ -55,16 +89,16 @@ void KERN_FN(kern_layernorm_backward)(float *dx, const float *dy, const float *x
     }
 }
 
-void KERN_FN(kern_rmsnorm_backward)(float *dx, const float *dy, const float *x, const float *weight,
-                                    size_t n, size_t d, float eps)
+void KERN_FN(kern_rmsnorm_backward)(float *dx, const float *dy, const float *x, const float *stats,
+                                    const float *weight, size_t n, size_t d, float eps)
 {
-    // x, dy, dx: (n, d); weight: (d)
+    // x, dy, dx: (n, d); stats: (n, 2) or NULL; weight: (d)
     if (d == 0)
         return;
     for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
         const size_t rows = stat_group(n - row0);
-        float rrmss[NN_STAT_ROWS];
-        rows_rrms(rrmss, x + row0 * d, rows, d, eps);
+        float zeros[NN_STAT_ROWS], rrmss[NN_STAT_ROWS];
+        group_stats(zeros, rrmss, stats, x, row0, rows, d, eps, 1);
         for (size_t k = 0; k < rows; k++) {
             const size_t row = row0 + k;
             const float *xr = x + row * d, *dyr = dy + row * d;
@@ -89,9 +123,10 @@ void KERN_FN(kern_rmsnorm_backward)(float *dx, const float *dy, const float *x, 
 }
 
 void KERN_FN(kern_norm_param_grads)(float *dweight, float *dbias, const float *dy, const float *x,
-                                    size_t n, size_t d, size_t j0, size_t j1, float eps, int rms)
+                                    const float *stats, size_t n, size_t d, size_t j0, size_t j1,
+                                    float eps, int rms)
 {
-    // x, dy: (n, d); dweight, dbias: (d), columns j0 .. j1 - 1
+    // x, dy: (n, d); stats: (n, 2) or NULL; dweight, dbias: (d), columns j0 .. j1 - 1
     /* a column's sum is the scalar one's: products of floats are exact in
        double, added in row order; vectors only run columns side by side */
     for (size_t c0 = j0; c0 < j1; c0 += NN_PARAM_COLUMNS) {
@@ -102,10 +137,7 @@ void KERN_FN(kern_norm_param_grads)(float *dweight, float *dbias, const float *d
         for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
             const size_t rows = stat_group(n - row0);
             float ms[NN_STAT_ROWS] = {0}, rstds[NN_STAT_ROWS];
-            if (rms)
-                rows_rrms(rstds, x + row0 * d, rows, d, eps);
-            else
-                rows_mean_rstd(ms, rstds, x + row0 * d, rows, d, eps);
+            group_stats(ms, rstds, stats, x, row0, rows, d, eps, rms);
             for (size_t k = 0; k < rows; k++) {
                 const size_t row = row0 + k;
                 const float *xr = x + row * d + c0, *dyr = dy + row * d + c0;

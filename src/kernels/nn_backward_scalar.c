@@ -38,17 +38,41 @@ static float rmsnorm_rrms(const float *x, size_t d, float eps)
     return (float)(1.0 / sqrt(sq / (double)d + (double)eps));
 }
 
-void kern_layernorm_backward_scalar(float *dx, const float *dy, const float *x,
+/* Row r's statistics: from stats when given, else summed. */
+static void row_stats(float *mean, float *rstd, const float *stats, const float *x, size_t r,
+                      size_t d, float eps, int rms)
+{
+    if (stats != NULL) {
+        *mean = stats[2 * r];
+        *rstd = stats[2 * r + 1];
+    } else if (rms) {
+        *mean = 0.0f;
+        *rstd = rmsnorm_rrms(x + r * d, d, eps);
+    } else {
+        layernorm_stats(mean, rstd, x + r * d, d, eps);
+    }
+}
+
+void kern_norm_stats_scalar(float *stats, const float *x, size_t n, size_t d, float eps, int rms)
+{
+    // x: (n, d); stats: (n, 2)
+    if (d == 0)
+        return;
+    for (size_t row = 0; row < n; row++)
+        row_stats(&stats[2 * row], &stats[2 * row + 1], NULL, x, row, d, eps, rms);
+}
+
+void kern_layernorm_backward_scalar(float *dx, const float *dy, const float *x, const float *stats,
                                     const float *weight, size_t n, size_t d, float eps)
 {
-    // x, dy, dx: (n, d); weight: (d)
+    // x, dy, dx: (n, d); stats: (n, 2) or NULL; weight: (d)
     if (d == 0)
         return;
     for (size_t row = 0; row < n; row++) {
         const float *xr = x + row * d, *dyr = dy + row * d;
         float *dxr = dx + row * d;
         float m, rstd;
-        layernorm_stats(&m, &rstd, xr, d, eps);
+        row_stats(&m, &rstd, stats, x, row, d, eps, 0);
         double sum_g = 0.0, sum_gx = 0.0;
         for (size_t i = 0; i < d; i++) {
             float xhat = (xr[i] - m) * rstd, g = dyr[i] * weight[i];
@@ -63,16 +87,17 @@ void kern_layernorm_backward_scalar(float *dx, const float *dy, const float *x,
     }
 }
 
-void kern_rmsnorm_backward_scalar(float *dx, const float *dy, const float *x, const float *weight,
-                                  size_t n, size_t d, float eps)
+void kern_rmsnorm_backward_scalar(float *dx, const float *dy, const float *x, const float *stats,
+                                  const float *weight, size_t n, size_t d, float eps)
 {
-    // x, dy, dx: (n, d); weight: (d)
+    // x, dy, dx: (n, d); stats: (n, 2) or NULL; weight: (d)
     if (d == 0)
         return;
     for (size_t row = 0; row < n; row++) {
         const float *xr = x + row * d, *dyr = dy + row * d;
         float *dxr = dx + row * d;
-        float rrms = rmsnorm_rrms(xr, d, eps);
+        float zero, rrms;
+        row_stats(&zero, &rrms, stats, x, row, d, eps, 1);
         double sum_gx = 0.0;
         for (size_t i = 0; i < d; i++)
             sum_gx += (double)(dyr[i] * weight[i]) * (xr[i] * rrms);
@@ -85,19 +110,17 @@ void kern_rmsnorm_backward_scalar(float *dx, const float *dy, const float *x, co
 }
 
 void kern_norm_param_grads_scalar(float *dweight, float *dbias, const float *dy, const float *x,
-                                  size_t n, size_t d, size_t j0, size_t j1, float eps, int rms)
+                                  const float *stats, size_t n, size_t d, size_t j0, size_t j1,
+                                  float eps, int rms)
 {
-    // x, dy: (n, d); dweight, dbias: (d), columns j0 .. j1 - 1
+    // x, dy: (n, d); stats: (n, 2) or NULL; dweight, dbias: (d), columns j0 .. j1 - 1
     for (size_t c0 = j0; c0 < j1; c0 += NN_PARAM_COLUMNS) {
         size_t cols = nn_param_block(j1 - c0);
         double sum_w[NN_PARAM_COLUMNS] = {0}, sum_b[NN_PARAM_COLUMNS] = {0};
         for (size_t row = 0; row < n; row++) {
             const float *xr = x + row * d, *dyr = dy + row * d;
-            float m = 0.0f, rstd;
-            if (rms)
-                rstd = rmsnorm_rrms(xr, d, eps);
-            else
-                layernorm_stats(&m, &rstd, xr, d, eps);
+            float m, rstd;
+            row_stats(&m, &rstd, stats, x, row, d, eps, rms);
             for (size_t c = 0; c < cols; c++) {
                 /* the forward's xhat: x rrms, or (x - mean) rstd */
                 float xhat = rms ? xr[c0 + c] * rstd : (xr[c0 + c] - m) * rstd;

@@ -32,22 +32,24 @@ static const double H_FD = 1e-5;
 static const float EPS = 1e-5f;
 
 typedef struct {
-    void (*layernorm_backward)(float *, const float *, const float *, const float *, size_t, size_t,
-                               float);
-    void (*rmsnorm_backward)(float *, const float *, const float *, const float *, size_t, size_t,
-                             float);
-    void (*norm_param_grads)(float *, float *, const float *, const float *, size_t, size_t, size_t,
-                             size_t, float, int);
+    void (*layernorm_backward)(float *, const float *, const float *, const float *,
+                               const float *, size_t, size_t, float);
+    void (*rmsnorm_backward)(float *, const float *, const float *, const float *, const float *,
+                             size_t, size_t, float);
+    void (*norm_param_grads)(float *, float *, const float *, const float *, const float *, size_t,
+                             size_t, size_t, size_t, float, int);
     void (*gelu_backward)(float *, const float *, const float *, size_t);
     void (*attention_backward)(float *, float *, float *, size_t, const float *, size_t,
                                const float *, const float *, const float *, size_t, size_t, size_t,
                                size_t, float, float, float *);
     double (*cross_entropy)(float *, const float *, const uint32_t *, size_t, size_t, double);
+    void (*norm_stats)(float *, const float *, size_t, size_t, float, int);
 } variant;
 
 #define VARIANT(ISA)                                                                               \
     {kern_layernorm_backward_##ISA, kern_rmsnorm_backward_##ISA, kern_norm_param_grads_##ISA,      \
-     kern_gelu_backward_##ISA,      kern_attention_backward_##ISA, kern_cross_entropy_##ISA}
+     kern_gelu_backward_##ISA,      kern_attention_backward_##ISA, kern_cross_entropy_##ISA,        \
+     kern_norm_stats_##ISA}
 
 static const variant VARIANTS[VP_ISA_COUNT] = {
     VARIANT(scalar),
@@ -332,10 +334,10 @@ static void norms_match_differences_and_scalar(void **state)
                     memcpy(gw, start_w, d * sizeof *gw);
                     memcpy(gb, start_b, d * sizeof *gb);
                     if (rms)
-                        v->rmsnorm_backward(dx, dy, x, w, n, d, EPS);
+                        v->rmsnorm_backward(dx, dy, x, NULL, w, n, d, EPS);
                     else
-                        v->layernorm_backward(dx, dy, x, w, n, d, EPS);
-                    v->norm_param_grads(gw, rms ? NULL : gb, dy, x, n, d, 0, d, EPS, rms);
+                        v->layernorm_backward(dx, dy, x, NULL, w, n, d, EPS);
+                    v->norm_param_grads(gw, rms ? NULL : gb, dy, x, NULL, n, d, 0, d, EPS, rms);
                     char what[96];
                     snprintf(what, sizeof what, "%s %s d=%zu n=%zu",
                              vp_isa_name((vp_isa)isa), rms ? "rmsnorm" : "layernorm", d, n);
@@ -371,7 +373,8 @@ static void norms_match_differences_and_scalar(void **state)
 
 /* norm_param_grads over columns in pieces (as threads take them) gives the
    bits of one call, on every variant; so does the backward over rows in
-   pieces. */
+   pieces; and both with the statistics given (norm_stats, over all rows
+   or a row at a time) give the bits of summing them again. */
 static void norm_splits_give_the_same_bits(void **state)
 {
     (void)state;
@@ -384,30 +387,43 @@ static void norm_splits_give_the_same_bits(void **state)
         const variant *v = &VARIANTS[isa];
         for (int rms = 0; rms <= 1; rms++) {
             float *gw = new_floats(d), *gb = new_floats(d);
-            v->norm_param_grads(gw, gb, dy, x, n, d, 0, d, EPS, rms);
+            v->norm_param_grads(gw, gb, dy, x, NULL, n, d, 0, d, EPS, rms);
+            float *stats = new_floats(2 * n), *row_stats = new_floats(2 * n);
+            v->norm_stats(stats, x, n, d, EPS, rms);
+            for (size_t r = 0; r < n; r++)
+                v->norm_stats(row_stats + 2 * r, x + r * d, 1, d, EPS, rms);
+            check_bits("stats a row at a time", stats, row_stats, 2 * n);
             for (size_t cut = 1; cut <= 33; cut += 16) {
                 float *gw2 = new_floats(d), *gb2 = new_floats(d);
-                for (size_t j0 = 0; j0 < d; j0 += cut)
-                    v->norm_param_grads(gw2, gb2, dy, x, n, d, j0, j0 + cut < d ? j0 + cut : d,
-                                        EPS, rms);
+                float *gw3 = new_floats(d), *gb3 = new_floats(d);
+                for (size_t j0 = 0; j0 < d; j0 += cut) {
+                    const size_t j1 = j0 + cut < d ? j0 + cut : d;
+                    v->norm_param_grads(gw2, gb2, dy, x, NULL, n, d, j0, j1, EPS, rms);
+                    v->norm_param_grads(gw3, gb3, dy, x, stats, n, d, j0, j1, EPS, rms);
+                }
                 check_bits("dweight split over columns", gw, gw2, d);
                 check_bits("dbias split over columns", gb, gb2, d);
-                free(gw2), free(gb2);
+                check_bits("dweight from the statistics", gw, gw3, d);
+                check_bits("dbias from the statistics", gb, gb3, d);
+                free(gw2), free(gb2), free(gw3), free(gb3);
             }
-            float *dx = new_floats(n * d), *dx2 = new_floats(n * d);
-            void (*bw)(float *, const float *, const float *, const float *, size_t, size_t,
-                       float) = rms ? v->rmsnorm_backward : v->layernorm_backward;
-            bw(dx, dy, x, w, n, d, EPS);
+            float *dx = new_floats(n * d), *dx2 = new_floats(n * d), *dx3 = new_floats(n * d);
+            void (*bw)(float *, const float *, const float *, const float *, const float *, size_t,
+                       size_t, float) = rms ? v->rmsnorm_backward : v->layernorm_backward;
+            bw(dx, dy, x, NULL, w, n, d, EPS);
             for (size_t r = 0; r < n; r++)
-                bw(dx2 + r * d, dy + r * d, x + r * d, w, 1, d, EPS);
+                bw(dx2 + r * d, dy + r * d, x + r * d, NULL, w, 1, d, EPS);
             check_bits("dx split over rows", dx, dx2, n * d);
+            bw(dx3, dy, x, stats, w, n, d, EPS);
+            check_bits("dx from the statistics", dx, dx3, n * d);
             /* in place: dx may be dy */
             float *inplace = malloc(n * d * sizeof *inplace);
             assert_non_null(inplace);
             memcpy(inplace, dy, n * d * sizeof *inplace);
-            bw(inplace, inplace, x, w, n, d, EPS);
+            bw(inplace, inplace, x, NULL, w, n, d, EPS);
             check_bits("dx in place", dx, inplace, n * d);
-            free(gw), free(gb), free(dx), free(dx2), free(inplace);
+            free(gw), free(gb), free(dx), free(dx2), free(dx3), free(inplace);
+            free(stats), free(row_stats);
         }
     }
     free(x), free(dy), free(w);
