@@ -155,8 +155,15 @@ void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
 /* out = act(in), or act(in) * in2 for a gated MLP */
 static void activate(fw_run *r, float *out, const float *in, const float *in2)
 {
-    rowwise_job j = {r,    out, in, NULL, NULL, r->m->hidden, r->rows_per_task, r->rows, 0, 1, in2,
-                     in2 ? NULL : r->hid_cdf};
+    rowwise_job j = {.run = r,
+                     .out = out,
+                     .in = in,
+                     .width = r->m->hidden,
+                     .rows_per_task = r->rows_per_task,
+                     .rows = r->rows,
+                     .activate = 1,
+                     .in2 = in2,
+                     .cdf = in2 ? NULL : r->hid_cdf};
     fw_parallel(r, r->n_tasks, rowwise_task, &j);
 }
 
