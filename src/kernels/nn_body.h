@@ -13,6 +13,7 @@
 #include "kernels/nn_vec.h"
 
 #define W SIMD_W
+#define NN_STAT_BLOCK (4 * NN_STAT_ROWS)
 
 void KERN_FN(kern_exp)(float *out, const float *x, size_t n)
 {
@@ -34,13 +35,17 @@ void KERN_FN(kern_layernorm)(float *out, const float *x, const float *weight, co
     // x, out: (n, d); weight, bias: (d)
     if (d == 0)
         return;
-    for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
-        const size_t rows = stat_group(n - row0);
-        float ms[NN_STAT_ROWS], rstds[NN_STAT_ROWS];
-        rows_mean_rstd(ms, rstds, x + row0 * d, rows, d, eps);
+    /* the statistics of NN_STAT_BLOCK rows, then their rows: each group's
+       chain of a division, a square root and a division overlaps the next
+       group's sums, where one group's alone were a short row's wait */
+    for (size_t block0 = 0; block0 < n; block0 += NN_STAT_BLOCK) {
+        const size_t rows = n - block0 < NN_STAT_BLOCK ? n - block0 : NN_STAT_BLOCK;
+        float ms[NN_STAT_BLOCK], rstds[NN_STAT_BLOCK];
+        for (size_t g = 0; g < rows; g += NN_STAT_ROWS)
+            rows_mean_rstd(ms + g, rstds + g, x + (block0 + g) * d, stat_group(rows - g), d, eps);
         for (size_t k = 0; k < rows; k++) {
-            const float *xr = x + (row0 + k) * d;
-            float *outr = out + (row0 + k) * d;
+            const float *xr = x + (block0 + k) * d;
+            float *outr = out + (block0 + k) * d;
             const float m = ms[k], rstd = rstds[k];
             size_t i;
             /* the scalar reference's operations in its order: same bits
