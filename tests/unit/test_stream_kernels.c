@@ -46,6 +46,18 @@ static void scalar_is_the_formula(void **state)
     k->scale_add(out, x, NULL, MAX_N, ALPHA);
     for (size_t i = 0; i < MAX_N; i++)
         assert_true(out[i] == (float)(ALPHA * (double)x[i]));
+    /* alpha 1 (Post-LN) takes float lanes: still the double formula's bits,
+       here over sums that cancel, carry and round at every magnitude */
+    for (size_t salt = 0; salt < 200; salt++) {
+        float u[MAX_N], v[MAX_N], sum[MAX_N];
+        for (size_t i = 0; i < MAX_N; i++)
+            u[i] = value(i, salt), v[i] = (i % 3 ? 1.0f : -1.0f) * value(i + salt, salt + 7);
+        k->scale_add(sum, u, v, MAX_N, 1.0);
+        for (size_t i = 0; i < MAX_N; i++)
+            assert_true(sum[i] == (float)(1.0 * (double)u[i] + (double)v[i]));
+        k->scale_add(sum, u, NULL, MAX_N, 1.0);
+        assert_memory_equal(sum, u, sizeof sum);
+    }
     const double mean = 0.125, inv = 3.0;
     memcpy(out, x, sizeof out);
     k->norm_apply(out, w, b, MAX_N, mean, inv);
@@ -64,7 +76,7 @@ static void scalar_is_the_formula(void **state)
 static int same_bits(vp_isa isa, size_t n)
 {
     const kern_table *kern[2] = {kern_for(VP_ISA_SCALAR), kern_for(isa)};
-    float x[MAX_N], o[MAX_N], w[MAX_N], b[MAX_N], got[2][4][MAX_N];
+    float x[MAX_N], o[MAX_N], w[MAX_N], b[MAX_N], got[2][6][MAX_N];
     for (size_t i = 0; i < n; i++)
         x[i] = value(i, 5), o[i] = value(i, 6), w[i] = value(i, 7), b[i] = value(i, 8);
     for (int v = 0; v < 2; v++) {
@@ -75,10 +87,14 @@ static int same_bits(vp_isa isa, size_t n)
         kern[v]->norm_apply(got[v][2], w, b, n, -0.3, 1.7);
         memcpy(got[v][3], x, n * sizeof *x);
         kern[v]->norm_apply(got[v][3], w, NULL, n, 0.01, 0.9);
+        kern[v]->scale_add(got[v][4], x, o, n, 1.0);
+        memcpy(got[v][5], x, n * sizeof *x);
+        kern[v]->scale_add(got[v][5], got[v][5], o, n, 1.0); /* in place */
     }
-    static const char *const what[4] = {"scale_add", "scale_add in place, no o", "norm_apply",
-                                        "norm_apply, no bias"};
-    for (int c = 0; c < 4; c++)
+    static const char *const what[6] = {"scale_add",          "scale_add in place, no o",
+                                        "norm_apply",         "norm_apply, no bias",
+                                        "scale_add, alpha 1", "scale_add in place, alpha 1"};
+    for (int c = 0; c < 6; c++)
         if (n && memcmp(got[0][c], got[1][c], n * sizeof(float)) != 0) {
             print_error("%s %s at length %zu: not the scalar bits\n", vp_isa_name(isa), what[c], n);
             return 1;
