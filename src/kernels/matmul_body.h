@@ -92,12 +92,27 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
     size_t p = 0;
     if (AHEAD) {
         const size_t p_ahead = matmul_min(kc, 4 * ahead_lines) / 4 * 4;
-        for (; p < p_ahead; p += 4) {
-            __builtin_prefetch(ahead, 0, 2); /* prefetcht1: into L2 */
-            ahead += 16;
+        if (MR * NV + NV + 3 <= SIMD_REGISTERS) { /* room for four steps at once */
+            for (; p < p_ahead; p += 4) {
+                __builtin_prefetch(ahead, 0, 2); /* prefetcht1: into L2 */
+                ahead += 16;
 #pragma GCC unroll 4
-            for (size_t q = p; q < p + 4; q++) {
-                kernel_step(MR, NV, row, q, b, acc);
+                for (size_t q = p; q < p + 4; q++) {
+                    kernel_step(MR, NV, row, q, b, acc);
+                    b += SIMD_W * NV;
+                }
+            }
+        } else {
+            /* a step at a time: unrolled by four, gcc found too few of
+               AVX2's sixteen registers for 6 x 16 and kept a sum on the
+               stack (5 to 6 % of a call whose W comes from L3 or memory) */
+#pragma GCC unroll 1
+            for (; p < p_ahead; p++) {
+                if ((p & 3) == 0) {
+                    __builtin_prefetch(ahead, 0, 2);
+                    ahead += 16;
+                }
+                kernel_step(MR, NV, row, p, b, acc);
                 b += SIMD_W * NV;
             }
         }

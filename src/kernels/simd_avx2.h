@@ -13,7 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SIMD_W 8 /* floats per vector */
+#define SIMD_W 8          /* floats per vector */
+#define SIMD_REGISTERS 16 /* vector registers */
 /* vectors a loop of long dependent chains (erf's) keeps side by side: 16
    registers hold one with its constants (two or four spill, and were
    slower at 8 lanes) */

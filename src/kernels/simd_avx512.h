@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SIMD_W 16 /* floats per vector */
+#define SIMD_W 16         /* floats per vector */
+#define SIMD_REGISTERS 32 /* vector registers */
 /* vectors a loop of long dependent chains (erf's) keeps side by side: 32
    registers hold four, and at 16 lanes one alone leaves the core waiting */
 #define SIMD_CHAINS 4
