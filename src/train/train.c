@@ -8,6 +8,7 @@
 
 #include "forward/network.h"
 #include "forward/workspace.h"
+#include "sys/big_block.h"
 #include "train/adam.h"
 #include "train/tokens.h"
 #include "varprof/train.h"
@@ -84,9 +85,12 @@ static vp_status trainer_make(trainer *tr, fw_model *model, vp_error *err)
     size_t floats = 0;
     for (size_t i = 0; i < count; i++)
         floats += 3 * tr->params[i].n;
-    tr->state = calloc(floats, sizeof(float));
+    /* huge pages where the kernel gives them: the state is written whole
+       every step, and 4 KiB pages fault in one at a time */
+    tr->state = big_block_alloc(floats * sizeof(float));
     if (!tr->state)
         return vp_fail(err, VP_ENOMEM, "no memory for Adam's state (%zu floats)", floats);
+    memset(tr->state, 0, floats * sizeof(float));
     float *s = tr->state;
     for (size_t i = 0; i < count; i++) {
         param *p = &tr->params[i];
