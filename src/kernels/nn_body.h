@@ -88,32 +88,13 @@ void KERN_FN(kern_rmsnorm)(float *out, const float *x, const float *weight, size
     }
 }
 
-void KERN_FN(kern_gelu)(float *out, const float *x, size_t n)
+/* out = x (1 + erf(x / sqrt 2)) / 2, and with KEEP cdf = (1 + erf) / 2 as
+   well: halving is exact, so cdf is the value gelu_backward would make.
+   Erf, not tanh: PyTorch's default GELU; x halved first, as the scalar.
+   SIMD_CHAINS vectors a step, then one at a time. */
+static inline __attribute__((always_inline)) void gelu_body(const int KEEP, float *out, float *cdf,
+                                                            const float *x, size_t n)
 {
-    // x, out: (n)
-    /* erf, not tanh: PyTorch's default GELU; x halved first, as the scalar.
-       SIMD_CHAINS vectors a step, then one at a time. */
-    const vf half = vf_set1(0.5f), one = vf_set1(1.0f), scale = vf_set1(NN_SQRT1_2);
-    size_t i = 0;
-    for (; i + SIMD_CHAINS * W <= n; i += SIMD_CHAINS * W) {
-        vf v[SIMD_CHAINS], e[SIMD_CHAINS];
-        gelu_erf_chains_v(v, e, x + i);
-#pragma GCC unroll 4
-        for (int k = 0; k < SIMD_CHAINS; k++)
-            vf_store(out + i + k * W, vf_mul(vf_mul(half, v[k]), vf_add(one, e[k])));
-    }
-    for (; i < n; i += W) {
-        vf v = vf_load_first(x + i, n - i);
-        vf e = erf_v(vf_mul(v, scale));
-        vf_store_first(out + i, vf_mul(vf_mul(half, v), vf_add(one, e)), n - i);
-    }
-}
-
-void KERN_FN(kern_gelu_keep)(float *out, float *cdf, const float *x, size_t n)
-{
-    // x, out, cdf: (n)
-    /* kern_gelu's operations, w = 1 + erf halved on the side: halving is
-       exact, so cdf is the (1 + erf) / 2 that gelu_backward would make */
     const vf half = vf_set1(0.5f), one = vf_set1(1.0f), scale = vf_set1(NN_SQRT1_2);
     size_t i = 0;
     for (; i + SIMD_CHAINS * W <= n; i += SIMD_CHAINS * W) {
@@ -123,15 +104,29 @@ void KERN_FN(kern_gelu_keep)(float *out, float *cdf, const float *x, size_t n)
         for (int k = 0; k < SIMD_CHAINS; k++) {
             const vf w = vf_add(one, e[k]);
             vf_store(out + i + k * W, vf_mul(vf_mul(half, v[k]), w));
-            vf_store(cdf + i + k * W, vf_mul(half, w));
+            if (KEEP)
+                vf_store(cdf + i + k * W, vf_mul(half, w));
         }
     }
     for (; i < n; i += W) {
         vf v = vf_load_first(x + i, n - i);
         const vf w = vf_add(one, erf_v(vf_mul(v, scale)));
         vf_store_first(out + i, vf_mul(vf_mul(half, v), w), n - i);
-        vf_store_first(cdf + i, vf_mul(half, w), n - i);
+        if (KEEP)
+            vf_store_first(cdf + i, vf_mul(half, w), n - i);
     }
+}
+
+void KERN_FN(kern_gelu)(float *out, const float *x, size_t n)
+{
+    // x, out: (n)
+    gelu_body(0, out, NULL, x, n);
+}
+
+void KERN_FN(kern_gelu_keep)(float *out, float *cdf, const float *x, size_t n)
+{
+    // x, out, cdf: (n)
+    gelu_body(1, out, cdf, x, n);
 }
 
 void KERN_FN(kern_gelu_tanh)(float *out, const float *x, size_t n)
