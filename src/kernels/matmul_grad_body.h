@@ -171,7 +171,8 @@ static void grad_bias(float *restrict db, const float *restrict dy, size_t ldy, 
             for (size_t v = 0; v < GRAD_DB_WIDE / GRAD_WIDE_LANES; v++)
                 acc[v] += grad_widen(dy + i * ldy + j0 + v * GRAD_WIDE_LANES);
         double sum[GRAD_DB_WIDE];
-        memcpy(sum, acc, sizeof sum);
+        for (size_t v = 0; v < GRAD_DB_WIDE / GRAD_WIDE_LANES; v++)
+            memcpy(sum + v * GRAD_WIDE_LANES, &acc[v], sizeof acc[v]);
         for (size_t c = 0; c < GRAD_DB_WIDE; c++)
             db[j0 + c] = (float)(db[j0 + c] + sum[c]);
     }

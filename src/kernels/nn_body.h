@@ -39,14 +39,16 @@ void KERN_FN(kern_layernorm)(float *out, const float *x, const float *weight, co
        chain of a division, a square root and a division overlaps the next
        group's sums, where one group's alone were a short row's wait */
     for (size_t block0 = 0; block0 < n; block0 += NN_STAT_BLOCK) {
-        const size_t rows = n - block0 < NN_STAT_BLOCK ? n - block0 : NN_STAT_BLOCK;
-        float ms[NN_STAT_BLOCK], rstds[NN_STAT_BLOCK];
-        for (size_t g = 0; g < rows; g += NN_STAT_ROWS)
-            rows_mean_rstd(ms + g, rstds + g, x + (block0 + g) * d, stat_group(rows - g), d, eps);
-        for (size_t k = 0; k < rows; k++) {
-            const float *xr = x + (block0 + k) * d;
-            float *outr = out + (block0 + k) * d;
-            const float m = ms[k], rstd = rstds[k];
+        const size_t end = n - block0 < NN_STAT_BLOCK ? n : block0 + NN_STAT_BLOCK;
+        /* filled below; zeroed for the analysers, which lose the groups' offsets */
+        float ms[NN_STAT_BLOCK] = {0}, rstds[NN_STAT_BLOCK] = {0};
+        for (size_t row0 = block0; row0 < end; row0 += NN_STAT_ROWS)
+            rows_mean_rstd(ms + (row0 - block0), rstds + (row0 - block0), x + row0 * d,
+                           stat_group(end - row0), d, eps);
+        for (size_t row = block0; row < end; row++) {
+            const float *xr = x + row * d;
+            float *outr = out + row * d;
+            const float m = ms[row - block0], rstd = rstds[row - block0];
             size_t i;
             /* the scalar reference's operations in its order: same bits
                when m and rstd agree */

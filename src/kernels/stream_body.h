@@ -78,9 +78,7 @@ double KERN_FN(kern_square_sum)(const float *v, size_t n)
         const stream_v4d a = widen4(v + i), square = a * a;
         acc += square;
     }
-    double lane[4];
-    memcpy(lane, &acc, sizeof lane);
     for (int l = 0; i < n; i++, l++)
-        lane[l] += (double)v[i] * v[i];
-    return (lane[0] + lane[1]) + (lane[2] + lane[3]);
+        acc[l] += (double)v[i] * v[i];
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
