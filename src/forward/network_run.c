@@ -280,10 +280,10 @@ typedef struct {
 } update_job;
 
 /* The elementwise loops here (the Post-LN update's steps in double are
-   kernels: stream_body.h) go LANES at a time, a
-   count gcc -O2 vectorises (its cheap cost model takes no loop of unknown
-   count), then one at a time; each element is the same operation either
-   way. The row's sums stay one at a time, in order. */
+   kernels: stream_body.h) go LANES at a time, a count gcc -O2 vectorises
+   (its cheap cost model takes no loop of unknown count), then one at a
+   time; each element is the same operation either way. The row's sums
+   stay one at a time, in order. */
 #define LANES 8
 
 /* x += o, the float sum the residual kernel makes, without its sums */

@@ -58,7 +58,7 @@ static void lay_out_one(fw_saved *s, float *block, size_t *used, float *rest, si
             if (m->gated)
                 z.hid_up = take(rest, rest_used, hid);
             /* Phi, so that the GELU's backward evaluates exp alone, not
-               erf again: 8 % of the seed's training on one thread */
+               erf again (it was 9 % of the seed's training, one thread) */
             if (m->mlp == VP_MLP_GELU)
                 z.hid_cdf = take(rest, rest_used, hid);
         }
