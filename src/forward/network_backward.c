@@ -192,10 +192,8 @@ static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_sa
         kern->gelu_tanh_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
     else if (m->mlp == VP_MLP_RELU)
         kern->relu_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
-    else if (s->hid_cdf)
-        kern->gelu_backward_cdf(b->dhid_pre, b->dhid, s->hid_pre, s->hid_cdf, n);
     else
-        kern->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
+        kern->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, s->hid_cdf, n);
     snprintf(prefix, 64, "layers.%zu.mlp.fc1", layer_index);
     fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
     fw_bw_linear_dx(b, dh, b->dhid_pre, &layer->fc1);

@@ -23,8 +23,7 @@
         .layernorm_backward = kern_layernorm_backward_##ISA,                                       \
         .rmsnorm_backward = kern_rmsnorm_backward_##ISA,                                           \
         .norm_param_grads = kern_norm_param_grads_##ISA,                                           \
-        .gelu_backward = kern_gelu_backward_##ISA,                                                 \
-        .gelu_backward_cdf = kern_gelu_backward_cdf_##ISA, .gelu_keep = kern_gelu_keep_##ISA,      \
+        .gelu_backward = kern_gelu_backward_##ISA, .gelu_keep = kern_gelu_keep_##ISA,              \
         .gelu_tanh = kern_gelu_tanh_##ISA, .relu = kern_relu_##ISA,                                \
         .scale_add = kern_scale_add_##ISA, .norm_apply = kern_norm_apply_##ISA,                    \
         .silu_mul = kern_silu_mul_##ISA, .gelu_mul = kern_gelu_mul_##ISA,                          \

@@ -146,8 +146,8 @@ typedef struct {
        tanh one; out may be x. */
     void (*gelu)(float *out, const float *x, size_t n);
     /* gelu, keeping cdf[i] = (1 + erf(x[i] / sqrt 2)) / 2, Phi(x[i]), for
-       gelu_backward_cdf: out is gelu's bit for bit, cdf the value
-       gelu_backward computes; out may be x, cdf may not. */
+       gelu_backward: out is gelu's bit for bit; out may be x, cdf may
+       not. */
     void (*gelu_keep)(float *out, float *cdf, const float *x, size_t n);
     /* GPT-2's GELU, PyTorch's gelu(approximate='tanh'): 0.5 x (1 + tanh(u)),
        u = sqrt(2/pi) (x + 0.044715 x^3), evaluated as x / (1 + exp(-2u))
@@ -228,12 +228,10 @@ typedef struct {
                              const float *stats, size_t n, size_t d, size_t j0, size_t j1,
                              float eps, int rms);
     /* dx = dy (Phi(x) + x phi(x)), the exact-erf GELU's derivative
-       (PyTorch's default, not the tanh one); dx may be dy or x. */
-    void (*gelu_backward)(float *dx, const float *dy, const float *x, size_t n);
-    /* gelu_backward with Phi(x) given, as gelu_keep kept it: its exp alone,
-       not erf again, and gelu_backward's bits; dx may be dy. */
-    void (*gelu_backward_cdf)(float *dx, const float *dy, const float *x, const float *cdf,
-                              size_t n);
+       (PyTorch's default, not the tanh one), with Phi(x) = cdf as
+       gelu_keep kept it in the forward pass: exp alone, not erf again.
+       dx may be dy or x. */
+    void (*gelu_backward)(float *dx, const float *dy, const float *x, const float *cdf, size_t n);
     /* dx of gelu_tanh: dy (s + x 2u' s (1 - s)), s = 1 / (1 + exp(-2u)),
        the second term with x clamped to +-1e4 (where it is below 1e-30)
        so that no inf * 0 arises; dx may be dy or x. */

@@ -40,7 +40,7 @@
     void kern_matmul_weight_grad_##ISA(float *dw, size_t ldw, float *db, const float *dy,          \
                                        size_t ldy, const float *x, size_t ldx, size_t n, size_t k, \
                                        size_t m, int accumulate, float *workspace);                \
-    void kern_norm_stats_##ISA(float *stats, const float *x, size_t n, size_t d, float eps,         \
+    void kern_norm_stats_##ISA(float *stats, const float *x, size_t n, size_t d, float eps,        \
                                int rms);                                                           \
     void kern_layernorm_backward_##ISA(float *dx, const float *dy, const float *x,                 \
                                        const float *stats, const float *weight, size_t n,          \
@@ -51,9 +51,8 @@
     void kern_norm_param_grads_##ISA(float *dweight, float *dbias, const float *dy,                \
                                      const float *x, const float *stats, size_t n, size_t d,       \
                                      size_t j0, size_t j1, float eps, int rms);                    \
-    void kern_gelu_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);           \
-    void kern_gelu_backward_cdf_##ISA(float *dx, const float *dy, const float *x,                  \
-                                      const float *cdf, size_t n);                                 \
+    void kern_gelu_backward_##ISA(float *dx, const float *dy, const float *x, const float *cdf,    \
+                                  size_t n);                                                       \
     void kern_gelu_tanh_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);      \
     void kern_relu_backward_##ISA(float *dx, const float *dy, const float *x, size_t n);           \
     void kern_silu_mul_backward_##ISA(float *da, float *db, const float *dy, const float *a,       \

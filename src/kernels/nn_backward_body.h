@@ -170,38 +170,11 @@ void KERN_FN(kern_norm_param_grads)(float *dweight, float *dbias, const float *d
     }
 }
 
-void KERN_FN(kern_gelu_backward)(float *dx, const float *dy, const float *x, size_t n)
-{
-    // x, dy, dx: (n)
-    /* SIMD_CHAINS vectors a step, then one at a time */
-    const vf half = vf_set1(0.5f), minus_half = vf_set1(-0.5f), one = vf_set1(1.0f);
-    const vf scale = vf_set1(NN_SQRT1_2), inv_root = vf_set1(NN_INV_SQRT_2PI);
-    size_t i = 0;
-    for (; i + SIMD_CHAINS * W <= n; i += SIMD_CHAINS * W) {
-        vf v[SIMD_CHAINS], e[SIMD_CHAINS];
-        gelu_erf_chains_v(v, e, x + i);
-#pragma GCC unroll 4
-        for (int k = 0; k < SIMD_CHAINS; k++) {
-            vf cdf = vf_mul(half, vf_add(one, e[k]));
-            vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, v[k]), v[k])), inv_root);
-            vf g = vf_add(cdf, vf_mul(v[k], pdf));
-            vf_store(dx + i + k * W, vf_mul(vf_load(dy + i + k * W), g));
-        }
-    }
-    for (; i < n; i += W) {
-        vf v = vf_load_first(x + i, n - i);
-        vf cdf = vf_mul(half, vf_add(one, erf_v(vf_mul(v, scale))));
-        vf pdf = vf_mul(exp_v(vf_mul(vf_mul(minus_half, v), v)), inv_root);
-        vf g = vf_add(cdf, vf_mul(v, pdf));
-        vf_store_first(dx + i, vf_mul(vf_load_first(dy + i, n - i), g), n - i);
-    }
-}
-
-void KERN_FN(kern_gelu_backward_cdf)(float *dx, const float *dy, const float *x, const float *cdf,
-                                     size_t n)
+void KERN_FN(kern_gelu_backward)(float *dx, const float *dy, const float *x, const float *cdf,
+                                 size_t n)
 {
     // x, dy, cdf, dx: (n)
-    /* kern_gelu_backward's pdf and sum; its erf came with cdf */
+    /* cdf + x pdf, in PyTorch's order; the erf came with cdf */
     const vf minus_half = vf_set1(-0.5f), inv_root = vf_set1(NN_INV_SQRT_2PI);
     size_t i = 0;
     for (; i + W <= n; i += W) {

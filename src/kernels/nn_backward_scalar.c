@@ -136,22 +136,12 @@ void kern_norm_param_grads_scalar(float *dweight, float *dbias, const float *dy,
     }
 }
 
-void kern_gelu_backward_scalar(float *dx, const float *dy, const float *x, size_t n)
-{
-    // x, dy, dx: (n)
-    /* PyTorch's GeluBackward (exact erf): cdf + x pdf, in its order */
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        float cdf = 0.5f * (1.0f + erff(v * NN_SQRT1_2));
-        float pdf = expf(-0.5f * v * v) * NN_INV_SQRT_2PI;
-        dx[i] = dy[i] * (cdf + v * pdf);
-    }
-}
-
-void kern_gelu_backward_cdf_scalar(float *dx, const float *dy, const float *x, const float *cdf,
-                                   size_t n)
+void kern_gelu_backward_scalar(float *dx, const float *dy, const float *x, const float *cdf,
+                               size_t n)
 {
     // x, dy, cdf, dx: (n)
+    /* PyTorch's GeluBackward (exact erf): cdf + x pdf, in its order, cdf
+       from the forward (kern_gelu_keep_scalar) */
     for (size_t i = 0; i < n; i++) {
         float v = x[i];
         float pdf = expf(-0.5f * v * v) * NN_INV_SQRT_2PI;

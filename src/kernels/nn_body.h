@@ -91,7 +91,7 @@ void KERN_FN(kern_rmsnorm)(float *out, const float *x, const float *weight, size
 }
 
 /* out = x (1 + erf(x / sqrt 2)) / 2, and with KEEP cdf = (1 + erf) / 2 as
-   well: halving is exact, so cdf is the value gelu_backward would make.
+   well (halving is exact), Phi for gelu_backward.
    Erf, not tanh: PyTorch's default GELU; x halved first, as the scalar.
    SIMD_CHAINS vectors a step, then one at a time. */
 static inline __attribute__((always_inline)) void gelu_body(const int KEEP, float *out, float *cdf,

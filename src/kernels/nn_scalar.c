@@ -68,8 +68,8 @@ void kern_gelu_scalar(float *out, const float *x, size_t n)
 void kern_gelu_keep_scalar(float *out, float *cdf, const float *x, size_t n)
 {
     // x, out, cdf: (n)
-    /* kern_gelu_scalar's operations; halving 1 + erf is exact, so cdf is
-       kern_gelu_backward_scalar's */
+    /* kern_gelu_scalar's operations, and 1 + erf halved (exactly) into cdf
+       for kern_gelu_backward_scalar */
     for (size_t i = 0; i < n; i++) {
         const float v = x[i], w = 1.0f + erff(v * NN_SQRT1_2);
         out[i] = 0.5f * v * w;
