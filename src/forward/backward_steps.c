@@ -9,6 +9,10 @@
 
 void fw_bw_linear_dx(fw_bw *b, float *dx, const float *dy, const fw_linear *lin)
 {
+    if (lin->raw && !lin->packed_t) { /* W [out][in] is W^T's transpose as it lies */
+        fw_project_wt(b->r, dx, dy, lin->raw, lin->out, lin->in);
+        return;
+    }
     /* W^T packed is W's transpose as a layer of in outputs from out inputs;
        drawn, its panels made from W's draws */
     fw_linear t = {.in = lin->out, .out = lin->in, .packed = lin->packed_t, .bias = NULL,

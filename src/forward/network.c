@@ -184,8 +184,11 @@ static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out, int ki
     if (m->drawn) /* W made as it is used: fw_model_init says how */
         return;
     l->packed = take(m, m->kernels->matmul_packed_floats(in, out));
-    l->packed_t = m->backward ? take(m, m->kernels->matmul_packed_floats(out, in)) : NULL;
     l->raw = m->keep_raw ? take(m, in * out) : NULL;
+    /* the backward's dX = dY W: W^T packed, or W itself where it lies */
+    const int read_raw = l->raw && m->kernels->matmul_wt_fits(out, in, in);
+    l->packed_t =
+        m->backward && !read_raw ? take(m, m->kernels->matmul_packed_floats(out, in)) : NULL;
 }
 
 static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,

@@ -18,7 +18,8 @@ typedef struct {
     size_t in, out;
     float *packed;   /* W [out][in] packed for the matmul */
     float *packed_t; /* W^T [in][out] packed, for the backward's dX = dY W;
-                        NULL when the model runs no backward */
+                        NULL when the model runs no backward, or when it
+                        reads raw in place (matmul_wt_fits) */
     float *bias;     /* [out]; NULL for a projection without one (vp_bias) */
     float *raw;      /* W [out][in] as given, for a model that trains (keep_raw);
                         else NULL: the packed copies are all there is */

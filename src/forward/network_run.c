@@ -45,6 +45,7 @@ typedef struct {
     const float *in;
     size_t ldo, ldi;
     const fw_linear *linear;
+    const float *wt;      /* W^T [in][out] read where it lies (fw_project_wt), else NULL */
     size_t cols_per_task; /* split by columns: a multiple of the kernel's column block */
 } matmul_job;
 
@@ -56,9 +57,14 @@ static void matmul_task(void *ctx, size_t task, size_t thread)
     if (first >= r->rows)
         return;
     const size_t n = r->rows - first < r->rows_per_task ? r->rows - first : r->rows_per_task;
-    r->m->kernels->matmul(j->out + first * j->ldo, j->ldo, j->in + first * j->ldi, j->ldi,
-                          j->linear->packed, j->linear->bias, n, j->linear->in, j->linear->out,
-                          r->matmul_ws[thread]);
+    const fw_linear *l = j->linear;
+    if (j->wt)
+        r->m->kernels->matmul_wt_columns(j->out + first * j->ldo, j->ldo, j->in + first * j->ldi,
+                                         j->ldi, j->wt, l->out, l->bias, n, l->in, l->out, 0,
+                                         l->out, 0, r->matmul_ws[thread]);
+    else
+        r->m->kernels->matmul(j->out + first * j->ldo, j->ldo, j->in + first * j->ldi, j->ldi,
+                              l->packed, l->bias, n, l->in, l->out, r->matmul_ws[thread]);
 }
 
 /* columns [task c, (task + 1) c) of every row */
@@ -70,6 +76,12 @@ static void matmul_columns_task(void *ctx, size_t task, size_t thread)
     if (j0 >= m)
         return;
     const size_t j1 = m - j0 < j->cols_per_task ? m : j0 + j->cols_per_task;
+    if (j->wt) {
+        r->m->kernels->matmul_wt_columns(j->out, j->ldo, j->in, j->ldi, j->wt, m, j->linear->bias,
+                                         r->rows, j->linear->in, m, j0, j1, 0,
+                                         r->matmul_ws[thread]);
+        return;
+    }
     if (j->linear->packed) {
         r->m->kernels->matmul_columns(j->out, j->ldo, j->in, j->ldi, j->linear->packed,
                                       j->linear->bias, r->rows, j->linear->in, m, j0, j1,
@@ -87,10 +99,11 @@ size_t fw_matmul_rows(const fw_model *m, size_t rows, size_t threads)
     return threads > 1 || m->drawn ? rows : fw_rows_per_task(rows, threads);
 }
 
-void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
+static void project(fw_run *r, float *out, const float *in, const fw_linear *linear,
+                    const float *wt)
 {
-    matmul_job j = {r, out, in, linear->out, linear->in, linear, 0};
-    if (r->threads <= 1 && linear->packed) {
+    matmul_job j = {r, out, in, linear->out, linear->in, linear, wt, 0};
+    if (r->threads <= 1 && (linear->packed || wt)) {
         fw_parallel(r, r->n_tasks, matmul_task, &j);
         return;
     }
@@ -100,6 +113,17 @@ void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
     j.cols_per_task = (blocks + r->threads - 1) / r->threads * block;
     fw_parallel(r, (linear->out + j.cols_per_task - 1) / j.cols_per_task,
                     matmul_columns_task, &j);
+}
+
+void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
+{
+    project(r, out, in, linear, NULL);
+}
+
+void fw_project_wt(fw_run *r, float *out, const float *in, const float *wt, size_t k, size_t m)
+{
+    const fw_linear t = {.in = k, .out = m};
+    project(r, out, in, &t, wt);
 }
 
 typedef struct {

@@ -103,6 +103,11 @@ size_t fw_sub_blocks(const fw_model *m);
  * of W for a few rows); the same bits either way (kern_table.h). */
 void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear);
 
+/* out[rows][m] = in[rows][k] wt, wt [k][m] read where it lies (the
+ * backward's dX = dY W from W itself): fw_project's split and bits, for a
+ * wt the kernels' matmul_wt_fits(k, m, m). */
+void fw_project_wt(fw_run *r, float *out, const float *in, const float *wt, size_t k, size_t m);
+
 /* The model's norm (LayerNorm or RMSNorm) of every row of d. */
 void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm);
 

@@ -16,6 +16,8 @@
         .matmul_drawn_workspace_floats = kern_matmul_drawn_workspace_floats_##ISA,                 \
         .matmul_drawn_columns = kern_matmul_drawn_columns_##ISA,                                   \
         .matmul_pack_transposed = kern_matmul_pack_transposed_##ISA,                               \
+        .matmul_wt_fits = kern_matmul_wt_fits_##ISA,                                               \
+        .matmul_wt_columns = kern_matmul_wt_columns_##ISA,                                         \
         .matmul_accumulate = kern_matmul_accumulate_##ISA,                                         \
         .matmul_weight_grad_workspace_floats = kern_matmul_weight_grad_workspace_floats_##ISA,     \
         .matmul_weight_grad = kern_matmul_weight_grad_##ISA,                                       \

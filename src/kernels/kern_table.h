@@ -107,6 +107,20 @@ typedef struct {
        n, m, k, ..): rows of dx split across threads as the forward's. */
     void (*matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k,
                                    size_t m);
+    /* Whether matmul_wt_columns reads a W^T [k][m] (row stride ldwt) where
+       it lies: m a whole number of the tile's column panels and W^T small
+       (matmul_internal.h); the scalar set: any. Else pack it. */
+    int (*matmul_wt_fits)(size_t k, size_t m, size_t ldwt);
+    /* matmul_columns (its sums, their order, so its bits) with W [m][k]
+       given as its transpose wt [k][m] (row stride ldwt >= m) and read
+       where it lies, not packed: dx = dy W reads W itself, dW = dy^T x
+       reads x. The workspace of matmul_columns.
+       accumulate: the sums start from out's values, bias ignored (as
+       matmul_accumulate). Needs matmul_wt_fits(k, m, ldwt). */
+    void (*matmul_wt_columns)(float *out, size_t ldo, const float *x, size_t ldx,
+                              const float *wt, size_t ldwt, const float *bias, size_t n,
+                              size_t k, size_t m, size_t j0, size_t j1, int accumulate,
+                              float *workspace);
     /* out[i][j] += sum_p x[i][p] w[j][p]: matmul's contract and order of
        the sums (matmul_internal.h), starting from out's own values instead
        of the bias; the same workspace. For sums of gradients (dh = dq Wq +

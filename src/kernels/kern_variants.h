@@ -33,6 +33,11 @@
                                    size_t m, size_t j0, size_t j1, float *workspace);              \
     void kern_matmul_pack_transposed_##ISA(float *packed, const float *wt, size_t ldwt, size_t k,  \
                                            size_t m);                                              \
+    int kern_matmul_wt_fits_##ISA(size_t k, size_t m, size_t ldwt);                                \
+    void kern_matmul_wt_columns_##ISA(float *out, size_t ldo, const float *x, size_t ldx,          \
+                                      const float *wt, size_t ldwt, const float *bias, size_t n,   \
+                                      size_t k, size_t m, size_t j0, size_t j1, int accumulate,    \
+                                      float *workspace);                                           \
     void kern_matmul_accumulate_##ISA(float *out, size_t ldo, const float *x, size_t ldx,          \
                                       const float *packed, size_t n, size_t k, size_t m,           \
                                       float *workspace);                                           \

@@ -46,7 +46,7 @@ kernel_step(const int MR, const int NV, const float *const *row, size_t p, const
    every loop over them unrolls and the sums live in registers. */
 static inline __attribute__((always_inline)) void
 kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float *restrict a,
-            size_t lda, const float *restrict b, float *restrict c, size_t ldc,
+            size_t lda, const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
             const float *restrict init, size_t mr_valid, size_t nr_valid,
             const matmul_next_tile *next, const float *ahead, size_t ahead_lines)
 {
@@ -99,7 +99,7 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
 #pragma GCC unroll 4
                 for (size_t q = p; q < p + 4; q++) {
                     kernel_step(MR, NV, row, q, b, acc);
-                    b += SIMD_W * NV;
+                    b += ldb;
                 }
             }
         } else {
@@ -113,14 +113,14 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
                     ahead += 16;
                 }
                 kernel_step(MR, NV, row, p, b, acc);
-                b += SIMD_W * NV;
+                b += ldb;
             }
         }
     }
 #pragma GCC unroll 4
     for (; p < kc; p++) {
         kernel_step(MR, NV, row, p, b, acc);
-        b += SIMD_W * NV;
+        b += ldb;
     }
 #pragma GCC unroll 16
     for (int v = 0; v < NV; v++)
@@ -136,21 +136,22 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
 /* static void NAME(..): the micro-kernel of MR rows and NV vectors. */
 #define MATMUL_KERNEL(NAME, MR, NV)                                                                \
     static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
-                     float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,   \
-                     size_t nr_valid, const matmul_next_tile *next)                                \
+                     size_t ldb, float *restrict c, size_t ldc, const float *restrict init,        \
+                     size_t mr_valid, size_t nr_valid, const matmul_next_tile *next)               \
     {                                                                                              \
-        kernel_body(MR, NV, 0, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next, NULL, 0);    \
+        kernel_body(MR, NV, 0, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next, NULL,   \
+                    0);                                                                            \
     }
 
 /* static void NAME(..): the same kernel, prefetching the next block's W
    as it goes (matmul_ahead_kernel_fn). */
 #define MATMUL_AHEAD_KERNEL(NAME, MR, NV)                                                          \
     static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
-                     float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,   \
-                     size_t nr_valid, const matmul_next_tile *next, const float *ahead,            \
-                     size_t ahead_lines)                                                           \
+                     size_t ldb, float *restrict c, size_t ldc, const float *restrict init,        \
+                     size_t mr_valid, size_t nr_valid, const matmul_next_tile *next,               \
+                     const float *ahead, size_t ahead_lines)                                       \
     {                                                                                              \
-        kernel_body(MR, NV, 1, kc, a, lda, b, c, ldc, init, mr_valid, nr_valid, next, ahead,       \
+        kernel_body(MR, NV, 1, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next, ahead,  \
                     ahead_lines);                                                                  \
     }
 
@@ -220,7 +221,8 @@ void KERN_FN(kern_matmul)(float *out, size_t ldo, const float *x, size_t ldx, co
                           const float *bias, size_t n, size_t k, size_t m, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, bias, n, k, m, 0, m, workspace, 0);
+    const matmul_w w = {.packed = packed};
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, bias, n, k, m, 0, m, workspace, 0);
 }
 
 size_t KERN_FN(kern_matmul_column_block)(size_t m)
@@ -233,7 +235,8 @@ void KERN_FN(kern_matmul_columns)(float *out, size_t ldo, const float *x, size_t
                                   size_t m, size_t j0, size_t j1, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k); columns j0 .. j1 - 1
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, bias, n, k, m, j0, j1, workspace, 0);
+    const matmul_w w = {.packed = packed};
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, bias, n, k, m, j0, j1, workspace, 0);
 }
 
 size_t KERN_FN(kern_matmul_drawn_workspace_floats)(size_t n, size_t k, size_t m)
@@ -246,7 +249,8 @@ void KERN_FN(kern_matmul_drawn_columns)(float *out, size_t ldo, const float *x, 
                                         size_t k, size_t m, size_t j0, size_t j1, float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; W (m, k) from w; columns j0 .. j1 - 1
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, NULL, w, bias, n, k, m, j0, j1, workspace, 0);
+    const matmul_w drawn = {.source = w};
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, &drawn, bias, n, k, m, j0, j1, workspace, 0);
 }
 
 void KERN_FN(kern_matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k,
@@ -260,7 +264,24 @@ void KERN_FN(kern_matmul_accumulate)(float *out, size_t ldo, const float *x, siz
                                      float *workspace)
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k); out +=
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, packed, NULL, NULL, n, k, m, 0, m, workspace, 1);
+    const matmul_w w = {.packed = packed};
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, NULL, n, k, m, 0, m, workspace, 1);
+}
+
+int KERN_FN(kern_matmul_wt_fits)(size_t k, size_t m, size_t ldwt)
+{
+    return matmul_wt_fits(tile_for(m), k, m, ldwt);
+}
+
+void KERN_FN(kern_matmul_wt_columns)(float *out, size_t ldo, const float *x, size_t ldx,
+                                     const float *wt, size_t ldwt, const float *bias, size_t n,
+                                     size_t k, size_t m, size_t j0, size_t j1, int accumulate,
+                                     float *workspace)
+{
+    // x, out: (n, k), (n, m) with row strides ldx, ldo; wt = W^T: (k, m) row stride ldwt
+    const matmul_w w = {.wt = wt, .ldwt = ldwt};
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, accumulate ? NULL : bias, n, k, m, j0, j1,
+                   workspace, accumulate);
 }
 
 #include "kernels/matmul_grad_body.h"

@@ -5,9 +5,10 @@
  * kern_table.h.
  *
  * dW [m][k] is a matmul with m rows, inner size n and k outputs: its x is
- * dy^T (m rows of n), its W is x^T ([k][n]), which matmul_pack_transposed
- * packs from x as it lies. Both are made in the workspace for a block of
- * GRAD_ROWS rows of dy and x at a time and accumulated into dW: the matmul
+ * dy^T (m rows of n), transposed into the workspace; its W is x^T ([k][n]),
+ * whose transpose x is read where it lies (matmul_wt_columns) when it is
+ * small (matmul_wt_fits), else packed there (matmul_pack_transposed). Both
+ * go a block of GRAD_ROWS rows of dy and x at a time, accumulated into dW: the matmul
  * adds one product per row in row order onto dW's value, so blocks in
  * order give the bits one call over all rows would. GRAD_ROWS = 512 is no
  * more than either SIMD set's KC, so the matmul reads dy^T where it lies. */
@@ -213,10 +214,17 @@ void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const fl
     for (size_t i0 = 0; i0 < n; i0 += GRAD_ROWS) {
         size_t rows = n - i0 < GRAD_ROWS ? n - i0 : GRAD_ROWS;
         grad_transpose(dyt, ldt, dy + i0 * ldy, ldy, rows, m);
-        /* x's block [rows][k] is the transpose of the W [k][rows] wanted */
-        KERN_FN(kern_matmul_pack_transposed)(packed, x + i0 * ldx, ldx, rows, k);
         /* the first block from zeros, unless dw's own values start the sums */
-        if (i0 == 0 && !accumulate)
+        const int onto_dw = i0 > 0 || accumulate;
+        /* x's block [rows][k] is the transpose of the W [k][rows] wanted:
+           read where it lies when its rows are whole panels, else packed */
+        if (KERN_FN(kern_matmul_wt_fits)(rows, k, ldx)) {
+            KERN_FN(kern_matmul_wt_columns)(dw, ldw, dyt, ldt, x + i0 * ldx, ldx, NULL, m, rows, k,
+                                            0, k, onto_dw, inner);
+            continue;
+        }
+        KERN_FN(kern_matmul_pack_transposed)(packed, x + i0 * ldx, ldx, rows, k);
+        if (!onto_dw)
             KERN_FN(kern_matmul)(dw, ldw, dyt, ldt, packed, NULL, m, rows, k, inner);
         else
             KERN_FN(kern_matmul_accumulate)(dw, ldw, dyt, ldt, packed, m, rows, k, inner);

@@ -46,8 +46,10 @@
  * (row stride ldc) gets start[r][j] + sum_p a[r][p] * b[p][j], summed in p
  * order with one rounding per multiply-add, where start is init[j] for
  * every row if init is not NULL and c's own values otherwise. a is x's
- * panel (rows of stride lda; only the first mr_valid are read), b a packed
- * W panel (kc x NR). Nothing
+ * panel (rows of stride lda; only the first mr_valid are read), b a W
+ * panel: kc rows of NR floats at row stride ldb, NR in a packed panel, or
+ * W^T's own row stride where the kernel reads W^T as it lies
+ * (matmul_wt). Nothing
  * outside the mr_valid x nr_valid corner of c or init is read or written:
  * the edges of out are masked, not copied. next is the tile the driver
  * calls the kernel on after this one, for the kernel to prefetch when its
@@ -63,17 +65,18 @@ typedef struct {
     size_t nr_valid;
 } matmul_next_tile;
 
-typedef void (*matmul_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b, float *c,
-                                 size_t ldc, const float *init, size_t mr_valid, size_t nr_valid,
-                                 const matmul_next_tile *next);
+typedef void (*matmul_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float *c, size_t ldc, const float *init,
+                                 size_t mr_valid, size_t nr_valid, const matmul_next_tile *next);
 
 /* The same, prefetching into L2 ahead_lines lines (16 floats each) from
    ahead as it computes: the next block's W (matmul_ahead). A kernel of its
    own, so that the kernel for W already in cache has no such step. */
 typedef void (*matmul_ahead_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b,
-                                       float *c, size_t ldc, const float *init, size_t mr_valid,
-                                       size_t nr_valid, const matmul_next_tile *next,
-                                       const float *ahead, size_t ahead_lines);
+                                       size_t ldb, float *c, size_t ldc, const float *init,
+                                       size_t mr_valid, size_t nr_valid,
+                                       const matmul_next_tile *next, const float *ahead,
+                                       size_t ahead_lines);
 
 typedef struct {
     size_t mr;               /* rows of out per micro-tile (broadcast from packed x) */
@@ -246,13 +249,39 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
  * from the bias (which is then ignored). */
 /* The blocked matmul over output columns j0 <= j < j1 (j0 a multiple of
    nr, j1 <= m): every panel, and so every column's sums, as with the whole
-   range; the other columns neither read nor written. W is packed, or drawn
-   (packed NULL): each block of its panels made by source->fill into the
+   range; the other columns neither read nor written. W (matmul_w) is
+   packed; or drawn, each block of its panels made by source->fill into the
    workspace after packed x (matmul_drawn_workspace_floats), right before
-   the micro-kernels read it. */
+   the micro-kernels read it; or W^T, read in place. */
 /* One block: the rows [i0, i0 + rows) of x (from xblock, row stride lda:
    its kc values from pc on) against the panels of W for the columns [jc,
-   jend), each panel from wblock, or from wdrawn made by source->fill. */
+   jend), each panel from wblock, from wdrawn made by source->fill, or from
+   W^T's rows as they lie. */
+/* W as the blocked matmul reads it: packed (kern_matmul_pack), drawn a
+   block of panels at a time by source, or given as its transpose wt [k][m]
+   (row stride ldwt) and read where it lies, its rows the panels' rows
+   (matmul_wt_fits). Exactly one of packed, source and wt is set. */
+typedef struct {
+    const float *packed;
+    const kern_panel_source *source;
+    const float *wt;
+    size_t ldwt;
+} matmul_w;
+
+/* Whether W^T [k][m] (row stride ldwt) is read where it lies rather than
+   packed: m a whole number of panels, so that no vector reads past a
+   row's m values (a packed panel pads them with zeros); and W^T small,
+   short rows in a quarter of L2 (half a block of packed W), where the
+   copy, not the reads, is the cost. Long rows at a power-of-two stride
+   share L1's sets, and a large W^T read in place wants the TLB: dW at
+   256 x 1024 x 1024 fell from 90 to 83 % of the peak, AVX2's from 94 to
+   55 %, when every x was read in place. */
+#define MATMUL_WT_MAX_LD 256
+static inline int matmul_wt_fits(const matmul_blocking *bk, size_t k, size_t m, size_t ldwt)
+{
+    return m % bk->nr == 0 && ldwt <= MATMUL_WT_MAX_LD && k * ldwt <= bk->kc * bk->mc / 2;
+}
+
 typedef struct {
     const matmul_blocking *bk;
     float *out;
@@ -293,13 +322,14 @@ static inline size_t matmul_full_panels(size_t rows, size_t mr)
 }
 
 static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows, size_t pc,
-                                size_t kc, const float *xblock, size_t lda, const float *wblock,
-                                float *wdrawn, const kern_panel_source *source, size_t jc,
-                                size_t jend, matmul_ahead ahead)
+                                size_t kc, const float *xblock, size_t lda, const matmul_w *w,
+                                const float *wblock, float *wdrawn, size_t jc, size_t jend,
+                                matmul_ahead ahead)
 {
     static const float zeros[MATMUL_MAX_NR];
     const matmul_blocking *bk = call->bk;
     const size_t mr = bk->mr, nr = bk->nr, j1 = call->j1, ldo = call->ldo;
+    const kern_panel_source *source = w->source;
     if (source)
         for (size_t jr = jc; jr < jend; jr += nr)
             source->fill(source->ctx, wdrawn + (jr - jc) * kc, nr, jr, pc, kc);
@@ -318,7 +348,11 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
             mr_valid < mr && bk->edge != NULL ? bk->edge[mr_valid] : bk->kernel;
         for (size_t jr = jc; jr < jend; jr += nr) {
             const size_t nr_valid = matmul_min(nr, j1 - jr);
-            const float *b = wblock ? wblock + jr * kc : wdrawn + (jr - jc) * kc;
+            /* a panel of packed or drawn W, or W^T's columns where they lie */
+            const float *b = wblock ? wblock + jr * kc
+                             : w->wt ? w->wt + pc * w->ldwt + jr
+                                     : wdrawn + (jr - jc) * kc;
+            const size_t ldb = w->wt ? w->ldwt : nr;
             float *c = call->out + (i0 + ir) * ldo + jr;
             const float *init = pc > 0 || call->accumulate ? NULL
                                : call->bias != NULL        ? call->bias + jr
@@ -339,11 +373,11 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
                 /* a kernel prefetches at most one line every fourth p */
                 const size_t lines =
                     matmul_min(matmul_min(ahead.per_call, kc / 4), ahead.lines - ahead.done);
-                bk->kernel_ahead(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, &next,
+                bk->kernel_ahead(kc, a, lda, b, ldb, c, ldo, init, mr_valid, nr_valid, &next,
                                  ahead.ahead + 16 * ahead.done, lines);
                 ahead.done += lines;
             } else {
-                micro_kernel(kc, a, lda, b, c, ldo, init, mr_valid, nr_valid, &next);
+                micro_kernel(kc, a, lda, b, ldb, c, ldo, init, mr_valid, nr_valid, &next);
             }
         }
     }
@@ -374,10 +408,12 @@ static inline matmul_ahead matmul_ahead_of(const matmul_blocking *bk, const floa
 }
 
 static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo, const float *x,
-                                  size_t ldx, const float *packed, const kern_panel_source *source,
-                                  const float *bias, size_t n, size_t k, size_t m, size_t j0,
-                                  size_t j1, float *workspace, int accumulate)
+                                  size_t ldx, const matmul_w *w, const float *bias, size_t n,
+                                  size_t k, size_t m, size_t j0, size_t j1, float *workspace,
+                                  int accumulate)
 {
+    const float *packed = w->packed;
+    const kern_panel_source *source = w->source;
     float *apack = matmul_align(workspace);
     float *wdrawn = source ? matmul_align(apack + matmul_workspace_floats(bk, n, k)) : NULL;
     const size_t mpad = matmul_round_up(m, bk->nr);
@@ -398,7 +434,7 @@ static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t 
             const float *wblock = packed ? packed + pc * mpad : NULL;
             for (size_t jc = j0; jc < j1; jc += bk->mc) {
                 const size_t jend = matmul_min(jc + bk->mc, j1);
-                matmul_block(&call, i0, rows, pc, kc, xblock, lda, wblock, wdrawn, source, jc, jend,
+                matmul_block(&call, i0, rows, pc, kc, xblock, lda, w, wblock, wdrawn, jc, jend,
                              matmul_ahead_of(bk, packed, mpad, k, pc, kc, j0, jend, j1));
             }
         }

@@ -89,6 +89,30 @@ void kern_matmul_pack_transposed_scalar(float *packed, const float *wt, size_t l
             packed[j * k + p] = wt[p * ldwt + j];
 }
 
+int kern_matmul_wt_fits_scalar(size_t k, size_t m, size_t ldwt)
+{
+    (void)k, (void)m, (void)ldwt;
+    return 1; /* the loops read any wt */
+}
+
+void kern_matmul_wt_columns_scalar(float *out, size_t ldo, const float *x, size_t ldx,
+                                   const float *wt, size_t ldwt, const float *bias, size_t n,
+                                   size_t k, size_t m, size_t j0, size_t j1, int accumulate,
+                                   float *workspace)
+{
+    // x: (n, k) row stride ldx; wt = W^T: (k, m) row stride ldwt; columns j0 .. j1 - 1
+    (void)m, (void)workspace;
+    for (size_t i = 0; i < n; i++) {
+        const float *xi = x + i * ldx;
+        for (size_t j = j0; j < j1; j++) {
+            float acc = accumulate ? out[i * ldo + j] : bias != NULL ? bias[j] : 0.0f;
+            for (size_t p = 0; p < k; p++)
+                acc += xi[p] * wt[p * ldwt + j];
+            out[i * ldo + j] = acc;
+        }
+    }
+}
+
 void kern_matmul_accumulate_scalar(float *out, size_t ldo, const float *x, size_t ldx,
                                    const float *packed, size_t n, size_t k, size_t m,
                                    float *workspace)
