@@ -9,9 +9,12 @@
  *                    [--repeats N] [--no-torch]
  *
  * Each time is the best of N runs (default 3) of the process, wall clock,
- * start to exit: varprof's includes its start and its output, PyTorch's the
- * building and training of both stacks as the script times them (its
- * `import torch` not included, which favours the peer).
+ * start to exit, its start and its output included: varprof's, and the
+ * PyTorch script's (the interpreter and `import torch` included), as the
+ * issue sets the bar ("as a whole process"; its "about 6.6 s" for PyTorch
+ * is the script's whole run). Beside it, PyTorch's own clock around the
+ * building and training of both stacks, `import torch` not included, and
+ * the ratio against that: a stricter comparison, printed for the reader.
  *
  * FLOPs per step, the matmuls only: a layer's fc1 and fc2 forward are
  * 2 n d h each (n = 16 x 12 tokens, d = 48, h = 96), the head's 2 n d V;
@@ -62,16 +65,20 @@ static double best_of(const char *cmd, int repeats)
     return best;
 }
 
-/* The script's own timing, from its last line of JSON. */
-static double torch_seconds(const char *python, const char *script, int repeats, char *version,
-                            size_t size)
+/* The script as a whole process, wall clock (its return value), and its
+   own timing of the trainings from its last line of JSON (*own); each the
+   best of repeats. */
+static double torch_seconds(const char *python, const char *script, int repeats, double *own,
+                            char *version, size_t size)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
              "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 '%s' '%s' --threads 1",
              python, script);
     double best = -1.0;
+    *own = -1.0;
     for (int r = 0; r < repeats; r++) {
+        const double t0 = bench_now();
         FILE *p = popen(cmd, "r");
         if (!p)
             return -1.0;
@@ -82,6 +89,7 @@ static double torch_seconds(const char *python, const char *script, int repeats,
             fprintf(stderr, "bench_train: the PyTorch script failed: %s\n", cmd);
             return -1.0;
         }
+        const double whole = bench_now() - t0;
         cJSON *json = cJSON_Parse(last);
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(json, "seconds");
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(json, "torch");
@@ -91,7 +99,8 @@ static double torch_seconds(const char *python, const char *script, int repeats,
             fprintf(stderr, "bench_train: no timing from the PyTorch script: %s\n", last);
             return -1.0;
         }
-        best = best < 0 || s->valuedouble < best ? s->valuedouble : best;
+        best = best < 0 || whole < best ? whole : best;
+        *own = *own < 0 || s->valuedouble < *own ? s->valuedouble : *own;
         snprintf(version, size, "PyTorch %s, %s", cJSON_IsString(t) ? t->valuestring : "?",
                  cJSON_IsString(b) ? b->valuestring : "?");
         cJSON_Delete(json);
@@ -169,14 +178,21 @@ int main(int argc, char **argv)
     if (!torch)
         return 0;
     char version[512] = "";
-    const double tt = torch_seconds(python, script, repeats, version, sizeof version);
+    double own = 0.0;
+    const double tt = torch_seconds(python, script, repeats, &own, version, sizeof version);
     if (tt < 0)
         return 1;
     const double peer_gflops = FLOPS / tt / 1e9;
     printf("  PyTorch, 1 thread         %7.3f s   %5.1f GFLOP/s  %5.1f %% of peak (%s)\n", tt,
            peer_gflops, 100.0 * peer_gflops / peak, version);
-    printf("  varprof against PyTorch, 1 thread: %.2fx (target 5x; at 100 %% of the FMA peak "
-           "a program would reach %.2fx): %s\n",
+    printf("    its own clock, the trainings alone (no interpreter start, no import torch): "
+           "%.3f s\n",
+           own);
+    printf("  varprof against PyTorch, 1 thread, whole processes: %.2fx (target 5x; at 100 %% of "
+           "the FMA peak a program would reach %.2fx): %s\n",
            tt / t[0], peak / peer_gflops, tt / t[0] >= 5.0 ? "PASS" : "MISS");
+    printf("  against PyTorch's own clock, the stricter reading: %.2fx (at 100 %% of the peak "
+           "%.2fx)\n",
+           own / t[0], peak / (FLOPS / own / 1e9));
     return 0;
 }
