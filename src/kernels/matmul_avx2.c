@@ -21,6 +21,8 @@
 MATMUL_KERNEL(kernel, MATMUL_MR, MATMUL_NV)
 MATMUL_AHEAD_KERNEL(kernel_ahead, MATMUL_MR, MATMUL_NV)
 MATMUL_EDGE_KERNELS(edge, MATMUL_NV)
+MATMUL_XT_KERNEL(kernel_xt, MATMUL_MR, MATMUL_NV)
+MATMUL_XT_EDGE_KERNELS(edge_xt, MATMUL_NV)
 
 /* kc, lda and mc from the caches on first use (MATMUL_TILES_FROM_CACHES) */
 static matmul_blocking tiles[] = {
@@ -29,7 +31,9 @@ static matmul_blocking tiles[] = {
      .rows = 4096 / MATMUL_MR * MATMUL_MR,
      .kernel = kernel,
      .kernel_ahead = kernel_ahead,
-     .edge = edge},
+     .edge = edge,
+     .kernel_xt = kernel_xt,
+     .edge_xt = edge_xt},
 };
 
 MATMUL_TILES_FROM_CACHES(tiles)

@@ -25,6 +25,10 @@ MATMUL_AHEAD_KERNEL(kernel_6x64_ahead, 6, 4)
 MATMUL_AHEAD_KERNEL(kernel_8x48_ahead, 8, 3)
 MATMUL_EDGE_KERNELS(edge_64, 4)
 MATMUL_EDGE_KERNELS(edge_48, 3)
+MATMUL_XT_KERNEL(kernel_6x64_xt, 6, 4)
+MATMUL_XT_KERNEL(kernel_8x48_xt, 8, 3)
+MATMUL_XT_EDGE_KERNELS(edge_64_xt, 4)
+MATMUL_XT_EDGE_KERNELS(edge_48_xt, 3)
 
 /* kc, lda and mc from the caches on first use (MATMUL_TILES_FROM_CACHES) */
 static matmul_blocking tiles[] = {
@@ -33,13 +37,17 @@ static matmul_blocking tiles[] = {
      .rows = 4092,
      .kernel = kernel_6x64,
      .kernel_ahead = kernel_6x64_ahead,
-     .edge = edge_64},
+     .edge = edge_64,
+     .kernel_xt = kernel_6x64_xt,
+     .edge_xt = edge_64_xt},
     {.mr = 8,
      .nr = 48,
      .rows = 4096,
      .kernel = kernel_8x48,
      .kernel_ahead = kernel_8x48_ahead,
-     .edge = edge_48},
+     .edge = edge_48,
+     .kernel_xt = kernel_8x48_xt,
+     .edge_xt = edge_48_xt},
 };
 
 MATMUL_TILES_FROM_CACHES(tiles)

@@ -23,10 +23,12 @@ static inline vm column_mask(size_t nr_valid, int v)
     return vm_first(nr_valid <= first ? 0 : nr_valid - first >= SIMD_W ? SIMD_W : nr_valid - first);
 }
 
-/* One p of the micro-kernel: acc[r][v] += x[r][p] * W's vector v at p. */
+/* One p of the micro-kernel: acc[r][v] += x[r][p] * W's vector v at p;
+   x[r][p] is row[r][p], or xp[r] when x is given transposed (XT: xp is
+   x^T's row p, the tile's MR values side by side). */
 static inline __attribute__((always_inline)) void
-kernel_step(const int MR, const int NV, const float *const *row, size_t p, const float *b,
-            vf acc[MATMUL_MAX_MR][MATMUL_MAX_NV])
+kernel_step(const int MR, const int NV, const int XT, const float *const *row, const float *xp,
+            size_t p, const float *b, vf acc[MATMUL_MAX_MR][MATMUL_MAX_NV])
 {
     vf w[MATMUL_MAX_NV];
 #pragma GCC unroll 16
@@ -34,7 +36,7 @@ kernel_step(const int MR, const int NV, const float *const *row, size_t p, const
         w[v] = vf_load(b + SIMD_W * v);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++) {
-        const vf xr = vf_set1(row[r][p]);
+        const vf xr = vf_set1(XT ? xp[r] : row[r][p]);
 #pragma GCC unroll 16
         for (int v = 0; v < NV; v++)
             acc[r][v] = vf_fmadd(xr, w[v], acc[r][v]);
@@ -43,9 +45,12 @@ kernel_step(const int MR, const int NV, const float *const *row, size_t p, const
 
 /* The MR x NV SIMD_W micro-kernel (matmul_internal.h's matmul_kernel_fn),
    inlined into each tile's function with its MR and NV constant, so that
-   every loop over them unrolls and the sums live in registers. */
+   every loop over them unrolls and the sums live in registers. With XT,
+   a is x^T: x[r][p] at a[p lda + r], and mr_valid is MR (matmul_block
+   calls the edge kernel of exactly the rows left). */
 static inline __attribute__((always_inline)) void
-kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float *restrict a,
+kernel_body(const int MR, const int NV, const int AHEAD, const int XT, size_t kc,
+            const float *restrict a,
             size_t lda, const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
             const float *restrict init, size_t mr_valid, size_t nr_valid,
             const matmul_next_tile *next, const float *ahead, size_t ahead_lines)
@@ -61,6 +66,7 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
 #pragma GCC unroll 16
     for (int r = 0; r < MR; r++)
         row[r] = a + ((size_t)r < mr_valid ? (size_t)r : 0) * lda;
+    const float *xp = a; /* XT: x^T's row p */
     /* the column masks, made here and again after the loop rather than
        held across it: AVX2's are vectors, and there every vector register
        carries sums or W */
@@ -98,8 +104,9 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
                 ahead += 16;
 #pragma GCC unroll 4
                 for (size_t q = p; q < p + 4; q++) {
-                    kernel_step(MR, NV, row, q, b, acc);
+                    kernel_step(MR, NV, XT, row, xp, q, b, acc);
                     b += ldb;
+                    xp += XT ? lda : 0;
                 }
             }
         } else {
@@ -112,15 +119,17 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
                     __builtin_prefetch(ahead, 0, 2);
                     ahead += 16;
                 }
-                kernel_step(MR, NV, row, p, b, acc);
+                kernel_step(MR, NV, XT, row, xp, p, b, acc);
                 b += ldb;
+                xp += XT ? lda : 0;
             }
         }
     }
 #pragma GCC unroll 4
     for (; p < kc; p++) {
-        kernel_step(MR, NV, row, p, b, acc);
+        kernel_step(MR, NV, XT, row, xp, p, b, acc);
         b += ldb;
+        xp += XT ? lda : 0;
     }
 #pragma GCC unroll 16
     for (int v = 0; v < NV; v++)
@@ -139,8 +148,19 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
                      size_t ldb, float *restrict c, size_t ldc, const float *restrict init,        \
                      size_t mr_valid, size_t nr_valid, const matmul_next_tile *next)               \
     {                                                                                              \
-        kernel_body(MR, NV, 0, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next, NULL,   \
-                    0);                                                                            \
+        kernel_body(MR, NV, 0, 0, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next,      \
+                    NULL, 0);                                                                      \
+    }
+
+/* static void NAME(..): the same kernel with x given as x^T (a row of x^T
+   per p, its MR values broadcast): the weight gradient's dy^T read in dy. */
+#define MATMUL_XT_KERNEL(NAME, MR, NV)                                                             \
+    static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
+                     size_t ldb, float *restrict c, size_t ldc, const float *restrict init,        \
+                     size_t mr_valid, size_t nr_valid, const matmul_next_tile *next)               \
+    {                                                                                              \
+        kernel_body(MR, NV, 0, 1, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next,      \
+                    NULL, 0);                                                                      \
     }
 
 /* static void NAME(..): the same kernel, prefetching the next block's W
@@ -151,23 +171,26 @@ kernel_body(const int MR, const int NV, const int AHEAD, size_t kc, const float 
                      size_t mr_valid, size_t nr_valid, const matmul_next_tile *next,               \
                      const float *ahead, size_t ahead_lines)                                       \
     {                                                                                              \
-        kernel_body(MR, NV, 1, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next, ahead,  \
-                    ahead_lines);                                                                  \
+        kernel_body(MR, NV, 1, 0, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next,      \
+                    ahead, ahead_lines);                                                           \
     }
 
 /* static const matmul_kernel_fn NAME[MATMUL_MAX_MR]: kernels of 1 to
-   MATMUL_MAX_MR - 1 rows and NV vectors, a tile's edge (matmul_blocking).
-   The sums are the full tile's, element by element, so the bits are too. */
-#define MATMUL_EDGE_KERNELS(NAME, NV)                                                              \
-    MATMUL_KERNEL(NAME##_1, 1, NV)                                                                 \
-    MATMUL_KERNEL(NAME##_2, 2, NV)                                                                 \
-    MATMUL_KERNEL(NAME##_3, 3, NV)                                                                 \
-    MATMUL_KERNEL(NAME##_4, 4, NV)                                                                 \
-    MATMUL_KERNEL(NAME##_5, 5, NV)                                                                 \
-    MATMUL_KERNEL(NAME##_6, 6, NV)                                                                 \
-    MATMUL_KERNEL(NAME##_7, 7, NV)                                                                 \
+   MATMUL_MAX_MR - 1 rows and NV vectors, a tile's edge (matmul_blocking),
+   each made by KERNEL (MATMUL_KERNEL or MATMUL_XT_KERNEL). The sums are
+   the full tile's, element by element, so the bits are too. */
+#define MATMUL_EDGES(KERNEL, NAME, NV)                                                             \
+    KERNEL(NAME##_1, 1, NV)                                                                        \
+    KERNEL(NAME##_2, 2, NV)                                                                        \
+    KERNEL(NAME##_3, 3, NV)                                                                        \
+    KERNEL(NAME##_4, 4, NV)                                                                        \
+    KERNEL(NAME##_5, 5, NV)                                                                        \
+    KERNEL(NAME##_6, 6, NV)                                                                        \
+    KERNEL(NAME##_7, 7, NV)                                                                        \
     static const matmul_kernel_fn NAME[MATMUL_MAX_MR] = {                                          \
         NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6, NAME##_7};
+#define MATMUL_EDGE_KERNELS(NAME, NV) MATMUL_EDGES(MATMUL_KERNEL, NAME, NV)
+#define MATMUL_XT_EDGE_KERNELS(NAME, NV) MATMUL_EDGES(MATMUL_XT_KERNEL, NAME, NV)
 
 size_t KERN_FN(kern_matmul_packed_floats)(size_t k, size_t m)
 {
@@ -222,7 +245,7 @@ void KERN_FN(kern_matmul)(float *out, size_t ldo, const float *x, size_t ldx, co
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k)
     const matmul_w w = {.packed = packed};
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, bias, n, k, m, 0, m, workspace, 0);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, 0, &w, bias, n, k, m, 0, m, workspace, 0);
 }
 
 size_t KERN_FN(kern_matmul_column_block)(size_t m)
@@ -236,7 +259,7 @@ void KERN_FN(kern_matmul_columns)(float *out, size_t ldo, const float *x, size_t
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k); columns j0 .. j1 - 1
     const matmul_w w = {.packed = packed};
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, bias, n, k, m, j0, j1, workspace, 0);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, 0, &w, bias, n, k, m, j0, j1, workspace, 0);
 }
 
 size_t KERN_FN(kern_matmul_drawn_workspace_floats)(size_t n, size_t k, size_t m)
@@ -250,7 +273,7 @@ void KERN_FN(kern_matmul_drawn_columns)(float *out, size_t ldo, const float *x, 
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; W (m, k) from w; columns j0 .. j1 - 1
     const matmul_w drawn = {.source = w};
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, &drawn, bias, n, k, m, j0, j1, workspace, 0);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, 0, &drawn, bias, n, k, m, j0, j1, workspace, 0);
 }
 
 void KERN_FN(kern_matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k,
@@ -265,7 +288,7 @@ void KERN_FN(kern_matmul_accumulate)(float *out, size_t ldo, const float *x, siz
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; packed: W (m, k); out +=
     const matmul_w w = {.packed = packed};
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, NULL, n, k, m, 0, m, workspace, 1);
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, 0, &w, NULL, n, k, m, 0, m, workspace, 1);
 }
 
 int KERN_FN(kern_matmul_wt_fits)(size_t k, size_t m, size_t ldwt)
@@ -280,7 +303,7 @@ void KERN_FN(kern_matmul_wt_columns)(float *out, size_t ldo, const float *x, siz
 {
     // x, out: (n, k), (n, m) with row strides ldx, ldo; wt = W^T: (k, m) row stride ldwt
     const matmul_w w = {.wt = wt, .ldwt = ldwt};
-    matmul_blocked(tile_for(m), out, ldo, x, ldx, &w, accumulate ? NULL : bias, n, k, m, j0, j1,
+    matmul_blocked(tile_for(m), out, ldo, x, ldx, 0, &w, accumulate ? NULL : bias, n, k, m, j0, j1,
                    workspace, accumulate);
 }
 

@@ -213,6 +213,21 @@ void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const fl
     float *inner = grad_align(packed + KERN_FN(kern_matmul_packed_floats)(grad_rows(n), k));
     for (size_t i0 = 0; i0 < n; i0 += GRAD_ROWS) {
         size_t rows = n - i0 < GRAD_ROWS ? n - i0 : GRAD_ROWS;
+#ifdef SIMD_W
+        /* a small dy is read as dy^T where it lies, its rows' MR values
+           broadcast (the xt kernels) */
+        if (matmul_small(tile_for(k), rows, ldy)) {
+            const int from_dw = i0 > 0 || accumulate;
+            matmul_w w = {.wt = x + i0 * ldx, .ldwt = ldx};
+            if (!KERN_FN(kern_matmul_wt_fits)(rows, k, ldx)) {
+                KERN_FN(kern_matmul_pack_transposed)(packed, x + i0 * ldx, ldx, rows, k);
+                w = (matmul_w){.packed = packed};
+            }
+            matmul_blocked(tile_for(k), dw, ldw, dy + i0 * ldy, ldy, 1, &w, NULL, m, rows, k, 0, k,
+                           inner, from_dw);
+            continue;
+        }
+#endif
         grad_transpose(dyt, ldt, dy + i0 * ldy, ldy, rows, m);
         /* the first block from zeros, unless dw's own values start the sums */
         const int onto_dw = i0 > 0 || accumulate;

@@ -92,6 +92,10 @@ typedef struct {
        nothing: 128 rows, 20 x 6 + 4 + 4 by matmul_panel_rows, would cost
        22 full panels) */
     const matmul_kernel_fn *edge;
+    /* the same, x given as x^T (matmul_blocked's xt): the MR-row kernel
+       and one for each smaller number of rows (never NULL) */
+    matmul_kernel_fn kernel_xt;
+    const matmul_kernel_fn *edge_xt;
 } matmul_blocking;
 
 static inline size_t matmul_round_up(size_t a, size_t b)
@@ -246,7 +250,8 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
  * its A and B swapped because out is row-major): blocks of rows, blocks of
  * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
  * L1), NR-column panels. accumulate: the sums start from out's values, not
- * from the bias (which is then ignored). */
+ * from the bias (which is then ignored). xt: x is given as its transpose,
+ * [k][n] at row stride ldx, and read where it lies (never packed). */
 /* The blocked matmul over output columns j0 <= j < j1 (j0 a multiple of
    nr, j1 <= m): every panel, and so every column's sums, as with the whole
    range; the other columns neither read nor written. W (matmul_w) is
@@ -268,18 +273,25 @@ typedef struct {
     size_t ldwt;
 } matmul_w;
 
+/* Whether an operand of `rows` rows at row stride ld is small enough to be
+   read where it lies across its rows (W^T's rows, x^T's rows) rather than
+   copied into a layout of its own: short rows in a quarter of L2 (half a
+   block of packed W), where the copy, not the reads, is the cost. Long
+   rows at a power-of-two stride share L1's sets, and a large operand read
+   in place wants the TLB: dW at 256 x 1024 x 1024 fell from 90 to 83 % of
+   the peak, AVX2's from 94 to 55 %, when every x was read in place. */
+#define MATMUL_IN_PLACE_MAX_LD 256
+static inline int matmul_small(const matmul_blocking *bk, size_t rows, size_t ld)
+{
+    return ld <= MATMUL_IN_PLACE_MAX_LD && rows * ld <= bk->kc * bk->mc / 2;
+}
+
 /* Whether W^T [k][m] (row stride ldwt) is read where it lies rather than
-   packed: m a whole number of panels, so that no vector reads past a
-   row's m values (a packed panel pads them with zeros); and W^T small,
-   short rows in a quarter of L2 (half a block of packed W), where the
-   copy, not the reads, is the cost. Long rows at a power-of-two stride
-   share L1's sets, and a large W^T read in place wants the TLB: dW at
-   256 x 1024 x 1024 fell from 90 to 83 % of the peak, AVX2's from 94 to
-   55 %, when every x was read in place. */
-#define MATMUL_WT_MAX_LD 256
+   packed: small, and m a whole number of panels, so that no vector reads
+   past a row's m values (a packed panel pads them with zeros). */
 static inline int matmul_wt_fits(const matmul_blocking *bk, size_t k, size_t m, size_t ldwt)
 {
-    return m % bk->nr == 0 && ldwt <= MATMUL_WT_MAX_LD && k * ldwt <= bk->kc * bk->mc / 2;
+    return m % bk->nr == 0 && matmul_small(bk, k, ldwt);
 }
 
 typedef struct {
@@ -289,6 +301,7 @@ typedef struct {
     const float *bias;
     size_t j1;
     int accumulate;
+    int xt; /* x given as x^T */
 } matmul_call;
 
 /* The rows of the row panel that starts ir rows into a block of rows: MR,
@@ -335,7 +348,7 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
             source->fill(source->ctx, wdrawn + (jr - jc) * kc, nr, jr, pc, kc);
     /* the full panels' calls prefetch the next block, the edges' do not */
     const size_t full = matmul_full_panels(rows, mr);
-    if (bk->kernel_ahead == NULL || full == 0)
+    if (bk->kernel_ahead == NULL || full == 0 || call->xt)
         ahead.lines = 0;
     if (ahead.lines > 0) {
         const size_t calls = full * ((jend - jc + nr - 1) / nr);
@@ -343,9 +356,11 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
     }
     for (size_t ir = 0, mr_valid; ir < rows; ir += mr_valid) {
         mr_valid = matmul_panel_rows(rows, ir, mr);
-        const float *a = xblock + ir * lda;
+        const float *a = call->xt ? xblock + ir : xblock + ir * lda;
         const matmul_kernel_fn micro_kernel =
-            mr_valid < mr && bk->edge != NULL ? bk->edge[mr_valid] : bk->kernel;
+            call->xt ? (mr_valid < mr ? bk->edge_xt[mr_valid] : bk->kernel_xt)
+            : mr_valid < mr && bk->edge != NULL ? bk->edge[mr_valid]
+                                                : bk->kernel;
         for (size_t jr = jc; jr < jend; jr += nr) {
             const size_t nr_valid = matmul_min(nr, j1 - jr);
             /* a panel of packed or drawn W, or W^T's columns where they lie */
@@ -408,23 +423,23 @@ static inline matmul_ahead matmul_ahead_of(const matmul_blocking *bk, const floa
 }
 
 static inline void matmul_blocked(const matmul_blocking *bk, float *out, size_t ldo, const float *x,
-                                  size_t ldx, const matmul_w *w, const float *bias, size_t n,
-                                  size_t k, size_t m, size_t j0, size_t j1, float *workspace,
-                                  int accumulate)
+                                  size_t ldx, int xt, const matmul_w *w, const float *bias,
+                                  size_t n, size_t k, size_t m, size_t j0, size_t j1,
+                                  float *workspace, int accumulate)
 {
     const float *packed = w->packed;
     const kern_panel_source *source = w->source;
     float *apack = matmul_align(workspace);
     float *wdrawn = source ? matmul_align(apack + matmul_workspace_floats(bk, n, k)) : NULL;
     const size_t mpad = matmul_round_up(m, bk->nr);
-    const int in_place = k <= bk->kc;
-    const matmul_call call = {bk, out, ldo, bias, j1, accumulate};
+    const int in_place = k <= bk->kc || xt;
+    const matmul_call call = {bk, out, ldo, bias, j1, accumulate, xt};
 
     for (size_t i0 = 0; i0 < n; i0 += bk->rows) {
         const size_t rows = matmul_min(bk->rows, n - i0);
         for (size_t pc = 0; pc < k; pc += bk->kc) {
             const size_t kc = matmul_min(bk->kc, k - pc);
-            const float *xblock = x + i0 * ldx + pc;
+            const float *xblock = xt ? x + pc * ldx + i0 : x + i0 * ldx + pc;
             size_t lda = ldx;
             if (!in_place) {
                 matmul_pack_x(apack, xblock, ldx, rows, kc, bk->lda);

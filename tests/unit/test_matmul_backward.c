@@ -522,6 +522,53 @@ static void wt_in_place_gives_the_packed_bits(void **state)
     }
 }
 
+/* weight_grad reads a small dy and x where they lie (dy^T through the xt
+   kernels, x as W^T) and copies large ones (dy^T transposed, x packed): the
+   same sums in the same order, so the same bits. Row strides past 256
+   floats make the copies; the problem's own strides (m + 3, k + 5) the
+   reads in place. */
+static void weight_grad_in_place_gives_the_copies_bits(void **state)
+{
+    (void)state;
+    const size_t wide = 300; /* > MATMUL_IN_PLACE_MAX_LD */
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        const fns_t *f = &FNS_OF[isa];
+        for (size_t s = 0; s < N_SHAPES; s++) {
+            problem pb = make_problem(SHAPES[s][0], SHAPES[s][1], SHAPES[s][2]);
+            if (pb.m > wide || pb.k > wide) {
+                free_problem(&pb);
+                continue;
+            }
+            float *dy_wide = calloc(pb.n * wide + 1, sizeof *dy_wide);
+            float *x_wide = calloc(pb.n * wide + 1, sizeof *x_wide);
+            assert_non_null(dy_wide);
+            assert_non_null(x_wide);
+            for (size_t i = 0; i < pb.n; i++) {
+                memcpy(dy_wide + i * wide, pb.dy + i * pb.ldy, pb.m * sizeof *dy_wide);
+                memcpy(x_wide + i * wide, pb.x + i * pb.ldx, pb.k * sizeof *x_wide);
+            }
+            float *ws = new_workspace(f->grad_workspace_floats(pb.n, pb.k, pb.m));
+            for (int acc = 0; acc < 2; acc++) {
+                float *want = copy_of(pb.dw0, pb.m * pb.ldw), *got = copy_of(pb.dw0, pb.m * pb.ldw);
+                float *want_b = copy_of(pb.db0, pb.m), *got_b = copy_of(pb.db0, pb.m);
+                f->weight_grad(want, pb.ldw, want_b, dy_wide, wide, x_wide, wide, pb.n, pb.k, pb.m,
+                               acc, ws);
+                f->weight_grad(got, pb.ldw, got_b, pb.dy, pb.ldy, pb.x, pb.ldx, pb.n, pb.k, pb.m,
+                               acc, ws);
+                if (count_bits_differ(vp_isa_name((vp_isa)isa), want, got, pb.m * pb.ldw) ||
+                    count_bits_differ("db", want_b, got_b, pb.m))
+                    fail();
+                free(want), free(got), free(want_b), free(got_b);
+            }
+            free_workspace(ws);
+            free(dy_wide), free(x_wide);
+            free_problem(&pb);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +579,7 @@ int main(void)
         cmocka_unit_test(weight_grad_splits_give_the_same_bits),
         cmocka_unit_test(weight_grad_sets_as_from_zeros),
         cmocka_unit_test(wt_in_place_gives_the_packed_bits),
+        cmocka_unit_test(weight_grad_in_place_gives_the_copies_bits),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
