@@ -14,8 +14,9 @@
  * weights, 17.52 TFLOP. The peak is twice this core's measured one
  * (bench_fma_peak), the two cores being alike.
  *
- * Then two threads against one as a whole process (best of 3 each) on
- * bench_forward's d = 1024 attention+MLP stack, drawn on the fly.
+ * Then two threads against one as a whole process (best of 3 each, the
+ * runs interleaved) on bench_forward's d = 1024 attention+MLP stack, drawn
+ * on the fly.
  *
  * Targets: 70B under 180 s with peak RSS under 4 GiB; 7B under 20 s; two
  * threads at least 1.8x one.
@@ -78,12 +79,16 @@ static int run(char *const argv[], double *seconds, double *rss)
 }
 
 /* Two threads against one as a whole process: bench_forward's d = 1024
-   attention+MLP stack, its weights drawn on the fly; best of 3 each. */
+   attention+MLP stack, its weights drawn on the fly; best of 3 each, the
+   runs interleaved (one thread, two, one, ..), so that a neighbour's load
+   on this shared machine weighs on both sides alike rather than on
+   whichever ran while it lasted (1.77x in one make bench, 1.93x by hand
+   right after it). */
 static int two_threads(const char *varprof)
 {
     double best[2] = {0.0, 0.0};
-    for (int t = 0; t < 2; t++)
-        for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < 3; r++)
+        for (int t = 0; t < 2; t++) {
             char *const args[] = {(char *)varprof, "--engine", "forward", "--placement",
                                   "pre-norm", "--width", "1024", "--heads", "16",
                                   "--layers", "32", "--batch", "1", "--tokens", "256",
