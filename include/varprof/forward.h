@@ -125,6 +125,15 @@ typedef struct {
  * returns. */
 typedef void (*vp_param_grad_fn)(void *ctx, const vp_param_grad *grad);
 
+/* Where the backward writes a parameter's gradient, asked before it is
+ * computed: n floats (the tensor's, row-major) that the callee owns and
+ * that no other gradient uses until on_param_grad has had it, or NULL for
+ * the backward's own buffer. The gradient then handed to on_param_grad is
+ * at that address, so the callee need not copy it. Asked for a projection's
+ * weight and bias (not the tied head's, norms' or embeddings'); on the
+ * calling thread. */
+typedef float *(*vp_param_grad_dest_fn)(void *ctx, const char *name, size_t n);
+
 typedef struct {
     size_t width;    /* d */
     size_t heads;    /* H: query heads; with head_dim 0, H divides d */
@@ -153,7 +162,8 @@ typedef struct {
     /* with cfg->grad: the loss, and optionally every parameter's gradient */
     vp_loss loss;
     vp_param_grad_fn on_param_grad; /* NULL: parameter gradients not wanted */
-    void *param_grad_ctx;
+    vp_param_grad_dest_fn param_grad_dest; /* NULL: the backward's own buffers */
+    void *param_grad_ctx;                  /* both callbacks' */
     /* positions: none, learned (n_ctx = tokens, or the file's rows) or rope;
        vp_forward_options_init: none, and theta 10000 */
     vp_positions positions;

@@ -36,8 +36,9 @@ void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const f
 
 /* The gradients of W and b of `prefix` (".weight", ".bias" appended) from
  * dy [rows][out] and the layer's input x [rows][in], to o->on_param_grad;
- * nothing without one. W's rows split over the pool, each summed over the
- * rows in one fixed order. */
+ * nothing without one. Each is made where o->param_grad_dest says, else in
+ * b->dw and b->db. W's rows split over the pool, each summed over the rows
+ * in one fixed order. */
 void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
                          const float *x);
 

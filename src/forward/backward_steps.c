@@ -29,6 +29,7 @@ void fw_bw_emit(fw_bw *b, const char *name, const float *grad, size_t rows, size
 
 typedef struct {
     fw_bw *b;
+    float *dw, *db;
     const float *dy, *x;
     size_t out, in, per_task;
 } dw_job;
@@ -44,17 +45,33 @@ static void dw_task(void *ctx, size_t task, size_t thread)
         return;
     const size_t n = j->out - first < j->per_task ? j->out - first : j->per_task;
     /* set, not added to: each task writes its own rows */
-    b->r->m->kernels->matmul_weight_grad(b->dw + first * j->in, j->in, b->db + first,
+    b->r->m->kernels->matmul_weight_grad(j->dw + first * j->in, j->in, j->db + first,
                                          j->dy + first, j->out, j->x, j->in, rows, j->in, n, 0,
                                          b->thread_ws[thread]);
 }
 
-void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x)
+static void linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x,
+                         float *dw, float *db)
 {
     const size_t out = lin->out, in = lin->in;
     const size_t tasks = b->r->n_tasks;
-    dw_job j = {b, dy, x, out, in, (out + tasks - 1) / tasks};
+    dw_job j = {b, dw, db, dy, x, out, in, (out + tasks - 1) / tasks};
     fw_parallel(b->r, tasks, dw_task, &j);
+}
+
+void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x)
+{
+    linear_grads(b, lin, dy, x, b->dw, b->db);
+}
+
+/* The gradient `name` of n floats goes where the caller says
+   (param_grad_dest), else into own. */
+static float *grad_dest(const fw_bw *b, const char *name, size_t n, float *own)
+{
+    float *dest = b->o->param_grad_dest
+                      ? b->o->param_grad_dest(b->o->param_grad_ctx, name, n)
+                      : NULL;
+    return dest ? dest : own;
 }
 
 void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
@@ -63,13 +80,16 @@ void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, con
     if (!b->o->on_param_grad)
         return;
     const size_t out = lin->out, in = lin->in;
-    fw_bw_linear_grads(b, lin, dy, x);
+    char bias_name[sizeof b->name];
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
-    fw_bw_emit(b, b->name, b->dw, out, in);
+    snprintf(bias_name, sizeof bias_name, "%s.bias", prefix);
+    float *dw = grad_dest(b, b->name, out * in, b->dw);
+    float *db = lin->bias ? grad_dest(b, bias_name, out, b->db) : b->db;
+    linear_grads(b, lin, dy, x, dw, db);
+    fw_bw_emit(b, b->name, dw, out, in);
     if (!lin->bias)
         return; /* db was summed with dW; a projection without a bias has no tensor for it */
-    snprintf(b->name, sizeof b->name, "%s.bias", prefix);
-    fw_bw_emit(b, b->name, b->db, out, 0);
+    fw_bw_emit(b, bias_name, db, out, 0);
 }
 
 typedef struct {
