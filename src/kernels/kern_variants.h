@@ -92,6 +92,7 @@
     void kern_residual_##ISA(float *x, const float *o, const float *h, const float *f, size_t n,   \
                              int add, double *sums);                                               \
     double kern_square_sum_##ISA(const float *v, size_t n);                                        \
+    double kern_square_sum_wide_##ISA(const float *v, size_t n);                                   \
     void kern_adam_##ISA(float *p, float *m, float *v, const float *g, size_t n,                   \
                          const kern_adam_step *s);                                                 \
     void kern_gauss_fill_##ISA(float *out, size_t n, uint64_t seed, uint32_t token,                \

@@ -150,8 +150,8 @@ static void collect_grad(void *ctx, const vp_param_grad *g)
     if (g->gradient != p->grad) /* made elsewhere (grad_dest said no, or a norm's) */
         memcpy(p->grad, g->gradient, n * sizeof(float));
     /* while it is in L1; the kernel's fixed lanes, the same sum whatever
-       the threads did */
-    p->grad_square = tr->model->kernels->square_sum(p->grad, n);
+       the threads did and on every set */
+    p->grad_square = tr->model->kernels->square_sum_wide(p->grad, n);
     p->received = 1;
 }
 

@@ -1,6 +1,7 @@
-/* The Post-LN stream's elementwise kernels (src/kernels/stream_body.h):
- * the scalar one against its formula written here in double, element by
- * element, and each instruction set's variant this CPU runs against the
+/* The Post-LN stream's elementwise kernels and the gradients' |v|^2
+ * (src/kernels/stream_body.h): the scalar one against its formula written
+ * here in double, element by element (|v|^2 lane by lane), and each
+ * instruction set's variant this CPU runs against the
  * scalar one bit for bit, for every length from 0 to 67 (whole vectors and
  * the elements left over), in place and not, with and without o and the
  * bias. test_golden holds the Post-LN forward pass built on them to its
@@ -70,6 +71,17 @@ static void scalar_is_the_formula(void **state)
         const float want = (float)((double)x[i] * w[i] + 0.0);
         assert_true(out[i] == want && signbit(out[i]) == signbit(want));
     }
+    /* square_sum_wide: 32 lanes in element order, then pairwise */
+    for (size_t n = 0; n <= MAX_N; n++) {
+        double lane[32] = {0};
+        for (size_t i = 0; i < n; i++)
+            lane[i % 32] += (double)x[i] * (double)x[i];
+        for (size_t half = 16; half >= 1; half /= 2)
+            for (size_t l = 0; l < half; l++)
+                lane[l] += lane[l + half];
+        const double got = k->square_sum_wide(x, n);
+        assert_memory_equal(&got, &lane[0], sizeof got);
+    }
 }
 
 /* 0 if variant isa gives the scalar bits at length n, else prints the case */
@@ -99,6 +111,11 @@ static int same_bits(vp_isa isa, size_t n)
             print_error("%s %s at length %zu: not the scalar bits\n", vp_isa_name(isa), what[c], n);
             return 1;
         }
+    const double wide[2] = {kern[0]->square_sum_wide(x, n), kern[1]->square_sum_wide(x, n)};
+    if (memcmp(&wide[0], &wide[1], sizeof wide[0]) != 0) {
+        print_error("%s square_sum_wide at length %zu: not the scalar bits\n", vp_isa_name(isa), n);
+        return 1;
+    }
     return 0;
 }
 
