@@ -46,9 +46,11 @@ void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, con
  * rms says): dx from dy, rows split over the pool (dx is not dy or x), and
  * the weight's (and with has_bias the bias's) gradients to on_param_grad
  * as prefix.weight and prefix.bias, columns split. Each row's statistics
- * are summed once (into b->stats), for both. */
+ * are the forward's, kept ([rows][2], kern_table.h's norm_stats layout),
+ * or when kept is NULL summed once (into b->stats), for both. */
 void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const float *x,
-                const float *weight, size_t rows, size_t width, int rms, int has_bias);
+                const float *kept, const float *weight, size_t rows, size_t width, int rms,
+                int has_bias);
 
 /* Hands one gradient to on_param_grad, named name (rank 1 when cols is 0). */
 void fw_bw_emit(fw_bw *b, const char *name, const float *grad, size_t rows, size_t cols);

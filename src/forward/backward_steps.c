@@ -98,6 +98,7 @@ typedef struct {
     const float *dy, *x, *weight;
     size_t width, rows, per_task;
     int rms;
+    const float *kept; /* the forward's statistics of x's rows, or NULL */
 } norm_job;
 
 /* the rows [first, first + per_task): their statistics, then their dx */
@@ -112,8 +113,9 @@ static void norm_task(void *ctx, size_t task, size_t thread)
     const size_t at = first * j->width;
     const kern_table *kern = j->b->r->m->kernels;
     const float eps = j->b->r->m->eps;
-    float *stats = j->b->stats + 2 * first;
-    kern->norm_stats(stats, j->x + at, n, j->width, eps, j->rms);
+    const float *stats = j->kept ? j->kept + 2 * first : j->b->stats + 2 * first;
+    if (!j->kept)
+        kern->norm_stats(j->b->stats + 2 * first, j->x + at, n, j->width, eps, j->rms);
     if (j->rms)
         kern->rmsnorm_backward(j->dx + at, j->dy + at, j->x + at, stats, j->weight, n, j->width,
                                eps);
@@ -124,7 +126,7 @@ static void norm_task(void *ctx, size_t task, size_t thread)
 
 typedef struct {
     fw_bw *b;
-    const float *dy, *x;
+    const float *dy, *x, *stats;
     size_t rows, width, per_task;
     int rms;
 } norm_params_job;
@@ -142,19 +144,21 @@ static void norm_params_task(void *ctx, size_t task, size_t thread)
     /* the kernel adds to them: each task clears its own columns */
     memset(b->dw + first, 0, (end - first) * sizeof *b->dw);
     memset(b->db + first, 0, (end - first) * sizeof *b->db);
-    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, b->stats,
+    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, j->stats,
                                        j->rows, j->width, first, end, b->r->m->eps, j->rms);
 }
 
 void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const float *x,
-                const float *weight, size_t rows, size_t width, int rms, int has_bias)
+                const float *kept, const float *weight, size_t rows, size_t width, int rms,
+                int has_bias)
 {
     const size_t tasks = b->r->n_tasks;
-    norm_job j = {b, dx, dy, x, weight, width, rows, (rows + tasks - 1) / tasks, rms};
+    norm_job j = {b, dx, dy, x, weight, width, rows, (rows + tasks - 1) / tasks, rms, kept};
     fw_parallel(b->r, tasks, norm_task, &j);
     if (!b->o->on_param_grad)
         return;
-    norm_params_job pj = {b, dy, x, rows, width, (width + tasks - 1) / tasks, rms};
+    norm_params_job pj = {b, dy, x, kept ? kept : b->stats, rows, width,
+                          (width + tasks - 1) / tasks, rms};
     fw_parallel(b->r, tasks, norm_params_task, &pj);
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
     fw_bw_emit(b, b->name, b->dw, width, 0);

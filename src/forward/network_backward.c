@@ -206,7 +206,7 @@ static void head_norm_backward(fw_bw *b, float *dpre, const float *dqk, const fl
     const fw_model *m = b->r->m;
     const size_t per_row = m->qk_norm == VP_QK_NORM_FULL ? 1 : heads;
     const size_t rows = b->r->rows * per_row, width = heads * m->head_dim / per_row;
-    fw_bw_norm(b, name, dpre, dqk, pre, weight, rows, width, 1, 0);
+    fw_bw_norm(b, name, dpre, dqk, pre, NULL, weight, rows, width, 1, 0);
 }
 
 /* dh = the attention's share of dL/dh, from df: q's, then k's and v's
@@ -284,16 +284,16 @@ static double sub_block_backward(fw_bw *b, size_t k)
         }
         m->kernels->scale_add(b->z, s->x_in, o, n, alpha);
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
-        fw_bw_norm(b, prefix, b->dz, b->dx, b->z, in_norm->weight, r->rows, m->d, rms_norm,
-                   !rms_norm);
+        fw_bw_norm(b, prefix, b->dz, b->dx, b->z, NULL, in_norm->weight, r->rows, m->d,
+                   rms_norm, !rms_norm);
         m->kernels->scale_add(b->dx, b->dz, NULL, n, alpha);
         d_added = b->dz;
     }
     const float *df = d_added;
     if (t->norm_out) {
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_out_norm", l, side);
-        fw_bw_norm(b, prefix, b->df, d_added, s->f, out_norm->weight, r->rows, m->d, rms_norm,
-                   !rms_norm);
+        fw_bw_norm(b, prefix, b->df, d_added, s->f, NULL, out_norm->weight, r->rows, m->d,
+                   rms_norm, !rms_norm);
         df = b->df;
     }
     const float *h = s->h ? s->h : s->x_in;
@@ -318,8 +318,9 @@ static double sub_block_backward(fw_bw *b, size_t k)
     /* the branch input's gradient joins the residual path's */
     if (t->norm_in) {
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
-        fw_bw_norm(b, prefix, b->dsum, b->dh, s->x_in, in_norm->weight, r->rows, m->d, rms_norm,
-                   !rms_norm);
+        /* the statistics the forward normalised x_in with */
+        fw_bw_norm(b, prefix, b->dsum, b->dh, s->x_in, s->in_stats, in_norm->weight, r->rows,
+                   m->d, rms_norm, !rms_norm);
         add_into(b->dx, b->dsum, n);
     } else {
         add_into(b->dx, b->dh, n);
@@ -403,8 +404,8 @@ void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile)
     fw_head_loss(&b, top->h, m->has_final_norm ? b.dz : b.dx, &profile->loss);
     if (m->has_final_norm) {
         const int rms_norm = m->norm == VP_NORM_RMSNORM;
-        fw_bw_norm(&b, "final_norm", b.dx, b.dz, top->x_in, m->final_norm.weight, r->rows, m->d,
-                   rms_norm, !rms_norm);
+        fw_bw_norm(&b, "final_norm", b.dx, b.dz, top->x_in, NULL, m->final_norm.weight, r->rows,
+                   m->d, rms_norm, !rms_norm);
     }
     profile->rows[K].grad_var = NAN; /* until measured */
     for (size_t k = 1; k <= K; k++)

@@ -135,6 +135,7 @@ typedef struct {
     int rms, activate;
     const float *in2; /* a gated MLP's second input, up's projection */
     float *cdf;       /* the erf GELU's Phi, kept for the backward; else NULL */
+    float *stats;     /* a norm's statistics [rows][2], kept for the backward; else NULL */
 } rowwise_job;
 
 static void rowwise_task(void *ctx, size_t task, size_t thread)
@@ -153,13 +154,18 @@ static void rowwise_task(void *ctx, size_t task, size_t thread)
     else if (j->activate)
         fw_activate(m->kernels, m->mlp, out, in, j->in2 ? j->in2 + first * j->width : NULL,
                     n * j->width);
+    else if (j->stats && j->rms)
+        m->kernels->rmsnorm_keep(out, j->stats + 2 * first, in, j->weight, n, j->width, m->eps);
+    else if (j->stats)
+        m->kernels->layernorm_keep(out, j->stats + 2 * first, in, j->weight, j->bias, n, j->width,
+                                   m->eps);
     else if (j->rms)
         m->kernels->rmsnorm(out, in, j->weight, n, j->width, m->eps);
     else
         m->kernels->layernorm(out, in, j->weight, j->bias, n, j->width, m->eps);
 }
 
-void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
+void fw_normalise_keep(fw_run *r, float *out, float *stats, const float *in, const fw_norm *norm)
 {
     rowwise_job j = {r,
                      out,
@@ -172,8 +178,14 @@ void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
                      r->m->norm == VP_NORM_RMSNORM,
                      0,
                      NULL,
-                     NULL};
+                     NULL,
+                     stats};
     fw_parallel(r, r->n_tasks, rowwise_task, &j);
+}
+
+void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
+{
+    fw_normalise_keep(r, out, NULL, in, norm);
 }
 
 /* out = act(in), or act(in) * in2 for a gated MLP */
@@ -206,6 +218,7 @@ static void head_norm(fw_run *r, float *out, const float *in, const float *weigh
                      r->rows * per_row,
                      1,
                      0,
+                     NULL,
                      NULL,
                      NULL};
     fw_parallel(r, r->n_tasks, rowwise_task, &j);
@@ -521,7 +534,8 @@ static void sub_block(fw_run *r, size_t k)
     /* the branch's input: the stream, or its norm */
     const float *h = r->x;
     if (t->norm_in) {
-        fw_normalise(r, r->h, r->x, part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm);
+        fw_normalise_keep(r, r->h, r->in_stats, r->x,
+                          part == VP_PART_MLP ? &layer->mlp_norm : &layer->attn_norm);
         h = r->h;
     }
     if (attn)
@@ -650,6 +664,7 @@ static void point_at_saved(fw_run *r, size_t k)
     const fw_saved *s = &r->saved[k];
     if (s->h)
         r->h = s->h;
+    r->in_stats = s->in_stats;
     r->f = s->f;
     if (s->hid) {
         r->hid_pre = s->hid_pre;

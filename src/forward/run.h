@@ -20,6 +20,8 @@ typedef struct {
     float *hid_pre, *hid;    /* fc1's output and its activation (gated: times up's) [rows][m d] */
     float *hid_up;           /* a gated MLP's up projection [rows][m d]; else NULL */
     float *hid_cdf;          /* the erf GELU's Phi(hid_pre), for its backward; else NULL */
+    float *in_stats;         /* the branch input norm's statistics [rows][2]
+                                (kern_table.h's norm_stats layout) where h is kept */
     float *q_pre, *k_pre;    /* the projections before QK-norm (q, k without it) */
     float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input;
                                 q, q_pre, att [rows][H hd], k, k_pre, v [rows][H_kv hd] */
@@ -38,6 +40,8 @@ typedef struct {
     float *k_exp, *v_exp;
     float *hid_up;                  /* a gated MLP's up projection */
     float *hid_cdf;                 /* where the erf GELU keeps Phi (saved); else NULL */
+    float *in_stats;                /* where the branch input's norm keeps its statistics
+                                       (saved); else NULL */
     float **matmul_ws, **att_scratch; /* per thread */
     double *stats;                    /* [groups][N_STATS] */
     uint32_t *token_ids;
@@ -108,8 +112,10 @@ void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
  * wt the kernels' matmul_wt_fits(k, m, m). */
 void fw_project_wt(fw_run *r, float *out, const float *in, const float *wt, size_t k, size_t m);
 
-/* The model's norm (LayerNorm or RMSNorm) of every row of d. */
+/* The model's norm (LayerNorm or RMSNorm) of every row of d; with stats
+   (not NULL), each row's statistics kept there as well ([rows][2]). */
 void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm);
+void fw_normalise_keep(fw_run *r, float *out, float *stats, const float *in, const fw_norm *norm);
 
 /* Rows per task: about four tasks a thread (one on one thread), in whole
    groups of rows; one group when there are no rows. */

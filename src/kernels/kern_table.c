@@ -37,6 +37,7 @@
         .cross_entropy = kern_cross_entropy_##ISA,                                                 \
         .rope = kern_rope_##ISA,                                                                   \
         .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \
+        .layernorm_keep = kern_layernorm_keep_##ISA, .rmsnorm_keep = kern_rmsnorm_keep_##ISA,      \
         .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
         .square_sum = kern_square_sum_##ISA, .adam = kern_adam_##ISA,                              \
         .square_sum_wide = kern_square_sum_wide_##ISA,                                             \

@@ -156,6 +156,14 @@ typedef struct {
                       size_t d, float eps);
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * weight, per row of d. */
     void (*rmsnorm)(float *out, const float *x, const float *weight, size_t n, size_t d, float eps);
+    /* The same, and each row's statistics into stats [n][2] as norm_stats
+       lays them out (mean, or 0 for RMSNorm, then the reciprocal root):
+       the floats the row was normalised with, norm_stats's bits, so that
+       the backward need not sum them again. */
+    void (*layernorm_keep)(float *out, float *stats, const float *x, const float *weight,
+                           const float *bias, size_t n, size_t d, float eps);
+    void (*rmsnorm_keep)(float *out, float *stats, const float *x, const float *weight, size_t n,
+                         size_t d, float eps);
     /* out = x * (1 + erf(x / sqrt 2)) / 2: PyTorch's default GELU, not the
        tanh one; out may be x. */
     void (*gelu)(float *out, const float *x, size_t n);

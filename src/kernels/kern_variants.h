@@ -74,6 +74,10 @@
                               size_t n, size_t d, float eps);                                      \
     void kern_rmsnorm_##ISA(float *out, const float *x, const float *weight, size_t n, size_t d,   \
                             float eps);                                                            \
+    void kern_layernorm_keep_##ISA(float *out, float *stats, const float *x, const float *weight,  \
+                                   const float *bias, size_t n, size_t d, float eps);              \
+    void kern_rmsnorm_keep_##ISA(float *out, float *stats, const float *x, const float *weight,    \
+                                 size_t n, size_t d, float eps);                                   \
     void kern_gelu_##ISA(float *out, const float *x, size_t n);                                    \
     void kern_scale_add_##ISA(float *out, const float *x, const float *o, size_t n, double alpha); \
     void kern_norm_apply_##ISA(float *x, const float *weight, const float *bias, size_t d,         \

@@ -29,10 +29,14 @@ void KERN_FN(kern_erf)(float *out, const float *x, size_t n)
         vf_store_first(out + i, erf_v(vf_load_first(x + i, n - i)), n - i);
 }
 
-void KERN_FN(kern_layernorm)(float *out, const float *x, const float *weight, const float *bias,
-                             size_t n, size_t d, float eps)
+/* LayerNorm, and with stats each row's mean and 1/sqrt(var + eps) into
+   stats [n][2], the floats it normalised with (norm_stats's layout). */
+static inline __attribute__((always_inline)) void layernorm_body(float *out, float *stats,
+                                                                 const float *x, const float *weight,
+                                                                 const float *bias, size_t n,
+                                                                 size_t d, float eps)
 {
-    // x, out: (n, d); weight, bias: (d)
+    // x, out: (n, d); weight, bias: (d); stats: (n, 2) or NULL
     if (d == 0)
         return;
     /* the statistics of NN_STAT_BLOCK rows, then their rows: each group's
@@ -49,6 +53,10 @@ void KERN_FN(kern_layernorm)(float *out, const float *x, const float *weight, co
             const float *xr = x + row * d;
             float *outr = out + row * d;
             const float m = ms[row - block0], rstd = rstds[row - block0];
+            if (stats) {
+                stats[2 * row] = m;
+                stats[2 * row + 1] = rstd;
+            }
             size_t i;
             /* the scalar reference's operations in its order: same bits
                when m and rstd agree */
@@ -64,10 +72,24 @@ void KERN_FN(kern_layernorm)(float *out, const float *x, const float *weight, co
     }
 }
 
-void KERN_FN(kern_rmsnorm)(float *out, const float *x, const float *weight, size_t n, size_t d,
-                           float eps)
+void KERN_FN(kern_layernorm)(float *out, const float *x, const float *weight, const float *bias,
+                             size_t n, size_t d, float eps)
 {
-    // x, out: (n, d); weight: (d)
+    layernorm_body(out, NULL, x, weight, bias, n, d, eps);
+}
+
+void KERN_FN(kern_layernorm_keep)(float *out, float *stats, const float *x, const float *weight,
+                                  const float *bias, size_t n, size_t d, float eps)
+{
+    layernorm_body(out, stats, x, weight, bias, n, d, eps);
+}
+
+/* RMSNorm, and with stats each row's 0 and 1/sqrt(mean(x^2) + eps). */
+static inline __attribute__((always_inline)) void rmsnorm_body(float *out, float *stats,
+                                                               const float *x, const float *weight,
+                                                               size_t n, size_t d, float eps)
+{
+    // x, out: (n, d); weight: (d); stats: (n, 2) or NULL
     if (d == 0)
         return;
     for (size_t row0 = 0; row0 < n; row0 += NN_STAT_ROWS) {
@@ -78,6 +100,10 @@ void KERN_FN(kern_rmsnorm)(float *out, const float *x, const float *weight, size
             const float *xr = x + (row0 + k) * d;
             float *outr = out + (row0 + k) * d;
             const float rrms = rrmss[k];
+            if (stats) {
+                stats[2 * (row0 + k)] = 0.0f;
+                stats[2 * (row0 + k) + 1] = rrms;
+            }
             size_t i;
             const vf vr = vf_set1(rrms);
             for (i = 0; i + W <= d; i += W) {
@@ -88,6 +114,18 @@ void KERN_FN(kern_rmsnorm)(float *out, const float *x, const float *weight, size
                 outr[i] = xr[i] * rrms * weight[i];
         }
     }
+}
+
+void KERN_FN(kern_rmsnorm)(float *out, const float *x, const float *weight, size_t n, size_t d,
+                           float eps)
+{
+    rmsnorm_body(out, NULL, x, weight, n, d, eps);
+}
+
+void KERN_FN(kern_rmsnorm_keep)(float *out, float *stats, const float *x, const float *weight,
+                                size_t n, size_t d, float eps)
+{
+    rmsnorm_body(out, stats, x, weight, n, d, eps);
 }
 
 /* out = x (1 + erf(x / sqrt 2)) / 2, and with KEEP cdf = (1 + erf) / 2 as

@@ -10,10 +10,10 @@
 #include "kernels/nn_internal.h"
 #include "kernels/kern_variants.h"
 
-void kern_layernorm_scalar(float *out, const float *x, const float *weight, const float *bias,
-                           size_t n, size_t d, float eps)
+void kern_layernorm_keep_scalar(float *out, float *stats, const float *x, const float *weight,
+                                const float *bias, size_t n, size_t d, float eps)
 {
-    // x, out: (n, d); weight, bias: (d)
+    // x, out: (n, d); weight, bias: (d); stats: (n, 2) or NULL
     if (d == 0)
         return;
     for (size_t row = 0; row < n; row++) {
@@ -33,15 +33,25 @@ void kern_layernorm_scalar(float *out, const float *x, const float *weight, cons
         double var = sq / (double)d; /* biased, as PyTorch */
         float m = (float)mean;
         float rstd = (float)(1.0 / sqrt(var + (double)eps));
+        if (stats) {
+            stats[2 * row] = m;
+            stats[2 * row + 1] = rstd;
+        }
         for (size_t i = 0; i < d; i++)
             outr[i] = (xr[i] - m) * rstd * weight[i] + bias[i];
     }
 }
 
-void kern_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t n, size_t d,
-                         float eps)
+void kern_layernorm_scalar(float *out, const float *x, const float *weight, const float *bias,
+                           size_t n, size_t d, float eps)
 {
-    // x, out: (n, d); weight: (d)
+    kern_layernorm_keep_scalar(out, NULL, x, weight, bias, n, d, eps);
+}
+
+void kern_rmsnorm_keep_scalar(float *out, float *stats, const float *x, const float *weight,
+                              size_t n, size_t d, float eps)
+{
+    // x, out: (n, d); weight: (d); stats: (n, 2) or NULL
     if (d == 0)
         return;
     for (size_t row = 0; row < n; row++) {
@@ -51,9 +61,19 @@ void kern_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t
         for (size_t i = 0; i < d; i++)
             sq += (double)xr[i] * xr[i];
         float rrms = (float)(1.0 / sqrt(sq / (double)d + (double)eps));
+        if (stats) {
+            stats[2 * row] = 0.0f;
+            stats[2 * row + 1] = rrms;
+        }
         for (size_t i = 0; i < d; i++)
             outr[i] = xr[i] * rrms * weight[i];
     }
+}
+
+void kern_rmsnorm_scalar(float *out, const float *x, const float *weight, size_t n, size_t d,
+                         float eps)
+{
+    kern_rmsnorm_keep_scalar(out, NULL, x, weight, n, d, eps);
 }
 
 void kern_gelu_scalar(float *out, const float *x, size_t n)

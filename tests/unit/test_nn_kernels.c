@@ -840,6 +840,45 @@ static void rows_do_not_depend_on_the_split(void **state)
     free(att_all), free(att_part), free(scratch);
 }
 
+/* layernorm_keep and rmsnorm_keep: the norm's output bits, and as its
+   statistics exactly what norm_stats gives the backward, on every set
+   this CPU runs (the backward's dx and parameter gradients then keep
+   their bits when the forward hands them over). */
+static void kept_stats_are_norm_stats(void **state)
+{
+    (void)state;
+    for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
+        if (!vp_isa_supported((vp_isa)isa))
+            continue;
+        const kern_table *k = kern_for((vp_isa)isa);
+        for (size_t wi = 0; wi < N_WIDTHS; wi++) {
+            const size_t d = WIDTHS[wi], rows = 1 + wi % 11, n = rows * d;
+            float *x = new_floats(n), *w = new_floats(d), *b = new_floats(d);
+            float *want = new_floats(n), *got = new_floats(n);
+            float *want_s = new_floats(2 * rows), *got_s = new_floats(2 * rows);
+            fill_normal(x, n, 2.0f, 3.0f);
+            fill_normal(w, d, 0.5f, 1.0f);
+            fill_normal(b, d, 0.5f, 0.0f);
+            char what[80];
+            for (int rms = 0; rms < 2; rms++) {
+                snprintf(what, sizeof what, "%s %s_keep d=%zu rows=%zu", vp_isa_name((vp_isa)isa),
+                         rms ? "rmsnorm" : "layernorm", d, rows);
+                if (rms) {
+                    k->rmsnorm(want, x, w, rows, d, 1e-5f);
+                    k->rmsnorm_keep(got, got_s, x, w, rows, d, 1e-5f);
+                } else {
+                    k->layernorm(want, x, w, b, rows, d, 1e-5f);
+                    k->layernorm_keep(got, got_s, x, w, b, rows, d, 1e-5f);
+                }
+                k->norm_stats(want_s, x, rows, d, 1e-5f, rms);
+                assert_int_equal(compare_bits(what, got, want, n), 0);
+                assert_int_equal(compare_bits(what, got_s, want_s, 2 * rows), 0);
+            }
+            free(x), free(w), free(b), free(want), free(got), free(want_s), free(got_s);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -849,6 +888,7 @@ int main(void)
         cmocka_unit_test(scalar_softmax_matches_double),
         cmocka_unit_test(scalar_attention_matches_double),
         cmocka_unit_test(simd_norms_match_scalar),
+        cmocka_unit_test(kept_stats_are_norm_stats),
         cmocka_unit_test(simd_gelu_matches_scalar),
         cmocka_unit_test(simd_softmax_matches_scalar),
         cmocka_unit_test(simd_attention_matches_scalar_and_double),
