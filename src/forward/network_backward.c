@@ -284,8 +284,8 @@ static double sub_block_backward(fw_bw *b, size_t k)
         }
         m->kernels->scale_add(b->z, s->x_in, o, n, alpha);
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
-        fw_bw_norm(b, prefix, b->dz, b->dx, b->z, NULL, in_norm->weight, r->rows, m->d,
-                   rms_norm, !rms_norm);
+        fw_bw_norm(b, prefix, b->dz, b->dx, b->z, s->stream_stats, in_norm->weight, r->rows,
+                   m->d, rms_norm, !rms_norm);
         m->kernels->scale_add(b->dx, b->dz, NULL, n, alpha);
         d_added = b->dz;
     }

@@ -480,6 +480,10 @@ static void normalise_rows(const update_job *j, size_t first, size_t n, double *
     const fw_norm *norm = j->stream_norm;
     for (size_t k = 0; k < n; k++) {
         const double inv = 1.0 / sqrt(ms[k] / (double)d + r->m->eps);
+        if (r->stream_stats) { /* for the backward, as norm_stats lays them out */
+            r->stream_stats[2 * (first + k)] = (float)mean[k];
+            r->stream_stats[2 * (first + k) + 1] = (float)inv;
+        }
         r->m->kernels->norm_apply(x[k], norm->weight, norm->bias, d, mean[k], inv);
         if (r->unmeasured)
             continue; /* c and the sums are the measurements' alone */
@@ -665,6 +669,7 @@ static void point_at_saved(fw_run *r, size_t k)
     if (s->h)
         r->h = s->h;
     r->in_stats = s->in_stats;
+    r->stream_stats = s->stream_stats;
     r->f = s->f;
     if (s->hid) {
         r->hid_pre = s->hid_pre;

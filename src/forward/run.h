@@ -22,6 +22,8 @@ typedef struct {
     float *hid_cdf;          /* the erf GELU's Phi(hid_pre), for its backward; else NULL */
     float *in_stats;         /* the branch input norm's statistics [rows][2]
                                 (kern_table.h's norm_stats layout) where h is kept */
+    float *stream_stats;     /* Post-LN's and DeepNorm's: the stream norm's, the
+                                mean and reciprocal root it normalised with */
     float *q_pre, *k_pre;    /* the projections before QK-norm (q, k without it) */
     float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input;
                                 q, q_pre, att [rows][H hd], k, k_pre, v [rows][H_kv hd] */
@@ -42,6 +44,7 @@ typedef struct {
     float *hid_cdf;                 /* where the erf GELU keeps Phi (saved); else NULL */
     float *in_stats;                /* where the branch input's norm keeps its statistics
                                        (saved); else NULL */
+    float *stream_stats;            /* where the stream's norm keeps them (saved); else NULL */
     float **matmul_ws, **att_scratch; /* per thread */
     double *stats;                    /* [groups][N_STATS] */
     uint32_t *token_ids;

@@ -56,6 +56,8 @@ static void lay_out_one(fw_saved *s, float *block, size_t *used, float *rest, si
             z.in_stats = take(rest, rest_used, 2 * rows);
         }
         z.f = take(rest, rest_used, d);
+        if (m->traits->norm_stream)
+            z.stream_stats = take(rest, rest_used, 2 * rows);
         if (mlp) {
             z.hid_pre = take(rest, rest_used, hid);
             z.hid = take(rest, rest_used, hid);
@@ -110,10 +112,10 @@ size_t fw_saved_floats(const fw_model *m, size_t rows)
 size_t fw_saved_row_floats(const fw_model *m)
 {
     /* at most three rows of d, three of H hd, three of H_kv hd and three of m d
-       per sub-block, and the top's two of d; two floats of a norm's
-       statistics */
+       per sub-block, and the top's two of d; two norms' statistics, two
+       floats each */
     return (fw_sub_blocks(m) + 1) *
-           (6 * m->d + 3 * m->q_width + 3 * m->kv_width + 3 * m->hidden + 2);
+           (6 * m->d + 3 * m->q_width + 3 * m->kv_width + 3 * m->hidden + 4);
 }
 
 void fw_saved_lay_out(fw_saved *saved, float *block, const fw_model *m, size_t rows)
