@@ -142,26 +142,20 @@ kernel_body(const int MR, const int NV, const int AHEAD, const int XT, size_t kc
                 vf_store_mask(c + r * ldc + SIMD_W * v, mask[v], acc[r][v]);
 }
 
-/* static void NAME(..): the micro-kernel of MR rows and NV vectors. */
-#define MATMUL_KERNEL(NAME, MR, NV)                                                                \
+/* static void NAME(..): the micro-kernel of MR rows and NV vectors, x
+   given as x^T when XT is 1. */
+#define MATMUL_KERNEL_XT(NAME, MR, NV, XT)                                                         \
     static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
                      size_t ldb, float *restrict c, size_t ldc, const float *restrict init,        \
                      size_t mr_valid, size_t nr_valid, const matmul_next_tile *next)               \
     {                                                                                              \
-        kernel_body(MR, NV, 0, 0, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next,      \
+        kernel_body(MR, NV, 0, XT, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next,     \
                     NULL, 0);                                                                      \
     }
-
-/* static void NAME(..): the same kernel with x given as x^T (a row of x^T
-   per p, its MR values broadcast): the weight gradient's dy^T read in dy. */
-#define MATMUL_XT_KERNEL(NAME, MR, NV)                                                             \
-    static void NAME(size_t kc, const float *restrict a, size_t lda, const float *restrict b,      \
-                     size_t ldb, float *restrict c, size_t ldc, const float *restrict init,        \
-                     size_t mr_valid, size_t nr_valid, const matmul_next_tile *next)               \
-    {                                                                                              \
-        kernel_body(MR, NV, 0, 1, kc, a, lda, b, ldb, c, ldc, init, mr_valid, nr_valid, next,      \
-                    NULL, 0);                                                                      \
-    }
+#define MATMUL_KERNEL(NAME, MR, NV) MATMUL_KERNEL_XT(NAME, MR, NV, 0)
+/* the same kernel with x given as x^T (a row of x^T per p, its MR values
+   broadcast): the weight gradient's dy^T read in dy */
+#define MATMUL_XT_KERNEL(NAME, MR, NV) MATMUL_KERNEL_XT(NAME, MR, NV, 1)
 
 /* static void NAME(..): the same kernel, prefetching the next block's W
    as it goes (matmul_ahead_kernel_fn). */
