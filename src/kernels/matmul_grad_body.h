@@ -5,13 +5,15 @@
  * kern_table.h.
  *
  * dW [m][k] is a matmul with m rows, inner size n and k outputs: its x is
- * dy^T (m rows of n), transposed into the workspace; its W is x^T ([k][n]),
- * whose transpose x is read where it lies (matmul_wt_columns) when it is
- * small (matmul_wt_fits), else packed there (matmul_pack_transposed). Both
- * go a block of GRAD_ROWS rows of dy and x at a time, accumulated into dW: the matmul
- * adds one product per row in row order onto dW's value, so blocks in
- * order give the bits one call over all rows would. GRAD_ROWS = 512 is no
- * more than either SIMD set's KC, so the matmul reads dy^T where it lies. */
+ * dy^T (m rows of n), read in dy by the SIMD sets' xt kernels when dy is
+ * small (matmul_small), else transposed into the workspace; its W is x^T
+ * ([k][n]), whose transpose x is read where it lies (matmul_wt_columns)
+ * when it is small (matmul_wt_fits), else packed there
+ * (matmul_pack_transposed). Both go a block of GRAD_ROWS rows of dy and x
+ * at a time, accumulated into dW: the matmul adds one product per row in
+ * row order onto dW's value, so blocks in order give the bits one call
+ * over all rows would. GRAD_ROWS = 512 is no more than either SIMD set's
+ * KC, so the matmul reads a transposed dy^T where it lies. */
 #include <stddef.h>
 #include <string.h>
 #if defined(__AVX2__) || defined(__AVX512F__)
@@ -212,34 +214,31 @@ void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const fl
     float *packed = grad_align(dyt + m * ldt);
     float *inner = grad_align(packed + KERN_FN(kern_matmul_packed_floats)(grad_rows(n), k));
     for (size_t i0 = 0; i0 < n; i0 += GRAD_ROWS) {
-        size_t rows = n - i0 < GRAD_ROWS ? n - i0 : GRAD_ROWS;
+        const size_t rows = n - i0 < GRAD_ROWS ? n - i0 : GRAD_ROWS;
+        /* the first block from zeros, unless dw's own values start the sums */
+        const int onto_dw = i0 > 0 || accumulate;
+        /* x's block [rows][k] is the transpose of the W [k][rows] wanted:
+           read where it lies when it is small, else packed */
+        const float *xb = x + i0 * ldx;
+        const int x_in_place = KERN_FN(kern_matmul_wt_fits)(rows, k, ldx);
+        if (!x_in_place)
+            KERN_FN(kern_matmul_pack_transposed)(packed, xb, ldx, rows, k);
 #ifdef SIMD_W
         /* a small dy is read as dy^T where it lies, its rows' MR values
            broadcast (the xt kernels) */
         if (matmul_small(tile_for(k), rows, ldy)) {
-            const int from_dw = i0 > 0 || accumulate;
-            matmul_w w = {.wt = x + i0 * ldx, .ldwt = ldx};
-            if (!KERN_FN(kern_matmul_wt_fits)(rows, k, ldx)) {
-                KERN_FN(kern_matmul_pack_transposed)(packed, x + i0 * ldx, ldx, rows, k);
-                w = (matmul_w){.packed = packed};
-            }
+            const matmul_w w = x_in_place ? (matmul_w){.wt = xb, .ldwt = ldx}
+                                          : (matmul_w){.packed = packed};
             matmul_blocked(tile_for(k), dw, ldw, dy + i0 * ldy, ldy, 1, &w, NULL, m, rows, k, 0, k,
-                           inner, from_dw);
+                           inner, onto_dw);
             continue;
         }
 #endif
         grad_transpose(dyt, ldt, dy + i0 * ldy, ldy, rows, m);
-        /* the first block from zeros, unless dw's own values start the sums */
-        const int onto_dw = i0 > 0 || accumulate;
-        /* x's block [rows][k] is the transpose of the W [k][rows] wanted:
-           read where it lies when its rows are whole panels, else packed */
-        if (KERN_FN(kern_matmul_wt_fits)(rows, k, ldx)) {
-            KERN_FN(kern_matmul_wt_columns)(dw, ldw, dyt, ldt, x + i0 * ldx, ldx, NULL, m, rows, k,
-                                            0, k, onto_dw, inner);
-            continue;
-        }
-        KERN_FN(kern_matmul_pack_transposed)(packed, x + i0 * ldx, ldx, rows, k);
-        if (!onto_dw)
+        if (x_in_place)
+            KERN_FN(kern_matmul_wt_columns)(dw, ldw, dyt, ldt, xb, ldx, NULL, m, rows, k, 0, k,
+                                            onto_dw, inner);
+        else if (!onto_dw)
             KERN_FN(kern_matmul)(dw, ldw, dyt, ldt, packed, NULL, m, rows, k, inner);
         else
             KERN_FN(kern_matmul_accumulate)(dw, ldw, dyt, ldt, packed, m, rows, k, inner);

@@ -246,22 +246,6 @@ static inline void matmul_pack_x(float *apack, const float *x, size_t ldx, size_
         memcpy(apack + r * lda, x + r * ldx, kc * sizeof *apack);
 }
 
-/* The five loops around the micro-kernel (BLIS's order, with the roles of
- * its A and B swapped because out is row-major): blocks of rows, blocks of
- * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
- * L1), NR-column panels. accumulate: the sums start from out's values, not
- * from the bias (which is then ignored). xt: x is given as its transpose,
- * [k][n] at row stride ldx, and read where it lies (never packed). */
-/* The blocked matmul over output columns j0 <= j < j1 (j0 a multiple of
-   nr, j1 <= m): every panel, and so every column's sums, as with the whole
-   range; the other columns neither read nor written. W (matmul_w) is
-   packed; or drawn, each block of its panels made by source->fill into the
-   workspace after packed x (matmul_drawn_workspace_floats), right before
-   the micro-kernels read it; or W^T, read in place. */
-/* One block: the rows [i0, i0 + rows) of x (from xblock, row stride lda:
-   its kc values from pc on) against the panels of W for the columns [jc,
-   jend), each panel from wblock, from wdrawn made by source->fill, or from
-   W^T's rows as they lie. */
 /* W as the blocked matmul reads it: packed (kern_matmul_pack), drawn a
    block of panels at a time by source, or given as its transpose wt [k][m]
    (row stride ldwt) and read where it lies, its rows the panels' rows
@@ -294,6 +278,22 @@ static inline int matmul_wt_fits(const matmul_blocking *bk, size_t k, size_t m, 
     return m % bk->nr == 0 && matmul_small(bk, k, ldwt);
 }
 
+/* The five loops around the micro-kernel (BLIS's order, with the roles of
+ * its A and B swapped because out is row-major): blocks of rows, blocks of
+ * k (x packed), blocks of mc columns (packed W in L2), MR-row panels (in
+ * L1), NR-column panels. accumulate: the sums start from out's values, not
+ * from the bias (which is then ignored). xt: x is given as its transpose,
+ * [k][n] at row stride ldx, and read where it lies (never packed). */
+/* The blocked matmul over output columns j0 <= j < j1 (j0 a multiple of
+   nr, j1 <= m): every panel, and so every column's sums, as with the whole
+   range; the other columns neither read nor written. W (matmul_w) is
+   packed; or drawn, each block of its panels made by source->fill into the
+   workspace after packed x (matmul_drawn_workspace_floats), right before
+   the micro-kernels read it; or W^T, read in place. */
+/* One block: the rows [i0, i0 + rows) of x (from xblock, row stride lda:
+   its kc values from pc on) against the panels of W for the columns [jc,
+   jend), each panel from wblock, from wdrawn made by source->fill, or from
+   W^T's rows as they lie. */
 typedef struct {
     const matmul_blocking *bk;
     float *out;
