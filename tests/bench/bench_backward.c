@@ -415,15 +415,7 @@ int main(int argc, char **argv)
         const double r = stock[si].ms / vp[si].ms;
         printf("  [%zu] %-16s vs PyTorch %s (stock): %8.2fx faster  (target >= %gx)  %s\n", si + 1,
                s->name, version, r, s->target, verdict(r >= s->target));
-        /* no program runs above the FMA peak: against a peer at share p of
-           it, no ratio above 1/p is possible, whatever the code */
-        if (peak > 0) {
-            const double ceiling = peak / gflops_of(&stock[si], pass_flops(s));
-            printf("      %-16s the limit: PyTorch runs at %.1f %% of the FMA peak, so no "
-                   "program can be more than %.2fx faster%s\n",
-                   "", 100.0 / ceiling, ceiling,
-                   ceiling < s->target ? "; the target is beyond it" : "");
-        }
+        bench_print_peer_limit(23, peak, gflops_of(&stock[si], pass_flops(s)), s->target);
         if (have_dnn[si]) {
             const double rd = dnn[si].ms / vp[si].ms;
             printf("      %-16s vs PyTorch with oneDNN linears: %8.2fx faster  (same bar, "

@@ -18,6 +18,17 @@ double bench_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void bench_print_peer_limit(int indent, double peak, double peer_gflops, double target)
+{
+    if (!(peak > 0) || !(peer_gflops > 0))
+        return;
+    const double ceiling = peak / peer_gflops;
+    printf("%*sthe limit: PyTorch runs at %.1f %% of the FMA peak, so no program can be more "
+           "than %.2fx faster%s\n",
+           indent, "", 100.0 / ceiling, ceiling,
+           ceiling < target ? "; the target is beyond it" : "");
+}
+
 /* ---- the FMA peak ---- */
 
 /* FMAs per loop iteration: independent chains, more than latency x pipes
