@@ -280,6 +280,16 @@ check-tsan:
 	  LDFLAGS="$(TSAN_FLAGS)" TEST_ENV=TSAN_OPTIONS=halt_on_error=1 \
 	  $(TSAN_TESTS:%=build-tsan/tests/%.run)
 
+# Every example in the README and the manuals, run as written, against the
+# output the page shows (scripts/check-examples). make check runs them all
+# but the 70B-shaped forward pass, which takes a minute on two cores;
+# make check-examples runs that one too.
+.PHONY: check-examples check-examples-quick
+check-examples: all
+	scripts/check-examples
+check-examples-quick: all
+	scripts/check-examples --skip 'llama-3\.1-70b'
+
 # The program's tests with every run of the program under valgrind's
 # memcheck: any error or leak makes that run exit 99, which fails its test.
 # test_cli_plot's two runs of the whole figure set (figure*: forward passes of
@@ -298,6 +308,7 @@ check-valgrind-run: all $(VALGRIND_TESTS:%=$(BUILD)/tests/%)
 
 check: deps-test
 	$(MAKE) -j$(TEST_JOBS) test
+	$(MAKE) check-examples-quick
 	$(MAKE) fuzz-replay
 	tests/install_test.sh
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-san
