@@ -28,6 +28,9 @@
 #include "varprof/progress.h"
 
 #define VP_FORWARD_MAX_WIDTH 65536u
+/* The attention heads of vp_forward_options_init, and of a weights file
+   whose shapes fit them when the caller gives none (vp_forward_infer). */
+#define VP_FORWARD_DEFAULT_HEADS 8u
 #define VP_FORWARD_MAX_VOCAB 1048576u
 #define VP_FORWARD_MAX_TOKENS 65536u
 #define VP_FORWARD_MAX_BATCH 65536u
@@ -190,6 +193,13 @@ typedef struct {
     int stored_weights;
     /* with cfg->grad, what the backward keeps (vp_activations) */
     int activations;
+    /* 1: the head has no bias even where bias is VP_BIAS_ALL (GPT-2's
+       lm_head, bias=False, beside biases on every other projection); 0 */
+    int head_unbiased;
+    /* 1 + the token id whose embedding row gets no gradient from the
+       lookups (PyTorch's nn.Embedding padding_idx, a checkpoint's
+       pad_token_id); a tied head's use of the row still counts; 0: none */
+    size_t embed_padding;
 } vp_forward_options;
 
 /* What the forward pass keeps for its backward (vp_forward_options.activations). */
@@ -250,19 +260,24 @@ void vp_forward_options_init(vp_forward_options *options);
  * or not (mlp.fc1.weight), QK-norm, LayerNorm (norms with biases) or
  * RMSNorm, and which projections have biases (layer 0's q and MLP's first
  * projection tell: VP_BIAS_ALL, VP_BIAS_QKV or VP_BIAS_NONE). Sets those
- * fields of cfg and o. The heads' shape: hd is the QK-norm weights' length,
- * else o->head_dim or d / o->heads as given (when neither says, as with
- * heads not dividing d, the heads stay as they were); then H is layer 0's
- * q rows / hd and H_kv its k rows / hd, kv_heads and head_dim left 0 where
- * they are the defaults. A q_norm weight as long as q's rows is QK-norm
- * over the full width (VP_QK_NORM_FULL) with o's heads (the same as per
- * head with one head); shorter, per head (VP_QK_NORM_HEAD). The names do
- * not tell the activation: o->mlp
+ * fields of cfg and o. The heads' shape: o->heads and o->head_dim are what
+ * the caller was given, 0 for not given. hd is the per-head QK-norm weights'
+ * length, else o->head_dim, else q's rows / o->heads; with neither given,
+ * d / VP_FORWARD_DEFAULT_HEADS where q has d rows and k's rows are whole
+ * heads of that width, else VP_EINVAL: the shapes admit several readings
+ * (q 56 rows and k 8 fit 14 heads of 4 with 2 kv heads as well as 7 of 8
+ * with 1), which the message names, and the caller must choose (heads and
+ * head_dim). Then H is layer 0's q rows / hd and H_kv its k rows / hd,
+ * kv_heads and head_dim left 0 where they are the defaults. A q_norm
+ * weight as long as q's rows is QK-norm over the full width
+ * (VP_QK_NORM_FULL) with o's heads; shorter, per head (VP_QK_NORM_HEAD).
+ * head_unbiased is set where every projection has a bias but the head has
+ * none (no head.bias). The names do not tell the activation: o->mlp
  * stays as it was when its gating agrees with the file's, else becomes
  * VP_MLP_SWIGLU (gated) or VP_MLP_GELU. VP_EFORMAT when embed.weight or the
  * layers' MLPs are missing or of no consistent shape, or when layer 0 has q
  * but not k, or their rows are no whole number of heads of hd with k's
- * heads dividing q's. */
+ * heads dividing q's, or q's rows are not the given heads of hd. */
 vp_status vp_forward_infer(const struct vp_safetensors_file *weights, vp_config *cfg,
                            vp_forward_options *o, vp_error *err);
 

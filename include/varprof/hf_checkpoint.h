@@ -40,9 +40,13 @@
 #include <stddef.h>
 
 #include "varprof/forward.h"
+#include "varprof/grads_csv.h"
 #include "varprof/placement.h"
 #include "varprof/safetensors.h"
 #include "varprof/status.h"
+
+/* Most unknown config.json keys vp_hf_architecture names. */
+#define VP_HF_MOST_UNKNOWN_KEYS 16
 
 /* What config.json says of the network, with the names it came from. */
 typedef struct {
@@ -70,6 +74,16 @@ typedef struct {
        query_pre_attn_scalar^-1/2, attn_logit_softcapping and
        final_logit_softcapping (0: null); 1, 0, 0, 0 for the others */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;
+    int head_bias;     /* the head has a bias: none of the families read so far */
+    long pad_token_id; /* the llama-like families' pad_token_id (nn.Embedding's
+                          padding_idx: the lookups give its row no gradient);
+                          -1 for none, and for GPT-2, whose embedding has none */
+    /* config.json's keys in none of the family's lists (read, known to
+       change no number, refused): the first VP_HF_MOST_UNKNOWN_KEYS named,
+       n_unknown_keys counting them all. The caller warns that the numbers
+       assume each changes nothing. */
+    size_t n_unknown_keys;
+    char unknown_keys[VP_HF_MOST_UNKNOWN_KEYS][64];
 } vp_hf_architecture;
 
 /* 1 when path names a directory (a Hugging Face checkpoint), else 0. */

@@ -261,6 +261,16 @@ static void vreport(const char *format, va_list args)
     fputc('\n', stderr);
 }
 
+void cli_warning(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    fputs("varprof: warning: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+}
+
 int cli_usage_error(const char *format, ...)
 {
     va_list args;

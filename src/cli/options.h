@@ -128,6 +128,9 @@ void cli_print_help(unsigned command, int wide);
 /* Prints "varprof: MESSAGE" and the hint to standard error; returns EXIT_USAGE. */
 int cli_usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
+/* Prints "varprof: warning: MESSAGE" to standard error: the run goes on. */
+void cli_warning(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
 /* Prints "varprof: MESSAGE" to standard error; returns EXIT_RUNTIME. A
  * failure to write (errno EPIPE) to a standard output whose reader has gone
  * is said by nobody: it returns EXIT_CLOSED_PIPE (128 + SIGPIPE, what the

@@ -38,6 +38,8 @@ typedef struct {
     vp_forward_options forward;
     vp_safetensors weights;    /* --weights, owned */
     size_t sliding_window;     /* a checkpoint's attention window; 0 none */
+    int checkpoint;            /* --weights names a checkpoint directory */
+    int varprof_names;         /* --names varprof */
     unsigned *token_ids;       /* --token-ids, owned */
     vp_grad_norms *grad_norms; /* --grads-out: the forward's gradients, owned */
     size_t every;
@@ -275,6 +277,19 @@ static int adopt_checkpoint(const cli_args *args, const vp_hf_architecture *arch
     return EXIT_OK;
 }
 
+/* config.json's keys that varprof neither reads nor knows to be harmless:
+   one line each on standard error, and the run goes on */
+static void warn_unknown_keys(const char *dir, const vp_hf_architecture *arch)
+{
+    for (size_t i = 0; i < arch->n_unknown_keys && i < VP_HF_MOST_UNKNOWN_KEYS; i++)
+        cli_warning("--weights %s: config.json's '%s' is not a key varprof knows for "
+                    "model_type '%s'; the numbers assume it changes nothing",
+                    dir, arch->unknown_keys[i], arch->model_type);
+    if (arch->n_unknown_keys > VP_HF_MOST_UNKNOWN_KEYS)
+        cli_warning("--weights %s: and %zu more such keys", dir,
+                    arch->n_unknown_keys - VP_HF_MOST_UNKNOWN_KEYS);
+}
+
 /* --weights and --token-ids: the network and the batch from files. What the
  * weights say of the shapes holds unless the command line says otherwise,
  * and then the loader names the tensor that disagrees. */
@@ -291,13 +306,23 @@ static int read_network_files(const cli_args *args, profile_request *req)
         if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) !=
             VP_OK)
             return cli_runtime_error("--weights: %s", err.message);
+        req->checkpoint = checkpoint;
+        if (checkpoint)
+            warn_unknown_keys(args->value[OPT_WEIGHTS], &arch);
         const weights_shape_given given = weights_shape_given_by(
             args, OPT_WIDTH, OPT_VOCAB, OPT_FFN_MULT, OPT_LAYERS, OPT_BLOCK);
-        if (weights_shape_adopt(&req->weights, &given, &req->base, fw, &err) != VP_OK)
+        weights_shape_given shape_given = given;
+        if (checkpoint) { /* config.json first: its heads read the tensors */
+            const int rc = adopt_checkpoint(args, &arch, &given, req);
+            if (rc != EXIT_OK)
+                return rc;
+            shape_given.heads = shape_given.head_dim = 1;
+        }
+        const vp_status s = weights_shape_adopt(&req->weights, &shape_given, &req->base, fw, &err);
+        if (s == VP_EINVAL)
+            return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+        if (s != VP_OK)
             return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
-        const int rc = checkpoint ? adopt_checkpoint(args, &arch, &given, req) : EXIT_OK;
-        if (rc != EXIT_OK)
-            return rc;
         fw->weights = &req->weights;
         /* with --engine all the Monte Carlo samples the stack the file describes */
         if (!args->given[OPT_WIDTH])

@@ -79,9 +79,11 @@ static int read_positions(const cli_args *args, vp_forward_options *fw)
 
 /* --heads against the width, --kv-heads against --heads, --head-dim against
    rope and the queries' width */
-static int read_attention_shape(vp_forward_options *fw)
+/* widthless: --weights without --width, whose file's width the heads are
+   held to when it is read (vp_forward_infer) */
+static int read_attention_shape(vp_forward_options *fw, int widthless)
 {
-    if (!fw->head_dim && fw->width % fw->heads != 0)
+    if (!widthless && !fw->head_dim && fw->width % fw->heads != 0)
         return cli_usage_error("--heads: %zu heads do not divide the width %zu; each head "
                                "takes width / heads coordinates, unless --head-dim gives it",
                                fw->heads, fw->width);
@@ -165,5 +167,5 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
     if ((rc = read_positions(args, fw)) != EXIT_OK)
         return rc;
     fw->seed = seed;
-    return read_attention_shape(fw);
+    return read_attention_shape(fw, args->given[OPT_WEIGHTS] && !args->given[OPT_WIDTH]);
 }

@@ -161,11 +161,15 @@ static int read_weights(const cli_args *args, train_request *req)
                                OPT_TRAIN_LAYERS, OPT_TRAIN_BLOCK);
     vp_config shape = req->base;
     shape.layers = req->layers[0];
-    if (weights_shape_adopt(&req->weights, &given, &shape, &req->network, &err) != VP_OK)
-        return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
-    if (checkpoint) {
+    weights_shape_given shape_given = given;
+    if (checkpoint) { /* config.json first: its heads read the tensors */
         if (weights_arch_adopt(&arch, &given, &req->network, &err) != VP_OK)
             return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+        shape_given.heads = shape_given.head_dim = 1;
+    }
+    if (weights_shape_adopt(&req->weights, &shape_given, &shape, &req->network, &err) != VP_OK)
+        return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+    if (checkpoint) {
         if (args->given[OPT_TRAIN_PLACEMENT] &&
             (req->n_placements != 1 || req->placements[0] != arch.placement))
             return cli_usage_error("--placement %s: a %s checkpoint's names make it %s; leave "

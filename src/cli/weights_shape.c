@@ -1,5 +1,6 @@
 #include "weights_shape.h"
 
+#include <stdio.h>
 #include <string.h>
 
 weights_shape_given weights_shape_given_by(const cli_args *args, option_id width, option_id vocab,
@@ -30,7 +31,16 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
 {
     vp_config file_cfg = *cfg;
     vp_forward_options file = *o;
+    if (!given->heads) /* not given: the file's shapes decide, or ask */
+        file.heads = 0;
+    if (!given->head_dim)
+        file.head_dim = 0;
     const vp_status status = vp_forward_infer(weights, &file_cfg, &file, err);
+    if (status == VP_EINVAL) { /* the shapes admit several head shapes */
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        return vp_fail(err, VP_EINVAL, "%s; give --heads and --head-dim", why);
+    }
     if (status != VP_OK)
         return status;
     if (!given->width)
@@ -60,15 +70,19 @@ vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape
     o->bias = file.bias;
     if (!given->norm)
         o->norm = file.norm;
-    /* the heads' shape where the file's q, k (and QK-norm) rows tell it */
-    if (!given->heads && (file.qk_norm || file.head_dim || file.kv_heads))
+    if (given->heads && !file_cfg.mlp_only && file.heads != o->heads)
+        return vp_fail(err, VP_EINVAL,
+                       "--heads %zu, but the file's QK-norm weights make heads of %zu "
+                       "coordinates, so %zu heads; give --heads %zu or leave it out",
+                       o->heads, vp_forward_head_dim(&file), file.heads, file.heads);
+    /* the heads' shape as q's and k's rows read with the heads given */
+    if (!file_cfg.mlp_only) {
         o->heads = file.heads;
-    if (!given->kv_heads)
-        o->kv_heads = file.kv_heads;
-    if (!given->head_dim)
         o->head_dim = file.head_dim;
-    if (!given->heads && !o->head_dim && o->width % o->heads != 0)
-        o->heads = 1; /* the file does not say; one head always divides */
+        if (!given->kv_heads)
+            o->kv_heads = file.kv_heads;
+    }
+    o->head_unbiased = file.head_unbiased;
     if (file.qk_norm) /* the file's: per head or over the full width */
         o->qk_norm = file.qk_norm;
     /* pos_embed.weight makes the positions learned, unless the command line

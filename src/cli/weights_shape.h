@@ -41,9 +41,11 @@ vp_status weights_arch_adopt(const vp_hf_architecture *arch, const weights_shape
  * exact), the MLP's kind (gated or not as the names say; VP_EINVAL when a
  * given kind's gating disagrees with the file's), the projections' biases
  * (VP_EINVAL when a given setting is not the file's), norm,
- * layers, MLP-only blocks, the heads where QK-norm weights or q's rows tell
- * them (else one head when the given count does not divide the width), and
- * the kv heads and head width q's and k's rows tell. QK-norm is on if
+ * layers, MLP-only blocks, and the heads, kv heads and head width q's and
+ * k's rows tell with the heads and head width given (a checkpoint's
+ * config.json counts as given: weights_arch_adopt first); VP_EINVAL, naming
+ * --heads and --head-dim, where nothing is given and the shapes admit more
+ * than one reading. Whether the head has a bias. QK-norm is on if
  * either says so; positions are learned when the file has pos_embed.weight
  * and o's are none. Fails as vp_forward_infer does, changing nothing. */
 vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,

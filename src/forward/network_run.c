@@ -843,7 +843,7 @@ void vp_forward_options_init(vp_forward_options *o)
 {
     *o = (vp_forward_options){
         .width = 512,
-        .heads = 8,
+        .heads = VP_FORWARD_DEFAULT_HEADS,
         .ffn_mult = 4,
         .vocab = 512,
         .batch = 2,

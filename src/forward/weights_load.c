@@ -155,34 +155,79 @@ static int ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* The heads' shape from layer 0's attention: hd from QK-norm's weights,
-   else from o's head_dim or width / heads; then H from q's rows and H_kv
-   from k's, each a whole number of heads of hd. kv_heads and head_dim stay 0
-   where they are the defaults. */
+/* H hd = q's rows and H_kv hd = k's, H_kv dividing H: a reading of
+   layer 0's attention with heads of hd coordinates. */
+static int reading_fits(size_t q_rows, size_t k_rows, size_t hd)
+{
+    return hd && q_rows % hd == 0 && k_rows % hd == 0 && (q_rows / hd) % (k_rows / hd) == 0;
+}
+
+/* The file's q and k admit several head shapes and nothing chose one:
+   VP_EINVAL naming the readings, the widest heads first. */
+static vp_status ambiguous_heads(size_t q_rows, size_t k_rows, size_t d, vp_error *err)
+{
+    char list[256] = "";
+    size_t n = 0;
+    for (size_t hd = k_rows; hd >= 1 && n < 4; hd--)
+        if (reading_fits(q_rows, k_rows, hd)) {
+            const size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%zu heads of %zu (%zu kv)", n ? ", " : "",
+                     q_rows / hd, hd, k_rows / hd);
+            n++;
+        }
+    if (n == 0)
+        return vp_fail(err, VP_EFORMAT,
+                       "layer 0's q has %zu rows and k %zu: no head width makes both whole "
+                       "heads with k's heads dividing q's",
+                       q_rows, k_rows);
+    return vp_fail(err, VP_EINVAL,
+                   "layer 0's q has %zu rows and k %zu on a width of %zu, which more than one "
+                   "head shape fits (%s%s); the file does not say which",
+                   q_rows, k_rows, d, list, n == 4 ? ", ..." : "");
+}
+
+/* The heads' shape from layer 0's attention. hd from per-head QK-norm's
+   weights, else from o->heads and o->head_dim as the caller gives them (0:
+   not given): head_dim, hd; heads alone, q's rows / H; neither,
+   VP_FORWARD_DEFAULT_HEADS heads of d / that where q is d rows and k fits,
+   else VP_EINVAL (ambiguous_heads). Then H from q's rows, H_kv from k's,
+   each checked; kv_heads and head_dim stay 0 where they are the defaults. */
 static vp_status infer_heads(const vp_safetensors *weights, const vp_tensor_info *q_norm,
                              vp_forward_options *o, vp_error *err)
 {
-    size_t hd = vp_forward_head_dim(o);
-    if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0)
-        hd = q_norm->shape[0];
-    else if (!o->head_dim && (o->heads == 0 || o->width % o->heads != 0))
-        return VP_OK; /* nothing tells a head's width: the caller picks the heads */
     const vp_tensor_info *q = vp_safetensors_find(weights, "layers.0.attn.q.weight");
     const vp_tensor_info *k = vp_safetensors_find(weights, "layers.0.attn.k.weight");
     if (!q || !k || q->rank != 2 || k->rank != 2 || q->shape[0] == 0 || k->shape[0] == 0)
         return vp_fail(err, VP_EFORMAT,
                        "tensors 'layers.0.attn.q.weight' and 'layers.0.attn.k.weight' must "
                        "both be [heads x head width, width]");
-    if (q->shape[0] % hd != 0 || k->shape[0] % hd != 0 ||
-        (q->shape[0] / hd) % (k->shape[0] / hd) != 0)
+    const size_t q_rows = q->shape[0], k_rows = k->shape[0], d = o->width;
+    const size_t defaults = VP_FORWARD_DEFAULT_HEADS;
+    size_t hd = 0, given = o->heads;
+    if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0) {
+        hd = q_norm->shape[0];
+        given = 0; /* the QK-norm's weights decide; the caller weighs its own */
+    } else if (o->head_dim)
+        hd = o->head_dim;
+    else if (given)
+        hd = q_rows % given == 0 ? q_rows / given : 0;
+    else if (q_rows == d && d % defaults == 0 && reading_fits(q_rows, k_rows, d / defaults))
+        hd = d / defaults;
+    else
+        return ambiguous_heads(q_rows, k_rows, d, err);
+    if (given && q_rows != given * hd)
+        return vp_fail(err, VP_EFORMAT,
+                       "layer 0's q has %zu rows: not %zu heads of %zu coordinates", q_rows, given,
+                       hd);
+    if (!reading_fits(q_rows, k_rows, hd))
         return vp_fail(err, VP_EFORMAT,
                        "layer 0's q has %zu rows and k %zu: with heads of %zu coordinates "
                        "they must be whole heads, k's heads dividing q's",
-                       q->shape[0], k->shape[0], hd);
-    const size_t heads = q->shape[0] / hd, kv_heads = k->shape[0] / hd;
+                       q_rows, k_rows, hd);
+    const size_t heads = q_rows / hd, kv_heads = k_rows / hd;
     o->heads = heads;
     o->kv_heads = kv_heads == heads ? 0 : kv_heads;
-    o->head_dim = o->width % heads == 0 && o->width / heads == hd ? 0 : hd;
+    o->head_dim = d % heads == 0 && d / heads == hd ? 0 : hd;
     return VP_OK;
 }
 
@@ -253,5 +298,7 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
                                                            : "layers.0.mlp.fc1.bias") != NULL;
     const int q_bias = vp_safetensors_find(weights, "layers.0.attn.q.bias") != NULL;
     o->bias = mlp_bias ? VP_BIAS_ALL : q_bias ? VP_BIAS_QKV : VP_BIAS_NONE;
+    /* a head with all the other biases but none of its own: GPT-2's */
+    o->head_unbiased = o->bias == VP_BIAS_ALL && !vp_safetensors_find(weights, "head.bias");
     return VP_OK;
 }

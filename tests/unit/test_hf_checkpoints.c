@@ -316,7 +316,7 @@ static const hostile_case hostile[] = {
      "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}",
      NULL,
      NULL,
-     {"'rope_scaling' of type 'linear' is not read", "llama3"}},
+     {"rope_scaling of type 'linear' is not read", "llama3"}},
     {"llama31_d64",
      "config.json",
      "\"factor\": 8.0",

@@ -1,0 +1,206 @@
+/* Llama's config.json and the families that share its keys (Mistral, Qwen2,
+ * OLMo-2, and Gemma-2 with keys of its own): RMSNorm, RoPE, SwiGLU or
+ * GeGLU, each family's defaults as its config class gives them. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <string.h>
+
+#include "hf_families.h"
+#include "hf_rope.h"
+
+static int is(const vp_hf_architecture *a, const char *model_type)
+{
+    return strcmp(a->model_type, model_type) == 0;
+}
+
+/* A soft cap: absent, Gemma2Config's default; null, none (0); else a
+   finite number above 0. */
+static vp_status softcap(hf_json *c, const char *key, double fallback, double *out)
+{
+    const cJSON *v = hf_field(c, key);
+    if (v && cJSON_IsNull(v)) {
+        *out = 0.0;
+        return VP_OK;
+    }
+    return hf_real(c, key, fallback, out);
+}
+
+/* Gemma-2's own fields: its activation, the scales and caps. */
+static vp_status gemma2(hf_json *c, vp_hf_architecture *a)
+{
+    const char *act = NULL;
+    double scalar = 0.0;
+    vp_status s = hf_text(c, "hidden_activation", "gelu_pytorch_tanh", &act);
+    if (s == VP_OK)
+        s = hf_real(c, "query_pre_attn_scalar", 256.0, &scalar);
+    if (s == VP_OK)
+        s = softcap(c, "attn_logit_softcapping", 50.0, &a->attn_softcap);
+    if (s == VP_OK)
+        s = softcap(c, "final_logit_softcapping", 30.0, &a->logit_softcap);
+    if (s != VP_OK)
+        return s;
+    if (strcmp(act, "gelu_pytorch_tanh") == 0)
+        a->mlp = VP_MLP_GEGLU_TANH;
+    else if (strcmp(act, "gelu") == 0)
+        a->mlp = VP_MLP_GEGLU;
+    else
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'hidden_activation' '%.40s': varprof reads gelu_pytorch_tanh "
+                       "and gelu",
+                       act);
+    /* Hugging Face multiplies by torch.tensor(hidden_size ** 0.5) in the
+       model's dtype: float here */
+    a->embed_scale = (double)(float)sqrt((double)a->width);
+    a->attn_scale = (double)(float)(1.0 / sqrt(scalar));
+    a->placement = VP_SANDWICH;
+    return VP_OK;
+}
+
+/* layer_types: one "full_attention" or "sliding_attention" a layer; *any
+   is 1 when a layer slides. */
+static vp_status layer_types(hf_json *c, const vp_hf_architecture *a, int *any)
+{
+    const cJSON *types = hf_field(c, "layer_types");
+    if (!cJSON_IsArray(types) || (size_t)cJSON_GetArraySize(types) != a->layers)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'layer_types' must be a list of %zu layer types, one a "
+                       "layer (num_hidden_layers)",
+                       a->layers);
+    *any = 0;
+    for (const cJSON *t = types->child; t; t = t->next) {
+        const int sliding = cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0;
+        if (!sliding && !(cJSON_IsString(t) && strcmp(t->valuestring, "full_attention") == 0))
+            return vp_fail(c->err, VP_EFORMAT,
+                           "config.json: 'layer_types' holds '%.40s'; varprof reads "
+                           "full_attention and sliding_attention",
+                           cJSON_IsString(t) ? t->valuestring : "(not a string)");
+        *any |= sliding;
+    }
+    return VP_OK;
+}
+
+/* The window: whether any layer slides (layer_types where given, else the
+   family's rule: Mistral's every layer, Qwen2's with use_sliding_window,
+   Gemma-2's every other layer; OLMo-2 and Llama never), and how wide. */
+static vp_status sliding_window(hf_json *c, vp_hf_architecture *a)
+{
+    int slides = is(a, "mistral") || is(a, "gemma2");
+    vp_status s = VP_OK;
+    if (is(a, "qwen2")) {
+        size_t max_window_layers = 0;
+        s = hf_boolean(c, "use_sliding_window", 0, &slides);
+        if (s == VP_OK) /* which layers slide, where layer_types is not given */
+            s = hf_whole(c, "max_window_layers", 0, a->layers, 0, VP_MAX_LAYERS,
+                         &max_window_layers);
+        slides = slides && max_window_layers < a->layers;
+    }
+    if (s == VP_OK && hf_present(c, "layer_types"))
+        s = layer_types(c, a, &slides);
+    /* absent: the config classes' 4096; null: no window */
+    const cJSON *width = hf_field(c, "sliding_window");
+    if (s == VP_OK && slides && !is(a, "llama") && !is(a, "olmo2") && !cJSON_IsNull(width))
+        s = hf_whole(c, "sliding_window", 0, 4096, 1, (size_t)1 << 40, &a->sliding_window);
+    if (s == VP_OK && slides && (is(a, "llama") || is(a, "olmo2")))
+        s = vp_fail(c->err, VP_EFORMAT,
+                    "config.json: 'layer_types' makes a layer slide; a %s layer attends to "
+                    "every earlier token",
+                    a->model_type);
+    return s;
+}
+
+/* pad_token_id: the embedding row transformers gives no gradient
+   (nn.Embedding's padding_idx, which counts a negative id from the end, as
+   older converted Llama configs' -1); -1 for none. */
+static vp_status pad_token(hf_json *c, vp_hf_architecture *a)
+{
+    const cJSON *v = hf_field(c, "pad_token_id");
+    if (!v || cJSON_IsNull(v))
+        return VP_OK;
+    const double vocab = (double)a->vocab;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble < -vocab || v->valuedouble >= vocab)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'pad_token_id' must be a whole number from -%zu to %zu "
+                       "(a negative id counts from the end of the vocabulary)",
+                       a->vocab, a->vocab - 1);
+    a->pad_token_id = (long)(v->valuedouble < 0 ? v->valuedouble + vocab : v->valuedouble);
+    return VP_OK;
+}
+
+static vp_status shape(hf_json *c, vp_hf_architecture *a, size_t *kv, size_t *head_dim)
+{
+    vp_status s = hf_width_and_heads(c, "hidden_size", "num_attention_heads", 1, a);
+    if (s == VP_OK)
+        s = hf_whole(c, "num_hidden_layers", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
+    if (s == VP_OK)
+        s = hf_whole(c, "vocab_size", 1, 0, 1, VP_FORWARD_MAX_VOCAB, &a->vocab);
+    if (s == VP_OK)
+        s = hf_whole(c, "intermediate_size", 1, 0, 1, VP_FORWARD_MAX_FFN_WIDTH, &a->ffn_width);
+    if (s == VP_OK)
+        s = hf_whole(c, "num_key_value_heads", 0, a->heads, 1, VP_FORWARD_MAX_WIDTH, kv);
+    if (s == VP_OK)
+        s = hf_whole(c, "head_dim", 0, is(a, "gemma2") ? 256 : a->width / a->heads, 1,
+                     VP_FORWARD_MAX_WIDTH, head_dim);
+    if (s != VP_OK)
+        return s;
+    if (*kv > a->heads || a->heads % *kv != 0)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'num_key_value_heads' %zu does not divide "
+                       "'num_attention_heads' %zu",
+                       *kv, a->heads);
+    if (a->heads * *head_dim > VP_FORWARD_MAX_WIDTH)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'num_attention_heads' %zu x 'head_dim' %zu is above %u",
+                       a->heads, *head_dim, VP_FORWARD_MAX_WIDTH);
+    a->kv_heads = *kv;
+    a->head_dim = *head_dim;
+    return VP_OK;
+}
+
+static vp_status biases(hf_json *c, const vp_hf_architecture *a)
+{
+    vp_status s = VP_OK;
+    if (!is(a, "qwen2") && !is(a, "mistral"))
+        s = hf_refuse_set(c, "attention_bias", "varprof's --bias has no q, k, v and o setting");
+    if (s == VP_OK && is(a, "llama"))
+        s = hf_refuse_set(c, "mlp_bias", "a Llama MLP with biases is not read");
+    return s;
+}
+
+vp_status hf_read_llama(hf_json *c, vp_hf_architecture *a)
+{
+    const char *act = "silu";
+    size_t kv = 0, head_dim = 0;
+    const int gemma = is(a, "gemma2");
+    vp_status s = shape(c, a, &kv, &head_dim);
+    if (s == VP_OK)
+        s = hf_real(c, "rms_norm_eps", is(a, "olmo2") ? 1e-5 : 1e-6, &a->eps);
+    if (s == VP_OK)
+        s = hf_rope_read(c, 10000.0, a);
+    if (s == VP_OK && !gemma)
+        s = hf_text(c, "hidden_act", "silu", &act);
+    if (s == VP_OK)
+        s = hf_boolean(c, "tie_word_embeddings", gemma, &a->tied);
+    if (s == VP_OK)
+        s = biases(c, a);
+    if (s == VP_OK)
+        s = sliding_window(c, a);
+    if (s == VP_OK)
+        s = pad_token(c, a);
+    if (s != VP_OK)
+        return s;
+    a->mlp = VP_MLP_SWIGLU;
+    a->bias = is(a, "qwen2") ? VP_BIAS_QKV : VP_BIAS_NONE;
+    a->norm = VP_NORM_RMSNORM;
+    a->positions = VP_POSITIONS_ROPE;
+    if (gemma)
+        return gemma2(c, a);
+    if (is(a, "olmo2")) { /* output norms, and QK-norm over all of q's and k's width */
+        a->placement = VP_OUTPUT_NORM;
+        a->qk_norm = VP_QK_NORM_FULL;
+    }
+    if (strcmp(act, "silu") != 0)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'hidden_act' '%.40s': varprof reads silu (SwiGLU) alone", act);
+    return VP_OK;
+}

@@ -1,0 +1,28 @@
+/* The width and the heads, under whichever names a family gives them. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "hf_families.h"
+
+vp_status hf_width_and_heads(hf_json *c, const char *width_key, const char *heads_key,
+                             int has_head_dim, vp_hf_architecture *a)
+{
+    vp_status s = hf_whole(c, width_key, 1, 0, 1, VP_FORWARD_MAX_WIDTH, &a->width);
+    if (s == VP_OK)
+        s = hf_whole(c, heads_key, 1, 0, 1, VP_FORWARD_MAX_WIDTH, &a->heads);
+    size_t other = a->width;
+    if (s == VP_OK && strcmp(width_key, "hidden_size") != 0)
+        s = hf_whole(c, "hidden_size", 0, a->width, 1, VP_FORWARD_MAX_WIDTH, &other);
+    if (s == VP_OK && other != a->width)
+        return vp_fail(c->err, VP_EFORMAT, "config.json: '%s' %zu and 'hidden_size' %zu disagree",
+                       width_key, a->width, other);
+    if (s != VP_OK)
+        return s;
+    if (a->width % a->heads != 0 && !(has_head_dim && cJSON_IsNumber(hf_field(c, "head_dim"))))
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: '%s' %zu does not divide the width '%s' %zu", heads_key,
+                       a->heads, width_key, a->width);
+    a->kv_heads = a->heads;
+    a->head_dim = a->width / a->heads; /* the family's reader reads head_dim where given */
+    return VP_OK;
+}
