@@ -92,9 +92,11 @@ int vp_hf_is_checkpoint_dir(const char *path);
 /* Reads the checkpoint directory dir: *weights gets every tensor under
  * varprof's name in F32 (free with vp_safetensors_free), *arch the
  * architecture. A tied checkpoint (arch->tied) gets no head.weight: its
- * head is the embedding (vp_forward_options.tie_embeddings). GPT-2 gets
- * head.bias of zeros (its head has none; --bias yes puts one on every
- * projection and the head, and zeros change nothing).
+ * head is the embedding (vp_forward_options.tie_embeddings). The tensors are
+ * exactly the checkpoint's (GPT-2's head has no bias, and gets none:
+ * vp_forward_infer sets head_unbiased). Keys of config.json in none of
+ * the family's lists are named in arch->unknown_keys, for the caller to
+ * warn of.
  *
  * Fails with VP_EIO when a file cannot be opened or read (config.json
  * missing included), VP_ENOMEM, or VP_EFORMAT naming what is wrong:
@@ -117,5 +119,23 @@ int vp_hf_is_checkpoint_dir(const char *path);
  * vp_safetensors_map fails the same way. On failure *weights is empty. */
 vp_status vp_hf_checkpoint_read(const char *dir, vp_safetensors *weights, vp_hf_architecture *arch,
                                 vp_error *err);
+
+/* The stored tensor that tensor `name` of weights (as vp_hf_checkpoint_read
+ * made it) comes from, under the checkpoint's own name and shape: a fused
+ * tensor whole (GPT-2's c_attn for q, k and v), a Conv1D's [in, out]. 1 with
+ * *stored set; 0 when weights is no checkpoint's or has no such tensor. */
+int vp_hf_stored_tensor(const vp_safetensors *weights, const char *name,
+                        const vp_tensor_info **stored);
+
+/* The gradients' norms in (varprof's names) as the checkpoint names its
+ * tensors, so that a row can be put beside PyTorch's: one row per stored
+ * tensor, a fused tensor's parts as one row whose Frobenius norm is their
+ * norms in quadrature (the norm of the whole tensor's gradient), rms over
+ * the stored elements, shape as stored; rows in the order vp_grads_csv_write
+ * gives in's. out must be zeroed; free it with vp_grad_norms_free. VP_EINVAL
+ * when weights is not a checkpoint's or a row names none of its tensors,
+ * VP_ENOMEM; in's own status when it lost a row. */
+vp_status vp_hf_grad_norms_stored(const vp_safetensors *weights, const vp_grad_norms *in,
+                                  vp_grad_norms *out, vp_error *err);
 
 #endif

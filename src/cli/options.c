@@ -127,6 +127,10 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_GRADS_OUT] = {"grads-out", "FILE", CMD_PROFILE,
                        "forward with --grad: write each parameter's gradient as a CSV row "
                        "name,shape,frobenius,rms; never replaces a file without --force"},
+    [OPT_NAMES] = {"names", "checkpoint|varprof", CMD_PROFILE,
+                   "with --grads-out and a checkpoint directory: name the rows as the "
+                   "checkpoint does, a fused tensor as one row (checkpoint), or by varprof's "
+                   "own tensors; default checkpoint"},
     [OPT_INIT] = {"init", "gain|torch", CMD_PROFILE,
                   "forward: weights scaled to --gain, or PyTorch's default init; default gain"},
     [OPT_METHOD] = {"method", "full|reduced", CMD_PROFILE,

@@ -61,6 +61,7 @@ typedef enum {
     OPT_TOKEN_IDS,
     OPT_LOSS,
     OPT_GRADS_OUT,
+    OPT_NAMES,
     OPT_FORMAT,
     OPT_OUTPUT,
     OPT_FORCE,

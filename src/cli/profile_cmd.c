@@ -417,13 +417,19 @@ static int make_sweep(profile_request *req)
 }
 
 /* --loss and --grads-out: the forward's backward, one profile's gradients */
-static int check_backward_options(const cli_args *args, const profile_request *req)
+static int check_backward_options(const cli_args *args, profile_request *req)
 {
+    static const char *const names[] = {"checkpoint", "varprof", NULL};
+    const int rc = cli_choice(args, OPT_NAMES, names, &req->varprof_names);
+    if (rc != EXIT_OK)
+        return rc;
     static const option_id needs_grad[] = {OPT_LOSS, OPT_GRADS_OUT};
     for (size_t i = 0; i < sizeof needs_grad / sizeof *needs_grad; i++)
         if (args->given[needs_grad[i]] && !args->given[OPT_GRAD])
             return cli_usage_error("%s applies to the backward pass: add --grad",
                                    cli_option_name(needs_grad[i]));
+    if (args->given[OPT_NAMES] && !args->given[OPT_GRADS_OUT])
+        return cli_usage_error("--names names the rows of --grads-out: add --grads-out FILE");
     if (args->given[OPT_GRADS_OUT] && req->n_combinations > 1)
         return cli_usage_error("--grads-out holds one network's gradients, but %zu profiles "
                                "were asked (a list of placements, layers, gains or widths); "
@@ -965,7 +971,18 @@ static void free_request(profile_request *req)
 /* --grads-out: the gradients the run collected, written as --output is */
 static int write_grads(const cli_args *args, output_file *grads, const profile_request *req)
 {
-    vp_status status = vp_grads_csv_write(grads->stream, req->grad_norms);
+    vp_grad_norms stored = {0};
+    vp_status status = VP_OK;
+    if (req->checkpoint && !req->varprof_names) {
+        vp_error err;
+        if ((status = vp_hf_grad_norms_stored(&req->weights, req->grad_norms, &stored, &err)) !=
+            VP_OK) {
+            output_abort(grads);
+            return cli_library_error("--grads-out", status, &err);
+        }
+    }
+    status = vp_grads_csv_write(grads->stream, stored.rows ? &stored : req->grad_norms);
+    vp_grad_norms_free(&stored);
     if (status != VP_OK) {
         output_abort(grads);
         return status == VP_EIO ? cli_runtime_error("--grads-out: cannot write %s: %s",

@@ -157,6 +157,8 @@ vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_gi
                        "leave it out",
                        o->tie_embeddings ? "yes" : "no", a->tied ? "true" : "false");
     o->tie_embeddings = a->tied;
+    o->head_unbiased = !a->head_bias;
+    o->embed_padding = a->pad_token_id >= 0 ? (size_t)a->pad_token_id + 1 : 0;
     o->embed_scale = a->embed_scale;
     o->attn_scale = a->attn_scale;
     o->attn_softcap = a->attn_softcap;

@@ -101,6 +101,8 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
     m->mlp = o->mlp;
     m->gated = vp_mlp_gated(o->mlp);
     m->bias = o->bias;
+    m->head_unbiased = o->head_unbiased;
+    m->embed_padding = o->embed_padding;
     m->vocab = o->vocab;
     m->layers = cfg->layers;
     m->backward = cfg->grad;
@@ -168,9 +170,11 @@ static void make_norm(fw_model *m, fw_norm *n, float weight)
 
 /* A projection's bias, by the model's setting: q, k and v have one unless
    none do; the others, the head among them, only when all do. */
-enum { OTHER_PROJECTION, QKV_PROJECTION };
+enum { OTHER_PROJECTION, QKV_PROJECTION, HEAD_PROJECTION };
 static int has_bias(const fw_model *m, int kind)
 {
+    if (kind == HEAD_PROJECTION && m->head_unbiased)
+        return 0;
     return m->bias == VP_BIAS_ALL || (m->bias == VP_BIAS_QKV && kind == QKV_PROJECTION);
 }
 
@@ -245,7 +249,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
     if (m->has_final_norm)
         make_norm(m, &m->final_norm, 1.0f);
     if (m->has_head)
-        make_linear(m, &m->head, m->d, m->vocab, OTHER_PROJECTION);
+        make_linear(m, &m->head, m->d, m->vocab, HEAD_PROJECTION);
     if (m->tied && !m->drawn) /* packed from the embedding, after every change to it */
         m->head.raw = m->embed;
     return m;

@@ -58,6 +58,8 @@ typedef struct fw_model {
     vp_mlp mlp;
     int gated; /* vp_mlp_gated(mlp) */
     vp_bias bias; /* which projections carry a bias (fw_linear.bias NULL when not) */
+    int head_unbiased;    /* the head has none even with VP_BIAS_ALL (GPT-2's) */
+    size_t embed_padding; /* 1 + the id whose row the lookups leave alone; 0 */
     vp_norm norm;
     float eps;
     size_t d, heads, head_dim, hidden, vocab, layers;

@@ -339,6 +339,8 @@ static void embedding_backward(fw_bw *b)
     memset(b->dw, 0, r->m->vocab * d * sizeof *b->dw);
     const float scale = r->m->embed_scale;
     for (size_t row = 0; row < r->rows; row++) {
+        if ((size_t)r->token_ids[row] + 1 == r->m->embed_padding)
+            continue; /* nn.Embedding's padding_idx: the lookup gives its row nothing */
         float *dst = b->dw + (size_t)r->token_ids[row] * d;
         if (scale == 1.0f) {
             add_into(dst, b->dx + row * d, d);

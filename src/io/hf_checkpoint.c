@@ -241,7 +241,6 @@ typedef enum {
     HOW_COPY,     /* as stored, [out, in] */
     HOW_CONV1D,   /* Conv1D's [in, parts x out]: part `part` of the columns, transposed */
     HOW_SLICE,    /* a fused bias [parts x out]: part `part` */
-    HOW_ZEROS,    /* no source: zeros of the shape */
     HOW_PLUS_ONE, /* Gemma's RMSNorm weight w, stored as an offset: 1 + w, one float sum
                      as Hugging Face's (1.0 + self.weight.float()) */
 } how;
@@ -284,7 +283,6 @@ static const name_row gpt2_rows[] = {
     {"ln_f.weight", "final_norm.weight", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"ln_f.bias", "final_norm.bias", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
     {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
-    {NULL, "head.bias", DIM_V, NO, HOW_ZEROS, 0, 1, WHEN_ALWAYS},
 };
 
 static const name_row llama_rows[] = {
@@ -460,7 +458,7 @@ static void source_shape(const name_row *r, const vp_hf_architecture *a, size_t 
 typedef struct {
     const name_row *row;
     size_t layer;
-    const vp_tensor_info *source; /* NULL for zeros */
+    const vp_tensor_info *source; /* the stored tensor it is made from */
     size_t shard;
 } planned;
 
@@ -478,8 +476,6 @@ static vp_status plan_row(builder *b, const name_row *r, size_t layer)
 {
     planned *p = &b->plan[b->n_plan++];
     *p = (planned){r, layer, NULL, 0};
-    if (r->how == HOW_ZEROS)
-        return VP_OK;
     char name[300];
     spell(name, sizeof name, b->prefix, r->hf, layer);
     p->source = lookup(&b->c, name, &p->shard);
@@ -530,8 +526,8 @@ static vp_status plan(builder *b)
         most += per_layer(b->f.rows[r].vp) ? b->a->layers : 1;
     for (size_t i = 0; i < b->c.n_shards; i++)
         stored += b->c.shards[i].count;
-    /* each planned tensor but head.bias is a stored one's (or a tied copy) */
-    if (most > 2 * stored + 2)
+    /* each planned tensor is a stored one's, or a part of a fused one */
+    if (most > 3 * stored)
         return vp_fail(b->err, VP_EFORMAT,
                        "config.json's %zu layers need more tensors than the %zu stored",
                        b->a->layers, stored);
@@ -579,7 +575,6 @@ static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
     const size_t elements = rows * (cols ? cols : 1);
     const vp_safetensors *shard = p->source ? &l->c.shards[p->shard] : NULL;
     switch (r->how) {
-    case HOW_ZEROS: memset(out, 0, elements * sizeof *out); return;
     case HOW_COPY:
     case HOW_PLUS_ONE:
         vp_safetensors_to_float(shard, p->source, out);
@@ -600,6 +595,19 @@ static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
         memcpy(out, l->scratch + elements * (size_t)r->part, elements * sizeof *out);
         return;
     }
+}
+
+int vp_hf_stored_tensor(const vp_safetensors *weights, const char *name,
+                        const vp_tensor_info **stored)
+{
+    if (!weights->source || weights->source->to_float != lazy_to_float)
+        return 0;
+    const vp_tensor_info *t = vp_safetensors_find(weights, name);
+    if (!t)
+        return 0;
+    const lazy_source *l = (const lazy_source *)(const void *)weights->source;
+    *stored = l->plan[t - weights->tensors].source;
+    return *stored != NULL;
 }
 
 static void lazy_free(vp_tensor_source *source)

@@ -70,7 +70,8 @@ static void run_case(const char *name, const char *isa)
     close(fd);
     const char *args[] = {"--engine", "forward",     "--weights", dir,       "--token-ids",
                           tokens,     "--grad",      "--loss",    "copy",    "--format",
-                          "csv",      "--grads-out", grads,       "--force", NULL};
+                          "csv",      "--grads-out", grads,       "--force", "--names",
+                          "varprof",  NULL};
     setenv("VARPROF_ISA", isa, 1);
     program_run run = run_varprof(args);
     args[10] = "json";
