@@ -68,6 +68,19 @@ static int has_width(const vp_profile *profile)
     return profile->sampling.generator != NULL;
 }
 
+/* The forward pass's loss on the batch (--grad), on every row of its profile
+   as gain_setting and width are: CSV only; JSON has it once, "loss". */
+static double field_loss(const vp_profile *profile, size_t k)
+{
+    (void)k;
+    return profile->loss;
+}
+
+static int has_loss(const vp_profile *profile)
+{
+    return (profile->fields & VP_HAS_GRAD) && profile->sampling.loss != NULL;
+}
+
 static double field_grad_size(const vp_profile *profile, size_t k)
 {
     return vp_profile_grad_size(profile, k);
@@ -139,6 +152,7 @@ const row_field row_field_table[] = {
      .branch_only = 1, .appears = BOTH},
     {"weight_grad_hi", MEMBER(weight_grad_hi), .needs = VP_HAS_GRAD | VP_HAS_BOUNDS,
      .branch_only = 1, .appears = BOTH},
+    {"loss", ROW_FIELD_DOUBLE, .number = field_loss, .has = has_loss, .appears = ROW_FIELD_CSV},
     /* JSON only: the standard errors the bounds come from */
     {"stream_var_se", MEMBER(stream_var_se), .needs = VP_HAS_BOUNDS, .appears = ROW_FIELD_JSON},
     {"update_ratio_se", MEMBER(update_ratio_se), .needs = VP_HAS_BOUNDS, .branch_only = 1,

@@ -75,6 +75,9 @@ static cJSON *profile_object(const vp_profile *profile)
        it, so that a profile without --grad is written as it always was */
     if (profile->fields & VP_HAS_GRAD)
         cJSON_AddBoolToObject(o, "final_norm", vp_config_has_final_norm(cfg));
+    /* the batch's loss to full precision, where the forward's backward made one */
+    if ((profile->fields & VP_HAS_GRAD) && profile->sampling.loss)
+        add_number(o, "loss", profile->loss, 1);
     if (profile->sampling.generator) {
         const vp_sampling *sm = &profile->sampling;
         cJSON *sampling = cJSON_AddObjectToObject(o, "sampling");
