@@ -1,5 +1,5 @@
 /* Writing training runs (vp_train_many's jobs, each with its result): the
- * seed's table as text, one row per step per run as CSV or JSON. */
+ * losses as a text table, one row per step per run as CSV or JSON. */
 #ifndef VARPROF_TRAIN_OUTPUT_H
 #define VARPROF_TRAIN_OUTPUT_H
 
@@ -14,10 +14,13 @@
  * warmup, seed), then the step's: step, lr, loss, grad_norm. */
 #define VP_TRAIN_CSV_HEADER "placement,layers,base_lr,warmup,seed,step,lr,loss,grad_norm"
 
-/* The text: a heading of what the runs share, then per run a label of what
- * differs among them (the placement always) and its loss at steps 0, every,
- * 2 every, ... and at its last step, four to a line, or where it diverged.
- * every >= 1. VP_EIO when writing fails. */
+/* The text, within 80 columns: a heading of what the runs share, naming
+ * the loss (cross-entropy in nats) and its chance level ln V; then a table,
+ * a row per run labelled by what differs among them (the placement always;
+ * numbered, with the labels listed, when they are too long) and a column
+ * per step 0, every, 2 every, ... and the last, in blocks that fit, each
+ * loss to three significant figures, "diverged" from where a run did, and
+ * why under the table. every >= 1. VP_ENOMEM, VP_EIO when writing fails. */
 vp_status vp_train_write_text(FILE *out, const vp_train_job *jobs, size_t n, size_t every);
 
 /* The header and every run's every step; numbers %.17g, a loss that is

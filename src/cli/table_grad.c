@@ -9,15 +9,6 @@
 #include "table_grad.h"
 #include "varprof/varprof.h"
 
-static const char *num(double x)
-{
-    static char buffers[12][40];
-    static int next;
-    char *buf = buffers[next++ % 12];
-    snprintf(buf, sizeof buffers[0], "%.6g", x);
-    return buf;
-}
-
 /* The formulas of one placement's backward step, by where its norms sit
  * (the traits), as the engine reads them. */
 typedef struct {
@@ -62,11 +53,6 @@ static vp_profile *grad_profile(vp_config cfg)
     return p;
 }
 
-static void row(const char *formula, const char *value)
-{
-    printf("  %-40s %s\n", formula, value);
-}
-
 int print_grad_rows(const vp_config *cfg)
 {
     vp_profile *p = grad_profile(*cfg);
@@ -79,21 +65,21 @@ int print_grad_rows(const vp_config *cfg)
     snprintf(formula, sizeof formula, "G_K = %s", final_norm ? "1 / v_K (final norm)"
                                                              : "1 (no final norm)");
     if (final_norm)
-        snprintf(value, sizeof value, "G_%zu = 1 / %s = %s", top, num(p->rows[top].stream_var),
-                 num(p->rows[top].grad_var));
+        snprintf(value, sizeof value, "G_%zu = 1 / %s = %s", top,
+                 table_num(p->rows[top].stream_var), table_num(p->rows[top].grad_var));
     else
         snprintf(value, sizeof value, "G_%zu = 1", top);
-    row(formula, value);
+    table_row(formula, value);
     snprintf(formula, sizeof formula, "G_{k-1} = %s", f.below);
-    snprintf(value, sizeof value, "G_0 = %s", num(p->rows[0].grad_var));
-    row(formula, value);
+    snprintf(value, sizeof value, "G_0 = %s", table_num(p->rows[0].grad_var));
+    table_row(formula, value);
     snprintf(formula, sizeof formula, "weight_grad_k^2 = %s", f.weight);
     snprintf(value, sizeof value, "weight_grad_1 = %s, weight_grad_%zu = %s",
-             num(p->rows[1].weight_grad), top, num(p->rows[top].weight_grad));
-    row(formula, value);
-    snprintf(value, sizeof value, "sqrt(G_0 / G_%zu) = %.*g x the top's", top,
-             VP_PAGE_SIGNIFICANT, vp_profile_grad_size(p, 0));
-    row("gradient size at the embedding", value);
+             table_num(p->rows[1].weight_grad), top, table_num(p->rows[top].weight_grad));
+    table_row(formula, value);
+    snprintf(value, sizeof value, "sqrt(G_0 / G_%zu) = %.*g times the top's", top,
+             table_digits(VP_PAGE_SIGNIFICANT), vp_profile_grad_size(p, 0));
+    table_row("gradient size at the embedding = sqrt(G_0 / G_K)", value);
     vp_profile_free(p);
     return EXIT_OK;
 }
@@ -103,10 +89,10 @@ static void explain_grad_step(const vp_profile *p, size_t k)
 {
     const vp_row *r = &p->rows[k], *b = &p->rows[k - 1];
     const grad_formulas f = formulas_of(&p->config);
-    printf("  k = %zu: G_k = %s, v_{k-1} = %s, g_k = %s\n", k, num(r->grad_var),
-           num(b->stream_var), num(r->gain));
-    printf("    G_{k-1} = %s = %s\n", f.below, num(b->grad_var));
-    printf("    weight_grad_k = sqrt(%s) = %s\n", f.weight, num(r->weight_grad));
+    table_say(2, "k = %zu: G_k = %s, v_{k-1} = %s, g_k = %s", k, table_num(r->grad_var),
+              table_num(b->stream_var), table_num(r->gain));
+    table_say(4, "G_{k-1} = %s = %s", f.below, table_num(b->grad_var));
+    table_say(4, "weight_grad_k = sqrt(%s) = %s", f.weight, table_num(r->weight_grad));
 }
 
 int explain_grad(const vp_config *cfg)
@@ -115,8 +101,10 @@ int explain_grad(const vp_config *cfg)
     if (!p)
         return EXIT_RUNTIME;
     const size_t top = p->n_rows - 1;
-    printf("\n%s, the gradient from the top down (%s):\n", vp_placement_name(cfg->placement),
-           vp_config_has_final_norm(cfg) ? "G_K = 1 / v_K, a final norm" : "G_K = 1, no final norm");
+    printf("\n");
+    table_say(0, "%s, the gradient from the top down (%s):", vp_placement_name(cfg->placement),
+              vp_config_has_final_norm(cfg) ? "G_K = 1 / v_K, a final norm"
+                                            : "G_K = 1, no final norm");
     for (size_t k = top; k >= 1; k--) {
         if (k + 3 <= top && k > 1) {
             if (k + 3 == top)
@@ -131,7 +119,9 @@ int explain_grad(const vp_config *cfg)
 
 /* Issue 13's figures at this stack's L and g: pre-norm with its final norm
  * telescopes, Post-LN stays flat, and their top weight gradients part as
- * sqrt(L) (Xiong et al. 2020, Theorem 1). */
+ * sqrt(L) (Xiong et al. 2020, Theorem 1). Each figure to the precision
+ * varprof-maths(7) quotes it (8.062, 0.124, 0.7071), or 17 digits with
+ * --wide. */
 int explain_grad_figures(const vp_config *cfg)
 {
     vp_config pre_cfg = *cfg, post_cfg = *cfg;
@@ -145,29 +135,33 @@ int explain_grad_figures(const vp_config *cfg)
         return EXIT_RUNTIME;
     }
     const size_t K = pre->n_rows - 1, Kp = post->n_rows - 1;
-    const char *g = num(cfg->gain);
+    const char *g = table_num(cfg->gain);
     const double v_top = pre->rows[K].stream_var;
-    printf("\nThe backward half's figures, worked by hand (L = %zu, g = %s):\n", cfg->layers, g);
-    printf("pre-norm with a final norm: G_{k-1} = G_k (1 + g^2 / v_{k-1}) = G_k v_k / v_{k-1},\n"
-           "  so G_k v_k is the same at every k: it telescopes to G_k = G_%zu v_%zu / v_k.\n",
-           K, K);
-    printf("  G_%zu = 1 / v_%zu = 1 / %s, so G_0 = 1 / v_0 = %s\n", K, K, num(v_top),
-           num(pre->rows[0].grad_var));
-    printf("  grad size at the embedding sqrt(G_0 / G_%zu) = sqrt(v_%zu / v_0) = sqrt(%s) = "
-           "%.4g\n",
-           K, K, num(v_top), vp_profile_grad_size(pre, 0));
-    printf("  weight_grad_%zu = sqrt(G_%zu) = 1 / sqrt(%s) = %.3g\n", K, K, num(v_top),
-           pre->rows[K].weight_grad);
-    printf("  weight_grad_1 = sqrt(G_1) = 1 / sqrt(v_1) = 1 / sqrt(1 + %s^2) = %.4g\n", g,
-           pre->rows[1].weight_grad);
-    printf("post-ln, no final norm: G_%zu = 1 and G_{k-1} = G_k / v_{k-1} = G_k, v = 1:\n", Kp);
-    printf("  grad size %.4g at every depth; weight_grad_k = sqrt(G_k / (1 + g^2)) = 1 / "
-           "sqrt(1 + %s^2) = %.4g\n",
-           vp_profile_grad_size(post, 0), g, post->rows[Kp].weight_grad);
+    const int four = table_digits(4), three = table_digits(3);
+    printf("\n");
+    table_say(0, "The backward half's figures, worked by hand (L = %zu, g = %s);", cfg->layers, g);
+    table_say(0, "grad size: the gradient size at the embedding, sqrt(G_0 / G_K).");
+    table_say(0, "pre-norm with a final norm, where v_k = v_{k-1} + g^2:");
+    table_say(2, "G_{k-1} = G_k (1 + g^2 / v_{k-1}) = G_k v_k / v_{k-1},");
+    table_say(2, "so G_k v_k is the same at every k: it telescopes to G_k = G_%zu v_%zu / v_k.", K,
+              K);
+    table_say(2, "G_%zu = 1 / v_%zu = 1 / %s, so G_0 = 1 / v_0 = %s", K, K, table_num(v_top),
+              table_num(pre->rows[0].grad_var));
+    table_say(2, "grad size sqrt(G_0 / G_%zu) = sqrt(v_%zu / v_0) = sqrt(%s) = %.*g", K, K,
+              table_num(v_top), four, vp_profile_grad_size(pre, 0));
+    table_say(2, "weight_grad_%zu = sqrt(G_%zu) = 1 / sqrt(%s) = %.*g", K, K, table_num(v_top),
+              three, pre->rows[K].weight_grad);
+    table_say(2, "weight_grad_1 = sqrt(G_1) = 1 / sqrt(v_1) = 1 / sqrt(1 + %s^2) = %.*g", g, four,
+              pre->rows[1].weight_grad);
+    table_say(0,
+              "post-ln, no final norm: G_%zu = 1 and G_{k-1} = G_k / v_{k-1} = G_k, v_k = 1:", Kp);
+    table_say(2, "grad size %.*g at every depth;", four, vp_profile_grad_size(post, 0));
+    table_say(2, "weight_grad_k = sqrt(G_k / (1 + g^2)) = 1 / sqrt(1 + %s^2) = %.*g", g, four,
+              post->rows[Kp].weight_grad);
     const double ratio = post->rows[Kp].weight_grad / pre->rows[K].weight_grad;
-    printf("Xiong et al. 2020: post-ln's top weight_grad over pre-norm's =\n"
-           "  sqrt(v_%zu / (1 + g^2)) = sqrt(%s / %s) = %.4g, growing as sqrt(L)\n",
-           K, num(v_top), num(1.0 + cfg->gain * cfg->gain), ratio);
+    table_say(0, "Xiong et al. 2020: post-ln's top weight_grad_K over pre-norm's =");
+    table_say(2, "sqrt(v_%zu / (1 + g^2)) = sqrt(%s / %s) = %.*g, growing as sqrt(L)", K,
+              table_num(v_top), table_num(1.0 + cfg->gain * cfg->gain), four, ratio);
     vp_profile_free(pre);
     vp_profile_free(post);
     return EXIT_OK;

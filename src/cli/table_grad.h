@@ -3,7 +3,19 @@
 #ifndef VARPROF_CLI_TABLE_GRAD_H
 #define VARPROF_CLI_TABLE_GRAD_H
 
+#include <stddef.h>
+
 #include "varprof/config.h"
+
+/* The table's text, shared by both halves (table_cmd.c): a number to six
+ * significant digits, or 17 with --wide; `figures` significant digits, or
+ * 17 with --wide; a line at `indent` wrapped to 80 columns unless --wide,
+ * broken before an " = " where one fits; a formula with its value on the
+ * line under it. */
+const char *table_num(double x);
+int table_digits(int figures);
+__attribute__((format(printf, 2, 3))) void table_say(size_t indent, const char *format, ...);
+void table_row(const char *formula, const char *value);
 
 /* cfg's placement's backward formulas (G_K, G_{k-1}, weight_grad_k^2) beside
  * their values, from the closed form at cfg. */

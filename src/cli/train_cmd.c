@@ -311,10 +311,9 @@ static void keep_stat(void *ctx, const vp_train_tensor *t)
     layer_stats *s = ctx;
     if (s->failed)
         return;
-    if (t->step != s->last_step) {
-        s->last_step = t->step;
+    if (t->step != s->last_step)
         s->in_step = 0;
-    }
+    s->last_step = t->step;
     if (t->step == 0) {
         if (!room_for_one(&s->names, &s->names_cap, s->n_names, sizeof *s->names)) {
             s->failed = 1;
@@ -388,8 +387,7 @@ static int write_layer_stats(const cli_args *args, const train_request *req)
     int rc = output_open(&out, args->value[OPT_LAYER_STATS], args->given[OPT_FORCE]);
     if (rc != EXIT_OK)
         return rc;
-    fputs("placement,layers,base_lr,warmup,seed,step,tensor,grad_norm,weight_norm,"
-          "update_ratio\n",
+    fputs("placement,layers,base_lr,warmup,seed,step,tensor,grad_norm,weight_norm,update_ratio\n",
           out.stream);
     for (size_t j = 0; j < req->n_jobs; j++) {
         const vp_train_job *job = &req->jobs[j];
@@ -400,11 +398,14 @@ static int write_layer_stats(const cli_args *args, const train_request *req)
         }
         for (size_t i = 0; i < s->n_rows; i++) {
             const struct stat_row *r = &s->rows[i];
-            fprintf(out.stream, "%s,%zu,%.17g,%zu,%llu,%zu,%s,%.17g,%.17g,%.17g\n",
+            char ratio[32] = ""; /* empty for zeros (a LayerNorm bias at step 0): no ratio */
+            if (r->weight_norm != 0.0)
+                snprintf(ratio, sizeof ratio, "%.17g", r->update_norm / r->weight_norm);
+            fprintf(out.stream, "%s,%zu,%.17g,%zu,%llu,%zu,%s,%.17g,%.17g,%s\n",
                     vp_placement_traits_of(job->config.placement)->name, job->config.layers,
                     job->train.lr, job->train.warmup, job->network.seed, r->step,
                     r->tensor < s->n_names ? s->names[r->tensor] : "?", r->grad_norm,
-                    r->weight_norm, r->weight_norm > 0.0 ? r->update_norm / r->weight_norm : 0.0);
+                    r->weight_norm, ratio);
         }
     }
     return output_commit(&out);

@@ -405,14 +405,15 @@ static void maths_table_shows_the_chapter_figures(void **state)
     (void)state;
     program_run run = RUN("table", "--layers", "32");
     assert_int_equal(run.status, 0);
-    assert_contains(run.out, "sqrt(v_64) = 8.062 x");
+    assert_contains(run.out, "sqrt(v_64 / v_0) = sqrt(65) = 8.062 times");
     assert_contains(run.out, "u_64 = 1 / sqrt(1 + 63 * 1^2) = 0.125 = 12.5 %");
     assert_contains(run.out, "e_64 = (1 + 64 * 1^2)^(-1/2) = 0.124035 = 12.4 %");
-    assert_contains(run.out, "e_64 = (1 + 1^2)^(-64/2) = 2^-32 = 2.3283064365386963e-10");
+    assert_contains(run.out, "e_64 = (1 + 1^2)^(-64/2) = 2^-32 = 2.32831e-10 = 2.328e-08 %");
     program_run_free(&run);
     run = RUN("table", "--layers", "32", "--gain", "2");
     assert_contains(run.out, "v_64 = 1 + 64 * 2^2 = 257");
-    assert_contains(run.out, "sqrt(v_64) = 16.03 x"); /* four significant figures, not 16 */
+    /* four significant figures, not 16 */
+    assert_contains(run.out, "sqrt(v_64 / v_0) = sqrt(257) = 16.03 times");
     program_run_free(&run);
 }
 
