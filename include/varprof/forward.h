@@ -338,7 +338,10 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *optio
  * (VP_OVERFLOW_FLOAT_GRAD). Fails as
  * vp_forward_check does, VP_ENOMEM when an allocation fails, VP_ETHREAD when
  * a thread cannot start, VP_EINVAL when a gain cannot be reached (GSL's
- * integration failed). A figure that overflows stops the profile there. */
+ * integration failed). A figure that overflows stops the profile there.
+ * With options->weights the profile's config.embedding_var is the measured
+ * v_0, rows[0].stream_var: the stream's size is relative to the embedding
+ * the file gives, not to a variance no weight was drawn to. */
 vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *options,
                              vp_profile **out, vp_error *err);
 

@@ -70,6 +70,8 @@ typedef struct {
     double kept_bytes;
     int recomputed; /* with VP_HAS_GRAD: 1 when only each sub-block's input was
                        kept, the rest recomputed (VP_ACTIVATIONS_RECOMPUTE) */
+    int tokens_drawn; /* the forward pass's token ids were drawn from the seed,
+                         none given (vp_forward_options.token_ids NULL) */
 } vp_sampling;
 
 /* The figure that went out of range first, when a profile stops early. */
@@ -133,7 +135,9 @@ vp_profile *vp_profile_alloc(size_t sub_blocks);
 /* Frees a profile; NULL is allowed. */
 void vp_profile_free(vp_profile *profile);
 
-/* sqrt(v_k / v_0): the stream's RMS in units of the embedding's. */
+/* sqrt(v_k / v_0): the stream's RMS in units of the embedding's, v_0 the
+ * profile's config.embedding_var (a forward pass from loaded weights: the
+ * measured one, so that row 0 is 1). */
 double vp_profile_stream_size(const vp_profile *profile, size_t k);
 
 /* sqrt(G_k / G_K), G_K the grad_var of the profile's last row: the

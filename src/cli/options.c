@@ -117,7 +117,7 @@ static const option_spec options[OPT_COUNT] = {
                      "forward: load every weight from a safetensors file (PyTorch's names; "
                      "see the manual); width, vocab, layers, MLP width, norm and QK-norm "
                      "follow from it; or a Hugging Face checkpoint directory (gpt2, llama, "
-                     "mistral, qwen2), its config.json giving the rest"},
+                     "mistral, qwen2, gemma2, olmo2), its config.json giving the rest"},
     [OPT_TOKEN_IDS] = {"token-ids", "FILE", CMD_PROFILE,
                        "forward: the batch's token ids, a CSV of B rows of T ids"},
     [OPT_LOSS] = {"loss", "copy|next|random", CMD_PROFILE,
@@ -424,6 +424,13 @@ int cli_parse(int argc, char **argv, cli_args *args)
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "-V") == 0) {
             args->given[arg[1] == 'h' ? OPT_HELP : OPT_VERSION] = 1;
             continue;
+        }
+        if (arg[0] == '-' && arg[1] != '-' && arg[1] != '\0') { /* -x, -layers: one dash */
+            const char *near = nearest_option(arg + 1, strlen(arg + 1), args->command);
+            return cli_usage_error("unknown option '%s'; options start with '--' (-h and -V "
+                                   "aside)%s%s%s",
+                                   arg, near ? "; did you mean --" : "", near ? near : "",
+                                   near ? "?" : "");
         }
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
             const char *before = i > 1 ? argv[i - 1] : "";

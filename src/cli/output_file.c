@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,6 +64,36 @@ int output_reader_gone(void)
     return poll(&fd, 1, 0) == 1 && (fd.revents & (POLLERR | POLLHUP));
 }
 
+int path_folder(const char *path, char *folder, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return snprintf(folder, size, ".") < (int)size;
+    if (slash == path)
+        return snprintf(folder, size, "/") < (int)size;
+    return snprintf(folder, size, "%.*s", (int)(slash - path), path) < (int)size;
+}
+
+/* A file that cannot be made for its folder (missing, not a folder, not
+ * writable) names the folder, not the temporary file tried beside it.
+ * EXIT_RUNTIME after saying so; EXIT_OK where the folder is not the cause. */
+static int refuse_folder(const char *path)
+{
+    char folder[4096];
+    struct stat st;
+    if (!path_folder(path, folder, sizeof folder))
+        return EXIT_OK;
+    if (stat(folder, &st) != 0)
+        return cli_runtime_error("cannot write '%s': its folder '%s': %s", path, folder,
+                                 strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return cli_runtime_error("cannot write '%s': '%s' is not a folder", path, folder);
+    if (access(folder, W_OK | X_OK) != 0)
+        return cli_runtime_error("cannot write '%s': its folder '%s': %s", path, folder,
+                                 strerror(errno));
+    return EXIT_OK;
+}
+
 int output_open(output_file *out, const char *path, int force)
 {
     memset(out, 0, sizeof *out);
@@ -73,6 +104,8 @@ int output_open(output_file *out, const char *path, int force)
     }
     vp_error err;
     vp_status status = atomic_file_open(&out->file, path, force, &err);
+    if (status == VP_EIO && refuse_folder(path) != EXIT_OK)
+        return EXIT_RUNTIME;
     if (status != VP_OK)
         return cli_library_error(NULL, status, &err);
     out->stream = out->file.stream;

@@ -26,10 +26,14 @@ void output_watch_signals(void);
  * ends the program quietly, as it ends other filters. */
 int output_reader_gone(void);
 
+/* The folder path is in: what comes before its last '/', "/" for a file at
+ * the root, "." for a bare name. 0 when it does not fit in size bytes. */
+int path_folder(const char *path, char *folder, size_t size);
+
 /* Opens path ("-" or NULL: standard output; else atomic_file_open). Returns
  * EXIT_OK or EXIT_RUNTIME after printing why (the file exists and force is 0,
  * with the hint to add --force; it is a directory; its folder does not
- * exist, ...). */
+ * exist, is not a folder or cannot be written, said of the folder, ...). */
 int output_open(output_file *out, const char *path, int force);
 
 /* Flushes standard output, or commits the file (atomic_file_commit).

@@ -1,6 +1,7 @@
 // realpath is XSI, beyond the build's _POSIX_C_SOURCE
 #define _XOPEN_SOURCE 700 // NOLINT(bugprone-reserved-identifier,cert-dcl37-c,cert-dcl51-cpp)
 #include "output_paths.h"
+#include "output_file.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -14,12 +15,8 @@ static int resolve(const char *path, char *resolved, size_t size)
 {
     const char *slash = strrchr(path, '/');
     char folder[PATH_MAX];
-    if (!slash)
-        snprintf(folder, sizeof folder, ".");
-    else if (slash == path)
-        snprintf(folder, sizeof folder, "/");
-    else
-        snprintf(folder, sizeof folder, "%.*s", (int)(slash - path), path);
+    if (!path_folder(path, folder, sizeof folder))
+        return 0;
     char real[PATH_MAX];
     if (!realpath(folder, real))
         return 0;

@@ -5,13 +5,16 @@
 #include <string.h>
 
 #include "commands.h"
+#include "model_hint.h"
 #include "model_network.h"
 #include "option_lists.h"
 #include "nearest_name.h"
 #include "output_file.h"
 #include "output_format.h"
 #include "output_paths.h"
+#include "page_tables.h"
 #include "progress_line.h"
+#include "weights_options.h"
 #include "weights_shape.h"
 #include "wrap_text.h"
 #include "varprof/varprof.h"
@@ -172,18 +175,8 @@ static int read_model(const cli_args *args, profile_request *req)
     const char *name = args->value[OPT_MODEL];
     const vp_model *m = vp_model_find(&table, name);
     if (!m) {
-        const vp_model *near = NULL;
-        size_t best = 3;
-        for (size_t i = 0; i < table.count; i++) {
-            const size_t d = edit_distance(name, strlen(name), table.models[i].name);
-            if (d < best && 2 * d < strlen(table.models[i].name)) {
-                near = &table.models[i];
-                best = d;
-            }
-        }
-        char hint[96] = "";
-        if (near)
-            snprintf(hint, sizeof hint, "did you mean %s? ", near->name);
+        char hint[256];
+        model_hint(name, &table, hint, sizeof hint);
         vp_model_table_free(&table);
         return cli_usage_error("--model: '%s' is not in the models table; %s'varprof models' "
                                "lists them",
@@ -291,8 +284,7 @@ static void warn_unknown_keys(const char *dir, const vp_hf_architecture *arch)
 }
 
 /* --weights and --token-ids: the network and the batch from files. What the
- * weights say of the shapes holds unless the command line says otherwise,
- * and then the loader names the tensor that disagrees. */
+ * weights fix (weights_options.h) the command line may not set otherwise. */
 static int read_network_files(const cli_args *args, profile_request *req)
 {
     vp_forward_options *fw = &req->forward;
@@ -300,6 +292,10 @@ static int read_network_files(const cli_args *args, profile_request *req)
     if (args->given[OPT_WEIGHTS] && args->given[OPT_MODEL])
         return cli_usage_error("--model and --weights both given; the weights file says the "
                                "network's shape, so give one of them");
+    int rc;
+    if (args->given[OPT_WEIGHTS] && ((rc = weights_refuse_settings(args)) != EXIT_OK ||
+                                     (rc = weights_refuse_json(args)) != EXIT_OK))
+        return rc;
     if (args->given[OPT_WEIGHTS]) {
         vp_hf_architecture arch;
         int checkpoint = 0;
@@ -307,23 +303,28 @@ static int read_network_files(const cli_args *args, profile_request *req)
             VP_OK)
             return cli_runtime_error("--weights: %s", err.message);
         req->checkpoint = checkpoint;
+        if (!checkpoint && (rc = weights_refuse_checkpoint_file(args, &req->weights)) != EXIT_OK)
+            return rc;
         if (checkpoint)
             warn_unknown_keys(args->value[OPT_WEIGHTS], &arch);
         const weights_shape_given given = weights_shape_given_by(
             args, OPT_WIDTH, OPT_VOCAB, OPT_FFN_MULT, OPT_LAYERS, OPT_BLOCK);
         weights_shape_given shape_given = given;
         if (checkpoint) { /* config.json first: its heads read the tensors */
-            const int rc = adopt_checkpoint(args, &arch, &given, req);
-            if (rc != EXIT_OK)
+            if ((rc = adopt_checkpoint(args, &arch, &given, req)) != EXIT_OK)
                 return rc;
             shape_given.heads = shape_given.head_dim = 1;
         }
+        if ((rc = weights_refuse_shape(args, &req->weights, &shape_given, &req->base, fw)) !=
+            EXIT_OK)
+            return rc;
         const vp_status s = weights_shape_adopt(&req->weights, &shape_given, &req->base, fw, &err);
         if (s == VP_EINVAL)
             return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
         if (s != VP_OK)
             return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
         fw->weights = &req->weights;
+        weights_adopt_depth(args, &req->base);
         /* with --engine all the Monte Carlo samples the stack the file describes */
         if (!args->given[OPT_WIDTH])
             req->mc.width = fw->width;
@@ -1064,8 +1065,10 @@ int run_profile(const cli_args *args)
         rc = check_distinct_outputs(args);
     if (rc == EXIT_OK)
         rc = check_plot_options(args);
-    if (rc == EXIT_OK)
+    if (rc == EXIT_OK) {
+        weights_warn_random_tokens(args, &req.forward);
         rc = profile_and_write(args, &req);
+    }
     free_request(&req);
     return rc;
 }

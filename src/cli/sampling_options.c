@@ -79,8 +79,8 @@ static int read_positions(const cli_args *args, vp_forward_options *fw)
 
 /* --heads against the width, --kv-heads against --heads, --head-dim against
    rope and the queries' width */
-/* widthless: --weights without --width, whose file's width the heads are
-   held to when it is read (vp_forward_infer) */
+/* widthless: --weights, whose file's width the heads are held to when it
+   is read (vp_forward_infer); a --width of its own is refused then */
 static int read_attention_shape(vp_forward_options *fw, int widthless)
 {
     if (!widthless && !fw->head_dim && fw->width % fw->heads != 0)
@@ -167,5 +167,5 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
     if ((rc = read_positions(args, fw)) != EXIT_OK)
         return rc;
     fw->seed = seed;
-    return read_attention_shape(fw, args->given[OPT_WEIGHTS] && !args->given[OPT_WIDTH]);
+    return read_attention_shape(fw, args->given[OPT_WEIGHTS]);
 }

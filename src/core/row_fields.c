@@ -45,16 +45,23 @@ static const char *field_part(const vp_profile *profile, size_t k)
 
 /* The sweep's values on every row, sub-block 0 included, so that a long-format
  * reader can group the rows of one combination: the --gain the stack ran
- * with (none when --gains gave one per sub-block) and the sampled width. */
+ * with (none when --gains gave one per sub-block, or loaded weights gave
+ * theirs) and the sampled width. */
 static double field_gain_setting(const vp_profile *profile, size_t k)
 {
     (void)k;
     return profile->config.gain;
 }
 
+/* Loaded weights have no gain set: their gains are measured (measured_gain) */
+static int has_set_gains(const vp_profile *profile)
+{
+    return profile->sampling.method != VP_SAMPLING_LOADED;
+}
+
 static int has_gain_setting(const vp_profile *profile)
 {
-    return !profile->gains_from_file;
+    return !profile->gains_from_file && has_set_gains(profile);
 }
 
 static size_t field_width(const vp_profile *profile, size_t k)
@@ -105,7 +112,7 @@ const row_field row_field_table[] = {
     {"sub_block", ROW_FIELD_SIZE, .size = field_sub_block, .appears = BOTH},
     {"layer", ROW_FIELD_SIZE, .size = field_layer, .branch_only = 1, .appears = BOTH},
     {"part", ROW_FIELD_TEXT, .text = field_part, .appears = BOTH},
-    {"gain", MEMBER(gain), .branch_only = 1, .appears = BOTH},
+    {"gain", MEMBER(gain), .has = has_set_gains, .branch_only = 1, .appears = BOTH},
     {"stream_var", MEMBER(stream_var), .appears = BOTH, .compared_as = "stream variance",
      SE_OF(stream_var_se)},
     {"stream_size", ROW_FIELD_DOUBLE, .number = field_stream_size, .appears = BOTH},

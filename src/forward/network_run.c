@@ -1160,7 +1160,8 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
                                   .embed_scale = o->embed_scale,
                                   .attn_scale = o->attn_scale,
                                   .attn_softcap = o->attn_softcap,
-                                  .logit_softcap = o->logit_softcap};
+                                  .logit_softcap = o->logit_softcap,
+                                  .tokens_drawn = o->token_ids == NULL};
     profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
                        VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
     /* a weights file decides the final norm: the profile says what ran, and
@@ -1211,6 +1212,11 @@ vp_status vp_forward_profile(const vp_config *cfg, const vp_forward_options *o, 
         fw_set_header(profile, cfg, o);
         status = fw_run_network(m, cfg, o, ids, profile, NULL, err);
     }
+    /* loaded weights set no embedding variance: the stream is measured
+       against the embedding they give, v_0 as measured (0 where the rows
+       looked up are zero, and then no size is finite) */
+    if (status == VP_OK && o->weights)
+        profile->config.embedding_var = profile->rows[0].stream_var;
     fw_model_free(m);
     free(ids);
     if (status != VP_OK) {

@@ -63,11 +63,14 @@ static cJSON *profile_object(const vp_profile *profile)
     add_text(o, "norm", vp_norm_name(profile->norm));
     add_number(o, "layers", (double)cfg->layers, 1);
     add_number(o, "sub_blocks", (double)profile->sub_blocks, 1);
-    add_number(o, "gain", cfg->gain, !profile->gains_from_file);
+    /* loaded weights set no gain, gamma (their norms' weights) or beta (an
+       init scale); alpha, on the residual, they use */
+    const int set = profile->sampling.method != VP_SAMPLING_LOADED;
+    add_number(o, "gain", cfg->gain, !profile->gains_from_file && set);
     cJSON_AddBoolToObject(o, "gains_from_file", profile->gains_from_file);
-    add_number(o, "gamma", cfg->gamma, 1);
+    add_number(o, "gamma", cfg->gamma, set);
     add_number(o, "alpha", cfg->alpha, 1);
-    add_number(o, "beta", cfg->beta, 1);
+    add_number(o, "beta", cfg->beta, set);
     add_number(o, "embedding_var", cfg->embedding_var, 1);
     add_number(o, "overflow_at", (double)profile->overflow_at, profile->overflow_at != 0);
     add_text(o, "overflowed", vp_overflow_name(profile->overflowed));

@@ -183,8 +183,8 @@ vp_status vp_safetensors_read(const char *path, vp_safetensors *f, vp_error *err
         const uint64_t rest = (uint64_t)st.st_size - 8;
         if (header > rest)
             status = vp_fail(err, VP_EFORMAT,
-                             "%s: header length %llu is beyond the file's %llu "
-                             "bytes",
+                             "%s: not a safetensors file: header length %llu is beyond "
+                             "the file's %llu bytes",
                              path, (unsigned long long)header, (unsigned long long)rest);
         else if (header > VP_SAFETENSORS_MAX_HEADER)
             status = vp_fail(err, VP_EFORMAT, "%s: header length %llu is above %u bytes", path,
@@ -235,7 +235,9 @@ vp_status vp_safetensors_map(const char *path, vp_safetensors *f, vp_error *err)
     const uint64_t header = little_endian_u64(map);
     const uint64_t rest = (uint64_t)st.st_size - 8;
     if (header > rest)
-        status = vp_fail(err, VP_EFORMAT, "%s: header length %llu is beyond the file's %llu bytes",
+        status = vp_fail(err, VP_EFORMAT,
+                         "%s: not a safetensors file: header length %llu is beyond the "
+                         "file's %llu bytes",
                          path, (unsigned long long)header, (unsigned long long)rest);
     else if (header > VP_SAFETENSORS_MAX_HEADER)
         status = vp_fail(err, VP_EFORMAT, "%s: header length %llu is above %u bytes", path,

@@ -36,4 +36,13 @@ void text_write_grad_sampled_row(FILE *out, const vp_profile *p, size_t k, vp_te
 void text_write_grad_measured_head(FILE *out, vp_text_width width);
 void text_write_grad_measured_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width);
 
+/* The heading's lines, each whole (text_write_lines_in_width breaks them):
+ * the engine, placement and depth; what the run was set to; the network
+ * (text_write_network) or the Monte Carlo's sampling; a blank line. */
+void text_write_heading_lines(FILE *out, const vp_profile *p);
+
+/* The forward pass's network, its batch, weights, eps and seed where
+ * something was drawn from it, the loss, Gemma-2's scales and positions. */
+void text_write_network(FILE *out, const vp_profile *p);
+
 #endif

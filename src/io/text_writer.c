@@ -15,87 +15,6 @@
 #include "mc/mc_internal.h"
 #include "mc/finite_width.h"
 
-static void write_network(FILE *out, const vp_profile *p)
-{
-    const vp_sampling *s = &p->sampling;
-    char init[48];
-    if (s->method == VP_SAMPLING_LOADED)
-        snprintf(init, sizeof init, "weights from file");
-    else
-        snprintf(init, sizeof init, "%s init", vp_sampling_method_name(s->method));
-    /* "MLP 4 x wide" for the GELU MLP (as always); another kind is named,
-       a hidden width the width does not divide given whole */
-    char mlp[64];
-    const int named = s->mlp && strcmp(s->mlp, "gelu") != 0;
-    if (s->ffn_mult)
-        snprintf(mlp, sizeof mlp, "%s%sMLP %zu x wide", named ? s->mlp : "", named ? " " : "",
-                 s->ffn_mult);
-    else
-        snprintf(mlp, sizeof mlp, "%s%sMLP %zu wide", named ? s->mlp : "", named ? " " : "",
-                 s->ffn_width);
-    /* biases are the default and go unsaid; their absence is said */
-    if (s->bias && strcmp(s->bias, "no") == 0)
-        snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", no biases");
-    else if (s->bias && strcmp(s->bias, "qkv") == 0)
-        snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", biases on q, k, v alone");
-    /* "8 heads of 128 sharing 2 kv heads": a width or kv heads of their own
-       are said, the defaults (d / H, H) not */
-    char heads[96];
-    int at = snprintf(heads, sizeof heads, "%zu heads", s->heads);
-    if (s->head_dim)
-        at += snprintf(heads + at, sizeof heads - (size_t)at, " of %zu", s->head_dim);
-    if (s->kv_heads)
-        snprintf(heads + at, sizeof heads - (size_t)at, " sharing %zu kv head%s", s->kv_heads,
-                 s->kv_heads == 1 ? "" : "s");
-    if (s->heads)
-        fprintf(out,
-                "network: width %zu, %s%s, %s, vocab %zu, batch %zu x %zu "
-                "tokens, %s, eps %.3g, seed %llu\n",
-                s->width, heads,
-                s->qk_norm == 2   ? " with QK-norm over the full width"
-                : s->qk_norm == 1 ? " with QK-norm"
-                                  : "",
-                mlp, s->vocab, s->batch,
-                s->tokens, init, s->eps, s->seed);
-    else
-        fprintf(out,
-                "network: MLP-only layers, width %zu, %s, vocab %zu, batch %zu "
-                "x %zu tokens, %s, eps %.3g, seed %llu\n",
-                s->width, mlp, s->vocab, s->batch, s->tokens, init, s->eps, s->seed);
-    /* --grad: the loss differentiated, and its value on the batch */
-    if (s->loss && (p->fields & VP_HAS_GRAD))
-        fprintf(out, "backward: loss %s = %.6g on the batch\n", s->loss, p->loss);
-    /* Gemma-2's departures, each said where it is on */
-    if ((s->embed_scale > 0.0 && s->embed_scale != 1.0) || s->attn_scale > 0.0 ||
-        s->attn_softcap > 0.0 || s->logit_softcap > 0.0) {
-        char what[200] = "";
-        size_t n = 0;
-        if (s->embed_scale > 0.0 && s->embed_scale != 1.0)
-            n += (size_t)snprintf(what + n, sizeof what - n, ", embedding x %.6g", s->embed_scale);
-        if (s->attn_scale > 0.0)
-            n += (size_t)snprintf(what + n, sizeof what - n, ", scores x %.6g", s->attn_scale);
-        if (s->attn_softcap > 0.0)
-            n += (size_t)snprintf(what + n, sizeof what - n, ", scores capped at %.6g",
-                                  s->attn_softcap);
-        if (s->logit_softcap > 0.0)
-            snprintf(what + n, sizeof what - n, ", logits capped at %.6g", s->logit_softcap);
-        fprintf(out, "scales: %s\n", what + 2);
-    }
-    /* positions other than none, which goes unsaid */
-    if (s->positions && s->rope_theta > 0.0 && s->rope_factor > 0.0)
-        fprintf(out,
-                "positions: %s, theta %.6g, llama3 scaling (factor %.6g, low_freq_factor "
-                "%.6g, high_freq_factor %.6g, original context %.6g)\n",
-                s->positions, s->rope_theta, s->rope_factor, s->rope_low, s->rope_high,
-                s->rope_context);
-    else if (s->positions && s->rope_theta > 0.0)
-        fprintf(out, "positions: %s, theta %.6g\n", s->positions, s->rope_theta);
-    else if (s->positions)
-        fprintf(out, "positions: %s\n", s->positions);
-}
-
-static void write_heading_lines(FILE *out, const vp_profile *p);
-
 /* Writes each line of text, those longer than 80 columns broken after
  * their last ", " that fits, or at their last space that does where no
  * comma lies from column comma_from on (a comma early in the line leaves
@@ -150,49 +69,12 @@ void text_write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from
 
 static void write_heading_text(FILE *out, const void *profile)
 {
-    write_heading_lines(out, profile);
+    text_write_heading_lines(out, profile);
 }
 
 static void write_heading(FILE *out, const vp_profile *p, vp_text_width width)
 {
     text_write_lines_in_width(out, width, 0, write_heading_text, p); /* at commas only */
-}
-
-static void write_heading_lines(FILE *out, const vp_profile *p)
-{
-    const vp_config *c = &p->config;
-    fprintf(out, "varprof %s: %s, %s (%s), %zu layer%s = %zu sub-block%s\n", VP_VERSION,
-            vp_engine_title(p->engine), vp_placement_name(c->placement),
-            vp_placement_formula(c->placement), c->layers, c->layers == 1 ? "" : "s", p->sub_blocks,
-            p->sub_blocks == 1 ? "" : "s");
-    if (p->gains_from_file)
-        fprintf(out, "gains per sub-block from file");
-    else
-        fprintf(out, "gain %.6g", c->gain);
-    /* only the scales this placement has */
-    const vp_placement_traits *t = vp_placement_traits_of(c->placement);
-    if (t->norm_out)
-        fprintf(out, ", gamma %.6g", c->gamma);
-    if (t->residual_alpha)
-        fprintf(out, ", alpha %.6g", c->alpha);
-    if (t->branch_beta)
-        fprintf(out, ", beta %.6g", c->beta);
-    if (p->norm != VP_NORM_ANY)
-        fprintf(out, ", %s", vp_norm_name(p->norm));
-    fprintf(out, ", embedding variance %.6g\n", c->embedding_var);
-    if (c->grad) /* the top of the backward half, which the final norm decides */
-        fprintf(out, "gradients from the head, %s%s\n",
-                vp_config_has_final_norm(c) ? "through a final norm" : "no final norm",
-                p->sampling.method == VP_SAMPLING_LOADED  ? " (the weights file's)"
-                : c->final_norm == VP_FINAL_NORM_DEFAULT ? " (the placement's default)"
-                                                         : " (--final-norm)");
-    if (p->engine == VP_ENGINE_FORWARD)
-        write_network(out, p);
-    else if (p->sampling.generator)
-        fprintf(out, "%s method, width %zu, %zu tokens, eps %.3g, generator %s, seed %llu\n",
-                vp_sampling_method_name(p->sampling.method), p->sampling.width, p->sampling.trials,
-                p->sampling.eps, p->sampling.generator, p->sampling.seed);
-    fputc('\n', out);
 }
 
 /* A closed-form row with the backward half: in 80 columns the stream's size
@@ -373,7 +255,8 @@ static void write_top(FILE *out, const vp_profile_top *top)
     fprintf(out, "  stream size       %.4g x the embedding's (stream variance %.6g)\n",
             top->stream_size, top->stream_var);
     fprintf(out, "  last update ratio %s of the stream it is added to\n", update);
-    fprintf(out, "  embedding share   %s of the stream\n", share);
+    /* a ratio of RMS, not of variance: 12.4 % here is 1.5 % of the variance */
+    fprintf(out, "  embedding share   %s of the stream (RMS)\n", share);
 }
 
 vp_status vp_text_write_heading(FILE *out, vp_engine engine, const vp_config *cfg,
@@ -656,18 +539,21 @@ static void write_forward_title(FILE *out, const void *arg)
 {
     const comparison_title *title = arg;
     const vp_profile *forward = title->profile;
+    /* loaded weights configure no gain: that closed form is the default's */
+    const char *configured = forward->sampling.method == VP_SAMPLING_LOADED
+                                 ? "the defaults (gain 1, v_0 = 1)"
+                                 : "the configured gain";
     if (title->width == VP_TEXT_FIT_80) /* no closed form at the configured gain */
         fprintf(out,
                 "%s: the forward pass against the closed form at its measured gains\n(its "
-                "prediction); --wide adds the gains, the cosines and the closed form at the "
-                "configured gain\n",
-                vp_placement_name(forward->config.placement));
+                "prediction); --wide adds the gains, the cosines and the closed form at %s\n",
+                vp_placement_name(forward->config.placement), configured);
     else
         fprintf(out,
-                "%s: the forward pass measured, against the closed form at the configured "
-                "gain and at the measured gains (its prediction)\n",
-                vp_placement_name(forward->config.placement));
-    write_network(out, forward);
+                "%s: the forward pass measured, against the closed form at %s and at the "
+                "measured gains (its prediction)\n",
+                vp_placement_name(forward->config.placement), configured);
+    text_write_network(out, forward);
 }
 
 vp_status vp_text_write_forward_comparison(FILE *out, const vp_profile *closed,

@@ -1,6 +1,7 @@
 #include "varprof/token_ids.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "io/csv_reader.h"
 #include "varprof/parse.h"
@@ -9,6 +10,23 @@ typedef struct {
     size_t vocab, rows, width, count, capacity;
     unsigned *ids;
 } ids_reader;
+
+/* A cell that is several ids run together: what separated them. Spaces
+ * around a cell are the CSV reader's to drop; those left are inside it. */
+static const char *separator_hint(const char *cell)
+{
+    const char *digit = strpbrk(cell, "0123456789");
+    const char *rest = digit ? digit + strspn(digit, "0123456789") : "";
+    if (!strpbrk(rest, "0123456789")) /* one number at most: not ids run together */
+        return "";
+    if (strchr(rest, ';'))
+        return "; a row's ids are separated by commas, not semicolons";
+    if (strchr(rest, '\t'))
+        return "; a row's ids are separated by commas, not tabs";
+    if (strchr(rest, ' '))
+        return "; a row's ids are separated by commas, not spaces";
+    return "";
+}
 
 static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cells, vp_error *err)
 {
@@ -37,8 +55,8 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
         if (vp_parse_size(cells[c], 0, r->vocab - 1, &id, &why) != VP_OK)
             return vp_fail(err, VP_EFORMAT,
                            "row %zu, column %zu: '%s' is not a token id from 0 "
-                           "to %zu",
-                           row, c + 1, cells[c], r->vocab - 1);
+                           "to %zu%s",
+                           row, c + 1, cells[c], r->vocab - 1, separator_hint(cells[c]));
         r->ids[r->count++] = (unsigned)id;
     }
     r->rows++;

@@ -272,7 +272,9 @@ static void hostile_safetensors_are_refused(void **state)
     test_remove_tree(dir);
 }
 
-/* The loader names the tensor it misses, does not expect, or finds misshapen. */
+/* The loader names the tensor it misses, does not expect, or finds misshapen;
+ * a width or depth of the command line's own is refused first, saying the
+ * file's (test_checkpoint_figures.c). */
 static void wrong_tensors_are_named(void **state)
 {
     (void)state;
@@ -287,8 +289,8 @@ static void wrong_tensors_are_named(void **state)
         {{"--placement", "sandwich"}, "layers.0.mlp_out_norm.weight' is missing"},
         {{"--placement", "output-norm"}, "layers.0.mlp_out_norm.weight' is missing"},
         {{"--placement", "none"}, "layers.0.mlp_norm.weight' is not one this network has"},
-        {{"--width", "64"}, "embed.weight' has shape [24, 48]"},
-        {{"--layers", "25"}, "layers.24."},
+        {{"--width", "64"}, "are 48 wide"},
+        {{"--layers", "25"}, "hold 24 layers"},
         {{"--block", "attn-mlp"}, "layers.0.attn"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

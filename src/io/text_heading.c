@@ -1,0 +1,163 @@
+/* The text's heading: what a profile was set to, and the network or the
+ * sampling it ran, in the words the outputs have always used. */
+#include <stdio.h>
+#include <string.h>
+
+#include "varprof/placement.h"
+#include "varprof/profile.h"
+#include "varprof/version.h"
+#include "io/text_internal.h"
+
+/* Gemma-2's departures, each said where it is on */
+static void write_scales(FILE *out, const vp_sampling *s)
+{
+    if (!((s->embed_scale > 0.0 && s->embed_scale != 1.0) || s->attn_scale > 0.0 ||
+          s->attn_softcap > 0.0 || s->logit_softcap > 0.0))
+        return;
+    char what[200] = "";
+    size_t n = 0;
+    if (s->embed_scale > 0.0 && s->embed_scale != 1.0)
+        n += (size_t)snprintf(what + n, sizeof what - n, ", embedding x %.6g", s->embed_scale);
+    if (s->attn_scale > 0.0)
+        n += (size_t)snprintf(what + n, sizeof what - n, ", scores x %.6g", s->attn_scale);
+    if (s->attn_softcap > 0.0)
+        n +=
+            (size_t)snprintf(what + n, sizeof what - n, ", scores capped at %.6g", s->attn_softcap);
+    if (s->logit_softcap > 0.0)
+        snprintf(what + n, sizeof what - n, ", logits capped at %.6g", s->logit_softcap);
+    fprintf(out, "scales: %s\n", what + 2);
+}
+
+/* "batch 2 x 64 tokens, gain init, eps 1e-05, seed 1": the batch, the
+ * weights (drawn or loaded) and the norms' eps. Loaded weights run on
+ * random token ids only where none were given, and a trained network's
+ * figures on them are not its figures on text: that is said. The seed is
+ * said where something was drawn from it: weights, tokens or the random
+ * loss's r_t. */
+static void format_batch(char *batch, size_t size, const vp_profile *p)
+{
+    const vp_sampling *s = &p->sampling;
+    const int loaded = s->method == VP_SAMPLING_LOADED;
+    const int seeded = !loaded || s->tokens_drawn ||
+                       (s->loss && (p->fields & VP_HAS_GRAD) && strcmp(s->loss, "random") == 0);
+    char weights[48];
+    if (loaded)
+        snprintf(weights, sizeof weights, "weights from file");
+    else
+        snprintf(weights, sizeof weights, "%s init", vp_sampling_method_name(s->method));
+    const int n = snprintf(batch, size, "batch %zu x %zu %stokens, %s, eps %.3g", s->batch,
+                           s->tokens, loaded && s->tokens_drawn ? "random " : "", weights, s->eps);
+    if (seeded && n > 0 && (size_t)n < size)
+        snprintf(batch + n, size - (size_t)n, ", seed %llu", s->seed);
+}
+
+void text_write_network(FILE *out, const vp_profile *p)
+{
+    const vp_sampling *s = &p->sampling;
+    char batch[160];
+    format_batch(batch, sizeof batch, p);
+    /* "MLP 4 x wide" for the GELU MLP (as always); another kind is named,
+       a hidden width the width does not divide given whole */
+    char mlp[64];
+    const int named = s->mlp && strcmp(s->mlp, "gelu") != 0;
+    if (s->ffn_mult)
+        snprintf(mlp, sizeof mlp, "%s%sMLP %zu x wide", named ? s->mlp : "", named ? " " : "",
+                 s->ffn_mult);
+    else
+        snprintf(mlp, sizeof mlp, "%s%sMLP %zu wide", named ? s->mlp : "", named ? " " : "",
+                 s->ffn_width);
+    /* biases are the default and go unsaid; their absence is said */
+    if (s->bias && strcmp(s->bias, "no") == 0)
+        snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", no biases");
+    else if (s->bias && strcmp(s->bias, "qkv") == 0)
+        snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", biases on q, k, v alone");
+    /* "8 heads of 128 sharing 2 kv heads": a width or kv heads of their own
+       are said, the defaults (d / H, H) not */
+    char heads[96];
+    int at = snprintf(heads, sizeof heads, "%zu heads", s->heads);
+    if (s->head_dim)
+        at += snprintf(heads + at, sizeof heads - (size_t)at, " of %zu", s->head_dim);
+    if (s->kv_heads)
+        snprintf(heads + at, sizeof heads - (size_t)at, " sharing %zu kv head%s", s->kv_heads,
+                 s->kv_heads == 1 ? "" : "s");
+    if (s->heads)
+        fprintf(out, "network: width %zu, %s%s, %s, vocab %zu, %s\n", s->width, heads,
+                s->qk_norm == 2   ? " with QK-norm over the full width"
+                : s->qk_norm == 1 ? " with QK-norm"
+                                  : "",
+                mlp, s->vocab, batch);
+    else
+        fprintf(out, "network: MLP-only layers, width %zu, %s, vocab %zu, %s\n", s->width, mlp,
+                s->vocab, batch);
+    /* --grad: the loss differentiated, and its value on the batch */
+    if (s->loss && (p->fields & VP_HAS_GRAD))
+        fprintf(out, "backward: loss %s = %.6g on the batch\n", s->loss, p->loss);
+    write_scales(out, s);
+    /* positions other than none, which goes unsaid */
+    if (s->positions && s->rope_theta > 0.0 && s->rope_factor > 0.0)
+        fprintf(out,
+                "positions: %s, theta %.6g, llama3 scaling (factor %.6g, low_freq_factor "
+                "%.6g, high_freq_factor %.6g, original context %.6g)\n",
+                s->positions, s->rope_theta, s->rope_factor, s->rope_low, s->rope_high,
+                s->rope_context);
+    else if (s->positions && s->rope_theta > 0.0)
+        fprintf(out, "positions: %s, theta %.6g\n", s->positions, s->rope_theta);
+    else if (s->positions)
+        fprintf(out, "positions: %s\n", s->positions);
+}
+
+/* The heading's second line: what the run was set to. Loaded weights set
+ * no gain, no gamma (their norms' weights), no beta (an init scale) and no
+ * embedding variance: their stream is measured against the embedding they
+ * give, and the line says so. Alpha, on the residual, they use. */
+static void write_settings(FILE *out, const vp_profile *p)
+{
+    const vp_config *c = &p->config;
+    const int loaded = p->sampling.method == VP_SAMPLING_LOADED;
+    const char *sep = loaded ? "" : ", "; /* loaded: the gains are measured, row by row */
+    if (!loaded && p->gains_from_file)
+        fprintf(out, "gains per sub-block from file");
+    else if (!loaded)
+        fprintf(out, "gain %.6g", c->gain);
+    /* only the scales this placement has */
+    const vp_placement_traits *t = vp_placement_traits_of(c->placement);
+    if (t->norm_out && !loaded)
+        fprintf(out, ", gamma %.6g", c->gamma);
+    if (t->residual_alpha) {
+        fprintf(out, "%salpha %.6g", sep, c->alpha);
+        sep = ", ";
+    }
+    if (t->branch_beta && !loaded)
+        fprintf(out, ", beta %.6g", c->beta);
+    if (p->norm != VP_NORM_ANY) {
+        fprintf(out, "%s%s", sep, vp_norm_name(p->norm));
+        sep = ", ";
+    }
+    if (loaded)
+        fprintf(out, "%sstream size in units of the measured embedding's RMS\n", sep);
+    else
+        fprintf(out, ", embedding variance %.6g\n", c->embedding_var);
+}
+
+void text_write_heading_lines(FILE *out, const vp_profile *p)
+{
+    const vp_config *c = &p->config;
+    fprintf(out, "varprof %s: %s, %s (%s), %zu layer%s = %zu sub-block%s\n", VP_VERSION,
+            vp_engine_title(p->engine), vp_placement_name(c->placement),
+            vp_placement_formula(c->placement), c->layers, c->layers == 1 ? "" : "s", p->sub_blocks,
+            p->sub_blocks == 1 ? "" : "s");
+    write_settings(out, p);
+    if (c->grad) /* the top of the backward half, which the final norm decides */
+        fprintf(out, "gradients from the head, %s%s\n",
+                vp_config_has_final_norm(c) ? "through a final norm" : "no final norm",
+                p->sampling.method == VP_SAMPLING_LOADED ? " (the weights file's)"
+                : c->final_norm == VP_FINAL_NORM_DEFAULT ? " (the placement's default)"
+                                                         : " (--final-norm)");
+    if (p->engine == VP_ENGINE_FORWARD)
+        text_write_network(out, p);
+    else if (p->sampling.generator)
+        fprintf(out, "%s method, width %zu, %zu tokens, eps %.3g, generator %s, seed %llu\n",
+                vp_sampling_method_name(p->sampling.method), p->sampling.width, p->sampling.trials,
+                p->sampling.eps, p->sampling.generator, p->sampling.seed);
+    fputc('\n', out);
+}
