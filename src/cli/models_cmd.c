@@ -106,15 +106,16 @@ static void write_shape(const vp_model *m, int wide)
 int run_models(const cli_args *args)
 {
     output_format format = FORMAT_TEXT;
+    model_column_choice columns;
     int rc = read_output_format(args, &format);
-    if (rc != EXIT_OK)
+    if (rc != EXIT_OK || (rc = read_model_columns(args, format, &columns)) != EXIT_OK)
         return rc;
     vp_model_table table;
     if ((rc = load_models(&table)) != EXIT_OK)
         return rc;
     if (format != FORMAT_TEXT) {
-        vp_page_table page;
-        if ((rc = models_page_table(&table, &page)) == EXIT_OK)
+        vp_page_table page = {0};
+        if ((rc = models_page_table(&table, &columns, &page)) == EXIT_OK)
             rc = write_page_table(stdout, &page, format);
         vp_page_table_free(&page);
         vp_model_table_free(&table);

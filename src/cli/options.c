@@ -139,6 +139,10 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_FORMAT] = {"format", "text|csv|json|markdown|latex", CMD_PROFILE | CMD_TABLE | CMD_MODELS,
                     "output format; default text, or as --output's .csv, .json, .md or .tex "
                     "says"},
+    [OPT_COLUMNS] = {"columns", "NAME[,NAME...]|all", CMD_MODELS,
+                     "the columns of --format csv, json, markdown or latex, by their CSV "
+                     "names; default: name, year, layers, placement, norm, qk_norm and "
+                     "parameters on a page (markdown, latex), all in csv and json"},
     [OPT_OUTPUT] = {"output", "FILE", CMD_TRAIN | CMD_PROFILE,
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},

@@ -63,6 +63,7 @@ typedef enum {
     OPT_GRADS_OUT,
     OPT_NAMES,
     OPT_FORMAT,
+    OPT_COLUMNS,
     OPT_OUTPUT,
     OPT_FORCE,
     OPT_EVERY,

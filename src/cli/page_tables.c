@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "nearest_name.h"
+#include "option_lists.h"
 #include "varprof/varprof.h"
 
 static const vp_page_column maths_columns[] = {
@@ -144,19 +146,137 @@ static vp_status set_shape_columns(const vp_model *m, vp_page_table *table)
                            vp_model_architecture_name(s->architecture)};
     for (size_t i = 0; i < sizeof words / sizeof *words && status == VP_OK; i++)
         status = vp_page_table_set_text(table, c++, words[i]);
-    vp_page_table_set_count(table, c++, (size_t)parameters); /* whole, below 2^53 */
+    vp_page_table_set_count(table, c, (size_t)parameters); /* whole, below 2^53 */
+    /* as the text's star says */
+    if (s->architecture != VP_MODEL_ARCHITECTURE_DENSE)
+        vp_page_table_mark(table, c);
+    c++;
     return status == VP_OK ? vp_page_table_set_text(table, c, s->source) : status;
 }
 
-int models_page_table(const vp_model_table *models, vp_page_table *table)
+/* The page's short set: what fits a page's width, and what a chapter's
+ * table of models prints. */
+static const char *const page_model_columns[] = {"name", "year",    "layers",    "placement",
+                                                 "norm", "qk_norm", "parameters"};
+
+_Static_assert(sizeof model_columns / sizeof *model_columns == MODEL_COLUMNS_MAX,
+               "MODEL_COLUMNS_MAX counts the models table's columns");
+
+static int model_column_named(const char *name)
 {
-    /* a table without shapes (the old 7 or 10 columns) is written as before */
+    for (size_t c = 0; c < MODEL_COLUMNS_MAX; c++)
+        if (strcmp(model_columns[c].key, name) == 0)
+            return (int)c;
+    return -1;
+}
+
+/* A usage error for a name that is no column: the nearest, and them all. */
+static int no_such_model_column(const char *name)
+{
+    const char *names[MODEL_COLUMNS_MAX];
+    char all[512] = "";
+    for (size_t c = 0; c < MODEL_COLUMNS_MAX; c++) {
+        names[c] = model_columns[c].key;
+        snprintf(all + strlen(all), sizeof all - strlen(all), "%s, ", names[c]);
+    }
+    const char *near = nearest_name(name, strlen(name), names, MODEL_COLUMNS_MAX);
+    char hint[80] = "";
+    if (near)
+        snprintf(hint, sizeof hint, " (did you mean %s?)", near);
+    return cli_usage_error("--columns: '%s' is not a column of the models table%s; the columns "
+                           "are %sor all",
+                           name, hint, all);
+}
+
+/* The chosen names' columns, each once; "all" alone for every one. */
+static int name_model_columns(const cli_args *args, model_column_choice *choice)
+{
+    const char *value = args->value[OPT_COLUMNS];
+    const size_t length = strlen(value);
+    if (!length || value[0] == ',' || value[length - 1] == ',' || strstr(value, ",,"))
+        return cli_usage_error("--columns: '%s' has an empty item; a list is names separated by "
+                               "commas, without spaces, e.g. name,layers,parameters",
+                               value);
+    list_buffer list;
+    int rc = cli_list_items(args, OPT_COLUMNS, &list, MODEL_COLUMNS_MAX + 1);
+    if (rc != EXIT_OK)
+        return rc;
+    choice->all = list.n == 1 && strcmp(list.items[0], "all") == 0;
+    for (size_t i = 0; i < list.n && !choice->all; i++) {
+        if (strcmp(list.items[i], "all") == 0)
+            return cli_usage_error("--columns: '%s': all names every column, so it stands "
+                                   "alone; or list the columns",
+                                   value);
+        const int c = model_column_named(list.items[i]);
+        if (c < 0)
+            return no_such_model_column(list.items[i]);
+        for (size_t j = 0; j < choice->n; j++)
+            if (choice->keep[j] == (size_t)c)
+                return cli_usage_error("--columns: '%s' names %s twice; name each column once",
+                                       value, list.items[i]);
+        choice->keep[choice->n++] = (size_t)c;
+    }
+    return EXIT_OK;
+}
+
+int read_model_columns(const cli_args *args, output_format format, model_column_choice *choice)
+{
+    *choice = (model_column_choice){.given = args->given[OPT_COLUMNS]};
+    if (choice->given && format == FORMAT_TEXT)
+        return cli_usage_error("--columns chooses the columns of --format csv, json, markdown or "
+                               "latex; the text's are fixed (--wide adds the source's)");
+    if (choice->given)
+        return name_model_columns(args, choice);
+    /* a script's formats keep every column, as they always have */
+    choice->all = !is_page_format(format);
+    for (size_t i = 0; !choice->all && i < sizeof page_model_columns / sizeof *page_model_columns;
+         i++)
+        choice->keep[choice->n++] = (size_t)model_column_named(page_model_columns[i]);
+    return EXIT_OK;
+}
+
+/* The chosen columns the table has, into keep: a table without shapes (the
+ * old 7 or 10 columns) has none of the shape's, and naming one is an error. */
+static int kept_model_columns(const model_column_choice *choice, int any_shape, size_t *keep,
+                              size_t *n)
+{
+    *n = 0;
+    const size_t count = choice->all ? MODEL_COLUMNS_MAX : choice->n;
+    for (size_t i = 0; i < count; i++) {
+        const size_t c = choice->all ? i : choice->keep[i];
+        if (c >= MODEL_SHAPE_FIRST_COLUMN && !any_shape && choice->given && !choice->all)
+            return cli_runtime_error("--columns: %s: the models table has no shapes, so no "
+                                     "column after source",
+                                     model_columns[c].key);
+        if (c < MODEL_SHAPE_FIRST_COLUMN || any_shape)
+            keep[(*n)++] = c;
+    }
+    return EXIT_OK;
+}
+
+/* The note a marked count needs, where one is kept. */
+static void note_marks(vp_page_table *table)
+{
+    for (size_t i = 0; i < table->n_rows * table->n_columns; i++)
+        if (table->cells[i].marked) {
+            snprintf(table->note, sizeof table->note,
+                     "* the count of the row's shape, not the model's: an encoder-decoder's "
+                     "row is its encoder, a mixture of experts' a dense model of its width");
+            return;
+        }
+}
+
+int models_page_table(const vp_model_table *models, const model_column_choice *choice,
+                      vp_page_table *table)
+{
     int any_shape = 0;
     for (size_t i = 0; i < models->count; i++)
         any_shape |= models->models[i].shape.known;
-    vp_page_table_init(table, model_columns,
-                       any_shape ? sizeof model_columns / sizeof *model_columns
-                                 : MODEL_SHAPE_FIRST_COLUMN);
+    size_t keep[MODEL_COLUMNS_MAX], n;
+    int rc = kept_model_columns(choice, any_shape, keep, &n);
+    if (rc != EXIT_OK)
+        return rc;
+    vp_page_table_init(table, model_columns, MODEL_COLUMNS_MAX);
     for (size_t i = 0; i < models->count; i++) {
         const vp_model *m = &models->models[i];
         if (vp_page_table_add_row(table) != VP_OK ||
@@ -165,12 +285,106 @@ int models_page_table(const vp_model_table *models, vp_page_table *table)
             vp_page_table_set_text(table, 4, vp_norm_name(m->norm)) != VP_OK ||
             vp_page_table_set_text(table, 5, m->qk_norm ? "yes" : "no") != VP_OK ||
             vp_page_table_set_text(table, 6, m->source) != VP_OK ||
-            (any_shape && set_shape_columns(m, table) != VP_OK))
+            set_shape_columns(m, table) != VP_OK)
             return no_memory(table);
         vp_page_table_set_count(table, 1, (size_t)m->year);
         vp_page_table_set_count(table, 2, m->layers);
     }
+    if (vp_page_table_keep_columns(table, keep, n) != VP_OK)
+        return no_memory(table);
+    note_marks(table);
     return EXIT_OK;
+}
+
+int is_page_format(output_format format)
+{
+    return format == FORMAT_MARKDOWN || format == FORMAT_LATEX;
+}
+
+/* The top of each stack, as the text ends a run of several: its keys the
+ * CSV's names, but for the summary's own sub_blocks and overflow. */
+static const vp_page_column top_columns[] = {
+    {"placement", "placement", "placement", 0},
+    {"gain_setting", "gain", "gain", 0},
+    {"layers", "layers", "layers", 0},
+    {"width", "width", "width", 0},
+    {"engine", "engine", "engine", 0},
+    {"sub_blocks", "K", "$K$", 0},
+    {"stream_size", "sqrt(v_K/v_0)", "$\\sqrt{v_K/v_0}$", 0},
+    {"update_ratio", "u_K", "$u_K$", 0},
+    {"embedding_share", "e_K", "$e_K$", 0},
+    {"log2_embedding_share", "log2 e_K", "$\\log_2 e_K$", 0},
+    {"overflow", "out of range", "out of range", 0},
+};
+
+enum { TOP_GAIN = 1, TOP_LAYERS = 2, TOP_WIDTH = 3, TOP_OVERFLOW = 10, N_TOP_COLUMNS = 11 };
+
+/* Row i: one engine's top at one combination. A top that overflowed is
+ * its last finite row, as the out-of-range cell says. */
+static vp_status set_top_row(const vp_sweep_top *t, vp_page_table *table)
+{
+    const vp_profile_top *top = &t->top;
+    char overflow[128] = "";
+    if (top->overflow_at)
+        snprintf(overflow, sizeof overflow, "%s at sub-block %zu; figures at %zu",
+                 vp_overflow_name(top->overflowed), top->overflow_at, top->sub_block);
+    vp_status status = vp_page_table_add_row(table);
+    if (status == VP_OK)
+        status = vp_page_table_set_text(table, 0, vp_placement_name(t->point.placement));
+    if (status == VP_OK)
+        status = vp_page_table_set_text(table, 4, vp_engine_name(top->engine));
+    if (status == VP_OK)
+        status = vp_page_table_set_text(table, TOP_OVERFLOW, overflow);
+    if (status != VP_OK)
+        return status;
+    vp_page_table_set_number(table, TOP_GAIN, t->point.gain);
+    vp_page_table_set_count(table, TOP_LAYERS, t->point.layers);
+    if (t->point.width)
+        vp_page_table_set_count(table, TOP_WIDTH, t->point.width);
+    vp_page_table_set_count(table, 5, top->sub_blocks);
+    vp_page_table_set_number(table, 6, top->stream_size);
+    if (top->sub_block > 0)
+        vp_page_table_set_number(table, 7, top->update_ratio);
+    vp_page_table_set_number(table, 8, top->embedding_share);
+    vp_page_table_set_number(table, 9, top->log2_share);
+    return VP_OK;
+}
+
+vp_status tops_page_table(const vp_sweep_top *tops, size_t n, unsigned shown, vp_page_table *table)
+{
+    vp_page_table_init(table, top_columns, N_TOP_COLUMNS);
+    snprintf(table->caption, sizeof table->caption, "The top of each stack");
+    int overflowed = 0;
+    vp_status status = VP_OK;
+    for (size_t i = 0; i < n && status == VP_OK; i++) {
+        status = set_top_row(&tops[i], table);
+        overflowed |= tops[i].top.overflow_at != 0;
+    }
+    size_t keep[N_TOP_COLUMNS], kept = 0;
+    for (size_t c = 0; c < N_TOP_COLUMNS; c++)
+        if (!((c == TOP_GAIN && !(shown & TOPS_GAIN)) ||
+              (c == TOP_LAYERS && !(shown & TOPS_LAYERS)) ||
+              (c == TOP_WIDTH && !(shown & TOPS_WIDTH)) || (c == TOP_OVERFLOW && !overflowed)))
+            keep[kept++] = c;
+    if (status == VP_OK)
+        status = vp_page_table_keep_columns(table, keep, kept);
+    if (status != VP_OK)
+        vp_page_table_free(table);
+    return status;
+}
+
+vp_status write_tops_page(FILE *out, const vp_sweep_top *tops, size_t n, unsigned shown,
+                          output_format format)
+{
+    vp_page_table table;
+    vp_status status = tops_page_table(tops, n, shown, &table);
+    if (status != VP_OK)
+        return status;
+    fputc('\n', out);
+    status = format == FORMAT_MARKDOWN ? vp_markdown_write_table(out, &table)
+                                       : vp_latex_write_table(out, &table);
+    vp_page_table_free(&table);
+    return status;
 }
 
 int write_page_table(FILE *out, const vp_page_table *table, output_format format)

@@ -459,6 +459,11 @@ static int read_request(const cli_args *raw_args, profile_request *req)
     if (rc != EXIT_OK || (rc = read_output_format(args, &req->format)) != EXIT_OK ||
         (rc = cli_size(args, OPT_EVERY, 1, 2 * (size_t)VP_MAX_LAYERS, &req->every)) != EXIT_OK)
         return rc;
+    if (is_page_format(req->format) && comparing(req)) /* a page must not drop it unsaid */
+        return cli_usage_error("a %s page holds each engine's table, not the text's comparison "
+                               "of them (differences in standard errors, verdicts); give one "
+                               "engine with --engine, or --format text",
+                               req->format == FORMAT_MARKDOWN ? "Markdown" : "LaTeX");
     req->base.mlp_only = 0;
     if (args->given[OPT_BLOCK]) {
         static const char *const blocks[] = {"attn-mlp", "mlp", NULL};
@@ -806,6 +811,16 @@ static vp_status write_placement(const profile_request *req, FILE *out, vp_json_
     return status;
 }
 
+/* What sets a sweep's tops apart on a page, as in the text's table; no gain
+ * where --gains gave one per sub-block. */
+static unsigned tops_shown(const profile_request *req)
+{
+    if (!req->sweeping)
+        return 0;
+    return (req->args->given[OPT_GAINS] ? 0 : TOPS_GAIN) | TOPS_LAYERS |
+           (has(req, ENGINE_MC | ENGINE_FORWARD) ? TOPS_WIDTH : 0);
+}
+
 /* One line per combination, after the tables: the verdicts together. */
 static vp_status write_verdicts(const profile_request *req, FILE *out,
                                 const placement_profiles *all)
@@ -939,6 +954,8 @@ static int compute_and_write(const profile_request *req, FILE *out, progress_lin
             status = vp_json_end(&json);
         else if (req->format == FORMAT_TEXT)
             status = write_ending(req, out, all, res);
+        else if (is_page_format(req->format) && req->n_combinations > 1)
+            status = write_tops_page(out, res->tops, res->n_tops, tops_shown(req), req->format);
     }
     for (size_t i = 0; i < req->n_combinations; i++) {
         if (plot_profiles_kept && rc == EXIT_OK) {

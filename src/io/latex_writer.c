@@ -32,22 +32,37 @@ static void write_escaped(FILE *out, const char *text)
     }
 }
 
-/* A number in math mode: "$16.03$", "$2.939\times10^{-39}$", "$-1000$". */
-static void write_number(FILE *out, double x)
+/* A number as math, to go between dollars: "16.03", "2.939\times10^{-39}",
+ * "-1000", with that many significant figures. */
+static void write_math(FILE *out, double x, int significant)
 {
     char text[64];
-    snprintf(text, sizeof text, "%.*g", VP_PAGE_SIGNIFICANT, x);
+    snprintf(text, sizeof text, "%.*g", significant, x);
     char *e = strchr(text, 'e');
     if (!e) {
-        fprintf(out, "$%s$", text);
+        fputs(text, out);
         return;
     }
     *e = '\0';
     const long exponent = strtol(e + 1, NULL, 10);
     if (strcmp(text, "1") == 0)
-        fprintf(out, "$10^{%ld}$", exponent);
+        fprintf(out, "10^{%ld}", exponent);
     else
-        fprintf(out, "$%s\\times10^{%ld}$", text, exponent);
+        fprintf(out, "%s\\times10^{%ld}", text, exponent);
+}
+
+/* A number in math mode, "$16.03$", with its half-width where it has one,
+ * "$0.25 \pm 0.0003$", and its mark inside: "$16.03^*$", as "$16.03$$^*$"
+ * would open display math. */
+static void write_number(FILE *out, const vp_cell *cell)
+{
+    fputc('$', out);
+    write_math(out, cell->number, VP_PAGE_SIGNIFICANT);
+    if (!isnan(cell->half)) {
+        fputs(" \\pm ", out);
+        write_math(out, cell->half, VP_PAGE_HALF_SIGNIFICANT);
+    }
+    fputs(cell->marked ? "^*$" : "$", out);
 }
 
 static void write_cell(FILE *out, const vp_page_table *table, size_t row, size_t column)
@@ -56,8 +71,10 @@ static void write_cell(FILE *out, const vp_page_table *table, size_t row, size_t
     switch (cell->kind) {
     case VP_CELL_NUMBER:
         if (isfinite(cell->number))
-            write_number(out, cell->number);
-        break;
+            write_number(out, cell);
+        else if (cell->marked)
+            fputs("$^*$", out);
+        return;
     case VP_CELL_COUNT: fprintf(out, "%zu", cell->count); break;
     case VP_CELL_TEXT:
         if (table->columns[column].code)
@@ -68,6 +85,8 @@ static void write_cell(FILE *out, const vp_page_table *table, size_t row, size_t
         break;
     case VP_CELL_EMPTY: break;
     }
+    if (cell->marked)
+        fputs("$^*$", out);
 }
 
 /* 'r' for a column of numbers, so that they line up; 'l' for text. */
@@ -102,5 +121,7 @@ vp_status vp_latex_write_table(FILE *out, const vp_page_table *table)
         fputs(" \\\\\n", out);
     }
     fputs("\\bottomrule\n\\end{tabular}\n", out);
+    if (table->note[0]) /* as the caption: a comment, for the author to set */
+        fprintf(out, "%% %s\n", table->note);
     return ferror(out) ? VP_EIO : VP_OK;
 }

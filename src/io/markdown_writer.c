@@ -14,7 +14,23 @@ static void write_cell(FILE *out, const vp_page_table *table, size_t row, size_t
             fputc('\\', out);
         fputc(*p, out);
     }
-    fputs(code ? "` |" : " |", out);
+    fputs(code ? "`" : "", out);
+    if (cell->marked)
+        fputs("\\*", out); /* a bare '*' would start emphasis */
+    fputs(" |", out);
+}
+
+/* The note as a paragraph under the table; its '*' escaped, or it would
+ * start a list. */
+static void write_note(FILE *out, const char *note)
+{
+    fputc('\n', out);
+    for (const char *p = note; *p; p++) {
+        if (*p == '*')
+            fputc('\\', out);
+        fputc(*p, out);
+    }
+    fputc('\n', out);
 }
 
 /* A column of numbers is right-aligned: the digits line up. */
@@ -45,5 +61,7 @@ vp_status vp_markdown_write_table(FILE *out, const vp_page_table *table)
             write_cell(out, table, r, c);
         fputc('\n', out);
     }
+    if (table->note[0])
+        write_note(out, table->note);
     return ferror(out) ? VP_EIO : VP_OK;
 }

@@ -174,7 +174,7 @@ static void profile_tables_for_a_page(void **state)
                              "\\bottomrule\n\\end{tabular}\n");
     program_run_free(&run);
 
-    /* every engine of --engine all, one table each, a blank line between */
+    /* each placement its own table, a blank line between (engines compared: text only) */
     run = RUN("--engine", "mc", "--placement", "pre-norm,post-ln", "--layers", "2", "--trials",
               "64", "--width", "8", "--format", "markdown");
     assert_int_equal(run.status, 0);
@@ -247,7 +247,8 @@ static void models_table_in_every_format(void **state)
                      "odd-1,2024,12,pre-norm,rmsnorm,yes,\"a_b & 50% $x$ #1 {y} ~z ^w \\v |u "
                      "--num-layers\"\n");
     setenv("VARPROF_MODELS", path, 1);
-    program_run run = RUN("models", "--format", "latex");
+    /* every column: a page's own short set has no source */
+    program_run run = RUN("models", "--format", "latex", "--columns", "all");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "\\texttt{odd-1} & 2024 & 12 & pre-norm & rmsnorm & yes & "
                              "a\\_b \\& 50\\% \\$x\\$ \\#1 \\{y\\} "
@@ -255,7 +256,7 @@ static void models_table_in_every_format(void **state)
                              "-{}-num-layers \\\\\n");
     program_run_free(&run);
 
-    run = RUN("models", "--format", "markdown");
+    run = RUN("models", "--format", "markdown", "--columns", "all");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "| `odd-1` | 2024 | 12 | pre-norm | rmsnorm | yes | a_b & 50% $x$ "
                              "#1 {y} ~z ^w \\v \\|u --num-layers |\n");
@@ -297,7 +298,7 @@ static void models_table_in_every_format(void **state)
                                  "3072,50257,gelu-tanh,learned,1024,,1.0000000000000001e-05,yes,"
                                  "yes,yes,dense,124439808,config\n");
     program_run_free(&run);
-    run = RUN("models", "--format", "markdown");
+    run = RUN("models", "--format", "markdown", "--columns", "all");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "| 768 | 12 | 12 | 64 | 3072 | 50257 | gelu-tanh | learned | 1024 |  "
                              "| 1e-05 | yes | yes | yes | dense | 124439808 | config |\n");
