@@ -43,6 +43,7 @@ typedef struct {
                                replaced) */
     const vp_progress *progress; /* told of each figure made; NULL for none */
     size_t threads;              /* the training figures' runs; 0 for one */
+    int no_title;                /* as vp_plot_target's: no title drawn, for a caption */
 } vp_figures_options;
 
 /* Writes every figure as outdir/NAME.EXT, extension "svg", "png" or "pdf",

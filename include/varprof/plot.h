@@ -73,6 +73,7 @@ typedef struct {
 enum {
     VP_AXIS_LOG_X = 1u << 0,
     VP_AXIS_LOG_Y = 1u << 1,
+    VP_AXIS_X_SWEPT = 1u << 2, /* x is a swept value: a tic at each value the series take */
 };
 
 typedef struct {
@@ -215,6 +216,9 @@ typedef struct {
     double width, height; /* inches (PDF, SVG) or pixels (PNG); 0: the default.
                              The dumb terminal keeps its own size. */
     double font_size;     /* points; 0: VP_PLOT_DEFAULT_FONT_PT */
+    int no_title;         /* draw no title (a caption carries it): not the figure's, nor a
+                             single panel's; stacked panels keep their names. The file's
+                             own title (SVG <title>, PDF /Title) stays. */
 } vp_plot_target;
 
 /* Checks a size and a font size (0 for the default) for a format: VP_EINVAL
@@ -235,8 +239,9 @@ vp_status vp_plot_check_text(const char *text, const char *what, vp_error *err);
 /* Writes a complete, self-contained gnuplot script for the figure: the
  * terminal for target->path's format, `set output` naming target->path (none
  * for "-", so a rerun draws on standard output), the data inline as
- * datablocks with %.17g numbers, the style, and the plots. `gnuplot script.gp`
- * alone redraws the figure. target->force and terminal_out are ignored.
+ * datablocks with %.17g numbers (drawn rounded to a thousandth of their axis, so
+ * that the last bits of a sum move no coordinate), the style, and the plots.
+ * `gnuplot script.gp` alone redraws the figure. target->force and terminal_out are ignored.
  * The SVG's text is in the generic CSS family sans-serif.
  * Fails with VP_EINVAL for a bad extension, a figure without panels, a size
  * out of range (vp_plot_check_size) or a refused text (see vp_plot_check_text), before

@@ -43,7 +43,8 @@ int run_figures(const cli_args *args)
                                .width = size.width,
                                .height = size.height,
                                .font_size = size.font_size,
-                               .script_dir = scripts};
+                               .script_dir = scripts,
+                               .no_title = args->given[OPT_NO_TITLE]};
     vp_error err;
     progress_line line;
     progress_line_init(&line, args);

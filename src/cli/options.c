@@ -168,6 +168,8 @@ static const option_spec options[OPT_COUNT] = {
     [OPT_X_AXIS] = {"x", "layer|sub-block", CMD_PROFILE,
                     "what --plot's x axis counts; default layer, so that parallel (one "
                     "sub-block a layer) lines up with the others at equal depth"},
+    [OPT_NO_TITLE] = {"no-title", NULL, CMD_TRAIN | CMD_PROFILE | CMD_FIGURES,
+                      "draw the figures without their titles, for a caption to carry them"},
     [OPT_FIGURE_SCRIPTS] = {"plot-script", "DIR", CMD_FIGURES,
                             "also write each figure's gnuplot script, data inline, as DIR/NAME.gp"},
     [OPT_OUTDIR] = {"outdir", "DIR", CMD_FIGURES, "where the figures go; default plots"},

@@ -73,6 +73,7 @@ typedef enum {
     OPT_SIZE,
     OPT_FONT_SIZE,
     OPT_X_AXIS,
+    OPT_NO_TITLE,
     OPT_FIGURE_SCRIPTS,
     OPT_OUTDIR,
     OPT_FIGURE_FORMAT,

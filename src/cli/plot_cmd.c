@@ -76,7 +76,7 @@ static int check_grad_quantity(const cli_args *args, vp_plot_quantity quantity)
 int check_plot_options(const cli_args *args)
 {
     vp_error err;
-    static const option_id needs_plot[] = {OPT_SIZE, OPT_FONT_SIZE, OPT_X_AXIS};
+    static const option_id needs_plot[] = {OPT_SIZE, OPT_FONT_SIZE, OPT_X_AXIS, OPT_NO_TITLE};
     for (size_t i = 0; i < sizeof needs_plot / sizeof *needs_plot; i++)
         if (args->given[needs_plot[i]] && !args->given[OPT_PLOT])
             return cli_usage_error("%s styles the figure that --plot draws; give --plot too",
@@ -174,7 +174,9 @@ int plot_figure(const cli_args *args, vp_figure *figure)
     vp_error err;
     if (strcmp(args->value[OPT_PLOT], "-") == 0)
         figure->text_columns = terminal_columns();
-    vp_plot_target target = {.path = args->value[OPT_PLOT], .force = args->given[OPT_FORCE]};
+    vp_plot_target target = {.path = args->value[OPT_PLOT],
+                             .force = args->given[OPT_FORCE],
+                             .no_title = args->given[OPT_NO_TITLE]};
     vp_plot_format format;
     int rc = vp_plot_format_for_path(target.path, &format, &err) == VP_OK
                  ? read_plot_size(args, format, &target)

@@ -38,7 +38,8 @@ vp_status plot_draw_named(const vp_figure *figure, const vp_figures_options *opt
                              .force = opts->force,
                              .width = opts->width,
                              .height = opts->height,
-                             .font_size = opts->font_size};
+                             .font_size = opts->font_size,
+                             .no_title = opts->no_title};
     if (opts->script_dir) {
         vp_status status = write_script(figure, opts, name, &target, err);
         if (status != VP_OK)

@@ -135,7 +135,9 @@ static void fixed_values(const vp_sweep_top *tops, varying v, char *buf, size_t 
 }
 
 /* Tics that read: a factor of 2 along a log axis from the first value, or
- * about eight steps of a power of two along the depth. */
+ * at most six steps of a power of two along the depth (beside a key that
+ * notes coinciding lines, eight crowd their labels); every swept value has
+ * a tic of its own besides (VP_AXIS_X_SWEPT). */
 static void sweep_tics(vp_panel *panel, const vp_sweep_top *tops, size_t n, vp_sweep_axis x)
 {
     double lo = INFINITY, hi = -INFINITY;
@@ -156,10 +158,9 @@ static void sweep_tics(vp_panel *panel, const vp_sweep_top *tops, size_t n, vp_s
         return;
     }
     double step = 1;
-    while ((hi - lo) / step > 8)
+    while ((hi - lo) / step > 6)
         step *= 2;
     panel->x_tic_step = step;
-    panel->x_minor_tics = step >= 2 ? 2 : 0;
 }
 
 /* A line that ends far above the others (none's stream reaches 1e38) would
@@ -203,9 +204,9 @@ static vp_status add_panel(vp_figure *figure, const vp_sweep_top *tops, size_t n
                            vp_error *err)
 {
     vp_panel *panel;
-    vp_status status = vp_figure_add_panel(figure, title ? title : quantities[quantity].title,
-                                           axes[x].label, quantities[quantity].y_label,
-                                           axes[x].flags | VP_AXIS_LOG_Y, &panel, err);
+    vp_status status = vp_figure_add_panel(
+        figure, title ? title : quantities[quantity].title, axes[x].label,
+        quantities[quantity].y_label, axes[x].flags | VP_AXIS_LOG_Y | VP_AXIS_X_SWEPT, &panel, err);
     if (status != VP_OK)
         return status;
     panel->show_key = show_key;

@@ -86,7 +86,7 @@ static vp_status final_panel(vp_figure *figure, const vp_train_job *jobs, size_t
     vp_panel *panel;
     const unsigned log_x = axis == AXIS_LR ? VP_AXIS_LOG_X : 0;
     vp_status status = vp_figure_add_panel(figure, "", names[axis], "final loss",
-                                           VP_AXIS_LOG_Y | log_x, &panel, err);
+                                           VP_AXIS_LOG_Y | VP_AXIS_X_SWEPT | log_x, &panel, err);
     if (status == VP_OK)
         panel->show_key = 0; /* its colours are the placements', keyed above */
     for (int p = 0; p < VP_PLACEMENT_COUNT && status == VP_OK; p++) {

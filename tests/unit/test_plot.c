@@ -815,10 +815,12 @@ static void labels_are_enhanced_text(void **state)
     vp_figure *fig = all_placements(32, VP_QUANTITY_ALL, NULL);
     vp_plot_target target = {.path = "fig.svg"};
     char *text = script_for(fig, &target);
-    // v_k subscripted; the log axis in powers of ten; titles and keys as typed
+    // v_k subscripted; the log axis's decades as powers of ten, each label
+    // written out (not %L, the power at or below a tic); titles and keys as typed
     assert_non_null(strstr(text, "set ylabel 'sqrt(v_k/v_0)'\n"));
-    assert_non_null(strstr(text, "set format y '10^{%L}'\n"));
-    assert_non_null(strstr(text, "title 'Output norm' noenhanced"));
+    assert_non_null(strstr(text, "'10^{-2}' 0.01 0"));
+    assert_null(strstr(text, "%L"));
+    assert_non_null(strstr(text, "title 'Post-LN' noenhanced"));
     assert_non_null(strstr(text, "set title 'embedding share' noenhanced"));
     assert_null(strstr(text, "noenhanced background")); // the terminal itself is enhanced
     free(text);
@@ -826,8 +828,8 @@ static void labels_are_enhanced_text(void **state)
     target.path = "-";
     text = script_for(fig, &target);
     assert_non_null(strstr(text, "set terminal dumb size 120,90 noenhanced"));
-    assert_non_null(strstr(text, "set format y '10^%L'\n"));
-    assert_null(strstr(text, "{%L}"));
+    assert_non_null(strstr(text, "'10^-2' 0.01 0"));
+    assert_null(strstr(text, "{"));
     free(text);
     vp_figure_free(fig);
 }
@@ -853,13 +855,12 @@ static void log_axes_end_near_the_data(void **state)
     free(text);
     vp_figure_free(fig);
     vp_profile_free(p);
-    // an axis spanning less than two decades gets tics at 1, 2 and 5
+    // an axis spanning less than two decades gets tics at 1, 2 and 5, plainly
     p = closed(VP_PRE_NORM, 32, 1.0);
     ps[0] = p;
     assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_UPDATE, NULL, &fig, NULL), VP_OK);
     text = script_for(fig, &target);
-    assert_non_null(strstr(text, "set ytics (0.2, 0.5, 1)\n"));
-    assert_non_null(strstr(text, "set format y '%g'\n"));
+    assert_non_null(strstr(text, "set ytics ('0.2' 0.20000000000000001 0, '0.5' 0.5 0, '1' 1 0)\n"));
     free(text);
     vp_figure_free(fig);
     vp_profile_free(p);

@@ -148,6 +148,7 @@ static void loss_curves_and_final_losses(void **state)
     assert_int_equal(fig->panels[1].n_series, 2); /* a line per placement */
     assert_int_equal(fig->panels[1].series[0].n, 1); /* the diverged run left out */
     assert_true(fig->panels[1].flags & VP_AXIS_LOG_X);
+    assert_true(fig->panels[1].flags & VP_AXIS_X_SWEPT); /* a tic at each rate */
     const char *path = in_scratch("curves.svg");
     const vp_plot_target target = {.path = path, .force = 1};
     expect_ok(vp_plot_run(fig, &target, &err), &err);
