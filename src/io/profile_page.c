@@ -79,7 +79,9 @@ static void write_caption(const vp_profile *p, vp_page_table *table)
 {
     const vp_config *c = &p->config;
     char gain[64];
-    if (p->gains_from_file)
+    if (p->sampling.method == VP_SAMPLING_LOADED) /* no gain set: theirs are measured */
+        snprintf(gain, sizeof gain, "weights from a file");
+    else if (p->gains_from_file)
         snprintf(gain, sizeof gain, "gains per sub-block from file");
     else
         snprintf(gain, sizeof gain, "gain %.*g", VP_PAGE_SIGNIFICANT, c->gain);

@@ -115,18 +115,22 @@ static void layer_x_label(const vp_profile *const *profiles, size_t n, char *buf
 static void computed_title(const vp_profile *const *profiles, size_t n, const char *quantity,
                            char *buf, size_t size)
 {
-    int same_layers = 1, same_gain = 1, any_file = 0;
+    int same_layers = 1, same_gain = 1, any_file = 0, any_loaded = 0;
     for (size_t i = 0; i < n; i++) {
         same_layers &= profiles[i]->config.layers == profiles[0]->config.layers;
         same_gain &= profiles[i]->config.gain == profiles[0]->config.gain;
         any_file |= profiles[i]->gains_from_file;
+        /* loaded weights have no gain set: theirs are measured */
+        any_loaded |= profiles[i]->sampling.method == VP_SAMPLING_LOADED;
     }
     int used = snprintf(buf, size, "%s%s", quantity, quantity[0] ? ": " : "");
     if (same_layers && used >= 0 && (size_t)used < size)
         used +=
             snprintf(buf + used, size - (size_t)used, "%zu layers, ", profiles[0]->config.layers);
     if (used >= 0 && (size_t)used < size) {
-        if (any_file)
+        if (any_loaded)
+            used += snprintf(buf + used, size - (size_t)used, "weights from a file, ");
+        else if (any_file)
             used += snprintf(buf + used, size - (size_t)used, "gains from a file, ");
         else if (same_gain)
             used +=

@@ -376,6 +376,39 @@ static void a_checkpoints_file_is_told_to_give_the_folder(void **state)
     program_run_free(&run);
 }
 
+/* A figure's title and a page's caption say no gain of a weights run,
+ * which has none set: "weights from a file" in its place. */
+static void figures_and_pages_say_no_gain(void **state)
+{
+    (void)state;
+    char dir[512], tokens[512], script[600];
+    snprintf(dir, sizeof dir, "%s", test_data_path("hf/llama_d32"));
+    snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));
+    snprintf(script, sizeof script, "%s", in_scratch("weights.gp"));
+    program_run run = run_varprof(
+        (const char *const[]){"--engine", "forward", "--weights", dir, "--token-ids", tokens,
+                              "--plot", in_scratch("weights.svg"), "--plot-script", script, NULL});
+    assert_int_equal(run.status, 0);
+    FILE *f = fopen(script, "r");
+    assert_non_null(f);
+    static char text[1 << 18];
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    assert_contains(text, "weights from a file");
+    assert_lacks(text, "gain 1");
+    program_run_free(&run);
+    static const char *const formats[] = {"markdown", "latex"};
+    for (size_t i = 0; i < 2; i++) {
+        run =
+            run_varprof((const char *const[]){"--engine", "forward", "--weights", dir,
+                                              "--token-ids", tokens, "--format", formats[i], NULL});
+        assert_int_equal(run.status, 0);
+        assert_contains(run.out, "weights from a file");
+        assert_lacks(run.out, "gain 1");
+        program_run_free(&run);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +419,7 @@ int main(void)
         cmocka_unit_test(options_the_weights_fix_are_refused),
         cmocka_unit_test(alpha_follows_the_files_depth),
         cmocka_unit_test(a_checkpoints_file_is_told_to_give_the_folder),
+        cmocka_unit_test(figures_and_pages_say_no_gain),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("nothing false on a --weights run's page", tests,
