@@ -193,6 +193,12 @@ static vp_status begin(atomic_file *file, const char *path, int force, int with_
         const int saved = errno;
         free(file->temp_path);
         file->temp_path = NULL;
+        if (saved == ENOENT || saved == ENOTDIR) { /* the folder, not a temporary file */
+            const char *slash = strrchr(path, '/');
+            const int n = slash ? (int)(slash - path) + (slash == path) : 1;
+            return vp_fail(err, VP_EIO, "cannot write '%s': its folder '%.*s': %s", path, n,
+                           slash ? path : ".", strerror(saved));
+        }
         return vp_fail(err, VP_EIO, "cannot make a temporary file beside '%s': %s", path,
                        strerror(saved));
     }

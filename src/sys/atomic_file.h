@@ -48,7 +48,8 @@ vp_status atomic_file_check(const char *path, int force, int *direct, vp_error *
  * device or FIFO itself, which may block until a FIFO has a reader, as `>`
  * does). On failure nothing is left behind and *file needs no abort. Fails as
  * atomic_file_check, and with VP_EIO when the temporary file cannot be made
- * ("cannot make a temporary file beside 'x': ...", e.g. no such folder) or
+ * ("cannot write 'x': its folder 'd': ..." where the folder is missing, else
+ * "cannot make a temporary file beside 'x': ...") or
  * the target cannot be opened; VP_ENOMEM. */
 vp_status atomic_file_open(atomic_file *file, const char *path, int force, vp_error *err);
 

@@ -102,6 +102,13 @@ static void a_missing_folder_is_named(void **state)
     snprintf(want, sizeof want, "cannot write '%s': '%s' is not a folder", under, plain);
     run = RUN("--output", under);
     check_says(&run, 1, want);
+    /* --plot's file too: the library's atomic file names the folder */
+    snprintf(missing, sizeof missing, "%s/no/such/figure.svg", test_scratch());
+    snprintf(want, sizeof want, "varprof: --plot: cannot write '%s': its folder '%s/no/such'",
+             missing, test_scratch());
+    run = RUN("--plot", missing);
+    assert_null(strstr(run.err, "temporary"));
+    check_says(&run, 1, want);
 }
 
 /* Token ids run together with spaces, tabs or semicolons: the commas are
