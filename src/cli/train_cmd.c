@@ -9,23 +9,11 @@
 #include "output_file.h"
 #include "output_format.h"
 #include "progress_line.h"
+#include "train_layer_stats.h"
 #include "weights_shape.h"
 #include "varprof/varprof.h"
 
 #define MAX_JOBS CLI_LIST_MAX
-
-/* --layer-stats' rows of one run: the tensors' names once, then per step
-   and tensor its three norms */
-typedef struct {
-    char (*names)[96];
-    size_t n_names, names_cap;
-    struct stat_row {
-        size_t step, tensor;
-        double grad_norm, weight_norm, update_norm;
-    } *rows;
-    size_t n_rows, rows_cap, last_step, in_step;
-    int failed; /* out of memory: said after the run */
-} layer_stats;
 
 typedef struct {
     vp_config base;
@@ -291,44 +279,6 @@ static int read_request(const cli_args *args, train_request *req)
 
 /* ---- the runs ---- */
 
-/* Room for one more of n items of `size` bytes in *items (capacity *cap),
-   doubling it when full; 0 when memory runs out (*items stays). */
-static int room_for_one(void *items, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return 1;
-    const size_t more = *cap ? 2 * *cap : 64;
-    void *grown = realloc(*(void **)items, more * size);
-    if (!grown)
-        return 0;
-    *(void **)items = grown;
-    *cap = more;
-    return 1;
-}
-
-static void keep_stat(void *ctx, const vp_train_tensor *t)
-{
-    layer_stats *s = ctx;
-    if (s->failed)
-        return;
-    if (t->step != s->last_step)
-        s->in_step = 0;
-    s->last_step = t->step;
-    if (t->step == 0) {
-        if (!room_for_one(&s->names, &s->names_cap, s->n_names, sizeof *s->names)) {
-            s->failed = 1;
-            return;
-        }
-        snprintf(s->names[s->n_names++], sizeof *s->names, "%s", t->name);
-    }
-    if (!room_for_one(&s->rows, &s->rows_cap, s->n_rows, sizeof *s->rows)) {
-        s->failed = 1;
-        return;
-    }
-    s->rows[s->n_rows++] =
-        (struct stat_row){t->step, s->in_step++, t->grad_norm, t->weight_norm, t->update_norm};
-}
-
 static int make_jobs(const cli_args *args, train_request *req)
 {
     const size_t count =
@@ -353,7 +303,7 @@ static int make_jobs(const cli_args *args, train_request *req)
                         job->train.warmup = req->warmups[w];
                         job->train.keep_weights = args->given[OPT_SAVE];
                         if (args->given[OPT_LAYER_STATS]) {
-                            job->train.on_tensor = keep_stat;
+                            job->train.on_tensor = layer_stats_keep;
                             job->train.tensor_ctx = &req->stats[req->n_jobs];
                             req->stats[req->n_jobs].last_step = (size_t)-1;
                         }
@@ -381,36 +331,6 @@ static vp_status write_results(const train_request *req, FILE *out)
     }
 }
 
-static int write_layer_stats(const cli_args *args, const train_request *req)
-{
-    output_file out;
-    int rc = output_open(&out, args->value[OPT_LAYER_STATS], args->given[OPT_FORCE]);
-    if (rc != EXIT_OK)
-        return rc;
-    fputs("placement,layers,base_lr,warmup,seed,step,tensor,grad_norm,weight_norm,update_ratio\n",
-          out.stream);
-    for (size_t j = 0; j < req->n_jobs; j++) {
-        const vp_train_job *job = &req->jobs[j];
-        const layer_stats *s = &req->stats[j];
-        if (s->failed) {
-            output_abort(&out);
-            return cli_runtime_error("--layer-stats: no memory for the rows of run %zu", j + 1);
-        }
-        for (size_t i = 0; i < s->n_rows; i++) {
-            const struct stat_row *r = &s->rows[i];
-            char ratio[32] = ""; /* empty for zeros (a LayerNorm bias at step 0): no ratio */
-            if (r->weight_norm != 0.0)
-                snprintf(ratio, sizeof ratio, "%.17g", r->update_norm / r->weight_norm);
-            fprintf(out.stream, "%s,%zu,%.17g,%zu,%llu,%zu,%s,%.17g,%.17g,%s\n",
-                    vp_placement_traits_of(job->config.placement)->name, job->config.layers,
-                    job->train.lr, job->train.warmup, job->network.seed, r->step,
-                    r->tensor < s->n_names ? s->names[r->tensor] : "?", r->grad_norm,
-                    r->weight_norm, ratio);
-        }
-    }
-    return output_commit(&out);
-}
-
 static int save_weights(const cli_args *args, const vp_train_result *result)
 {
     output_file out;
@@ -429,8 +349,7 @@ static void free_request(train_request *req)
 {
     for (size_t j = 0; j < req->n_jobs; j++) {
         vp_train_result_free(req->jobs[j].result);
-        free(req->stats[j].names);
-        free(req->stats[j].rows);
+        layer_stats_free(&req->stats[j]);
     }
     if (req->have_weights)
         vp_safetensors_free(&req->weights);
@@ -460,7 +379,8 @@ static int train_and_write(const cli_args *args, train_request *req)
     }
     if ((rc = output_commit(&out)) != EXIT_OK)
         return rc;
-    if (args->given[OPT_LAYER_STATS] && (rc = write_layer_stats(args, req)) != EXIT_OK)
+    if (args->given[OPT_LAYER_STATS] &&
+        (rc = layer_stats_write(args, req->jobs, req->stats, req->n_jobs)) != EXIT_OK)
         return rc;
     if (args->given[OPT_SAVE] && (rc = save_weights(args, req->jobs[0].result)) != EXIT_OK)
         return rc;
