@@ -10,6 +10,7 @@
 #include "output_format.h"
 #include "progress_line.h"
 #include "train_layer_stats.h"
+#include "weights_options.h"
 #include "weights_shape.h"
 #include "varprof/varprof.h"
 
@@ -140,10 +141,14 @@ static int read_weights(const cli_args *args, train_request *req)
         return EXIT_OK;
     vp_error err;
     vp_hf_architecture arch;
-    int checkpoint = 0;
+    int checkpoint = 0, rc = weights_refuse_json(args); /* a checkpoint's file for its folder */
+    if (rc != EXIT_OK)
+        return rc;
     if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) != VP_OK)
         return cli_runtime_error("--weights: %s", err.message);
     req->have_weights = 1;
+    if (!checkpoint && (rc = weights_refuse_checkpoint_file(args, &req->weights)) != EXIT_OK)
+        return rc;
     const weights_shape_given given =
         weights_shape_given_by(args, OPT_TRAIN_WIDTH, OPT_TRAIN_VOCAB, OPT_TRAIN_FFN_MULT,
                                OPT_TRAIN_LAYERS, OPT_TRAIN_BLOCK);
@@ -155,6 +160,8 @@ static int read_weights(const cli_args *args, train_request *req)
             return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
         shape_given.heads = shape_given.head_dim = 1;
     }
+    if ((rc = weights_refuse_shape(args, &req->weights, &shape_given, &shape, &req->network)))
+        return rc; /* the shape options the file fixes, said before anything runs */
     if (weights_shape_adopt(&req->weights, &shape_given, &shape, &req->network, &err) != VP_OK)
         return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
     if (checkpoint) {

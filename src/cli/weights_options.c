@@ -107,20 +107,23 @@ int weights_refuse_shape(const cli_args *args, const vp_safetensors *weights,
     if (weights_shape_adopt(weights, &none, &file_cfg, &file, &err) != VP_OK)
         return EXIT_OK; /* the shape itself is refused where it is adopted */
     const char *path = args->value[OPT_WEIGHTS];
+    const char *width = cli_option_name(given->width_id), *vocab = cli_option_name(given->vocab_id);
+    const char *layers = cli_option_name(given->layers_id);
     if (given->width && fw->width != file.width)
-        return cli_usage_error("--width %zu: the weights in %s are %zu wide, and --weights "
-                               "fixes the width; leave --width out",
-                               fw->width, path, file.width);
+        return cli_usage_error("%s %zu: the weights in %s are %zu wide, and --weights "
+                               "fixes the width; leave %s out",
+                               width, fw->width, path, file.width, width);
     if (given->vocab && fw->vocab != file.vocab)
-        return cli_usage_error("--vocab %zu: the weights in %s have a vocabulary of %zu, and "
-                               "--weights fixes it; leave --vocab out",
-                               fw->vocab, path, file.vocab);
+        return cli_usage_error("%s %zu: the weights in %s have a vocabulary of %zu, and "
+                               "--weights fixes it; leave %s out",
+                               vocab, fw->vocab, path, file.vocab, vocab);
     if (given->layers && cfg->layers != file_cfg.layers)
-        return cli_usage_error("--layers %zu: the weights in %s hold %zu layer%s, and varprof "
-                               "runs them all; leave --layers out",
-                               cfg->layers, path, file_cfg.layers, file_cfg.layers == 1 ? "" : "s");
-    /* --ffn-mult in the file's widths: a --width of its own is refused above */
-    const option_id mlp = given->ffn_width ? OPT_FFN_WIDTH : OPT_FFN_MULT;
+        return cli_usage_error("%s %zu: the weights in %s hold %zu layer%s, and varprof "
+                               "runs them all; leave %s out",
+                               layers, cfg->layers, path, file_cfg.layers,
+                               file_cfg.layers == 1 ? "" : "s", layers);
+    /* the MLP multiple in the file's widths: a width of its own is refused above */
+    const option_id mlp = given->ffn_width ? OPT_FFN_WIDTH : given->ffn_mult_id;
     const size_t asked = given->ffn_width ? fw->ffn_width : fw->ffn_mult * file.width;
     if ((given->ffn_mult || given->ffn_width) && asked != vp_forward_ffn_width(&file))
         return cli_usage_error("%s %s: the weights in %s have an MLP %zu wide, and --weights "

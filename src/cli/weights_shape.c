@@ -23,6 +23,10 @@ weights_shape_given weights_shape_given_by(const cli_args *args, option_id width
         .positions = args->given[OPT_POSITIONS],
         .rope_theta = args->given[OPT_ROPE_THETA],
         .tie_embeddings = args->given[OPT_TIE_EMBEDDINGS],
+        .width_id = width,
+        .vocab_id = vocab,
+        .ffn_mult_id = ffn_mult,
+        .layers_id = layers,
     };
 }
 

@@ -13,6 +13,9 @@ typedef struct {
     int width, vocab, ffn_mult, ffn_width, mlp, bias, norm, heads, kv_heads, head_dim, layers,
         block;
     int eps, positions, rope_theta, tie_embeddings; /* weighed against config.json */
+    /* the command's own spellings of width, vocab, MLP multiple and layers
+       (profile's --width, train's), for messages that name them */
+    option_id width_id, vocab_id, ffn_mult_id, layers_id;
 } weights_shape_given;
 
 /* Which parts args gives. The command's own spellings of width, vocab, MLP

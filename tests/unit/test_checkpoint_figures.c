@@ -318,6 +318,37 @@ static void options_the_weights_fix_are_refused(void **state)
     program_run_free(&run);
 }
 
+/* train --weights likewise: its own --width, --vocab and --layers, and a
+ * checkpoint's config.json given for its folder, are refused up front. */
+static void train_refuses_what_the_weights_fix(void **state)
+{
+    (void)state;
+    char file[512], config[600], folder[512];
+    snprintf(file, sizeof file, "%s", test_data_path("seed_grads_pre_norm.safetensors"));
+    snprintf(folder, sizeof folder, "%s", test_data_path("hf/llama_d32"));
+    snprintf(config, sizeof config, "%s/config.json", folder);
+    static const struct {
+        const char *option, *value, *says;
+    } cases[] = {{"--width", "64", "are 48 wide"},
+                 {"--vocab", "99", "vocabulary of 24"},
+                 {"--layers", "3", "hold 24 layers"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *args[] = {"train",         "--steps",      "2", "--weights", file,
+                              cases[i].option, cases[i].value, NULL};
+        program_run run = run_varprof(args);
+        assert_int_equal(run.status, 2);
+        assert_int_equal(run.out_length, 0);
+        assert_contains(run.err, cases[i].says);
+        assert_contains(run.err, "leave");
+        program_run_free(&run);
+    }
+    program_run run =
+        run_varprof((const char *const[]){"train", "--steps", "2", "--weights", config, NULL});
+    assert_int_equal(run.status, 2);
+    assert_contains(run.err, "give the folder: --weights");
+    program_run_free(&run);
+}
+
 /* DeepNorm's alpha is the file's depth's, (2 x 24)^(1/4), where the
  * command line said neither --alpha nor --layers. */
 static void alpha_follows_the_files_depth(void **state)
@@ -420,6 +451,7 @@ int main(void)
         cmocka_unit_test(alpha_follows_the_files_depth),
         cmocka_unit_test(a_checkpoints_file_is_told_to_give_the_folder),
         cmocka_unit_test(figures_and_pages_say_no_gain),
+        cmocka_unit_test(train_refuses_what_the_weights_fix),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("nothing false on a --weights run's page", tests,
