@@ -263,7 +263,7 @@ static void directories_are_refused(void **state)
     assert_int_equal(atomic_file_open(&file, NULL, 1, &err), VP_EINVAL);
     /* no folder to put it in */
     assert_int_equal(atomic_file_open(&file, path_in(dir, "no/such/out.csv"), 0, &err), VP_EIO);
-    expect_message(&err, "temporary file");
+    expect_message(&err, "its folder");
     expect_message(&err, "out.csv");
     expect_message(&err, "No such file");
     expect_files(dir, 0);

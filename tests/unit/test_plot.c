@@ -637,7 +637,7 @@ static void failing_gnuplot_leaves_nothing(void **state)
 
     // no folder to put the figure in: refused before gnuplot starts
     assert_int_equal(run(small, path_in(dir, "no/such/folder/fig.png"), 0, &err), VP_EIO);
-    expect_message(&err, "temporary file");
+    expect_message(&err, "its folder");
 
     char names[1024];
     if (list_dir(out_dir, names, sizeof names) != 0) {
