@@ -16,19 +16,19 @@ typedef enum {
 
 typedef struct {
     vp_placement placement;
-    size_t layers;        /* 1 .. VP_MAX_LAYERS */
-    double gain;          /* g, every branch's gain when gains is NULL; >= 0 */
-    const double *gains;  /* optional: g_k for k = 1..K at gains[k-1]; not owned */
-    size_t n_gains;       /* must equal K when gains is not NULL */
-    double gamma;         /* the scale of a normalised branch output; >= 0 */
-    double alpha, beta;   /* DeepNet's residual scale (> 0) and init scale (>= 0) */
-    double embedding_var; /* v_0 > 0 */
-    int mlp_only;         /* layers of one MLP sub-block each (--block mlp), as in the
+    size_t layers;            /* 1 .. VP_MAX_LAYERS */
+    double gain;              /* g, every branch's gain when gains is NULL; >= 0 */
+    const double *gains;      /* optional: g_k for k = 1..K at gains[k-1]; not owned */
+    size_t n_gains;           /* must equal K when gains is not NULL */
+    double gamma;             /* the scale of a normalised branch output; >= 0 */
+    double alpha, beta;       /* DeepNet's residual scale (> 0) and init scale (>= 0) */
+    double embedding_var;     /* v_0 > 0 */
+    int mlp_only;             /* layers of one MLP sub-block each (--block mlp), as in the
                              seed's stack; not with parallel, whose one-branch layer
                              would be pre-norm's */
-    int grad;             /* also the backward half: grad_var, grad_size, weight_grad */
+    int grad;                 /* also the backward half: grad_var, grad_size, weight_grad */
     vp_final_norm final_norm; /* a norm between the last sub-block and the head */
-    size_t width;         /* the closed form's width d for its finite-width
+    size_t width;             /* the closed form's width d for its finite-width
                              corrections to the backward half; 0: infinite */
 } vp_config;
 

@@ -50,12 +50,12 @@ typedef enum {
  * are fc2(act(fc1 h)); the gated ones down(act(gate h) * up h), three
  * matrices, the product elementwise. */
 typedef enum {
-    VP_MLP_GELU,      /* x Phi(x), erf's: PyTorch's F.gelu default */
-    VP_MLP_GELU_TANH, /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-2's,
+    VP_MLP_GELU,       /* x Phi(x), erf's: PyTorch's F.gelu default */
+    VP_MLP_GELU_TANH,  /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-2's,
                          PyTorch's gelu(approximate='tanh') */
-    VP_MLP_RELU,      /* max(x, 0) */
-    VP_MLP_SWIGLU,    /* gated, silu(a) b, silu(a) = a / (1 + exp(-a)): Llama's */
-    VP_MLP_GEGLU,     /* gated, gelu(a) b with erf's GELU */
+    VP_MLP_RELU,       /* max(x, 0) */
+    VP_MLP_SWIGLU,     /* gated, silu(a) b, silu(a) = a / (1 + exp(-a)): Llama's */
+    VP_MLP_GEGLU,      /* gated, gelu(a) b with erf's GELU */
     VP_MLP_GEGLU_TANH, /* gated, gelu_tanh(a) b: Gemma's (gelu_pytorch_tanh) */
     VP_MLP_COUNT
 } vp_mlp;
@@ -138,23 +138,23 @@ typedef void (*vp_param_grad_fn)(void *ctx, const vp_param_grad *grad);
 typedef float *(*vp_param_grad_dest_fn)(void *ctx, const char *name, size_t n);
 
 typedef struct {
-    size_t width;    /* d */
-    size_t heads;    /* H: query heads; with head_dim 0, H divides d */
-    size_t kv_heads; /* H_kv: key and value heads, dividing H (grouped-query
+    size_t width;     /* d */
+    size_t heads;     /* H: query heads; with head_dim 0, H divides d */
+    size_t kv_heads;  /* H_kv: key and value heads, dividing H (grouped-query
                         attention; 1: multi-query); query head h reads kv head
                         h / (H / H_kv), Hugging Face's repeat_kv; 0: H */
-    size_t head_dim; /* hd: each head's width; 0: d / H */
-    size_t ffn_mult; /* m: the MLP's hidden width is m d, unless ffn_width */
+    size_t head_dim;  /* hd: each head's width; 0: d / H */
+    size_t ffn_mult;  /* m: the MLP's hidden width is m d, unless ffn_width */
     size_t ffn_width; /* the MLP's hidden width exactly; 0: ffn_mult d */
     vp_mlp mlp;       /* the MLP's kind */
     vp_bias bias;     /* which projections carry a bias */
-    size_t vocab;    /* V */
-    size_t batch;    /* B sequences */
-    size_t tokens;   /* T tokens each */
-    size_t threads;  /* 1 .. VP_MC_MAX_THREADS */
-    vp_norm norm;    /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
-    double eps;      /* the norms' eps, > 0 */
-    int qk_norm;     /* a vp_qk_norm: RMSNorm over the queries and keys, or none */
+    size_t vocab;     /* V */
+    size_t batch;     /* B sequences */
+    size_t tokens;    /* T tokens each */
+    size_t threads;   /* 1 .. VP_MC_MAX_THREADS */
+    vp_norm norm;     /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
+    double eps;       /* the norms' eps, > 0 */
+    int qk_norm;      /* a vp_qk_norm: RMSNorm over the queries and keys, or none */
     vp_init init;
     unsigned long long seed; /* weights and tokens */
     /* optional, not owned: weights to load instead of drawing them (their
@@ -164,7 +164,7 @@ typedef struct {
     const vp_progress *progress; /* optional, not owned: sub-blocks run so far */
     /* with cfg->grad: the loss, and optionally every parameter's gradient */
     vp_loss loss;
-    vp_param_grad_fn on_param_grad; /* NULL: parameter gradients not wanted */
+    vp_param_grad_fn on_param_grad;        /* NULL: parameter gradients not wanted */
     vp_param_grad_dest_fn param_grad_dest; /* NULL: the backward's own buffers */
     void *param_grad_ctx;                  /* both callbacks' */
     /* positions: none, learned (n_ctx = tokens, or the file's rows) or rope;

@@ -23,11 +23,11 @@ typedef struct {
  * layer, are left out: under 1e-5 of the model). */
 typedef enum {
     VP_MODEL_POSITIONS_NONE,
-    VP_MODEL_POSITIONS_LEARNED,    /* a table of max_positions x width (GPT-2's wpe) */
-    VP_MODEL_POSITIONS_SINUSOIDAL, /* fixed sines added to the embedding (the 2017 Transformer) */
-    VP_MODEL_POSITIONS_ROPE,       /* rotary, with its base theta */
-    VP_MODEL_POSITIONS_RELATIVE,   /* T5's bucketed bias on the attention logits */
-    VP_MODEL_POSITIONS_ALIBI,      /* BLOOM's fixed linear bias on the attention logits */
+    VP_MODEL_POSITIONS_LEARNED,      /* a table of max_positions x width (GPT-2's wpe) */
+    VP_MODEL_POSITIONS_SINUSOIDAL,   /* fixed sines added to the embedding (the 2017 Transformer) */
+    VP_MODEL_POSITIONS_ROPE,         /* rotary, with its base theta */
+    VP_MODEL_POSITIONS_RELATIVE,     /* T5's bucketed bias on the attention logits */
+    VP_MODEL_POSITIONS_ALIBI,        /* BLOOM's fixed linear bias on the attention logits */
     VP_MODEL_POSITIONS_PARTIAL_ROPE, /* rotary on part of each head's width, with its base
                                         theta: GPT-J (64 of 256), GPT-NeoX and Pythia (a
                                         quarter) */

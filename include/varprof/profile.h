@@ -52,11 +52,11 @@ typedef struct {
     size_t ffn_width; /* the MLP's hidden width; ffn_mult 0 when the width does not divide it */
     const char *mlp;  /* the MLP's kind, vp_mlp_name's; NULL for the Monte Carlo */
     const char *bias; /* the projections' biases, vp_bias_name's; NULL for the Monte Carlo */
-    int qk_norm; /* a vp_qk_norm (forward.h): 0 none, 1 per head, 2 over the full width */
+    int qk_norm;      /* a vp_qk_norm (forward.h): 0 none, 1 per head, 2 over the full width */
     /* Gemma-2's: the embedding's factor (0 or 1: none), the scores' factor
        where not 1/sqrt(hd) and the scores' and logits' soft caps (0: none) */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;
-    const char *loss; /* the forward pass's loss with VP_HAS_GRAD ("copy",
+    const char *loss;      /* the forward pass's loss with VP_HAS_GRAD ("copy",
                          "next", "random"), NULL otherwise; static storage */
     const char *positions; /* the forward pass's positions other than none
                               ("learned", "rope"), else NULL; static storage */
@@ -68,7 +68,7 @@ typedef struct {
        activations the backward keeps (every sub-block's) */
     int weights_drawn;
     double kept_bytes;
-    int recomputed; /* with VP_HAS_GRAD: 1 when only each sub-block's input was
+    int recomputed;   /* with VP_HAS_GRAD: 1 when only each sub-block's input was
                        kept, the rest recomputed (VP_ACTIVATIONS_RECOMPUTE) */
     int tokens_drawn; /* the forward pass's token ids were drawn from the seed,
                          none given (vp_forward_options.token_ids NULL) */

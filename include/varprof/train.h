@@ -63,14 +63,14 @@ typedef struct {
 
 typedef struct {
     vp_task task;
-    double lr;             /* > 0 and finite */
-    size_t steps;          /* 1 .. VP_TRAIN_MAX_STEPS */
-    size_t warmup;         /* 0 (none) .. steps */
+    double lr;     /* > 0 and finite */
+    size_t steps;  /* 1 .. VP_TRAIN_MAX_STEPS */
+    size_t warmup; /* 0 (none) .. steps */
     vp_schedule schedule;
-    double beta1, beta2;   /* in [0, 1) */
-    double adam_eps;       /* > 0 */
-    double weight_decay;   /* >= 0, AdamW's decoupled decay */
-    double clip_norm;      /* 0: no clipping; else > 0 */
+    double beta1, beta2; /* in [0, 1) */
+    double adam_eps;     /* > 0 */
+    double weight_decay; /* >= 0, AdamW's decoupled decay */
+    double clip_norm;    /* 0: no clipping; else > 0 */
     /* optional, not owned: steps x batch x tokens ids in [0, vocab),
        step-major, instead of drawing them; at least `steps` steps of it */
     const unsigned *token_stream;
@@ -85,10 +85,10 @@ typedef struct {
 } vp_train_options;
 
 typedef struct {
-    size_t steps_run;     /* rows of steps: all of them, or to the divergence */
-    vp_train_step *steps; /* [steps_run] */
-    int diverged;         /* the loss or the gradient norm was not finite ... */
-    size_t diverged_at;   /* ... at this step (the last row) */
+    size_t steps_run;       /* rows of steps: all of them, or to the divergence */
+    vp_train_step *steps;   /* [steps_run] */
+    int diverged;           /* the loss or the gradient norm was not finite ... */
+    size_t diverged_at;     /* ... at this step (the last row) */
     vp_overflow overflowed; /* where float overflowed in that step's network, as a
                                profile says it (the loss NaN after a forward
                                overflow, the gradient norm infinite after a
@@ -149,7 +149,7 @@ typedef struct {
  * Reports the steps done over all jobs to progress (optional). Fails with
  * the first job's failure in job order (its index in err's message), the
  * other jobs' results freed; a divergence is not a failure. */
-vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads,
-                        const vp_progress *progress, vp_error *err);
+vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads, const vp_progress *progress,
+                        vp_error *err);
 
 #endif

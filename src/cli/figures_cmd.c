@@ -51,8 +51,8 @@ int run_figures(const cli_args *args)
     const int training = args->given[OPT_TRAINING];
     opts.progress = progress_line_begin(&line, training ? "training figures" : "figures");
     opts.threads = default_threads();
-    const vp_status status = training ? vp_training_figures_write(&opts, &err)
-                                      : vp_figures_write_with(&opts, &err);
+    const vp_status status =
+        training ? vp_training_figures_write(&opts, &err) : vp_figures_write_with(&opts, &err);
     progress_line_end(&line);
     if (status != VP_OK)
         return cli_runtime_error("figures: %s", err.message);

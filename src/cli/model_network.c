@@ -40,8 +40,8 @@ static int gemma2_facts(const vp_model *model, vp_forward_options *fw)
    option that runs a stand-in instead. */
 static int refuse(const vp_model *model, const char *what, const char *instead)
 {
-    return cli_usage_error("--model %s: %s, which the forward pass does not build; %s",
-                           model->name, what, instead);
+    return cli_usage_error("--model %s: %s, which the forward pass does not build; %s", model->name,
+                           what, instead);
 }
 
 int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
@@ -58,8 +58,8 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
                             "both ways",
                       "run its stack by hand from the shape 'varprof models' shows");
     for (size_t i = 0; i < sizeof unbuilt_families / sizeof *unbuilt_families; i++) {
-        if (strncmp(model->name, unbuilt_families[i].prefix,
-                    strlen(unbuilt_families[i].prefix)) != 0)
+        if (strncmp(model->name, unbuilt_families[i].prefix, strlen(unbuilt_families[i].prefix)) !=
+            0)
             continue;
         return refuse(model, unbuilt_families[i].why,
                       "run its stack by hand from the shape 'varprof models' shows, as "
@@ -100,15 +100,9 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
     }
     if (!args->given[OPT_BIAS]) {
         switch (s->biases) {
-        case VP_MODEL_BIASES_YES:
-            fw->bias = VP_BIAS_ALL;
-            break;
-        case VP_MODEL_BIASES_NO:
-            fw->bias = VP_BIAS_NONE;
-            break;
-        case VP_MODEL_BIASES_QKV:
-            fw->bias = VP_BIAS_QKV;
-            break;
+        case VP_MODEL_BIASES_YES: fw->bias = VP_BIAS_ALL; break;
+        case VP_MODEL_BIASES_NO: fw->bias = VP_BIAS_NONE; break;
+        case VP_MODEL_BIASES_QKV: fw->bias = VP_BIAS_QKV; break;
         default:
             return refuse(model, "its biases are on the MLP alone",
                           "give --bias yes, no or qkv to run one of those instead");
@@ -118,15 +112,9 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
        others are not, and --positions chooses a stand-in */
     if (!args->given[OPT_POSITIONS]) {
         switch (s->positions) {
-        case VP_MODEL_POSITIONS_NONE:
-            fw->positions = VP_POSITIONS_NONE;
-            break;
-        case VP_MODEL_POSITIONS_LEARNED:
-            fw->positions = VP_POSITIONS_LEARNED;
-            break;
-        case VP_MODEL_POSITIONS_ROPE:
-            fw->positions = VP_POSITIONS_ROPE;
-            break;
+        case VP_MODEL_POSITIONS_NONE: fw->positions = VP_POSITIONS_NONE; break;
+        case VP_MODEL_POSITIONS_LEARNED: fw->positions = VP_POSITIONS_LEARNED; break;
+        case VP_MODEL_POSITIONS_ROPE: fw->positions = VP_POSITIONS_ROPE; break;
         default: {
             char what[160];
             snprintf(what, sizeof what, "its positions are %s",
@@ -137,8 +125,7 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
         }
     }
     /* the model's base where RoPE runs, a stand-in's included */
-    if (fw->positions == VP_POSITIONS_ROPE && !args->given[OPT_ROPE_THETA] &&
-        !isnan(s->rope_theta))
+    if (fw->positions == VP_POSITIONS_ROPE && !args->given[OPT_ROPE_THETA] && !isnan(s->rope_theta))
         fw->rope_theta = s->rope_theta;
     /* Llama 3.1's scaled low frequencies (Meta-Llama-3.1's config.json
        rope_scaling: llama3, factor 8, low_freq_factor 1, high_freq_factor 4,

@@ -249,11 +249,8 @@ static const struct {
     const char *name;
     unsigned command;
 } commands[] = {
-    {"profile", CMD_PROFILE},
-    {"table", CMD_TABLE},
-    {"models", CMD_MODELS},
-    {"figures", CMD_FIGURES},
-    {"train", CMD_TRAIN},
+    {"profile", CMD_PROFILE}, {"table", CMD_TABLE}, {"models", CMD_MODELS},
+    {"figures", CMD_FIGURES}, {"train", CMD_TRAIN},
 };
 
 const char *cli_option_name(option_id id)
@@ -494,8 +491,7 @@ static void print_wrapped(const char *text, size_t column, size_t indent, int wi
  * where --engine chooses, and only misleads in train's help. */
 static const char *help_for(const option_spec *spec, unsigned command)
 {
-    static const char *const scopes[] = {"Monte Carlo and forward: ", "Monte Carlo: ",
-                                         "forward: "};
+    static const char *const scopes[] = {"Monte Carlo and forward: ", "Monte Carlo: ", "forward: "};
     if (command == CMD_PROFILE)
         return spec->help;
     for (size_t i = 0; i < sizeof scopes / sizeof *scopes; i++)

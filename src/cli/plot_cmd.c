@@ -145,7 +145,6 @@ static vp_plot_quantity quantity_asked(const cli_args *args)
     return quantity;
 }
 
-
 int plot_profiles(const cli_args *args, const vp_profile *const *profiles, size_t count,
                   const char *title)
 {

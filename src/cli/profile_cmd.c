@@ -307,8 +307,8 @@ static int read_network_files(const cli_args *args, profile_request *req)
             return rc;
         if (checkpoint)
             warn_unknown_keys(args->value[OPT_WEIGHTS], &arch);
-        const weights_shape_given given = weights_shape_given_by(
-            args, OPT_WIDTH, OPT_VOCAB, OPT_FFN_MULT, OPT_LAYERS, OPT_BLOCK);
+        const weights_shape_given given =
+            weights_shape_given_by(args, OPT_WIDTH, OPT_VOCAB, OPT_FFN_MULT, OPT_LAYERS, OPT_BLOCK);
         weights_shape_given shape_given = given;
         if (checkpoint) { /* config.json first: its heads read the tensors */
             if ((rc = adopt_checkpoint(args, &arch, &given, req)) != EXIT_OK)
@@ -485,8 +485,8 @@ static int read_request(const cli_args *raw_args, profile_request *req)
             req->mc.norm = req->forward.norm = req->model.norm;
         if (req->model.qk_norm)
             req->forward.qk_norm = 1;
-        if (forward && (rc = model_network(args, &req->model, &req->base, &req->forward)) !=
-                           EXIT_OK)
+        if (forward &&
+            (rc = model_network(args, &req->model, &req->base, &req->forward)) != EXIT_OK)
             return rc;
     }
     const struct {

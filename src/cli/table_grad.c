@@ -62,8 +62,8 @@ int print_grad_rows(const vp_config *cfg)
     const size_t top = p->n_rows - 1;
     const int final_norm = vp_config_has_final_norm(cfg);
     char formula[96], value[256];
-    snprintf(formula, sizeof formula, "G_K = %s", final_norm ? "1 / v_K (final norm)"
-                                                             : "1 (no final norm)");
+    snprintf(formula, sizeof formula, "G_K = %s",
+             final_norm ? "1 / v_K (final norm)" : "1 (no final norm)");
     if (final_norm)
         snprintf(value, sizeof value, "G_%zu = 1 / %s = %s", top,
                  table_num(p->rows[top].stream_var), table_num(p->rows[top].grad_var));

@@ -123,8 +123,7 @@ static int read_sizes(const cli_args *args, train_request *req)
         (rc = cli_size(args, OPT_TRAIN_FFN_MULT, 1, VP_FORWARD_MAX_FFN_MULT, &n->ffn_mult)) !=
             EXIT_OK ||
         (rc = cli_size(args, OPT_TRAIN_BATCH, 1, VP_FORWARD_MAX_BATCH, &n->batch)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_TRAIN_TOKENS, 1, VP_FORWARD_MAX_TOKENS, &n->tokens)) !=
-            EXIT_OK ||
+        (rc = cli_size(args, OPT_TRAIN_TOKENS, 1, VP_FORWARD_MAX_TOKENS, &n->tokens)) != EXIT_OK ||
         (rc = cli_size(args, OPT_STEPS, 1, VP_TRAIN_MAX_STEPS, &t->steps)) != EXIT_OK ||
         (rc = cli_size(args, OPT_TRAIN_EVERY, 1, VP_TRAIN_MAX_STEPS, &req->every)) != EXIT_OK ||
         (rc = cli_double(args, OPT_CLIP_NORM, 0.0, 1, &t->clip_norm)) != EXIT_OK ||
@@ -315,8 +314,7 @@ static int make_jobs(const cli_args *args, train_request *req)
                             req->stats[req->n_jobs].last_step = (size_t)-1;
                         }
                         vp_error err;
-                        if (vp_train_check(&job->config, &job->network, &job->train, &err) !=
-                            VP_OK)
+                        if (vp_train_check(&job->config, &job->network, &job->train, &err) != VP_OK)
                             return cli_usage_error("%s", err.message);
                         req->n_jobs++;
                     }

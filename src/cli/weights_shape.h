@@ -22,8 +22,7 @@ typedef struct {
  * multiple, layers and block (profile's --width, train's) are passed in;
  * the other options are the same for both. */
 weights_shape_given weights_shape_given_by(const cli_args *args, option_id width, option_id vocab,
-                                           option_id ffn_mult, option_id layers,
-                                           option_id block);
+                                           option_id ffn_mult, option_id layers, option_id block);
 
 /* --weights PATH: a Hugging Face checkpoint directory (vp_hf_checkpoint_read;
  * *is_checkpoint 1 and *arch filled) or a safetensors file of varprof's

@@ -141,8 +141,7 @@ static double beta_average_at(double t, void *params)
     return density * (a->want_reach ? s.reach : s.factor);
 }
 
-static post_ln_step first_sub_block(integrator *in, double d, vp_norm norm, double alpha,
-                                    double b)
+static post_ln_step first_sub_block(integrator *in, double d, vp_norm norm, double alpha, double b)
 {
     if (norm == VP_NORM_RMSNORM)
         return post_ln_factors(in, d, d - 1.0, 1.0, alpha, b, 1.0);
@@ -161,8 +160,7 @@ static post_ln_step first_sub_block(integrator *in, double d, vp_norm norm, doub
  * x_k). H_K = (d - p)/d; H_{k-1} = F_k H_k; the mean's direction gets
  * b^2 H_k E[1/Q] from the fresh A'^T; x_0's gradient has E[d/|x_0|^2] =
  * d/((d-2) v_0). */
-static void post_ln_width(integrator *in, vp_profile *profile, size_t top, double d,
-                          vp_norm norm)
+static void post_ln_width(integrator *in, vp_profile *profile, size_t top, double d, vp_norm norm)
 {
     const vp_config *cfg = &profile->config;
     const vp_placement_traits *t = vp_placement_traits_of(cfg->placement);
@@ -207,9 +205,8 @@ static void no_norm_width(integrator *in, vp_profile *profile, size_t top, doubl
         inverse *= post_ln_factors(in, d, d - 1.0, 1.0, 1.0, rows[k].gain, 1.0).reach;
         rows[k].grad_var = inverse;
     }
-    const double centring = norm == VP_NORM_LAYERNORM
-                                ? (d - 2.0) * (d - 2.0) / ((d - 1.0) * (d - 3.0))
-                                : 1.0;
+    const double centring =
+        norm == VP_NORM_LAYERNORM ? (d - 2.0) * (d - 2.0) / ((d - 1.0) * (d - 3.0)) : 1.0;
     double m2 = (d - 1.0) * centring; /* E m_k^2 / d */
     double stream = v0;
     for (size_t k = 0; k < top; k++)
@@ -411,7 +408,11 @@ vp_status closed_grad_width(vp_profile *profile, size_t top, size_t width, vp_no
         return VP_OK;
     }
     integrator in = {gsl_integration_workspace_alloc(WORKSPACE),
-                     gsl_integration_workspace_alloc(WORKSPACE), 0, NAN, NAN, {0.0, 0.0}};
+                     gsl_integration_workspace_alloc(WORKSPACE),
+                     0,
+                     NAN,
+                     NAN,
+                     {0.0, 0.0}};
     vp_status status = VP_OK;
     if (!in.inner || !in.outer) {
         status = vp_fail(err, VP_ENOMEM, "no memory for the finite-width gradient's integrals");

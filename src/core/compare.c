@@ -25,8 +25,7 @@ int vp_quantity_is_grad(vp_quantity q)
 }
 
 /* Whether both profiles have q at row k as a figure to compare. */
-static int compared_at(const vp_profile *closed, const vp_profile *sampled, vp_quantity q,
-                       size_t k)
+static int compared_at(const vp_profile *closed, const vp_profile *sampled, vp_quantity q, size_t k)
 {
     if (!vp_quantity_applies(q, k))
         return 0;

@@ -32,7 +32,7 @@ static const vp_placement_traits placements[VP_PLACEMENT_COUNT] = {
                         .norm_out = 1,
                         .branches_per_sub_block = 1,
                         .sub_blocks_per_layer = 2,
-                     .final_norm = 1},
+                        .final_norm = 1},
     [VP_DEEPNORM] = {.name = "deepnorm",
                      .display_name = "DeepNorm",
                      .formula = "x <- N(alpha * x + f(x))",

@@ -13,13 +13,13 @@ typedef struct {
     float *dx, *dz, *df, *dh, *dsum, *dpre, *datt, *dq, *dk, *dv, *z;
     /* datt, dq [rows][H hd]; dk, dv [rows][H_kv hd]; dpre the wider of d, H hd */
     float *k_exp, *v_exp, *dk_exp, *dv_exp; /* [rows][H hd], with H_kv < H; else unused */
-    float *dhid, *dhid_pre; /* [rows][m d] */
-    float *dhid_up;         /* [rows][m d], a gated MLP's; else unused */
-    float *logits;          /* [rows][V], with a head */
-    float *logit_tanh;      /* [rows][V], with a logit soft cap: its tanh */
-    float *head_dw;         /* [V][d], a tied head's dW until the embedding's is added */
-    float *stats;           /* [norm rows][2], a norm's row statistics (fw_bw_norm) */
-    double *row_loss;       /* [rows] */
+    float *dhid, *dhid_pre;                 /* [rows][m d] */
+    float *dhid_up;                         /* [rows][m d], a gated MLP's; else unused */
+    float *logits;                          /* [rows][V], with a head */
+    float *logit_tanh;                      /* [rows][V], with a logit soft cap: its tanh */
+    float *head_dw;   /* [V][d], a tied head's dW until the embedding's is added */
+    float *stats;     /* [norm rows][2], a norm's row statistics (fw_bw_norm) */
+    double *row_loss; /* [rows] */
     /* with o->on_param_grad: one parameter's gradient at a time */
     float *dw, *db;
     float **thread_ws; /* per thread: the dW matmul's workspace, then 2 T floats */

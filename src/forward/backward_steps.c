@@ -15,8 +15,8 @@ void fw_bw_linear_dx(fw_bw *b, float *dx, const float *dy, const fw_linear *lin)
     }
     /* W^T packed is W's transpose as a layer of in outputs from out inputs;
        drawn, its panels made from W's draws */
-    fw_linear t = {.in = lin->out, .out = lin->in, .packed = lin->packed_t, .bias = NULL,
-                   .draw = lin->draw};
+    fw_linear t = {
+        .in = lin->out, .out = lin->in, .packed = lin->packed_t, .bias = NULL, .draw = lin->draw};
     t.draw.transposed = 1;
     fw_project(b->r, dx, dy, &t);
 }
@@ -45,13 +45,13 @@ static void dw_task(void *ctx, size_t task, size_t thread)
         return;
     const size_t n = j->out - first < j->per_task ? j->out - first : j->per_task;
     /* set, not added to: each task writes its own rows */
-    b->r->m->kernels->matmul_weight_grad(j->dw + first * j->in, j->in, j->db + first,
-                                         j->dy + first, j->out, j->x, j->in, rows, j->in, n, 0,
+    b->r->m->kernels->matmul_weight_grad(j->dw + first * j->in, j->in, j->db + first, j->dy + first,
+                                         j->out, j->x, j->in, rows, j->in, n, 0,
                                          b->thread_ws[thread]);
 }
 
-static void linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x,
-                         float *dw, float *db)
+static void linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x, float *dw,
+                         float *db)
 {
     const size_t out = lin->out, in = lin->in;
     const size_t tasks = b->r->n_tasks;
@@ -68,9 +68,8 @@ void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const f
    (param_grad_dest), else into own. */
 static float *grad_dest(const fw_bw *b, const char *name, size_t n, float *own)
 {
-    float *dest = b->o->param_grad_dest
-                      ? b->o->param_grad_dest(b->o->param_grad_ctx, name, n)
-                      : NULL;
+    float *dest =
+        b->o->param_grad_dest ? b->o->param_grad_dest(b->o->param_grad_ctx, name, n) : NULL;
     return dest ? dest : own;
 }
 
@@ -120,8 +119,8 @@ static void norm_task(void *ctx, size_t task, size_t thread)
         kern->rmsnorm_backward(j->dx + at, j->dy + at, j->x + at, stats, j->weight, n, j->width,
                                eps);
     else
-        kern->layernorm_backward(j->dx + at, j->dy + at, j->x + at, stats, j->weight, n,
-                                 j->width, eps);
+        kern->layernorm_backward(j->dx + at, j->dy + at, j->x + at, stats, j->weight, n, j->width,
+                                 eps);
 }
 
 typedef struct {
@@ -144,8 +143,8 @@ static void norm_params_task(void *ctx, size_t task, size_t thread)
     /* the kernel adds to them: each task clears its own columns */
     memset(b->dw + first, 0, (end - first) * sizeof *b->dw);
     memset(b->db + first, 0, (end - first) * sizeof *b->db);
-    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, j->stats,
-                                       j->rows, j->width, first, end, b->r->m->eps, j->rms);
+    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, j->stats, j->rows,
+                                       j->width, first, end, b->r->m->eps, j->rms);
 }
 
 void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const float *x,
@@ -157,8 +156,8 @@ void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const 
     fw_parallel(b->r, tasks, norm_task, &j);
     if (!b->o->on_param_grad)
         return;
-    norm_params_job pj = {b, dy, x, kept ? kept : b->stats, rows, width,
-                          (width + tasks - 1) / tasks, rms};
+    norm_params_job pj = {
+        b, dy, x, kept ? kept : b->stats, rows, width, (width + tasks - 1) / tasks, rms};
     fw_parallel(b->r, tasks, norm_params_task, &pj);
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
     fw_bw_emit(b, b->name, b->dw, width, 0);

@@ -44,8 +44,7 @@ static void loss_task(void *ctx, size_t task, size_t thread)
         if (b->o->loss == VP_LOSS_RANDOM) {
             /* r_t, keyed as the Gaussian stream of token `row` */
             float *r = j->dy + row * d;
-            b->r->m->kernels->gauss_fill(r, d, b->o->seed, (uint32_t)row, VP_LOSS_RANDOM_STREAM,
-                                         0);
+            b->r->m->kernels->gauss_fill(r, d, b->o->seed, (uint32_t)row, VP_LOSS_RANDOM_STREAM, 0);
             double dot = 0.0;
             for (size_t i = 0; i < d; i++)
                 dot += (double)r[i] * j->y[row * d + i];

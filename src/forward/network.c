@@ -12,7 +12,6 @@
 #include "sys/big_block.h"
 #include "varprof/closed.h"
 
-
 static size_t aligned(size_t floats)
 {
     return (floats + 15) & ~(size_t)15; /* 64 bytes */
@@ -38,7 +37,8 @@ static size_t layer_floats(const fw_model *shape, const kern_table *kern)
              2 * linear_floats(shape, kern, d, shape->kv_width) +
              linear_floats(shape, kern, shape->q_width, d) + aligned(fw_q_norm_width(shape, 0)) +
              aligned(fw_q_norm_width(shape, 1));
-    n += linear_floats(shape, kern, d, shape->hidden) + linear_floats(shape, kern, shape->hidden, d);
+    n +=
+        linear_floats(shape, kern, d, shape->hidden) + linear_floats(shape, kern, shape->hidden, d);
     if (shape->gated)
         n += linear_floats(shape, kern, d, shape->hidden);
     return n;
@@ -60,9 +60,8 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
         /* tied, the head's weight is embed.weight: the file has the head
            when it has its bias, or the loss makes one */
         *has_head = vp_safetensors_find(o->weights, "head.weight") != NULL ||
-                    (o->tie_embeddings &&
-                     (vp_safetensors_find(o->weights, "head.bias") != NULL ||
-                      (cfg->grad && o->loss != VP_LOSS_RANDOM)));
+                    (o->tie_embeddings && (vp_safetensors_find(o->weights, "head.bias") != NULL ||
+                                           (cfg->grad && o->loss != VP_LOSS_RANDOM)));
         *has_final_norm = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
     } else {
         *has_head = cfg->grad && o->loss != VP_LOSS_RANDOM;
@@ -116,8 +115,8 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
     m->streamed = o->weights && o->weights->source && m->layers > 1;
     m->drawn = !o->weights && !o->stored_weights; /* and not trained: model_alloc */
     m->embed_scale = o->embed_scale > 0.0 ? (float)o->embed_scale : 1.0f;
-    m->attn_scale = o->attn_scale > 0.0 ? (float)o->attn_scale
-                                        : (float)(1.0 / sqrt((double)m->head_dim));
+    m->attn_scale =
+        o->attn_scale > 0.0 ? (float)o->attn_scale : (float)(1.0 / sqrt((double)m->head_dim));
     m->attn_softcap = (float)o->attn_softcap;
     m->logit_softcap = (float)o->logit_softcap;
     m->n_ctx = 0;
@@ -132,7 +131,8 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
 
 static size_t model_floats(const fw_model *shape, const kern_table *kernels)
 {
-    return (shape->drawn ? 0 : aligned(shape->vocab * shape->d)) + aligned(shape->n_ctx * shape->d) +
+    return (shape->drawn ? 0 : aligned(shape->vocab * shape->d)) +
+           aligned(shape->n_ctx * shape->d) +
            (shape->streamed ? 1 : shape->layers) * layer_floats(shape, kernels) +
            top_floats(shape, kernels);
 }
@@ -203,7 +203,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         return NULL;
     fw_model_shape(m, cfg, o);
     m->keep_raw = keep_raw;
-    m->drawn = m->drawn && !keep_raw; /* a trainer updates W */
+    m->drawn = m->drawn && !keep_raw;       /* a trainer updates W */
     m->streamed = m->streamed && !keep_raw; /* a trainer updates every layer */
     m->kernels = kernels;
     m->arena_size = model_floats(m, kernels);
@@ -316,26 +316,16 @@ void fw_activate(const kern_table *kern, vp_mlp mlp, float *out, const float *a,
                  size_t n)
 {
     switch (mlp) {
-    case VP_MLP_GELU_TANH:
-        kern->gelu_tanh(out, a, n);
-        break;
-    case VP_MLP_RELU:
-        kern->relu(out, a, n);
-        break;
-    case VP_MLP_SWIGLU:
-        kern->silu_mul(out, a, b, n);
-        break;
-    case VP_MLP_GEGLU:
-        kern->gelu_mul(out, a, b, n);
-        break;
+    case VP_MLP_GELU_TANH: kern->gelu_tanh(out, a, n); break;
+    case VP_MLP_RELU: kern->relu(out, a, n); break;
+    case VP_MLP_SWIGLU: kern->silu_mul(out, a, b, n); break;
+    case VP_MLP_GEGLU: kern->gelu_mul(out, a, b, n); break;
     case VP_MLP_GEGLU_TANH: /* Gemma's: PyTorch's gelu_tanh(gate) * up, two float steps */
         kern->gelu_tanh(out, a, n);
         for (size_t i = 0; i < n; i++)
             out[i] *= b[i];
         break;
-    default:
-        kern->gelu(out, a, n);
-        break;
+    default: kern->gelu(out, a, n); break;
     }
 }
 
@@ -467,9 +457,14 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
                              expected->overflow_at);
     }
     if (status == VP_OK) {
-        const fw_draw embed = {FW_DRAW_NORMAL, o->seed, FW_STREAM_EMBEDDING,
+        const fw_draw embed = {FW_DRAW_NORMAL,
+                               o->seed,
+                               FW_STREAM_EMBEDDING,
                                o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var),
-                               1.0, m->vocab, d, 0};
+                               1.0,
+                               m->vocab,
+                               d,
+                               0};
         if (m->drawn) /* its rows made for the tokens that run */
             m->embed_draw = embed;
         else
@@ -493,9 +488,12 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         const double g_mlp = beta * beta * vp_config_gain(cfg, k_mlp);
         if (!m->mlp_only) {
             (void)in_attn; /* attention's gain does not depend on its input's size */
-            draw_linear(m, &layer->q, o, fw_layer_stream_of(l, 0), 1.0 / sqrt((double)d), 1.0, scratch);
-            draw_linear(m, &layer->k, o, fw_layer_stream_of(l, 1), 1.0 / sqrt((double)d), 1.0, scratch);
-            draw_linear(m, &layer->v, o, fw_layer_stream_of(l, 2), beta / sqrt((double)d), beta, scratch);
+            draw_linear(m, &layer->q, o, fw_layer_stream_of(l, 0), 1.0 / sqrt((double)d), 1.0,
+                        scratch);
+            draw_linear(m, &layer->k, o, fw_layer_stream_of(l, 1), 1.0 / sqrt((double)d), 1.0,
+                        scratch);
+            draw_linear(m, &layer->v, o, fw_layer_stream_of(l, 2), beta / sqrt((double)d), beta,
+                        scratch);
             /* as if each token attended to itself: o sums H hd coordinates of v,
                each of h's mean square times beta^2, so gain = sqrt(H hd) sd_o beta */
             const double sd_o =
@@ -504,19 +502,21 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
         }
         double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
         if (o->init == VP_INIT_GAIN)
-            status = fw_mlp_scales(m->mlp, d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var,
-                                   err);
+            status =
+                fw_mlp_scales(m->mlp, d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var, err);
         if (status == VP_OK) {
             draw_linear(m, &layer->fc1, o, fw_layer_stream_of(l, 4), sqrt(fc1_var), beta, scratch);
             draw_linear(m, &layer->fc2, o, fw_layer_stream_of(l, 5), sqrt(fc2_var), beta, scratch);
             if (m->gated) /* the up projection: drawn as the gate, its own stream */
-                draw_linear(m, &layer->up, o, fw_layer_stream_of(l, 6), sqrt(fc1_var), beta, scratch);
+                draw_linear(m, &layer->up, o, fw_layer_stream_of(l, 6), sqrt(fc1_var), beta,
+                            scratch);
         }
     }
     /* the head after the layers, as nn.Sequential(Embedding, blocks...,
        Linear) draws it: nn.Linear's default, or N(0, 1/d) with no bias */
     if (status == VP_OK && m->has_head && !m->tied)
-        draw_linear(m, &m->head, o, fw_layer_stream_of(m->layers, 0), 1.0 / sqrt((double)d), 1.0, scratch);
+        draw_linear(m, &m->head, o, fw_layer_stream_of(m->layers, 0), 1.0 / sqrt((double)d), 1.0,
+                    scratch);
     if (m->tied && m->drawn) /* the embedding's own draws; a bias stays 0 */
         m->head.draw = m->embed_draw;
     else if (m->tied)

@@ -30,8 +30,8 @@ typedef struct {
 typedef struct {
     fw_norm attn_norm, mlp_norm;         /* on the branch input or the stream */
     fw_norm attn_out_norm, mlp_out_norm; /* sandwich and output-norm: on the branch output */
-    fw_linear q, k, v, o; /* q: d -> H hd; k, v: d -> H_kv hd; o: H hd -> d */
-    float *q_norm, *k_norm; /* with QK-norm: [hd] each per head; [H hd] and [H_kv hd]
+    fw_linear q, k, v, o;                /* q: d -> H hd; k, v: d -> H_kv hd; o: H hd -> d */
+    float *q_norm, *k_norm;              /* with QK-norm: [hd] each per head; [H hd] and [H_kv hd]
                                over the full width (VP_QK_NORM_FULL) */
     /* the two-matrix MLP: fc2(act(fc1 h)); the gated one: fc1 is the gate,
        up the second input projection, fc2 down: fc2(act(fc1 h) * up h) */
@@ -56,26 +56,26 @@ typedef struct fw_model {
     int mlp_only;
     int qk_norm; /* a vp_qk_norm */
     vp_mlp mlp;
-    int gated; /* vp_mlp_gated(mlp) */
-    vp_bias bias; /* which projections carry a bias (fw_linear.bias NULL when not) */
+    int gated;            /* vp_mlp_gated(mlp) */
+    vp_bias bias;         /* which projections carry a bias (fw_linear.bias NULL when not) */
     int head_unbiased;    /* the head has none even with VP_BIAS_ALL (GPT-2's) */
     size_t embed_padding; /* 1 + the id whose row the lookups leave alone; 0 */
     vp_norm norm;
     float eps;
     size_t d, heads, head_dim, hidden, vocab, layers;
-    size_t kv_heads;        /* H_kv, dividing heads: query head h reads kv head h / (H / H_kv) */
+    size_t kv_heads;          /* H_kv, dividing heads: query head h reads kv head h / (H / H_kv) */
     size_t q_width, kv_width; /* H hd: q's and the heads' output; H_kv hd: k's and v's */
-    float *embed; /* [V][d]; NULL in a drawn model, whose rows embed_draw makes */
-    int drawn;    /* weights made as they are used (fw_draw), none stored whole */
-    int recompute; /* with backward: only each sub-block's input kept, the rest
+    float *embed;             /* [V][d]; NULL in a drawn model, whose rows embed_draw makes */
+    int drawn;                /* weights made as they are used (fw_draw), none stored whole */
+    int recompute;            /* with backward: only each sub-block's input kept, the rest
                       made again before its backward (VP_ACTIVATIONS_RECOMPUTE) */
     fw_draw embed_draw;
     fw_layer *layers_;
     /* the output head and the final norm before it (head.*, final_norm.*) */
     int has_head, has_final_norm, backward;
-    int keep_raw; /* each linear keeps W as given (raw), to be updated and repacked */
-    int tied;     /* the head's W is the embedding: head.raw is embed, packed from it */
-    int streamed; /* one layer in memory at a time (weights made on demand, no keep_raw):
+    int keep_raw;            /* each linear keeps W as given (raw), to be updated and repacked */
+    int tied;                /* the head's W is the embedding: head.raw is embed, packed from it */
+    int streamed;            /* one layer in memory at a time (weights made on demand, no keep_raw):
                      every layers_[l] names the same memory, stream fills it */
     fw_layer_stream *stream; /* fw_model_load's, for a streamed model; else NULL */
     fw_norm final_norm;

@@ -27,11 +27,11 @@ static size_t widest(const fw_model *m)
 static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
 {
     size_t used = 0;
-#define TAKE(field, n)                                                                            \
-    do {                                                                                          \
-        if (b)                                                                                    \
-            b->field = block + used;                                                              \
-        used += aligned(n);                                                                       \
+#define TAKE(field, n)                                                                             \
+    do {                                                                                           \
+        if (b)                                                                                     \
+            b->field = block + used;                                                               \
+        used += aligned(n);                                                                        \
     } while (0)
     const size_t d = rows * m->d, hid = rows * m->hidden, w = widest(m);
     const size_t qw = rows * m->q_width, kvw = rows * m->kv_width;
@@ -124,9 +124,9 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
     }
     fw_repeat_kv(m, b->k_exp + at, s->k + kv_at, r->tokens);
     fw_repeat_kv(m, b->v_exp + at, s->v + kv_at, r->tokens);
-    m->kernels->attention_backward(b->dq + at, b->dk_exp + at, b->dv_exp + at, qw, b->datt + at,
-                                   qw, s->q + at, b->k_exp + at, b->v_exp + at, qw, r->tokens,
-                                   m->heads, m->head_dim, m->attn_scale, m->attn_softcap,
+    m->kernels->attention_backward(b->dq + at, b->dk_exp + at, b->dv_exp + at, qw, b->datt + at, qw,
+                                   s->q + at, b->k_exp + at, b->v_exp + at, qw, r->tokens, m->heads,
+                                   m->head_dim, m->attn_scale, m->attn_softcap,
                                    b->thread_ws[thread]);
     fw_sum_kv(m, b->dk + kv_at, b->dk_exp + at, r->tokens);
     fw_sum_kv(m, b->dv + kv_at, b->dv_exp + at, r->tokens);
@@ -284,16 +284,16 @@ static double sub_block_backward(fw_bw *b, size_t k)
         }
         m->kernels->scale_add(b->z, s->x_in, o, n, alpha);
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
-        fw_bw_norm(b, prefix, b->dz, b->dx, b->z, s->stream_stats, in_norm->weight, r->rows,
-                   m->d, rms_norm, !rms_norm);
+        fw_bw_norm(b, prefix, b->dz, b->dx, b->z, s->stream_stats, in_norm->weight, r->rows, m->d,
+                   rms_norm, !rms_norm);
         m->kernels->scale_add(b->dx, b->dz, NULL, n, alpha);
         d_added = b->dz;
     }
     const float *df = d_added;
     if (t->norm_out) {
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_out_norm", l, side);
-        fw_bw_norm(b, prefix, b->df, d_added, s->f, NULL, out_norm->weight, r->rows, m->d,
-                   rms_norm, !rms_norm);
+        fw_bw_norm(b, prefix, b->df, d_added, s->f, NULL, out_norm->weight, r->rows, m->d, rms_norm,
+                   !rms_norm);
         df = b->df;
     }
     const float *h = s->h ? s->h : s->x_in;
@@ -319,8 +319,8 @@ static double sub_block_backward(fw_bw *b, size_t k)
     if (t->norm_in) {
         snprintf(prefix, sizeof prefix, "layers.%zu.%s_norm", l, side);
         /* the statistics the forward normalised x_in with */
-        fw_bw_norm(b, prefix, b->dsum, b->dh, s->x_in, s->in_stats, in_norm->weight, r->rows,
-                   m->d, rms_norm, !rms_norm);
+        fw_bw_norm(b, prefix, b->dsum, b->dh, s->x_in, s->in_stats, in_norm->weight, r->rows, m->d,
+                   rms_norm, !rms_norm);
         add_into(b->dx, b->dsum, n);
     } else {
         add_into(b->dx, b->dh, n);

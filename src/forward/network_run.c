@@ -36,7 +36,6 @@ static size_t groups_of(size_t rows)
     return (rows + GROUP_ROWS - 1) / GROUP_ROWS;
 }
 
-
 /* ---- row-parallel steps ---- */
 
 typedef struct {
@@ -90,8 +89,8 @@ static void matmul_columns_task(void *ctx, size_t task, size_t thread)
     }
     /* drawn: each thread makes the panels of its own columns */
     const kern_panel_source w = fw_draw_source(&j->linear->draw);
-    r->m->kernels->matmul_drawn_columns(j->out, j->ldo, j->in, j->ldi, &w, j->linear->bias,
-                                        r->rows, j->linear->in, m, j0, j1, r->matmul_ws[thread]);
+    r->m->kernels->matmul_drawn_columns(j->out, j->ldo, j->in, j->ldi, &w, j->linear->bias, r->rows,
+                                        j->linear->in, m, j0, j1, r->matmul_ws[thread]);
 }
 
 size_t fw_matmul_rows(const fw_model *m, size_t rows, size_t threads)
@@ -111,8 +110,7 @@ static void project(fw_run *r, float *out, const float *in, const fw_linear *lin
     const size_t block = r->m->kernels->matmul_column_block(linear->out);
     const size_t blocks = (linear->out + block - 1) / block;
     j.cols_per_task = (blocks + r->threads - 1) / r->threads * block;
-    fw_parallel(r, (linear->out + j.cols_per_task - 1) / j.cols_per_task,
-                    matmul_columns_task, &j);
+    fw_parallel(r, (linear->out + j.cols_per_task - 1) / j.cols_per_task, matmul_columns_task, &j);
 }
 
 void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
@@ -365,9 +363,10 @@ row_sums(double *restrict sum, double *restrict c_sum, const float *restrict x,
 }
 
 /* ms[k] = sum_i (x[k][i] - mean[k])^2, in i order: a group's last rows */
-static inline __attribute__((always_inline)) void
-row_square_sums(double *restrict ms, const float *restrict x, const double *restrict mean, size_t d,
-                size_t n)
+static inline __attribute__((always_inline)) void row_square_sums(double *restrict ms,
+                                                                  const float *restrict x,
+                                                                  const double *restrict mean,
+                                                                  size_t d, size_t n)
 {
     double s[GROUP_ROWS] = {0}, m[GROUP_ROWS];
     for (size_t k = 0; k < n; k++)
@@ -465,8 +464,7 @@ static void normalise_rows(const update_job *j, size_t first, size_t n, double *
         r->m->kernels->scale_add(x[k], x[k], j->o + (first + k) * d, d, alpha);
     }
     if (n == GROUP_ROWS) /* c's sums only where they are measured */
-        group_sums(sum, c_sum, r->x + first * d, r->unmeasured ? NULL : r->c + first * d, d,
-                   alpha);
+        group_sums(sum, c_sum, r->x + first * d, r->unmeasured ? NULL : r->c + first * d, d, alpha);
     else
         row_sums(sum, c_sum, r->x + first * d, r->c + first * d, d, n, alpha);
     for (size_t k = 0; k < n; k++) {
@@ -553,7 +551,7 @@ static void sub_block(fw_run *r, size_t k)
     const float *o = r->f;
     if (t->norm_out) {
         fw_normalise(r, r->o, r->f,
-                  part == VP_PART_MLP ? &layer->mlp_out_norm : &layer->attn_out_norm);
+                     part == VP_PART_MLP ? &layer->mlp_out_norm : &layer->attn_out_norm);
         o = r->o;
     }
     update_job j = {r, h, r->f, o, NULL, 1.0};
@@ -813,7 +811,8 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
     /* a stack whose sub-block is a few microseconds of work (the seed
        stack's: 24 rows of width 48) runs on the calling thread alone: handing
        each step to the pool's threads costs more than the step */
-    const double work = (double)r.rows * (double)m->d * (double)(m->hidden > m->d ? m->hidden : m->d);
+    const double work =
+        (double)r.rows * (double)m->d * (double)(m->hidden > m->d ? m->hidden : m->d);
     r.threads = work < FW_THREADED_WORK ? 1 : ws->threads;
     r.rows_per_task = fw_rows_per_task(r.rows, r.threads);
     r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
@@ -875,7 +874,8 @@ vp_status vp_mlp_parse(const char *name, vp_mlp *out, vp_error *err)
             *out = (vp_mlp)i;
             return VP_OK;
         }
-    return vp_fail(err, VP_EINVAL, "MLP '%s' is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
+    return vp_fail(err, VP_EINVAL,
+                   "MLP '%s' is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
                    name);
 }
 
@@ -993,7 +993,8 @@ static vp_status check_grad(const vp_config *cfg, const vp_forward_options *o, v
                        "%zu to the vocabulary of %zu (embed.weight's)",
                        o->vocab, o->width, o->width, o->vocab);
     const int in_file = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
-    if (cfg->final_norm != VP_FINAL_NORM_DEFAULT && in_file != (cfg->final_norm == VP_FINAL_NORM_YES))
+    if (cfg->final_norm != VP_FINAL_NORM_DEFAULT &&
+        in_file != (cfg->final_norm == VP_FINAL_NORM_YES))
         return vp_fail(err, VP_EINVAL,
                        "final norm %s asked, but the weights file %s final_norm.weight; the "
                        "file decides: drop the final-norm option",
@@ -1052,9 +1053,10 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
     if (o->norm != VP_NORM_LAYERNORM && o->norm != VP_NORM_RMSNORM)
         return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
     if ((unsigned)o->mlp >= VP_MLP_COUNT)
-        return vp_fail(err, VP_EINVAL,
-                       "MLP kind %d is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
-                       (int)o->mlp);
+        return vp_fail(
+            err, VP_EINVAL,
+            "MLP kind %d is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
+            (int)o->mlp);
     if ((unsigned)o->bias >= VP_BIAS_COUNT)
         return vp_fail(err, VP_EINVAL, "bias setting %d is not one of yes, no, qkv", (int)o->bias);
     for (size_t i = 0; o->token_ids && i < o->batch * o->tokens; i++)
@@ -1124,44 +1126,41 @@ vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *o, vp
                        "GiB; %s",
                        (double)bytes / gib, (double)weight_bytes / gib,
                        (double)(bytes - weight_bytes) / gib, (double)have / gib,
-                       drawable ? "--weight-storage drawn stores no weight matrix"
-                       : recomputable
-                           ? "--activations recompute keeps each sub-block's input alone"
-                           : "make it narrower, shallower or the batch smaller");
+                       drawable       ? "--weight-storage drawn stores no weight matrix"
+                       : recomputable ? "--activations recompute keeps each sub-block's input alone"
+                                      : "make it narrower, shallower or the batch smaller");
     return VP_OK;
 }
 
 void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_options *o)
 {
-    const vp_sampling sampling = {.width = o->width,
-                                  .trials = o->batch * o->tokens,
-                                  .seed = o->seed,
-                                  .generator = "philox4x32-10",
-                                  .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
-                                  .eps = o->eps,
-                                  .heads = cfg->mlp_only ? 0 : o->heads,
-                                  .kv_heads = cfg->mlp_only || vp_forward_kv_heads(o) == o->heads
-                                                  ? 0
-                                                  : vp_forward_kv_heads(o),
-                                  .head_dim = cfg->mlp_only || o->heads * vp_forward_head_dim(o) ==
-                                                                   o->width
-                                                  ? 0
-                                                  : vp_forward_head_dim(o),
-                                  .ffn_mult = vp_forward_ffn_width(o) % o->width == 0
-                                                  ? vp_forward_ffn_width(o) / o->width
-                                                  : 0,
-                                  .ffn_width = vp_forward_ffn_width(o),
-                                  .mlp = vp_mlp_name(o->mlp),
-                                  .bias = vp_bias_name(o->bias),
-                                  .vocab = o->vocab,
-                                  .batch = o->batch,
-                                  .tokens = o->tokens,
-                                  .qk_norm = o->qk_norm,
-                                  .embed_scale = o->embed_scale,
-                                  .attn_scale = o->attn_scale,
-                                  .attn_softcap = o->attn_softcap,
-                                  .logit_softcap = o->logit_softcap,
-                                  .tokens_drawn = o->token_ids == NULL};
+    const vp_sampling sampling = {
+        .width = o->width,
+        .trials = o->batch * o->tokens,
+        .seed = o->seed,
+        .generator = "philox4x32-10",
+        .method = o->weights ? VP_SAMPLING_LOADED : init_method(o->init),
+        .eps = o->eps,
+        .heads = cfg->mlp_only ? 0 : o->heads,
+        .kv_heads =
+            cfg->mlp_only || vp_forward_kv_heads(o) == o->heads ? 0 : vp_forward_kv_heads(o),
+        .head_dim = cfg->mlp_only || o->heads * vp_forward_head_dim(o) == o->width
+                        ? 0
+                        : vp_forward_head_dim(o),
+        .ffn_mult =
+            vp_forward_ffn_width(o) % o->width == 0 ? vp_forward_ffn_width(o) / o->width : 0,
+        .ffn_width = vp_forward_ffn_width(o),
+        .mlp = vp_mlp_name(o->mlp),
+        .bias = vp_bias_name(o->bias),
+        .vocab = o->vocab,
+        .batch = o->batch,
+        .tokens = o->tokens,
+        .qk_norm = o->qk_norm,
+        .embed_scale = o->embed_scale,
+        .attn_scale = o->attn_scale,
+        .attn_softcap = o->attn_softcap,
+        .logit_softcap = o->logit_softcap,
+        .tokens_drawn = o->token_ids == NULL};
     profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
                        VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);
     /* a weights file decides the final norm: the profile says what ran, and

@@ -14,18 +14,18 @@
 /* What the backward pass needs of one sub-block, kept by the forward pass
  * (fw_saved_lay_out). Entries a sub-block has no use for are NULL. */
 typedef struct {
-    float *x_in;             /* the stream before the sub-block [rows][d] */
-    float *h;                /* the branch input where it is a norm's output; else NULL (x_in) */
-    float *f;                /* the branches' output (their sum), before any output norm */
-    float *hid_pre, *hid;    /* fc1's output and its activation (gated: times up's) [rows][m d] */
-    float *hid_up;           /* a gated MLP's up projection [rows][m d]; else NULL */
-    float *hid_cdf;          /* the erf GELU's Phi(hid_pre), for its backward; else NULL */
-    float *in_stats;         /* the branch input norm's statistics [rows][2]
+    float *x_in;            /* the stream before the sub-block [rows][d] */
+    float *h;               /* the branch input where it is a norm's output; else NULL (x_in) */
+    float *f;               /* the branches' output (their sum), before any output norm */
+    float *hid_pre, *hid;   /* fc1's output and its activation (gated: times up's) [rows][m d] */
+    float *hid_up;          /* a gated MLP's up projection [rows][m d]; else NULL */
+    float *hid_cdf;         /* the erf GELU's Phi(hid_pre), for its backward; else NULL */
+    float *in_stats;        /* the branch input norm's statistics [rows][2]
                                 (kern_table.h's norm_stats layout) where h is kept */
-    float *stream_stats;     /* Post-LN's and DeepNorm's: the stream norm's, the
+    float *stream_stats;    /* Post-LN's and DeepNorm's: the stream norm's, the
                                 mean and reciprocal root it normalised with */
-    float *q_pre, *k_pre;    /* the projections before QK-norm (q, k without it) */
-    float *q, *k, *v, *att;  /* att: the heads' output, the o projection's input;
+    float *q_pre, *k_pre;   /* the projections before QK-norm (q, k without it) */
+    float *q, *k, *v, *att; /* att: the heads' output, the o projection's input;
                                 q, q_pre, att [rows][H hd], k, k_pre, v [rows][H_kv hd] */
 } fw_saved;
 
@@ -40,21 +40,21 @@ typedef struct {
     /* k and v repeated to the H query heads (repeat_kv) for the attention
        kernel: [rows][H hd]; k and v themselves when H_kv = H */
     float *k_exp, *v_exp;
-    float *hid_up;                  /* a gated MLP's up projection */
-    float *hid_cdf;                 /* where the erf GELU keeps Phi (saved); else NULL */
-    float *in_stats;                /* where the branch input's norm keeps its statistics
+    float *hid_up;                    /* a gated MLP's up projection */
+    float *hid_cdf;                   /* where the erf GELU keeps Phi (saved); else NULL */
+    float *in_stats;                  /* where the branch input's norm keeps its statistics
                                        (saved); else NULL */
-    float *stream_stats;            /* where the stream's norm keeps them (saved); else NULL */
+    float *stream_stats;              /* where the stream's norm keeps them (saved); else NULL */
     float **matmul_ws, **att_scratch; /* per thread */
     double *stats;                    /* [groups][N_STATS] */
     uint32_t *token_ids;
-    progress_meter *meter; /* a sub-block done, forward or backward */
-    fw_saved *saved; /* with a backward: [K + 2], sub-blocks 1..K, then the top
+    progress_meter *meter;            /* a sub-block done, forward or backward */
+    fw_saved *saved;                  /* with a backward: [K + 2], sub-blocks 1..K, then the top
                         (x_in the stream x_K, h the head's input) */
-    float *backward_block;       /* with a backward: fw_backward_floats */
-    float **backward_thread_ws;  /* per thread: fw_backward_thread_floats of one */
-    int no_weight_grad; /* the workspace's: the backward skips weight_grad (NaN) */
-    int unmeasured;     /* the workspace's: no profile row, no overflow check */
+    float *backward_block;            /* with a backward: fw_backward_floats */
+    float **backward_thread_ws;       /* per thread: fw_backward_thread_floats of one */
+    int no_weight_grad;               /* the workspace's: the backward skips weight_grad (NaN) */
+    int unmeasured;                   /* the workspace's: no profile row, no overflow check */
     const float *rope_cos, *rope_sin; /* with rope: the workspace's [tokens][hd / 2] */
 } fw_run;
 
@@ -77,8 +77,8 @@ struct fw_workspace {
     const fw_model *m;
     size_t batch, tokens, threads, rows, sub_blocks;
     thread_pool *pool;
-    float *activations; /* fw_activation_floats */
-    double *stats;      /* fw_stats_doubles */
+    float *activations;               /* fw_activation_floats */
+    double *stats;                    /* fw_stats_doubles */
     float **matmul_ws, **att_scratch; /* per thread */
     /* with m->backward, else NULL */
     float *kept;     /* fw_saved_floats, laid out as saved says */

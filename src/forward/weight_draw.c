@@ -72,8 +72,7 @@ void fw_draw_values(const fw_draw *d, float *out, size_t n, uint64_t first)
 
 /* W's rows j0 .. j0 + nr - 1 over k's p0 .. p0 + kc - 1: each row's run
    drawn whole, then spread across the panel's stride */
-static void fill_panel(const fw_draw *d, float *panel, size_t nr, size_t j0, size_t p0,
-                       size_t kc)
+static void fill_panel(const fw_draw *d, float *panel, size_t nr, size_t j0, size_t p0, size_t kc)
 {
     if (nr == 1) { /* the row is the panel */
         if (j0 < d->rows)
@@ -91,8 +90,8 @@ static void fill_panel(const fw_draw *d, float *panel, size_t nr, size_t j0, siz
             kern_current()->gauss_panel(panel, nr, rows, kc, d->seed, d->stream, WEIGHT_NORMALS,
                                         first, d->cols, d->scale);
         else
-            kern_current()->uniform_panel(panel, nr, rows, kc, d->seed, d->stream,
-                                          WEIGHT_UNIFORMS, first, d->cols, d->scale, d->factor);
+            kern_current()->uniform_panel(panel, nr, rows, kc, d->seed, d->stream, WEIGHT_UNIFORMS,
+                                          first, d->cols, d->scale, d->factor);
         return;
     }
     float run[DRAW_CHUNK];

@@ -100,8 +100,9 @@ vp_status fw_model_use_layer(const fw_model *m, size_t layer)
 vp_status fw_model_load(fw_model *m, const vp_safetensors *file, vp_error *err)
 {
     const size_t biggest = biggest_tensor(m);
-    loader l = {m, file, calloc(file->count ? file->count : 1, 1),
-                malloc(biggest * sizeof(float)), err, m->streamed};
+    loader l = {
+        m,   file,       calloc(file->count ? file->count : 1, 1), malloc(biggest * sizeof(float)),
+        err, m->streamed};
     vp_status status = VP_OK;
     if (!l.used || !l.scratch)
         status = vp_fail(err, VP_ENOMEM, "no memory to load the weights");
@@ -246,7 +247,8 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
         return vp_fail(err, VP_EFORMAT, "no tensor 'layers.0....': the file has no layers");
     /* the MLP's first projection: fc1, or a gated MLP's gate */
     const vp_tensor_info *gate = vp_safetensors_find(weights, "layers.0.mlp.gate.weight");
-    const vp_tensor_info *fc1 = gate ? gate : vp_safetensors_find(weights, "layers.0.mlp.fc1.weight");
+    const vp_tensor_info *fc1 =
+        gate ? gate : vp_safetensors_find(weights, "layers.0.mlp.fc1.weight");
     if (!fc1 || fc1->rank != 2 || fc1->shape[0] == 0 || fc1->shape[1] != o->width)
         return vp_fail(err, VP_EFORMAT,
                        "tensor 'layers.0.mlp.%s.weight' is missing or not "

@@ -37,12 +37,11 @@ size_t fw_matmul_ws_floats(const fw_model *m, size_t rows_per_task)
 
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens)
 {
-    size_t bytes = fw_activation_floats(m, rows) * sizeof(float) +
-                   fw_stats_doubles(rows) * sizeof(double) +
-                   threads * ((fw_matmul_ws_floats(m, fw_matmul_rows(m, rows, threads)) + tokens +
-                               32) *
-                              sizeof(float)) +
-                   rows * sizeof(uint32_t) + fw_rope_floats(m, tokens) * sizeof(float);
+    size_t bytes =
+        fw_activation_floats(m, rows) * sizeof(float) + fw_stats_doubles(rows) * sizeof(double) +
+        threads * ((fw_matmul_ws_floats(m, fw_matmul_rows(m, rows, threads)) + tokens + 32) *
+                   sizeof(float)) +
+        rows * sizeof(uint32_t) + fw_rope_floats(m, tokens) * sizeof(float);
     if (m->backward)
         bytes += (fw_saved_floats(m, rows) + fw_backward_floats(m, rows) +
                   fw_backward_thread_floats(m, rows, threads)) *

@@ -117,8 +117,8 @@ static vp_status pad_token(hf_json *c, vp_hf_architecture *a)
     if (!v || cJSON_IsNull(v))
         return VP_OK;
     const double vocab = (double)a->vocab;
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-        v->valuedouble < -vocab || v->valuedouble >= vocab)
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < -vocab ||
+        v->valuedouble >= vocab)
         return vp_fail(c->err, VP_EFORMAT,
                        "config.json: 'pad_token_id' must be a whole number from -%zu to %zu "
                        "(a negative id counts from the end of the vocabulary)",

@@ -119,15 +119,14 @@ static vp_status read_set(const cJSON *obj, const char *where, rope_set *out, vp
 static int same_scaling(const vp_rope_scaling *x, const vp_rope_scaling *y)
 {
     return x->factor == y->factor && x->low_freq_factor == y->low_freq_factor &&
-           x->high_freq_factor == y->high_freq_factor &&
-           x->original_context == y->original_context;
+           x->high_freq_factor == y->high_freq_factor && x->original_context == y->original_context;
 }
 
 static int same_set(const rope_set *x, const rope_set *y)
 {
     return x->have_theta == y->have_theta && (!x->have_theta || x->theta == y->theta) &&
-           same_scaling(&x->scaling, &y->scaling) &&
-           x->have_partial == y->have_partial && (!x->have_partial || x->partial == y->partial);
+           same_scaling(&x->scaling, &y->scaling) && x->have_partial == y->have_partial &&
+           (!x->have_partial || x->partial == y->partial);
 }
 
 /* rope_parameters: one set, or one per layer type, all alike. */
@@ -200,8 +199,8 @@ static vp_status agree(hf_json *c, const rope_set *hub, const rope_set *v5)
         return disagree(c, "rope_theta", hub->theta, v5->theta);
     if (hub->have_partial && v5->have_partial && hub->partial != v5->partial)
         return disagree(c, "partial_rotary_factor", hub->partial, v5->partial);
-    if (hub->said_scaling && (hub->have_scaling != v5->have_scaling ||
-                              !same_scaling(&hub->scaling, &v5->scaling)))
+    if (hub->said_scaling &&
+        (hub->have_scaling != v5->have_scaling || !same_scaling(&hub->scaling, &v5->scaling)))
         return vp_fail(c->err, VP_EFORMAT,
                        "config.json: 'rope_scaling' (%s) and rope_parameters (%s) disagree; "
                        "the two spellings must agree",

@@ -135,8 +135,8 @@ static vp_status read_positions(size_t line, char *const *cells, vp_model_shape 
     if (learned && (status = read_size(line, cells, MAX_POSITIONS, MAX_TABLE_ROWS,
                                        &s->max_positions, err)) != VP_OK)
         return status;
-    const int rope = s->positions == VP_MODEL_POSITIONS_ROPE ||
-                     s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE;
+    const int rope =
+        s->positions == VP_MODEL_POSITIONS_ROPE || s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE;
     vp_error why;
     s->rope_theta = NAN;
     if (rope != (cells[ROPE_THETA][0] != '\0') ||

@@ -19,8 +19,8 @@ static vp_status check(const vp_tensor_out *tensors, size_t n, vp_error *err)
         if (!t->name || !*t->name)
             return vp_fail(err, VP_EINVAL, "tensor %zu has no name", i + 1);
         if (t->rank != 1 && t->rank != 2)
-            return vp_fail(err, VP_EINVAL, "tensor '%s' has rank %zu; it must be 1 or 2",
-                           t->name, t->rank);
+            return vp_fail(err, VP_EINVAL, "tensor '%s' has rank %zu; it must be 1 or 2", t->name,
+                           t->rank);
         for (size_t j = 0; j < i; j++)
             if (strcmp(tensors[j].name, t->name) == 0)
                 return vp_fail(err, VP_EINVAL, "tensor '%s' is given twice", t->name);

@@ -65,8 +65,7 @@ void text_write_grad_sampled_row(FILE *out, const vp_profile *p, size_t k, vp_te
              row->embedding_share_hi, 1);
     estimate(grad, sizeof grad, row->grad_var, row->grad_var_lo, row->grad_var_hi, 1);
     fprintf(out, "%9zu  %5s  %-9s  %11.4g  %20s  %20s  %22s  %9.4g  %20s\n", k, layer, part,
-            vp_profile_stream_size(p, k), update, share, grad, vp_profile_grad_size(p, k),
-            weight);
+            vp_profile_stream_size(p, k), update, share, grad, vp_profile_grad_size(p, k), weight);
 }
 
 void text_write_grad_measured_head(FILE *out, vp_text_width width)
@@ -84,7 +83,7 @@ void text_write_grad_measured_row(FILE *out, const vp_profile *p, size_t k, vp_t
 {
     const vp_row *row = &p->rows[k];
     char layer[32], weight[32] = "-", gain[32] = "-", update[32] = "-", share[64], size[32],
-        var[32];
+                    var[32];
     layer_of(layer, sizeof layer, p, k);
     figure(size, sizeof size, vp_profile_grad_size(p, k));
     figure(var, sizeof var, row->grad_var);
@@ -100,6 +99,6 @@ void text_write_grad_measured_row(FILE *out, const vp_profile *p, size_t k, vp_t
         return;
     }
     vp_format_share(share, sizeof share, row->embedding_share, row->log2_share);
-    fprintf(out, "%9zu  %5s  %-9s  %11.4g  %12s  %15s  %11s  %12s  %11s  %11s\n", k, layer,
-            part, vp_profile_stream_size(p, k), update, share, gain, var, size, weight);
+    fprintf(out, "%9zu  %5s  %-9s  %11.4g  %12s  %15s  %11s  %12s  %11s  %11s\n", k, layer, part,
+            vp_profile_stream_size(p, k), update, share, gain, var, size, weight);
 }

@@ -17,8 +17,8 @@ typedef void (*text_lines)(FILE *out, const void *arg);
 
 /* Writes what `lines` writes, its lines broken to fit 80 columns with
  * VP_TEXT_FIT_80 (breaking after a comma from column comma_from on). */
-void text_write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from,
-                               text_lines lines, const void *arg);
+void text_write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from, text_lines lines,
+                               const void *arg);
 
 /* A difference in standard errors; in 80 columns, whole from 1000 on (a
  * figure exact to its last digits can lie tens of thousands away). */

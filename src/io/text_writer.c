@@ -49,8 +49,8 @@ static void write_fitted(FILE *out, const char *text, size_t comma_from)
     }
 }
 
-void text_write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from,
-                               text_lines lines, const void *arg)
+void text_write_lines_in_width(FILE *out, vp_text_width width, size_t comma_from, text_lines lines,
+                               const void *arg)
 {
     char *text = NULL;
     size_t size = 0;
@@ -218,18 +218,19 @@ static void write_grad_top(FILE *out, const vp_profile *p)
     if (p->overflowed == VP_OVERFLOW_FLOAT_GRAD) { /* no figure at the embedding */
         fprintf(out, "  gradient          beyond float from sub-block %zu down\n", p->overflow_at);
         if (p->sampling.loss)
-            fprintf(out, "  loss              %s, %.6g on the batch\n", p->sampling.loss,
-                    p->loss);
+            fprintf(out, "  loss              %s, %.6g on the batch\n", p->sampling.loss, p->loss);
         return;
     }
-    fprintf(out, "  gradient size     %.4g x the top's at the embedding (variance "
-                 "%.6g)\n",
+    fprintf(out,
+            "  gradient size     %.4g x the top's at the embedding (variance "
+            "%.6g)\n",
             vp_profile_grad_size(p, 0), p->rows[0].grad_var);
     fprintf(out, "  weight gradient   %.4g at sub-block 1, %.4g at sub-block %zu\n",
             p->rows[1].weight_grad, p->rows[top].weight_grad, top);
     if (p->overflowed == VP_OVERFLOW_GRAD_VAR)
-        fprintf(out, "  (the gradient variance goes beyond %.3g below the top; those figures "
-                     "are inf)\n",
+        fprintf(out,
+                "  (the gradient variance goes beyond %.3g below the top; those figures "
+                "are inf)\n",
                 DBL_MAX);
     if (p->sampling.loss) /* the forward pass's: a loss on its batch */
         fprintf(out, "  loss              %s, %.6g on the batch\n", p->sampling.loss, p->loss);
@@ -327,8 +328,8 @@ vp_status vp_text_write_rows(FILE *out, const vp_profile *profile, size_t every,
         fprintf(out, "%9s  %5s  %-9s  %6s  %11s  %11s  %11s\n", "sub-block", "layer", "part",
                 "gain", "stream size", "grad size", "weight grad");
     else if (grad)
-        fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s  %12s  %11s  %11s\n",
-                "sub-block", "layer", "part", "gain", "stream var", "stream size", "update ratio",
+        fprintf(out, "%9s  %7s  %-9s  %9s  %12s  %11s  %12s  %18s  %12s  %11s  %11s\n", "sub-block",
+                "layer", "part", "gain", "stream var", "stream size", "update ratio",
                 "embedding share", "grad var", "grad size", "weight grad");
     else if (narrow)
         fprintf(out, "%9s  %5s  %-9s  %6s  %11s  %12s  %15s\n", "sub-block", "layer", "part",
@@ -662,8 +663,7 @@ static void write_forward_verdict_lines(FILE *out, const void *profiles)
     if (predicted->fields & forward->fields & VP_HAS_GRAD) {
         size_t at_g;
         const double g = text_grad_size_gap(predicted, forward, &at_g);
-        fprintf(out, "; its gradient's size, by at most %+.3g %% (sub-block %zu)", 100.0 * g,
-                at_g);
+        fprintf(out, "; its gradient's size, by at most %+.3g %% (sub-block %zu)", 100.0 * g, at_g);
     }
     fputc('\n', out);
 }

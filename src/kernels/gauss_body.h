@@ -274,8 +274,8 @@ void KERN_FN(kern_uniform_panel)(float *panel, size_t nr, size_t rows, size_t kc
         const vi lo = panel_starts(first, row_stride, c0, rows);
         for (size_t g = 0; g < kc / 4; g++) {
             /* the counter {stream, word, block lo, block hi} */
-            vi c[1][4] = {{vi_set1(stream), vi_set1(word), vi_add(lo, vi_set1((uint32_t)g)),
-                           vi_set1(0)}};
+            vi c[1][4] = {
+                {vi_set1(stream), vi_set1(word), vi_add(lo, vi_set1((uint32_t)g)), vi_set1(0)}};
             philox(1, c, &setup);
             float *row = panel + 4 * g * nr + c0;
             for (int j = 0; j < 4; j++)

@@ -20,8 +20,7 @@
         .matmul_wt_columns = kern_matmul_wt_columns_##ISA,                                         \
         .matmul_accumulate = kern_matmul_accumulate_##ISA,                                         \
         .matmul_weight_grad_workspace_floats = kern_matmul_weight_grad_workspace_floats_##ISA,     \
-        .matmul_weight_grad = kern_matmul_weight_grad_##ISA,                                       \
-        .norm_stats = kern_norm_stats_##ISA,                                                       \
+        .matmul_weight_grad = kern_matmul_weight_grad_##ISA, .norm_stats = kern_norm_stats_##ISA,  \
         .layernorm_backward = kern_layernorm_backward_##ISA,                                       \
         .rmsnorm_backward = kern_rmsnorm_backward_##ISA,                                           \
         .norm_param_grads = kern_norm_param_grads_##ISA,                                           \
@@ -34,16 +33,13 @@
         .silu_mul_backward = kern_silu_mul_backward_##ISA,                                         \
         .gelu_mul_backward = kern_gelu_mul_backward_##ISA,                                         \
         .attention_backward = kern_attention_backward_##ISA,                                       \
-        .cross_entropy = kern_cross_entropy_##ISA,                                                 \
-        .rope = kern_rope_##ISA,                                                                   \
+        .cross_entropy = kern_cross_entropy_##ISA, .rope = kern_rope_##ISA,                        \
         .rmsnorm = kern_rmsnorm_##ISA, .gelu = kern_gelu_##ISA, .softmax = kern_softmax_##ISA,     \
         .layernorm_keep = kern_layernorm_keep_##ISA, .rmsnorm_keep = kern_rmsnorm_keep_##ISA,      \
         .attention = kern_attention_##ISA, .residual = kern_residual_##ISA,                        \
         .square_sum = kern_square_sum_##ISA, .adam = kern_adam_##ISA,                              \
-        .square_sum_wide = kern_square_sum_wide_##ISA,                                             \
-        .gauss_fill = kern_gauss_fill_##ISA,                                                       \
-        .gauss_panel = kern_gauss_panel_##ISA,                                                     \
-        .uniform_panel = kern_uniform_panel_##ISA,                                                 \
+        .square_sum_wide = kern_square_sum_wide_##ISA, .gauss_fill = kern_gauss_fill_##ISA,        \
+        .gauss_panel = kern_gauss_panel_##ISA, .uniform_panel = kern_uniform_panel_##ISA,          \
         .mc_noise_sums = kern_mc_noise_sums_##ISA, .mc_add_branch = kern_mc_add_branch_##ISA,      \
         .mc_add_and_normalise = kern_mc_add_and_normalise_##ISA,                                   \
     }

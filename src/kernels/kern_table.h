@@ -43,7 +43,7 @@ enum {
    (a block times T each), its q and dout (a block times hd each). */
 #define KERN_ATTENTION_BACKWARD_BLOCK 16
 #define KERN_ATTENTION_BACKWARD_SCRATCH(T, hd)                                                     \
-    ((((size_t)(T) + 31) / 32 * 32) * (5 * (size_t)(hd) + 3 * KERN_ATTENTION_BACKWARD_BLOCK) +    \
+    ((((size_t)(T) + 31) / 32 * 32) * (5 * (size_t)(hd) + 3 * KERN_ATTENTION_BACKWARD_BLOCK) +     \
      2 * KERN_ATTENTION_BACKWARD_BLOCK * (size_t)(hd))
 
 /* One Adam step's constants, each a float as PyTorch's kernels see them
@@ -81,9 +81,9 @@ typedef struct {
        that threads can share a matmul's columns, each reading its part of
        W, when the rows are too few to split. */
     size_t (*matmul_column_block)(size_t m);
-    void (*matmul_columns)(float *out, size_t ldo, const float *x, size_t ldx,
-                           const float *packed, const float *bias, size_t n, size_t k, size_t m,
-                           size_t j0, size_t j1, float *workspace);
+    void (*matmul_columns)(float *out, size_t ldo, const float *x, size_t ldx, const float *packed,
+                           const float *bias, size_t n, size_t k, size_t m, size_t j0, size_t j1,
+                           float *workspace);
 
     /* matmul_columns with W made as it is used, never stored whole: for
        each block of k and of columns, w->fill writes the packed panels
@@ -93,8 +93,8 @@ typedef struct {
        matmul_drawn_workspace_floats(n, k, m) floats. */
     size_t (*matmul_drawn_workspace_floats)(size_t n, size_t k, size_t m);
     void (*matmul_drawn_columns)(float *out, size_t ldo, const float *x, size_t ldx,
-                                 const kern_panel_source *w, const float *bias, size_t n,
-                                 size_t k, size_t m, size_t j0, size_t j1, float *workspace);
+                                 const kern_panel_source *w, const float *bias, size_t n, size_t k,
+                                 size_t m, size_t j0, size_t j1, float *workspace);
 
     /* ---- the matmul's backward (matmul_ISA.c, matmul_grad_body.h) ----
        For y = x W^T + b with W [m][k] (out = m, in = k) and n rows:
@@ -105,8 +105,7 @@ typedef struct {
        with W^T, packed from W itself: matmul_pack_transposed(packed, W, k,
        m, k) (in = m, out = k), then matmul(dx, .., dy, .., packed, NULL,
        n, m, k, ..): rows of dx split across threads as the forward's. */
-    void (*matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k,
-                                   size_t m);
+    void (*matmul_pack_transposed)(float *packed, const float *wt, size_t ldwt, size_t k, size_t m);
     /* Whether matmul_wt_columns reads a W^T [k][m] (row stride ldwt) where
        it lies: m a whole number of the tile's column panels and W^T small
        (matmul_internal.h); the scalar set: any. Else pack it. */
@@ -117,17 +116,15 @@ typedef struct {
        reads x. The workspace of matmul_columns.
        accumulate: the sums start from out's values, bias ignored (as
        matmul_accumulate). Needs matmul_wt_fits(k, m, ldwt). */
-    void (*matmul_wt_columns)(float *out, size_t ldo, const float *x, size_t ldx,
-                              const float *wt, size_t ldwt, const float *bias, size_t n,
-                              size_t k, size_t m, size_t j0, size_t j1, int accumulate,
-                              float *workspace);
+    void (*matmul_wt_columns)(float *out, size_t ldo, const float *x, size_t ldx, const float *wt,
+                              size_t ldwt, const float *bias, size_t n, size_t k, size_t m,
+                              size_t j0, size_t j1, int accumulate, float *workspace);
     /* out[i][j] += sum_p x[i][p] w[j][p]: matmul's contract and order of
        the sums (matmul_internal.h), starting from out's own values instead
        of the bias; the same workspace. For sums of gradients (dh = dq Wq +
        dk Wk + dv Wv). */
     void (*matmul_accumulate)(float *out, size_t ldo, const float *x, size_t ldx,
-                              const float *packed, size_t n, size_t k, size_t m,
-                              float *workspace);
+                              const float *packed, size_t n, size_t k, size_t m, float *workspace);
     /* Floats of workspace one matmul_weight_grad call over n rows needs. */
     size_t (*matmul_weight_grad_workspace_floats)(size_t n, size_t k, size_t m);
     /* dw[j][p] += sum_i dy[i][j] x[i][p] and, if db is not NULL, db[j] +=
@@ -264,10 +261,10 @@ typedef struct {
        da = (dy b) act'(a), autograd's order (act' of silu: s (1 + a (1 -
        s)), s the sigmoid; of gelu: Phi(a) + a phi(a)). Elementwise: da and
        db may each be any input, but not each other. */
-    void (*silu_mul_backward)(float *da, float *db, const float *dy, const float *a,
-                              const float *b, size_t n);
-    void (*gelu_mul_backward)(float *da, float *db, const float *dy, const float *a,
-                              const float *b, size_t n);
+    void (*silu_mul_backward)(float *da, float *db, const float *dy, const float *a, const float *b,
+                              size_t n);
+    void (*gelu_mul_backward)(float *da, float *db, const float *dy, const float *a, const float *b,
+                              size_t n);
     /* The backward of attention for one sequence (same q, k, v, ld, T, H,
        hd, scale, softcap): given dout (stride ldo), writes dq, dk, dv (stride ldg) over the
        T rows and H * hd columns, recomputing each softmax as the forward
@@ -277,8 +274,8 @@ typedef struct {
        hd) floats. dq, dk, dv must not overlap the inputs. */
     void (*attention_backward)(float *dq, float *dk, float *dv, size_t ldg, const float *dout,
                                size_t ldo, const float *q, const float *k, const float *v,
-                               size_t ld, size_t T, size_t H, size_t hd, float scale,
-                               float softcap, float *scratch);
+                               size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
+                               float *scratch);
     /* The output head's loss: per row of V logits, loss_i = log sum exp -
        logits[targets[i]] (max subtracted; sums in double); returns
        sum_i loss_i in double, and writes dlogits = (softmax - onehot) scale
@@ -286,8 +283,8 @@ typedef struct {
        1 / n and the returned sum times 1 / n. targets[i] < V (the caller's
        check). The embedding's backward (rows of dx added into dE[token])
        is not a kernel: the network's code does it. */
-    double (*cross_entropy)(float *dlogits, const float *logits, const uint32_t *targets,
-                            size_t n, size_t V, double scale);
+    double (*cross_entropy)(float *dlogits, const float *logits, const uint32_t *targets, size_t n,
+                            size_t V, double scale);
 
     /* ---- the forward pass's measurements (residual_ISA.c) ---- */
     /* The residual update of n floats (rows of the stream side by side) and

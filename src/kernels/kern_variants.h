@@ -23,10 +23,9 @@
                            float *workspace);                                                      \
     size_t kern_matmul_column_block_##ISA(size_t m);                                               \
     size_t kern_matmul_drawn_workspace_floats_##ISA(size_t n, size_t k, size_t m);                 \
-    void kern_matmul_drawn_columns_##ISA(float *out, size_t ldo, const float *x, size_t ldx,       \
-                                         const kern_panel_source *w, const float *bias, size_t n,  \
-                                         size_t k, size_t m, size_t j0, size_t j1,                 \
-                                         float *workspace);                                        \
+    void kern_matmul_drawn_columns_##ISA(                                                          \
+        float *out, size_t ldo, const float *x, size_t ldx, const kern_panel_source *w,            \
+        const float *bias, size_t n, size_t k, size_t m, size_t j0, size_t j1, float *workspace);  \
     void kern_matmul_reblock_##ISA(size_t l1, size_t l2);                                          \
     void kern_matmul_columns_##ISA(float *out, size_t ldo, const float *x, size_t ldx,             \
                                    const float *packed, const float *bias, size_t n, size_t k,     \
@@ -101,10 +100,10 @@
                          const kern_adam_step *s);                                                 \
     void kern_gauss_fill_##ISA(float *out, size_t n, uint64_t seed, uint32_t token,                \
                                uint32_t sub_block, uint64_t first);                                \
-    void kern_gauss_panel_##ISA(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,     \
+    void kern_gauss_panel_##ISA(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,    \
                                 uint32_t token, uint32_t sub_block, uint64_t first,                \
                                 uint64_t row_stride, double scale);                                \
-    void kern_uniform_panel_##ISA(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,   \
+    void kern_uniform_panel_##ISA(float *panel, size_t nr, size_t rows, size_t kc, uint64_t seed,  \
                                   uint32_t stream, uint32_t word, uint64_t first,                  \
                                   uint64_t row_stride, double bound, double factor);               \
     void kern_mc_noise_sums_##ISA(double *out, const double *x, const float *xi, size_t d);        \

@@ -50,10 +50,9 @@ kernel_step(const int MR, const int NV, const int XT, const float *const *row, c
    calls the edge kernel of exactly the rows left). */
 static inline __attribute__((always_inline)) void
 kernel_body(const int MR, const int NV, const int AHEAD, const int XT, size_t kc,
-            const float *restrict a,
-            size_t lda, const float *restrict b, size_t ldb, float *restrict c, size_t ldc,
-            const float *restrict init, size_t mr_valid, size_t nr_valid,
-            const matmul_next_tile *next, const float *ahead, size_t ahead_lines)
+            const float *restrict a, size_t lda, const float *restrict b, size_t ldb,
+            float *restrict c, size_t ldc, const float *restrict init, size_t mr_valid,
+            size_t nr_valid, const matmul_next_tile *next, const float *ahead, size_t ahead_lines)
 {
     /* the next tile's lines of out, one per 64 bytes, while this one computes */
     if (next->c != NULL)
@@ -181,8 +180,8 @@ kernel_body(const int MR, const int NV, const int AHEAD, const int XT, size_t kc
     KERNEL(NAME##_5, 5, NV)                                                                        \
     KERNEL(NAME##_6, 6, NV)                                                                        \
     KERNEL(NAME##_7, 7, NV)                                                                        \
-    static const matmul_kernel_fn NAME[MATMUL_MAX_MR] = {                                          \
-        NULL, NAME##_1, NAME##_2, NAME##_3, NAME##_4, NAME##_5, NAME##_6, NAME##_7};
+    static const matmul_kernel_fn NAME[MATMUL_MAX_MR] = {NULL,     NAME##_1, NAME##_2, NAME##_3,   \
+                                                         NAME##_4, NAME##_5, NAME##_6, NAME##_7};
 #define MATMUL_EDGE_KERNELS(NAME, NV) MATMUL_EDGES(MATMUL_KERNEL, NAME, NV)
 #define MATMUL_XT_EDGE_KERNELS(NAME, NV) MATMUL_EDGES(MATMUL_XT_KERNEL, NAME, NV)
 

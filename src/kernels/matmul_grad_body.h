@@ -158,8 +158,8 @@ static inline grad_wide grad_widen(const float *p)
    loop of constant count, which gcc vectorises at -O2); the columns left
    one at a time. A sum from 0.0 is never -0.0, so setting gives the bits
    of adding to 0. */
-static void grad_bias(float *restrict db, const float *restrict dy, size_t ldy, size_t n,
-                      size_t m, int accumulate)
+static void grad_bias(float *restrict db, const float *restrict dy, size_t ldy, size_t n, size_t m,
+                      int accumulate)
 {
     if (!accumulate)
         memset(db, 0, m * sizeof *db); /* m floats, against dW's m k */
@@ -195,9 +195,9 @@ static void grad_bias(float *restrict db, const float *restrict dy, size_t ldy, 
     }
 }
 
-void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const float *dy,
-                                      size_t ldy, const float *x, size_t ldx, size_t n, size_t k,
-                                      size_t m, int accumulate, float *workspace)
+void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const float *dy, size_t ldy,
+                                      const float *x, size_t ldx, size_t n, size_t k, size_t m,
+                                      int accumulate, float *workspace)
 {
     // dy: (n, m) stride ldy; x: (n, k) stride ldx; dw: (m, k) stride ldw; db: (m)
     if (db != NULL)
@@ -227,8 +227,8 @@ void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const fl
         /* a small dy is read as dy^T where it lies, its rows' MR values
            broadcast (the xt kernels) */
         if (matmul_small(tile_for(k), rows, ldy)) {
-            const matmul_w w = x_in_place ? (matmul_w){.wt = xb, .ldwt = ldx}
-                                          : (matmul_w){.packed = packed};
+            const matmul_w w =
+                x_in_place ? (matmul_w){.wt = xb, .ldwt = ldx} : (matmul_w){.packed = packed};
             matmul_blocked(tile_for(k), dw, ldw, dy + i0 * ldy, ldy, 1, &w, NULL, m, rows, k, 0, k,
                            inner, onto_dw);
             continue;
@@ -236,12 +236,10 @@ void KERN_FN(kern_matmul_weight_grad)(float *dw, size_t ldw, float *db, const fl
 #endif
         grad_transpose(dyt, ldt, dy + i0 * ldy, ldy, rows, m);
         if (x_in_place)
-            KERN_FN(kern_matmul_wt_columns)(dw, ldw, dyt, ldt, xb, ldx, NULL, m, rows, k, 0, k,
-                                            onto_dw, inner);
-        else if (!onto_dw)
-            KERN_FN(kern_matmul)(dw, ldw, dyt, ldt, packed, NULL, m, rows, k, inner);
-        else
-            KERN_FN(kern_matmul_accumulate)(dw, ldw, dyt, ldt, packed, m, rows, k, inner);
+            KERN_FN(kern_matmul_wt_columns)
+        (dw, ldw, dyt, ldt, xb, ldx, NULL, m, rows, k, 0, k, onto_dw, inner);
+        else if (!onto_dw) KERN_FN(kern_matmul)(dw, ldw, dyt, ldt, packed, NULL, m, rows, k, inner);
+        else KERN_FN(kern_matmul_accumulate)(dw, ldw, dyt, ldt, packed, m, rows, k, inner);
     }
 }
 

@@ -65,9 +65,9 @@ typedef struct {
     size_t nr_valid;
 } matmul_next_tile;
 
-typedef void (*matmul_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b,
-                                 size_t ldb, float *c, size_t ldc, const float *init,
-                                 size_t mr_valid, size_t nr_valid, const matmul_next_tile *next);
+typedef void (*matmul_kernel_fn)(size_t kc, const float *a, size_t lda, const float *b, size_t ldb,
+                                 float *c, size_t ldc, const float *init, size_t mr_valid,
+                                 size_t nr_valid, const matmul_next_tile *next);
 
 /* The same, prefetching into L2 ahead_lines lines (16 floats each) from
    ahead as it computes: the next block's W (matmul_ahead). A kernel of its
@@ -205,17 +205,10 @@ static inline float *matmul_align(float *p)
 static inline void matmul_copy_panel_row(float *dst, const float *src, size_t valid, size_t nr)
 {
     switch (valid) {
-    case 16:
-        memcpy(dst, src, 16 * sizeof *dst);
-        break;
-    case 48:
-        memcpy(dst, src, 48 * sizeof *dst);
-        break;
-    case 64:
-        memcpy(dst, src, 64 * sizeof *dst);
-        break;
-    default:
-        memcpy(dst, src, valid * sizeof *dst);
+    case 16: memcpy(dst, src, 16 * sizeof *dst); break;
+    case 48: memcpy(dst, src, 48 * sizeof *dst); break;
+    case 64: memcpy(dst, src, 64 * sizeof *dst); break;
+    default: memcpy(dst, src, valid * sizeof *dst);
     }
     if (valid < nr)
         memset(dst + valid, 0, (nr - valid) * sizeof *dst);
@@ -364,13 +357,13 @@ static inline void matmul_block(const matmul_call *call, size_t i0, size_t rows,
         for (size_t jr = jc; jr < jend; jr += nr) {
             const size_t nr_valid = matmul_min(nr, j1 - jr);
             /* a panel of packed or drawn W, or W^T's columns where they lie */
-            const float *b = wblock ? wblock + jr * kc
+            const float *b = wblock  ? wblock + jr * kc
                              : w->wt ? w->wt + pc * w->ldwt + jr
                                      : wdrawn + (jr - jc) * kc;
             const size_t ldb = w->wt ? w->ldwt : nr;
             float *c = call->out + (i0 + ir) * ldo + jr;
             const float *init = pc > 0 || call->accumulate ? NULL
-                               : call->bias != NULL        ? call->bias + jr
+                                : call->bias != NULL       ? call->bias + jr
                                                            : zeros;
             /* the next tile, when its sums start from out (init: the whole
                block's start from init, and out is only written) */

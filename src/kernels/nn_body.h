@@ -31,10 +31,9 @@ void KERN_FN(kern_erf)(float *out, const float *x, size_t n)
 
 /* LayerNorm, and with stats each row's mean and 1/sqrt(var + eps) into
    stats [n][2], the floats it normalised with (norm_stats's layout). */
-static inline __attribute__((always_inline)) void layernorm_body(float *out, float *stats,
-                                                                 const float *x, const float *weight,
-                                                                 const float *bias, size_t n,
-                                                                 size_t d, float eps)
+static inline __attribute__((always_inline)) void
+layernorm_body(float *out, float *stats, const float *x, const float *weight, const float *bias,
+               size_t n, size_t d, float eps)
 {
     // x, out: (n, d); weight, bias: (d); stats: (n, 2) or NULL
     if (d == 0)

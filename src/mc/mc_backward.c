@@ -92,8 +92,8 @@ static void add_transpose(double *delta_h, const double *delta_f, const double *
 /* delta_f = gamma J^T delta_y of the output norm over f = f_scale xi, whose
  * output is built in y. */
 static void output_norm_backward(const mc_params *p, const mc_tape_step *step, double f_scale,
-                                 const float *xi, const double *delta_y, double *delta_f,
-                                 double *y, size_t d)
+                                 const float *xi, const double *delta_y, double *delta_f, double *y,
+                                 size_t d)
 {
     /* the forward's plan: var(f) = f_scale^2 var(xi) (LayerNorm), ms likewise */
     const mc_noise *n = &step->noise;

@@ -61,8 +61,8 @@ vp_status mc_memory_needed(const vp_config *cfg, const vp_mc_options *options, s
     total = mul_add(k_total + 1, sizeof(vp_row), total, &overflow);         /* the profile */
     const size_t threads = options->threads < options->trials ? options->threads : options->trials;
     if (options->method == VP_MC_FULL) {
-        const size_t workspace = mc_full_workspace_bytes(options->width, k_total,
-                                                         vp_config_branches(cfg), cfg->grad);
+        const size_t workspace =
+            mc_full_workspace_bytes(options->width, k_total, vp_config_branches(cfg), cfg->grad);
         if (workspace == 0 || workspace > SIZE_MAX - 64)
             overflow = 1;
         else
@@ -101,8 +101,7 @@ static vp_status check_grad(const vp_config *cfg, const vp_mc_options *o, vp_err
                        "the backward half (--grad) keeps each token's forward, width %zu x %zu "
                        "sub-blocks, %.3g GiB per thread; at most %.3g GiB is allowed: use a "
                        "smaller --width or fewer --layers",
-                       o->width, k_total,
-                       tape == 0 ? INFINITY : (double)tape / 1073741824.0,
+                       o->width, k_total, tape == 0 ? INFINITY : (double)tape / 1073741824.0,
                        (double)MC_TAPE_MAX_BYTES / 1073741824.0);
     return VP_OK;
 }

@@ -127,8 +127,7 @@ void mc_full_token(const mc_job *job, size_t token, void *memory)
         }
         mc_store(job, k, token, &s, oo);
         if (grad) {
-            tape.steps[k - 1] =
-                (mc_tape_step){before, n, plan, vp_config_gain(job->cfg, k)};
+            tape.steps[k - 1] = (mc_tape_step){before, n, plan, vp_config_gain(job->cfg, k)};
             memcpy(tape.x + k * d, w.x, d * sizeof *w.x);
         }
     }

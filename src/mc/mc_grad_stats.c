@@ -49,8 +49,8 @@ vp_status mc_fill_grad_rows(const mc_job *job, vp_profile *profile, vp_error *er
             row->grad_var = row->grad_var_lo = row->grad_var_hi = row->grad_var_se = HUGE_VAL;
             row->grad_size_lo = row->grad_size_hi = HUGE_VAL;
             if (k > 0)
-                row->weight_grad = row->weight_grad_lo = row->weight_grad_hi =
-                    row->weight_grad_se = HUGE_VAL;
+                row->weight_grad = row->weight_grad_lo = row->weight_grad_hi = row->weight_grad_se =
+                    HUGE_VAL;
             continue;
         }
         row->grad_var = g.estimate;

@@ -27,8 +27,8 @@ static vp_status write_script(const vp_figure *figure, const vp_figures_options 
     return status;
 }
 
-vp_status plot_draw_named(const vp_figure *figure, const vp_figures_options *opts,
-                          const char *name, vp_error *err)
+vp_status plot_draw_named(const vp_figure *figure, const vp_figures_options *opts, const char *name,
+                          vp_error *err)
 {
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s.%s", opts->outdir, name, opts->extension) >=
@@ -47,4 +47,3 @@ vp_status plot_draw_named(const vp_figure *figure, const vp_figures_options *opt
     }
     return vp_plot_run(figure, &target, err);
 }
-

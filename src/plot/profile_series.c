@@ -13,12 +13,9 @@ vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_err
     static const struct {
         const char *name;
         vp_plot_quantity quantity;
-    } names[] = {{"all", VP_QUANTITY_ALL},
-                 {"stream", VP_QUANTITY_STREAM},
-                 {"update", VP_QUANTITY_UPDATE},
-                 {"share", VP_QUANTITY_SHARE},
-                 {"grad", VP_QUANTITY_GRAD},
-                 {"weight-grad", VP_QUANTITY_WEIGHT_GRAD}};
+    } names[] = {{"all", VP_QUANTITY_ALL},       {"stream", VP_QUANTITY_STREAM},
+                 {"update", VP_QUANTITY_UPDATE}, {"share", VP_QUANTITY_SHARE},
+                 {"grad", VP_QUANTITY_GRAD},     {"weight-grad", VP_QUANTITY_WEIGHT_GRAD}};
     for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0) {
             *out = names[i].quantity;

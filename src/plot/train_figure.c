@@ -57,8 +57,7 @@ static vp_status loss_panel(vp_figure *figure, const vp_train_job *jobs, size_t 
                             vp_error *err)
 {
     vp_panel *panel;
-    vp_status status =
-        vp_figure_add_panel(figure, "", "step", "loss", VP_AXIS_LOG_Y, &panel, err);
+    vp_status status = vp_figure_add_panel(figure, "", "step", "loss", VP_AXIS_LOG_Y, &panel, err);
     int dashes[VP_PLACEMENT_COUNT] = {0};
     for (size_t i = 0; i < n && status == VP_OK; i++) {
         const vp_train_job *j = &jobs[i];
@@ -66,12 +65,12 @@ static vp_status loss_panel(vp_figure *figure, const vp_train_job *jobs, size_t 
         char label[160];
         label_of(label, sizeof label, j, n > 1 ? axis : AXIS_SEED + 1);
         if (r->diverged)
-            snprintf(label + strlen(label), sizeof label - strlen(label),
-                     " (diverged at %zu)", r->diverged_at);
+            snprintf(label + strlen(label), sizeof label - strlen(label), " (diverged at %zu)",
+                     r->diverged_at);
         vp_series *series;
         const int colour = (int)j->config.placement;
-        status = vp_panel_add_series(panel, label, colour, 1 + dashes[colour]++ % 5,
-                                     VP_SERIES_LINE, r->steps_run, &series, err);
+        status = vp_panel_add_series(panel, label, colour, 1 + dashes[colour]++ % 5, VP_SERIES_LINE,
+                                     r->steps_run, &series, err);
         for (size_t s = 0; s < r->steps_run && status == VP_OK; s++)
             if (isfinite(r->steps[s].loss) && r->steps[s].loss > 0.0)
                 status = vp_series_add_point(series, (double)s, r->steps[s].loss, 0, 0, err);
@@ -97,9 +96,9 @@ static vp_status final_panel(vp_figure *figure, const vp_train_job *jobs, size_t
             if ((int)j->config.placement != p || r->diverged || r->steps_run == 0)
                 continue;
             if (!series)
-                status = vp_panel_add_series(panel,
-                                             vp_placement_traits_of(j->config.placement)->display_name,
-                                             p, 1, VP_SERIES_LINE, n, &series, err);
+                status = vp_panel_add_series(
+                    panel, vp_placement_traits_of(j->config.placement)->display_name, p, 1,
+                    VP_SERIES_LINE, n, &series, err);
             const double loss = r->steps[r->steps_run - 1].loss;
             if (status == VP_OK && loss > 0.0)
                 status = vp_series_add_point(series, axis_value(j, axis), loss, 0, 0, err);

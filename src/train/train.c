@@ -202,8 +202,7 @@ static double update_square_sum(const float *after, const float *before, size_t 
 }
 
 /* Adam on every tensor; with on_tensor, each one's norms reported. */
-static void update(trainer *tr, const vp_train_options *o, size_t step, double lr,
-                   float *before)
+static void update(trainer *tr, const vp_train_options *o, size_t step, double lr, float *before)
 {
     const adam_step s = {lr, o->beta1, o->beta2, o->adam_eps, o->weight_decay, step + 1};
     for (size_t i = 0; i < tr->count; i++) {
@@ -268,8 +267,8 @@ static vp_status check_options(const vp_forward_options *network, const vp_train
                        "to %zu",
                        o->warmup, o->steps, o->steps);
     if (!(o->beta1 >= 0.0 && o->beta1 < 1.0) || !(o->beta2 >= 0.0 && o->beta2 < 1.0))
-        return vp_fail(err, VP_EINVAL, "Adam's betas %g and %g: each must be in [0, 1)",
-                       o->beta1, o->beta2);
+        return vp_fail(err, VP_EINVAL, "Adam's betas %g and %g: each must be in [0, 1)", o->beta1,
+                       o->beta2);
     if (!(o->adam_eps > 0.0 && isfinite(o->adam_eps)))
         return vp_fail(err, VP_EINVAL, "Adam's eps %g: it must be positive and finite",
                        o->adam_eps);
@@ -330,8 +329,7 @@ vp_status vp_train_check(const vp_config *cfg, const vp_forward_options *network
 
 /* One forward and backward on the step's ids, the gradients collected. */
 static vp_status run_step(trainer *tr, const vp_config *cfg, const vp_forward_options *fo,
-                          const unsigned *ids, vp_profile *profile, fw_workspace *ws,
-                          vp_error *err)
+                          const unsigned *ids, vp_profile *profile, fw_workspace *ws, vp_error *err)
 {
     for (size_t i = 0; i < tr->count; i++)
         tr->params[i].received = 0;
@@ -440,7 +438,8 @@ vp_status vp_train(const vp_config *cfg, const vp_forward_options *network,
     if (!m || !res || !res->steps)
         status = vp_fail(err, VP_ENOMEM, "no memory for the network to train");
     if (status == VP_OK)
-        status = fo.weights ? fw_model_load(m, fo.weights, err) : fw_model_init(m, &run_cfg, &fo, err);
+        status =
+            fo.weights ? fw_model_load(m, fo.weights, err) : fw_model_init(m, &run_cfg, &fo, err);
     if (status == VP_OK)
         status = trainer_make(&tr, m, err);
     if (status == VP_OK) {

@@ -30,8 +30,7 @@ static void count(many *all, unsigned long long steps)
     pthread_mutex_lock(&all->lock);
     all->done += steps;
     /* at most VP_PROGRESS_STEPS calls, and the last */
-    if (all->done == all->total ||
-        (all->done - all->reported) * VP_PROGRESS_STEPS >= all->total) {
+    if (all->done == all->total || (all->done - all->reported) * VP_PROGRESS_STEPS >= all->total) {
         all->reported = all->done;
         all->progress->report(all->progress->context, all->done, all->total);
     }
@@ -66,8 +65,8 @@ static void run_one_thread(void *ctx, size_t index, size_t thread)
     run_job(ctx, index, 1);
 }
 
-vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads,
-                        const vp_progress *progress, vp_error *err)
+vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads, const vp_progress *progress,
+                        vp_error *err)
 {
     if (threads < 1)
         return vp_fail(err, VP_EINVAL, "threads is 0; it must be 1 or more");

@@ -151,8 +151,8 @@ static int time_torch(const char *python, const char *script, const shape *s, si
     char args[512], more[600];
     shape_args(s, args, sizeof args);
     snprintf(more, sizeof more, "%s --norm-eps %g", args, NORM_EPS);
-    return network_timer_peer("bench_arch", python, script, more, threads, repeats, min_s, MAX_SECONDS,
-                              linear, out, run);
+    return network_timer_peer("bench_arch", python, script, more, threads, repeats, min_s,
+                              MAX_SECONDS, linear, out, run);
 }
 
 /* A whole number 1 .. max, all of text, into *out: 1, or 0. */
@@ -253,7 +253,8 @@ int main(int argc, char **argv)
             return 1;
         network_timing_print("PyTorch (stock)", &stock[si], flops);
         if (onednn) {
-            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], &peer) != 0)
+            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], &peer) !=
+                0)
                 return 1;
             have_dnn[si] = 1;
             network_timing_print("PyTorch (oneDNN)", &dnn[si], flops);
@@ -281,9 +282,11 @@ int main(int argc, char **argv)
             printf("  [%zu] %-16s varprof %5.1f %%", si + 1, shapes[si].name,
                    100.0 * network_timing_gflops(&vp[si], flops) / peak);
             if (torch)
-                printf("   PyTorch stock %5.1f %%", 100.0 * network_timing_gflops(&stock[si], flops) / peak);
+                printf("   PyTorch stock %5.1f %%",
+                       100.0 * network_timing_gflops(&stock[si], flops) / peak);
             if (have_dnn[si])
-                printf("   PyTorch oneDNN %5.1f %%", 100.0 * network_timing_gflops(&dnn[si], flops) / peak);
+                printf("   PyTorch oneDNN %5.1f %%",
+                       100.0 * network_timing_gflops(&dnn[si], flops) / peak);
             printf("\n");
         }
     }

@@ -56,8 +56,8 @@ typedef struct {
     const char *name;
     int mlp_only;
     size_t vocab, width, heads, ffn_mult, layers, batch, tokens;
-    double target;       /* PyTorch fwd+bwd time / varprof's, at least */
-    double max_bwd_fwd;  /* backward / forward, at most (0: no target) */
+    double target;      /* PyTorch fwd+bwd time / varprof's, at least */
+    double max_bwd_fwd; /* backward / forward, at most (0: no target) */
 } shape;
 
 /* The forward bench's widths, batches and sequence lengths; fewer layers
@@ -351,8 +351,7 @@ int main(int argc, char **argv)
         char args[512];
         shape_args(s, args, sizeof args);
         const double flops = pass_flops(s);
-        printf("\n[%zu] %s: %s  (%.4g GFLOP/pass fwd+bwd)\n", si + 1, s->name, args,
-               flops * 1e-9);
+        printf("\n[%zu] %s: %s  (%.4g GFLOP/pass fwd+bwd)\n", si + 1, s->name, args, flops * 1e-9);
         if (time_varprof(s, threads, repeats, min_s, &vp[si]) != 0)
             return 1;
         print_timing("varprof", &vp[si], flops);
@@ -363,8 +362,8 @@ int main(int argc, char **argv)
             return 1;
         print_timing("PyTorch (stock)", &stock[si], flops);
         if (onednn) {
-            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si],
-                           version, sizeof version, blas, sizeof blas) != 0)
+            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], version,
+                           sizeof version, blas, sizeof blas) != 0)
                 return 1;
             have_dnn[si] = 1;
             print_timing("PyTorch (oneDNN)", &dnn[si], flops);
@@ -381,8 +380,8 @@ int main(int argc, char **argv)
                    ? "; they differ by more than 5 %: the core was not the bench's alone"
                    : "");
         peak = peak > peak_end ? peak : peak_end;
-        printf("Share of the single-core FMA peak (%s, %.1f GFLOP/s), fwd+bwd:\n",
-               vp_isa_name(isa), peak);
+        printf("Share of the single-core FMA peak (%s, %.1f GFLOP/s), fwd+bwd:\n", vp_isa_name(isa),
+               peak);
         for (size_t si = 0; si < N_SHAPES; si++) {
             if (only >= 0 && (size_t)only != si)
                 continue;

@@ -50,9 +50,9 @@
 #include "varprof/placement.h"
 #include "varprof/profile.h"
 
-#define MIN_SECONDS 0.2 /* per repeat, at least */
-#define MAX_SECONDS 30  /* the timed repeats of one shape in all, about */
-#define REPEATS 5       /* best of */
+#define MIN_SECONDS 0.2       /* per repeat, at least */
+#define MAX_SECONDS 30        /* the timed repeats of one shape in all, about */
+#define REPEATS 5             /* best of */
 #define SEED_PEAK_TARGET 60.0 /* % of the FMA peak, issue 16, one thread */
 
 /* ---- the shapes ---- */
@@ -129,8 +129,8 @@ static int time_torch(const char *python, const char *script, const shape *s, si
 {
     char args[512];
     shape_args(s, args, sizeof args);
-    return network_timer_peer("bench_forward", python, script, args, threads, repeats, min_s, MAX_SECONDS,
-                              linear, out, run);
+    return network_timer_peer("bench_forward", python, script, args, threads, repeats, min_s,
+                              MAX_SECONDS, linear, out, run);
 }
 
 int main(int argc, char **argv)
@@ -214,7 +214,8 @@ int main(int argc, char **argv)
             return 1;
         network_timing_print("PyTorch (stock)", &stock[si], flops);
         if (onednn) {
-            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], &peer) != 0)
+            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], &peer) !=
+                0)
                 return 1;
             have_dnn[si] = 1;
             network_timing_print("PyTorch (oneDNN)", &dnn[si], flops);
@@ -242,13 +243,16 @@ int main(int argc, char **argv)
             printf("  [%zu] %-16s varprof %5.1f %%", si + 1, shapes[si].name,
                    100.0 * network_timing_gflops(&vp[si], flops) / peak);
             if (torch)
-                printf("   PyTorch stock %5.1f %%", 100.0 * network_timing_gflops(&stock[si], flops) / peak);
+                printf("   PyTorch stock %5.1f %%",
+                       100.0 * network_timing_gflops(&stock[si], flops) / peak);
             if (have_dnn[si])
-                printf("   PyTorch oneDNN %5.1f %%", 100.0 * network_timing_gflops(&dnn[si], flops) / peak);
+                printf("   PyTorch oneDNN %5.1f %%",
+                       100.0 * network_timing_gflops(&dnn[si], flops) / peak);
             printf("\n");
         }
         if (only <= 0 && threads == 1) { /* issue 16's bar, the limit no peer sets */
-            const double share = 100.0 * network_timing_gflops(&vp[0], pass_flops(&shapes[0])) / peak;
+            const double share =
+                100.0 * network_timing_gflops(&vp[0], pass_flops(&shapes[0])) / peak;
             printf("target (issue 16): the seed stack >= %.0f %% of the FMA peak: %.1f %%  %s\n",
                    SEED_PEAK_TARGET, share, bench_verdict(share >= SEED_PEAK_TARGET));
         }

@@ -62,10 +62,16 @@ typedef struct {
 } shape;
 
 static const shape shapes[] = {
-    {1024, 1024, 1024}, {64, 48, 96},      {24, 48, 96},      {512, 512, 2048},
-    {512, 2048, 512},   {1536, 512, 2048}, {256, 1024, 3072},
+    {1024, 1024, 1024},
+    {64, 48, 96},
+    {24, 48, 96},
+    {512, 512, 2048},
+    {512, 2048, 512},
+    {1536, 512, 2048},
+    {256, 1024, 3072},
     /* Llama 3.1 70B's MLP at 128 tokens: gate and up, then down */
-    {128, 8192, 28672}, {128, 28672, 8192},
+    {128, 8192, 28672},
+    {128, 28672, 8192},
 };
 #define N_SHAPES (sizeof shapes / sizeof *shapes)
 #define TARGET_SHAPE 0 /* shapes[0] carries the target */
@@ -242,8 +248,8 @@ static int time_backward(vp_isa isa, shape s, int quick, double *dx_gflops, doub
             mag += fabs((double)dy[i * s.m + j] * w[j * s.k + p]);
         }
         if (fabs(dx[i * s.k + p] - sum) > 4.0 * (double)s.m * 0x1p-24 * mag) {
-            fprintf(stderr, "bench_matmul: %s dx[%zu][%zu] = %.9g, want %.9g\n",
-                    vp_isa_name(isa), i, p, dx[i * s.k + p], sum);
+            fprintf(stderr, "bench_matmul: %s dx[%zu][%zu] = %.9g, want %.9g\n", vp_isa_name(isa),
+                    i, p, dx[i * s.k + p], sum);
             goto done;
         }
     }

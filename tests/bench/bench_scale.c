@@ -89,10 +89,26 @@ static int two_threads(const char *varprof)
     double best[2] = {0.0, 0.0};
     for (int r = 0; r < 3; r++)
         for (int t = 0; t < 2; t++) {
-            char *const args[] = {(char *)varprof, "--engine", "forward", "--placement",
-                                  "pre-norm", "--width", "1024", "--heads", "16",
-                                  "--layers", "32", "--batch", "1", "--tokens", "256",
-                                  "--init", "torch", "--threads", t ? "2" : "1", NULL};
+            char *const args[] = {(char *)varprof,
+                                  "--engine",
+                                  "forward",
+                                  "--placement",
+                                  "pre-norm",
+                                  "--width",
+                                  "1024",
+                                  "--heads",
+                                  "16",
+                                  "--layers",
+                                  "32",
+                                  "--batch",
+                                  "1",
+                                  "--tokens",
+                                  "256",
+                                  "--init",
+                                  "torch",
+                                  "--threads",
+                                  t ? "2" : "1",
+                                  NULL};
             double seconds = 0.0, rss = 0.0;
             if (run(args, &seconds, &rss) != 0)
                 return 1;
@@ -135,9 +151,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         const shape *s = &shapes[i];
         double seconds = 0.0, rss = 0.0;
-        char *const args[] = {(char *)varprof, "--model",  (char *)s->model, "--engine",
-                              "forward",       "--batch",  "1",              "--tokens",
-                              "128",           "--threads", "2",             NULL};
+        char *const args[] = {
+            (char *)varprof, "--model", (char *)s->model, "--engine", "forward", "--batch", "1",
+            "--tokens",      "128",     "--threads",      "2",        NULL};
         if (run(args, &seconds, &rss) != 0) {
             rc = 1;
             continue;

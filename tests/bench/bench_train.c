@@ -164,8 +164,7 @@ int main(int argc, char **argv)
            repeats, cpu, vp_isa_name(isa), peak);
     double t[2];
     for (int threads = 1; threads <= 2; threads++) {
-        snprintf(cmd, sizeof cmd, "'%s' train --threads %d --quiet > /dev/null", varprof,
-                 threads);
+        snprintf(cmd, sizeof cmd, "'%s' train --threads %d --quiet > /dev/null", varprof, threads);
         if ((t[threads - 1] = best_of(cmd, repeats)) < 0)
             return 1;
         printf("  varprof train, %d thread%s  %7.3f s   %5.1f GFLOP/s  %5.1f %% of one core's "

@@ -167,8 +167,8 @@ void torch_case_run(const torch_case *c, const char *isa)
         snprintf(stream, sizeof stream, "%.1e", cmp.stream);
     print_message("  %-20s %-7s worst relative error: stream norm %s, loss %.1e, tensors %.1e "
                   "(%zu), grad_var %.1e, weight_grad %.1e\n",
-                  c->case_name, isa, stream, cmp.loss, cmp.tensors, want->n_tensors,
-                  cmp.grad_var, cmp.weight_grad);
+                  c->case_name, isa, stream, cmp.loss, cmp.tensors, want->n_tensors, cmp.grad_var,
+                  cmp.weight_grad);
     free(want);
     program_run_free(&run);
     if (cmp.bad)

@@ -67,8 +67,8 @@ static void every_set_gives_the_scalar_bits(void **state)
         for (size_t n = 0; n <= MAX_N && !failed; n++)
             failed = same_bits((vp_isa)isa, n, 0.0) || same_bits((vp_isa)isa, n, 0.01);
     }
-    print_message("Adam: %d SIMD set%s against the scalar, lengths 0 to %d, %d steps: %s\n",
-                  sets, sets == 1 ? "" : "s", MAX_N, STEPS, failed ? "DIFFERENT" : "same bits");
+    print_message("Adam: %d SIMD set%s against the scalar, lengths 0 to %d, %d steps: %s\n", sets,
+                  sets == 1 ? "" : "s", MAX_N, STEPS, failed ? "DIFFERENT" : "same bits");
     assert_false(failed);
 }
 

@@ -469,8 +469,8 @@ static void reused_workspace_changes_nothing(void **state_)
                 fresh[r] = net_run(&n, ids[r % 2], r < 2, NULL, &fresh_ps[r]);
             fw_workspace *ws;
             vp_error err;
-            assert_int_equal(
-                fw_workspace_create(n.m, n.o.batch, n.o.tokens, threads, &ws, &err), VP_OK);
+            assert_int_equal(fw_workspace_create(n.m, n.o.batch, n.o.tokens, threads, &ws, &err),
+                             VP_OK);
             /* through one workspace: ids 0, 1, 0 forward alone, 0 again */
             const size_t order[] = {0, 1, 2, 0};
             for (size_t r = 0; r < 4; r++) {
@@ -513,16 +513,15 @@ static void unmeasured_runs_keep_loss_and_gradients(void **state_)
             vp_profile *fresh = net_run(&n, ids, 1, NULL, &fresh_ps);
             fw_workspace *ws;
             vp_error err;
-            assert_int_equal(
-                fw_workspace_create(n.m, n.o.batch, n.o.tokens, threads, &ws, &err), VP_OK);
+            assert_int_equal(fw_workspace_create(n.m, n.o.batch, n.o.tokens, threads, &ws, &err),
+                             VP_OK);
             fw_workspace_set_measured(ws, 0);
             vp_profile *p = net_run(&n, ids, 1, ws, &ps);
             assert_memory_equal(&fresh->loss, &p->loss, sizeof p->loss);
             assert_int_equal(fresh_ps.count, ps.count);
             for (size_t t = 0; t < ps.count; t++) {
                 assert_string_equal(fresh_ps.p[t].name, ps.p[t].name);
-                assert_memory_equal(fresh_ps.p[t].grad, ps.p[t].grad,
-                                    ps.p[t].n * sizeof(float));
+                assert_memory_equal(fresh_ps.p[t].grad, ps.p[t].grad, ps.p[t].n * sizeof(float));
             }
             for (size_t k = 0; k < p->n_rows; k++)
                 assert_true(isnan(p->rows[k].grad_var));

@@ -32,8 +32,8 @@ static const double H_FD = 1e-5;
 static const float EPS = 1e-5f;
 
 typedef struct {
-    void (*layernorm_backward)(float *, const float *, const float *, const float *,
-                               const float *, size_t, size_t, float);
+    void (*layernorm_backward)(float *, const float *, const float *, const float *, const float *,
+                               size_t, size_t, float);
     void (*rmsnorm_backward)(float *, const float *, const float *, const float *, const float *,
                              size_t, size_t, float);
     void (*norm_param_grads)(float *, float *, const float *, const float *, const float *, size_t,
@@ -48,9 +48,11 @@ typedef struct {
 } variant;
 
 #define VARIANT(ISA)                                                                               \
-    {kern_layernorm_backward_##ISA, kern_rmsnorm_backward_##ISA, kern_norm_param_grads_##ISA,      \
-     kern_gelu_backward_##ISA,      kern_attention_backward_##ISA, kern_cross_entropy_##ISA,       \
-     kern_norm_stats_##ISA,         kern_gelu_keep_##ISA}
+    {                                                                                              \
+        kern_layernorm_backward_##ISA, kern_rmsnorm_backward_##ISA, kern_norm_param_grads_##ISA,   \
+            kern_gelu_backward_##ISA, kern_attention_backward_##ISA, kern_cross_entropy_##ISA,     \
+            kern_norm_stats_##ISA, kern_gelu_keep_##ISA                                            \
+    }
 
 static const variant VARIANTS[VP_ISA_COUNT] = {
     VARIANT(scalar),
@@ -110,8 +112,8 @@ static void check(const char *what, const float *got, const double *want, const 
         double diff = fabs((double)got[i] - want[i]);
         if (!(diff <= tol[i])) {
             if (bad++ == 0)
-                print_error("%s: first miss at %zu: %.9g, want %.9g, |diff| %.3g > %.3g\n", what,
-                            i, (double)got[i], want[i], diff, tol[i]);
+                print_error("%s: first miss at %zu: %.9g, want %.9g, |diff| %.3g > %.3g\n", what, i,
+                            (double)got[i], want[i], diff, tol[i]);
         }
         if (tol[i] > 0 && diff / tol[i] > share)
             share = diff / tol[i];
@@ -224,8 +226,8 @@ static const size_t NORM_ROWS[] = {1, 5};
    rstd (max|g| + |mean g| + max|xhat| |mean g xhat|), and each column's
    sum|dy xhat| (mag_w, zeroed by the caller). */
 static void norm_fd(double *dx, double *dw, double *db, double *row_scale, double *mag_w,
-                    const float *dy,
-                    const float *x, const float *w, const float *b, size_t n, size_t d, int rms)
+                    const float *dy, const float *x, const float *w, const float *b, size_t n,
+                    size_t d, int rms)
 {
     double *xd = new_doubles(d), *out = new_doubles(d);
     float *wp = new_floats(d), *bp = new_floats(d);
@@ -340,8 +342,8 @@ static void norms_match_differences_and_scalar(void **state)
                         v->layernorm_backward(dx, dy, x, NULL, w, n, d, EPS);
                     v->norm_param_grads(gw, rms ? NULL : gb, dy, x, NULL, n, d, 0, d, EPS, rms);
                     char what[96];
-                    snprintf(what, sizeof what, "%s %s d=%zu n=%zu",
-                             vp_isa_name((vp_isa)isa), rms ? "rmsnorm" : "layernorm", d, n);
+                    snprintf(what, sizeof what, "%s %s d=%zu n=%zu", vp_isa_name((vp_isa)isa),
+                             rms ? "rmsnorm" : "layernorm", d, n);
                     if (isa == VP_ISA_SCALAR) {
                         for (size_t i = 0; i < n * d; i++)
                             tol[i] = 16.0 * U * scale[i / d] + 1e-8;
@@ -450,7 +452,8 @@ static void gelu_matches_differences_and_scalar(void **state)
     for (size_t i = 0; i < n; i++) {
         double xi = x[i];
         fd[i] = dy[i] * (gelu_d(xi + H_FD) - gelu_d(xi - H_FD)) / (2.0 * H_FD);
-        double phi = exp(-0.5 * xi * xi) / sqrt(6.283185307179586), cdf = 0.5 * (1.0 + erf(xi / sqrt(2.0)));
+        double phi = exp(-0.5 * xi * xi) / sqrt(6.283185307179586),
+               cdf = 0.5 * (1.0 + erf(xi / sqrt(2.0)));
         tol[i] = 16.0 * U * fabs(dy[i]) * (cdf + 0.5 + fabs(xi) * phi * (1.0 + xi * xi)) + 1e-9;
     }
     float *ref = new_floats(n), *out = new_floats(n), *cdf = new_floats(n);
@@ -506,7 +509,8 @@ static void gelu_keep_gives_gelus_bits(void **state)
 
 /* ---- attention ---- */
 
-static const size_t ATTENTION_SHAPES[][3] = {{1, 1, 16}, {7, 2, 16}, {5, 1, 64}, {19, 2, 17}, {40, 1, 33}};
+static const size_t ATTENTION_SHAPES[][3] = {
+    {1, 1, 16}, {7, 2, 16}, {5, 1, 64}, {19, 2, 17}, {40, 1, 33}};
 
 /* dq, dk, dv of sum dout .* attention(q, k, v) by central differences. */
 static void attention_fd(double *dq, double *dk, double *dv, const float *dout, const float *q,
@@ -567,7 +571,8 @@ static void attention_matches_differences_and_scalar(void **state)
             if (!vp_isa_supported((vp_isa)isa))
                 continue;
             /* rows of stride ldg, the padding untouched */
-            float *g = new_floats(3 * T * ldg), *scratch = new_floats(KERN_ATTENTION_BACKWARD_SCRATCH(T, hd));
+            float *g = new_floats(3 * T * ldg),
+                  *scratch = new_floats(KERN_ATTENTION_BACKWARD_SCRATCH(T, hd));
             for (size_t i = 0; i < 3 * T * ldg; i++)
                 g[i] = -7.0f;
             VARIANTS[isa].attention_backward(g, g + T * ldg, g + 2 * T * ldg, ldg, dout, ld, q, k,

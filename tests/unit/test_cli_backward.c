@@ -34,8 +34,9 @@ static void refused(program_run run, const char *says)
     program_run_free(&run);
 }
 
-#define SMALL "--engine", "forward", "--block", "mlp", "--layers", "2", "--width", "16", \
-              "--vocab", "20", "--tokens", "6", "--threads", "1"
+#define SMALL                                                                                      \
+    "--engine", "forward", "--block", "mlp", "--layers", "2", "--width", "16", "--vocab", "20",    \
+        "--tokens", "6", "--threads", "1"
 
 static void bad_input_is_a_usage_error(void **state)
 {
@@ -43,16 +44,18 @@ static void bad_input_is_a_usage_error(void **state)
     refused(RUN(SMALL, "--loss", "next"), "--loss applies to the backward pass: add --grad");
     refused(RUN(SMALL, "--grads-out", in_scratch("g.csv")),
             "--grads-out applies to the backward pass: add --grad");
-    refused(RUN(SMALL, "--grad", "--loss", "mse"), "--loss: 'mse' is not one of: copy, next, random");
+    refused(RUN(SMALL, "--grad", "--loss", "mse"),
+            "--loss: 'mse' is not one of: copy, next, random");
     refused(RUN(SMALL, "--grad", "--loss", "next", "--tokens", "1"), "loss next with 1 token");
     refused(RUN(SMALL, "--grad", "--grads-out", in_scratch("g.csv"), "--layers", "2,3"),
             "--grads-out holds one network's gradients");
     /* the seed's stack has no head: copy needs one, and says which tensor */
-    refused(RUN("--engine", "forward", "--weights", test_data_path("seed_stack_pre_norm.safetensors"),
-                "--grad"),
+    refused(RUN("--engine", "forward", "--weights",
+                test_data_path("seed_stack_pre_norm.safetensors"), "--grad"),
             "tensor 'head.weight' is missing: loss copy needs the output head");
-    refused(RUN("--engine", "forward", "--weights", test_data_path("seed_stack_pre_norm.safetensors"),
-                "--grad", "--loss", "random", "--final-norm", "yes"),
+    refused(RUN("--engine", "forward", "--weights",
+                test_data_path("seed_stack_pre_norm.safetensors"), "--grad", "--loss", "random",
+                "--final-norm", "yes"),
             "the weights file has no final_norm.weight");
     /* a head of 4 rows for a vocabulary of 5 (gen_backward_edge_cases.py) */
     refused(RUN("--engine", "forward", "--weights", test_data_path("grad_bad_head.safetensors"),
@@ -71,16 +74,16 @@ static void a_float_gradient_overflow_is_reported_by_sub_block(void **state)
     (void)state;
     char weights[512];
     snprintf(weights, sizeof weights, "%s", test_data_path("grad_float_overflow.safetensors"));
-    program_run run = RUN("--engine", "forward", "--weights", weights, "--grad", "--loss",
-                          "random", "--batch", "2", "--tokens", "4");
+    program_run run = RUN("--engine", "forward", "--weights", weights, "--grad", "--loss", "random",
+                          "--batch", "2", "--tokens", "4");
     assert_int_equal(run.status, 0);
     assert_contains(run.err, "the gradient overflows float at sub-block 1");
     assert_contains(run.out, "The gradient goes out of range at sub-block 1 (layer 0, mlp)");
     assert_false(strstr(run.out, "inf") || strstr(run.out, "nan"));
     program_run_free(&run);
 
-    run = RUN("--engine", "forward", "--weights", weights, "--grad", "--loss", "random",
-              "--batch", "2", "--tokens", "4", "--format", "csv");
+    run = RUN("--engine", "forward", "--weights", weights, "--grad", "--loss", "random", "--batch",
+              "2", "--tokens", "4", "--format", "csv");
     assert_int_equal(run.status, 0);
     /* sub-block 1's row: every figure of the forward, none of the backward */
     const char *row = strstr(run.out, "\nforward,pre-norm,layernorm,1,1,");
@@ -108,10 +111,10 @@ static void grads_out_writes_every_tensor(void **state)
     char weights[512], tokens[512]; /* test_data_path's buffer is reused too */
     snprintf(weights, sizeof weights, "%s", test_data_path("seed_stack_pre_norm.safetensors"));
     snprintf(tokens, sizeof tokens, "%s", test_data_path("seed_tokens.csv"));
-    program_run run = RUN("--engine", "forward", "--weights", weights, "--token-ids", tokens,
-                          "--block", "mlp", "--layers", "24",
-                          "--width", "48", "--ffn-mult", "2", "--vocab", "24", "--grad", "--loss",
-                          "random", "--grads-out", path, "--format", "csv");
+    program_run run =
+        RUN("--engine", "forward", "--weights", weights, "--token-ids", tokens, "--block", "mlp",
+            "--layers", "24", "--width", "48", "--ffn-mult", "2", "--vocab", "24", "--grad",
+            "--loss", "random", "--grads-out", path, "--format", "csv");
     assert_int_equal(run.status, 0);
     program_run_free(&run);
     FILE *f = fopen(path, "r");

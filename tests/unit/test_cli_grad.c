@@ -84,10 +84,9 @@ static void test_csv_figures(void **state)
     /* CSV_TOL = 1e-14 relative: see its definition */
     assert_near("pre-norm grad_size_0", csv_value(pre.out, "grad_size", 0), sqrt(65.0), CSV_TOL);
     assert_near("pre-norm grad_var_64", csv_value(pre.out, "grad_var", 64), 1.0 / 65.0, CSV_TOL);
-    assert_near("pre-norm weight_grad_64", csv_value(pre.out, "weight_grad", 64),
-                1.0 / sqrt(65.0), CSV_TOL);
-    assert_near("pre-norm weight_grad_1", csv_value(pre.out, "weight_grad", 1), sqrt(0.5),
+    assert_near("pre-norm weight_grad_64", csv_value(pre.out, "weight_grad", 64), 1.0 / sqrt(65.0),
                 CSV_TOL);
+    assert_near("pre-norm weight_grad_1", csv_value(pre.out, "weight_grad", 1), sqrt(0.5), CSV_TOL);
     assert_true(isnan(csv_value(pre.out, "weight_grad", 0))); /* no branch at the embedding */
     assert_true(isnan(csv_value(pre.out, "grad_var_lo", 1))); /* no bounds in closed form */
     program_run post = RUN("--grad", "--format", "csv", "--placement", "post-ln");
@@ -216,8 +215,8 @@ static void test_table(void **state)
 static void test_extremes(void **state)
 {
     (void)state;
-    program_run run = RUN("--grad", "--placement", "post-ln", "--embedding-var", "1e-310",
-                          "--layers", "2");
+    program_run run =
+        RUN("--grad", "--placement", "post-ln", "--embedding-var", "1e-310", "--layers", "2");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "        0      -  embedding       -            1          inf");
     assert_contains(run.out, "the gradient variance goes beyond 1.8e+308 below the top");
@@ -231,7 +230,8 @@ static void test_extremes(void **state)
     program_run_free(&run);
     run = RUN("--grad", "--placement", "output-norm", "--gain", "0", "--layers", "1");
     assert_int_equal(run.status, 0);
-    assert_contains(run.out, "        1      0  attn            0        1.414        1.225          inf");
+    assert_contains(run.out,
+                    "        1      0  attn            0        1.414        1.225          inf");
     program_run_free(&run);
 }
 
@@ -265,12 +265,9 @@ static void test_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_csv_figures),
-        cmocka_unit_test(test_columns_empty_without_grad),
-        cmocka_unit_test(test_json_final_norm),
-        cmocka_unit_test(test_text),
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_extremes),
+        cmocka_unit_test(test_csv_figures),     cmocka_unit_test(test_columns_empty_without_grad),
+        cmocka_unit_test(test_json_final_norm), cmocka_unit_test(test_text),
+        cmocka_unit_test(test_table),           cmocka_unit_test(test_extremes),
         cmocka_unit_test(test_refusals),
     };
     test_filter_from_environment();

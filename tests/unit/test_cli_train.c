@@ -71,8 +71,8 @@ static void read_expected(const char *case_name, trajectory *t)
 }
 
 /* The program's CSV rows of one placement against PyTorch's. */
-static void check_csv(const char *csv, const char *placement, const trajectory *want,
-                      size_t steps, const char *isa)
+static void check_csv(const char *csv, const char *placement, const trajectory *want, size_t steps,
+                      const char *isa)
 {
     size_t seen = 0;
     double worst = 0.0;
@@ -144,9 +144,9 @@ static void seed_experiment_on_every_isa(void **state)
 static void sweep_goes_on_past_a_divergence(void **state)
 {
     (void)state;
-    program_run run = RUN("train", "--placement", "post-ln", "--layers", "2,3", "--lr",
-                          "1e-3,1e30", "--steps", "5", "--every", "2", "--width", "16",
-                          "--vocab", "8", "--batch", "2", "--tokens", "4");
+    program_run run =
+        RUN("train", "--placement", "post-ln", "--layers", "2,3", "--lr", "1e-3,1e30", "--steps",
+            "5", "--every", "2", "--width", "16", "--vocab", "8", "--batch", "2", "--tokens", "4");
     if (run.status != 0)
         fail_msg("exit %d: %s", run.status, run.err);
     /* steps 0, 2 and 4 a column each; the diverged runs stop at step 2 */
@@ -159,13 +159,11 @@ static void sweep_goes_on_past_a_divergence(void **state)
     const char *l3 = strstr(run.out, "  post-ln L=3 lr=0.001 ");
     assert_non_null(l3);
     double cells[3];
-    assert_int_equal(sscanf(l3, " post-ln L=3 lr=0.001 %lf %lf %lf", &cells[0], &cells[1],
-                            &cells[2]),
-                     3);
+    assert_int_equal(
+        sscanf(l3, " post-ln L=3 lr=0.001 %lf %lf %lf", &cells[0], &cells[1], &cells[2]), 3);
     program_run_free(&run);
     run = RUN("train", "--placement", "post-ln,pre-norm", "--lr", "1e-3,1e30", "--steps", "3",
-              "--width", "16", "--vocab", "8", "--batch", "2", "--tokens", "4", "--format",
-              "json");
+              "--width", "16", "--vocab", "8", "--batch", "2", "--tokens", "4", "--format", "json");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "\"placement\":\"post-ln\",\"layers\":24,\"base_lr\":1e+30");
     assert_contains(run.out, "\"diverged_at\":1");
@@ -178,11 +176,11 @@ static void same_output_on_any_thread_count(void **state)
 {
     (void)state;
     program_run one = RUN("train", "--steps", "20", "--layers", "4,6", "--format", "csv",
-                          "--threads", "1", "--task", "next", "--schedule", "cosine",
-                          "--warmup", "5", "--clip-norm", "1", "--weight-decay", "0.1");
+                          "--threads", "1", "--task", "next", "--schedule", "cosine", "--warmup",
+                          "5", "--clip-norm", "1", "--weight-decay", "0.1");
     program_run two = RUN("train", "--steps", "20", "--layers", "4,6", "--format", "csv",
-                          "--threads", "2", "--task", "next", "--schedule", "cosine",
-                          "--warmup", "5", "--clip-norm", "1", "--weight-decay", "0.1");
+                          "--threads", "2", "--task", "next", "--schedule", "cosine", "--warmup",
+                          "5", "--clip-norm", "1", "--weight-decay", "0.1");
     assert_int_equal(one.status, 0);
     assert_int_equal(two.status, 0);
     assert_string_equal(one.out, two.out);
@@ -283,8 +281,8 @@ static void saved_weights_continue_the_run(void **state)
     snprintf(weights, sizeof weights, "%s", test_data_path("seed_grads_pre_norm.safetensors"));
     snprintf(stream, sizeof stream, "%s", test_data_path("seed_train_tokens.csv"));
     const char *saved = in_scratch("saved.safetensors");
-    program_run run = RUN("train", "--placement", "post-ln", "--weights", weights,
-                          "--token-stream", stream, "--steps", "6", "--save", saved);
+    program_run run = RUN("train", "--placement", "post-ln", "--weights", weights, "--token-stream",
+                          stream, "--steps", "6", "--save", saved);
     if (run.status != 0)
         fail_msg("exit %d: %s", run.status, run.err);
     program_run_free(&run);
@@ -321,8 +319,7 @@ static void saved_weights_continue_the_run(void **state)
     /* one run only, and nothing replaced */
     refused(RUN("train", "--layers", "2,3", "--steps", "1", "--save", in_scratch("two.st")),
             "--save writes one run's weights");
-    run = RUN("train", "--placement", "post-ln", "--steps", "1", "--layers", "2", "--save",
-              saved);
+    run = RUN("train", "--placement", "post-ln", "--steps", "1", "--layers", "2", "--save", saved);
     assert_int_equal(run.status, 1);
     assert_contains(run.err, "--force");
     program_run_free(&run);

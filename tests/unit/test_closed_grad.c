@@ -209,8 +209,8 @@ static void compare(tally *t, const grad_ref_row *want, const char *what, double
     t->max_diff = isinf(d) || d > t->max_diff ? fmax(d, t->max_diff) : t->max_diff;
     /* REL_TOL = 1e-12 relative: see its definition */
     if (d > REL_TOL && t->mismatches++ < MAX_PRINTED)
-        print_error("case %s k %zu %s: engine %.17g reference %.17g (relative %.3g)\n",
-                    want->name, want->k, what, got, expected, d);
+        print_error("case %s k %zu %s: engine %.17g reference %.17g (relative %.3g)\n", want->name,
+                    want->k, what, got, expected, d);
 }
 
 /* Runs one case, starting at rows[0]; returns its row count. */
@@ -306,8 +306,7 @@ static void test_issue_figures(void **state)
         pre = closed_with_grad(VP_PRE_NORM, layers, 1.0);
         post = closed_with_grad(VP_POST_LN, layers, 1.0);
         const size_t top = 2 * layers;
-        assert_close("Xiong's ratio at L",
-                     post->rows[top].weight_grad / pre->rows[top].weight_grad,
+        assert_close("Xiong's ratio at L", post->rows[top].weight_grad / pre->rows[top].weight_grad,
                      sqrt((2.0 * (double)layers + 1.0) / 2.0));
         vp_profile_free(pre);
         vp_profile_free(post);

@@ -99,8 +99,14 @@ static void check_shape(vp_isa isa, const char *setting, size_t n, size_t in, si
                         fw_draw_kind kind, int transposed, unsigned seed)
 {
     const kern_table *kn = kern_for(isa);
-    fw_draw d = {kind, 7 + seed, 3 + seed, kind == FW_DRAW_NORMAL ? 0.3 : 0.05,
-                 kind == FW_DRAW_UNIFORM ? 0.7 : 1.0, out, in, transposed};
+    fw_draw d = {kind,
+                 7 + seed,
+                 3 + seed,
+                 kind == FW_DRAW_NORMAL ? 0.3 : 0.05,
+                 kind == FW_DRAW_UNIFORM ? 0.7 : 1.0,
+                 out,
+                 in,
+                 transposed};
     const size_t k = transposed ? out : in, m = transposed ? in : out;
     float *x = malloc(n * k * sizeof *x), *bias = malloc(m * sizeof *bias);
     assert_true(x && bias);
@@ -125,7 +131,7 @@ static void test_matmul_drawn_equals_stored(void **state)
                                         "64 KiB L1, 2 MiB L2"};
     /* rows, in, out: edges of tiles and blocks, k over several KC, m over
        several MC */
-    static const size_t shapes[][3] = {{1, 1, 1},    {5, 17, 33},     {13, 96, 48},
+    static const size_t shapes[][3] = {{1, 1, 1},      {5, 17, 33},   {13, 96, 48},
                                        {7, 1030, 130}, {3, 300, 700}, {2, 2100, 65}};
     for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
         if (!vp_isa_supported((vp_isa)isa))
@@ -135,8 +141,8 @@ static void test_matmul_drawn_equals_stored(void **state)
             for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
                 for (int t = 0; t < 2; t++)
                     for (int kind = FW_DRAW_NORMAL; kind <= FW_DRAW_UNIFORM; kind++)
-                        check_shape((vp_isa)isa, names[c], shapes[s][0], shapes[s][1],
-                                    shapes[s][2], (fw_draw_kind)kind, t, (unsigned)(s + c));
+                        check_shape((vp_isa)isa, names[c], shapes[s][0], shapes[s][1], shapes[s][2],
+                                    (fw_draw_kind)kind, t, (unsigned)(s + c));
         }
         reblocks[isa].reblock(0, 0);
     }
@@ -174,8 +180,7 @@ static void test_gauss_panel_equals_fill(void **state)
             for (size_t k = 0; k < sizeof kcs / sizeof *kcs; k++)
                 for (size_t f = 0; f < sizeof firsts / sizeof *firsts; f++) {
                     const size_t nr = widths[w], kc = kcs[k];
-                    const size_t rows = (w + k + f) % 3 == 0 ? nr : nr / 2 + 1 > nr ? nr
-                                                                                    : nr / 2;
+                    const size_t rows = (w + k + f) % 3 == 0 ? nr : nr / 2 + 1 > nr ? nr : nr / 2;
                     const uint64_t stride = 4 * (kc + 7 * f);
                     float *got = malloc(nr * kc * sizeof *got);
                     float *row = malloc(kc * sizeof *row);
@@ -230,12 +235,18 @@ static void test_uniform_panel_equals_values(void **state)
                 for (size_t f = 0; f < sizeof firsts / sizeof *firsts; f++) {
                     const size_t nr = widths[w], kc = kcs[k], rows = (w + k) % 2 ? nr : nr / 2;
                     const uint64_t stride = 4 * (kc + 3 * f);
-                    const fw_draw d = {FW_DRAW_UNIFORM, 5, 33, 0.0220970869120796,
-                                       f == 1 ? 0.7071067811865476 : 1.0, 1u << 30, stride, 0};
+                    const fw_draw d = {FW_DRAW_UNIFORM,
+                                       5,
+                                       33,
+                                       0.0220970869120796,
+                                       f == 1 ? 0.7071067811865476 : 1.0,
+                                       1u << 30,
+                                       stride,
+                                       0};
                     float *got = malloc(nr * kc * sizeof *got), *row = malloc(kc * sizeof *row);
                     assert_true(got && row);
-                    uniform_panels[isa](got, nr, rows, kc, d.seed, d.stream, 0xFFFFFF01u,
-                                        firsts[f], stride, d.scale, d.factor);
+                    uniform_panels[isa](got, nr, rows, kc, d.seed, d.stream, 0xFFFFFF01u, firsts[f],
+                                        stride, d.scale, d.factor);
                     for (size_t c = 0; c < nr; c++) {
                         if (c < rows)
                             fw_draw_values(&d, row, kc, firsts[f] + c * stride);
@@ -274,14 +285,14 @@ static void on_grad(void *ctx, const vp_param_grad *g)
     gs->frobenius[gs->count++] = sqrt(sum);
 }
 
-static vp_profile *run_network(vp_isa isa, const vp_config *cfg, vp_forward_options o,
-                               int stored, size_t threads, grads *gs)
+static vp_profile *run_network(vp_isa isa, const vp_config *cfg, vp_forward_options o, int stored,
+                               size_t threads, grads *gs)
 {
     if (!o.stored_weights) /* stored_weights 1 asks for drawn, recomputed */
         o.stored_weights = stored;
     else
-        o.stored_weights = 0, o.activations = stored ? VP_ACTIVATIONS_KEEP
-                                                     : VP_ACTIVATIONS_RECOMPUTE;
+        o.stored_weights = 0,
+        o.activations = stored ? VP_ACTIVATIONS_KEEP : VP_ACTIVATIONS_RECOMPUTE;
     o.threads = threads;
     o.on_param_grad = cfg->grad ? on_grad : NULL;
     o.param_grad_ctx = gs;
@@ -411,7 +422,7 @@ static void networks_drawn_equal_stored(void)
 static void test_recompute_equals_keep(void **state)
 {
     (void)state;
-    static const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN, VP_PARALLEL,
+    static const vp_placement placements[] = {VP_PRE_NORM, VP_POST_LN,  VP_PARALLEL,
                                               VP_SANDWICH, VP_DEEPNORM, VP_OUTPUT_NORM};
     for (size_t i = 0; i < sizeof placements / sizeof *placements; i++) {
         vp_config cfg;
@@ -463,9 +474,9 @@ static void test_auto_recomputes_when_keeping_would_not_fit(void **state)
     cfg.grad = 0;
     assert_int_equal(fw_recomputes(&cfg, &o), 0);
     /* keep asked where it does not fit: refused, pointing at recompute */
-    program_run r = run_varprof((const char *const[]){
-        "--model", "llama-3.1-70b", "--engine", "forward", "--batch", "1", "--tokens", "512",
-        "--grad", "--activations", "keep", NULL});
+    program_run r = run_varprof((const char *const[]){"--model", "llama-3.1-70b", "--engine",
+                                                      "forward", "--batch", "1", "--tokens", "512",
+                                                      "--grad", "--activations", "keep", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "of activations"));
     assert_non_null(strstr(r.err, "--activations recompute"));
@@ -480,10 +491,10 @@ static void test_7b_shaped_csv(void **state)
     program_run runs[2];
     const char *const storages[2] = {"drawn", "stored"};
     for (int i = 0; i < 2; i++) {
-        runs[i] = run_varprof((const char *const[]){
-            "--model", "llama-2-7b", "--engine", "forward", "--layers", "2", "--batch", "1",
-            "--tokens", "16", "--threads", "2", "--weight-storage", storages[i], "--format",
-            "csv", NULL});
+        runs[i] = run_varprof((const char *const[]){"--model", "llama-2-7b", "--engine", "forward",
+                                                    "--layers", "2", "--batch", "1", "--tokens",
+                                                    "16", "--threads", "2", "--weight-storage",
+                                                    storages[i], "--format", "csv", NULL});
         assert_int_equal(runs[i].status, 0);
     }
     assert_true(runs[0].out_length > 200);
@@ -500,9 +511,9 @@ static void test_backward_says_what_it_held(void **state)
     const char *const storages[2] = {"drawn", "stored"};
     const char *const says[2] = {"weights drawn again", "weights stored"};
     for (int i = 0; i < 2; i++) {
-        program_run r = run_varprof((const char *const[]){
-            "--engine", "forward", "--grad", "--layers", "2", "--width", "64", "--heads", "2",
-            "--weight-storage", storages[i], NULL});
+        program_run r = run_varprof(
+            (const char *const[]){"--engine", "forward", "--grad", "--layers", "2", "--width", "64",
+                                  "--heads", "2", "--weight-storage", storages[i], NULL});
         assert_int_equal(r.status, 0);
         const char *line = strstr(r.out, "  backward held     every activation (");
         assert_non_null(line);
@@ -522,8 +533,8 @@ static void test_backward_says_what_it_held(void **state)
             "--engine", "forward", "--grad", "--layers", "2", "--width", "64", "--heads", "2",
             "--activations", modes[i], "--format", "json", NULL});
         assert_int_equal(r.status, 0);
-        assert_non_null(strstr(r.out, i ? "\"activations\":\"recomputed\""
-                                        : "\"activations\":\"kept\""));
+        assert_non_null(
+            strstr(r.out, i ? "\"activations\":\"recomputed\"" : "\"activations\":\"kept\""));
         assert_non_null(strstr(r.out, "\"weights\":\"drawn\""));
         const char *bytes = strstr(r.out, "\"activation_bytes\":");
         assert_non_null(bytes);

@@ -88,9 +88,9 @@ static void compare_counts_the_gradients_where_both_have_them(void **state)
 static void engine_all_shows_the_sampled_gradients(void **state)
 {
     (void)state;
-    program_run run = RUN("--grad", "--engine", "closed,mc", "--placement", "post-ln",
-                          "--block", "mlp", "--layers", "3", "--width", "64", "--trials", "500",
-                          "--threads", "1");
+    program_run run =
+        RUN("--grad", "--engine", "closed,mc", "--placement", "post-ln", "--block", "mlp",
+            "--layers", "3", "--width", "64", "--trials", "500", "--threads", "1");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "post-ln: the backward half, a random loss's gradient at the "
                              "head's input with no\n  final norm");

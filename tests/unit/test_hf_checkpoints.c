@@ -552,8 +552,8 @@ static void tensor_in_two_shards_is_refused(void **state)
 static void the_weights_alone_run_beside_the_closed_form(void **state)
 {
     (void)state;
-    static const char *const cases[] = {"gpt2_d32",  "gpt2_d64",      "llama_d32",
-                                        "llama_d64", "qwen2_d32",     "qwen2_d64",
+    static const char *const cases[] = {"gpt2_d32",   "gpt2_d64",      "llama_d32",
+                                        "llama_d64",  "qwen2_d32",     "qwen2_d64",
                                         "gemma2_d32", "olmo2_gqa_d64", "llama31_d64"};
     char dir[512], tokens[512];
     snprintf(tokens, sizeof tokens, "%s", test_data_path("hf_tokens.csv"));

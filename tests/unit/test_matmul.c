@@ -348,7 +348,8 @@ static void check_columns_independent(vp_isa isa, const problem *pb)
     float *packed = packed_for(isa, pb);
     float *all = new_out(pb), *split = new_out(pb);
     run_rows(isa, pb, packed, all, 0, pb->n, 0);
-    const size_t block = f->column_block(pb->m), ws_floats = f->workspace_floats(pb->n, pb->k, pb->m);
+    const size_t block = f->column_block(pb->m),
+                 ws_floats = f->workspace_floats(pb->n, pb->k, pb->m);
     float *ws = malloc((ws_floats + 1) * sizeof *ws);
     assert_non_null(ws);
     for (size_t j0 = 0, j1; j0 < pb->m; j0 = j1) {

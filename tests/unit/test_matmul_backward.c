@@ -56,17 +56,13 @@ typedef struct {
 } fns_t;
 
 #define FNS(ISA)                                                                                   \
-    {kern_matmul_packed_floats_##ISA,                                                              \
-     kern_matmul_pack_transposed_##ISA,                                                            \
-     kern_matmul_workspace_floats_##ISA,                                                           \
-     kern_matmul_##ISA,                                                                            \
-     kern_matmul_accumulate_##ISA,                                                                 \
-     kern_matmul_weight_grad_workspace_floats_##ISA,                                               \
-     kern_matmul_weight_grad_##ISA,                                                                \
-     kern_matmul_column_block_##ISA,                                                               \
-     kern_matmul_columns_##ISA,                                                                    \
-     kern_matmul_wt_fits_##ISA,                                                                    \
-     kern_matmul_wt_columns_##ISA}
+    {                                                                                              \
+        kern_matmul_packed_floats_##ISA, kern_matmul_pack_transposed_##ISA,                        \
+            kern_matmul_workspace_floats_##ISA, kern_matmul_##ISA, kern_matmul_accumulate_##ISA,   \
+            kern_matmul_weight_grad_workspace_floats_##ISA, kern_matmul_weight_grad_##ISA,         \
+            kern_matmul_column_block_##ISA, kern_matmul_columns_##ISA, kern_matmul_wt_fits_##ISA,  \
+            kern_matmul_wt_columns_##ISA                                                           \
+    }
 
 static const fns_t FNS_OF[VP_ISA_COUNT] = {
     FNS(scalar),
@@ -140,7 +136,7 @@ static void free_problem(problem *pb)
     free(pb->dy), free(pb->x), free(pb->w), free(pb->dw0), free(pb->db0);
 }
 
-static const size_t SHAPES[][3] = {{1, 1, 1},   {1, 17, 5},    {7, 33, 100}, {37, 100, 70},
+static const size_t SHAPES[][3] = {{1, 1, 1},    {1, 17, 5},    {7, 33, 100},   {37, 100, 70},
                                    {64, 48, 96}, {600, 70, 50}, {1100, 65, 130}};
 #define N_SHAPES (sizeof SHAPES / sizeof SHAPES[0])
 
@@ -235,7 +231,8 @@ static void accumulate_continues_the_matmul(void **state)
         for (size_t s = 0; s < N_SHAPES; s++) {
             size_t n = SHAPES[s][0], k = SHAPES[s][1], m = SHAPES[s][2];
             float *x = new_random(n * k), *w = new_random(m * k), *bias = new_random(m);
-            float *wt = malloc(k * m * sizeof *wt), *packed = malloc(f->packed_floats(k, m) * 4 + 4);
+            float *wt = malloc(k * m * sizeof *wt),
+                  *packed = malloc(f->packed_floats(k, m) * 4 + 4);
             float *a = malloc(n * m * sizeof *a + 4), *b = malloc(n * m * sizeof *b + 4);
             float *ws = new_workspace(f->workspace_floats(n, k, m));
             assert_non_null(wt), assert_non_null(packed), assert_non_null(a), assert_non_null(b);
@@ -476,8 +473,8 @@ static void wt_in_place_gives_the_packed_bits(void **state)
 {
     (void)state;
     /* {9, 700, 48}: k past both SIMD sets' KC (512, 672 with 48 KiB of L1) */
-    static const size_t shapes[][3] = {{1, 1, 48}, {37, 100, 96}, {64, 48, 48}, {9, 700, 48},
-                                       {192, 96, 192}, {5, 7, 16}};
+    static const size_t shapes[][3] = {{1, 1, 48},   {37, 100, 96},  {64, 48, 48},
+                                       {9, 700, 48}, {192, 96, 192}, {5, 7, 16}};
     for (int isa = VP_ISA_SCALAR; isa < VP_ISA_COUNT; isa++) {
         if (!vp_isa_supported((vp_isa)isa))
             continue;

@@ -27,8 +27,7 @@
 #define N_SE 4.0
 
 static vp_profile *sample_grad(vp_placement placement, size_t layers, double gain, vp_norm norm,
-                               size_t width, size_t trials, unsigned long long seed,
-                               size_t threads)
+                               size_t width, size_t trials, unsigned long long seed, size_t threads)
 {
     vp_config cfg;
     vp_config_init(&cfg, placement, layers);
@@ -116,8 +115,8 @@ typedef struct {
     double alpha, gamma, s; /* s: the matrices' entries are N(0, s^2 / d) */
     int final_norm;
     lit_norm norm;
-    double x[LIT_MAX_K + 1][LIT_MAX_D];    /* the stream after each sub-block */
-    double h[LIT_MAX_K + 1][LIT_MAX_D];    /* the branches' input */
+    double x[LIT_MAX_K + 1][LIT_MAX_D]; /* the stream after each sub-block */
+    double h[LIT_MAX_K + 1][LIT_MAX_D]; /* the branches' input */
     double rstd_in[LIT_MAX_K + 1];
     double a[LIT_MAX_K + 1][2][LIT_MAX_D * LIT_MAX_D]; /* A_b, row-major [out][in] */
     double f[LIT_MAX_K + 1][2][LIT_MAX_D];             /* A_b h */
@@ -457,13 +456,13 @@ static void post_ln_gradient_grows_at_finite_width(void **state)
     const double ratio = low->grad_var / high->grad_var;
     /* the two means share their tokens and are positively correlated:
        adding their relative errors in quadrature overstates the error */
-    const double se = ratio * hypot(low->grad_var_se / low->grad_var,
-                                    high->grad_var_se / high->grad_var);
+    const double se =
+        ratio * hypot(low->grad_var_se / low->grad_var, high->grad_var_se / high->grad_var);
     const double steps = (double)(k_total - 2);
     print_message("G_1 / G_{K-1} sampled %.4f +- %.4f, F^%g = %.4f\n", ratio, se, steps,
                   pow(factor, steps));
-    check("Post-LN's bulk gradient ratio G_1 / G_{K-1} against F^(K-2)", mc, 1,
-          pow(factor, steps), ratio, se, 0);
+    check("Post-LN's bulk gradient ratio G_1 / G_{K-1} against F^(K-2)", mc, 1, pow(factor, steps),
+          ratio, se, 0);
     /* neither the infinite width's flat 1 nor (1 - p/d)'s decay */
     vp_config cfg = mc->config;
     vp_profile *closed;
@@ -516,8 +515,8 @@ static void agrees_with_the_finite_width_closed_form(void **state)
                     if (k == 0)
                         continue;
                     worst = fmax(worst, fabs(m->weight_grad - c->weight_grad) / m->weight_grad_se);
-                    check("weight_grad against the finite-width closed form", mc, k,
-                          c->weight_grad, m->weight_grad, m->weight_grad_se, 0);
+                    check("weight_grad against the finite-width closed form", mc, k, c->weight_grad,
+                          m->weight_grad, m->weight_grad_se, 0);
                 }
                 vp_profile_free(closed);
                 vp_profile_free(mc);

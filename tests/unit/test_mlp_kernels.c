@@ -40,9 +40,11 @@ typedef struct {
 } variant;
 
 #define VARIANT(ISA)                                                                               \
-    {VP_ISA_##ISA, #ISA, kern_gelu_tanh_##ISA, kern_relu_##ISA, kern_gelu_tanh_backward_##ISA,    \
-     kern_relu_backward_##ISA, kern_silu_mul_##ISA, kern_gelu_mul_##ISA,                           \
-     kern_silu_mul_backward_##ISA, kern_gelu_mul_backward_##ISA}
+    {                                                                                              \
+        VP_ISA_##ISA, #ISA, kern_gelu_tanh_##ISA, kern_relu_##ISA, kern_gelu_tanh_backward_##ISA,  \
+            kern_relu_backward_##ISA, kern_silu_mul_##ISA, kern_gelu_mul_##ISA,                    \
+            kern_silu_mul_backward_##ISA, kern_gelu_mul_backward_##ISA                             \
+    }
 #define VP_ISA_scalar VP_ISA_SCALAR
 #define VP_ISA_avx2 VP_ISA_AVX2
 #define VP_ISA_avx512 VP_ISA_AVX512
@@ -106,8 +108,8 @@ static float *new_floats(size_t n)
 
 /* n inputs: a sweep of [-12, 12], a few extremes first when extremes is set */
 enum { SWEEP = 20011 };
-static const float EXTREMES[] = {1e30f, -1e30f, FLT_MAX, -FLT_MAX, 1e5f, -1e5f, -30.0f,
-                                 30.0f, 1e-40f, -0.0f, 0.0f};
+static const float EXTREMES[] = {1e30f,  -1e30f, FLT_MAX, -FLT_MAX, 1e5f, -1e5f,
+                                 -30.0f, 30.0f,  1e-40f,  -0.0f,    0.0f};
 #define N_EXTREMES (sizeof EXTREMES / sizeof EXTREMES[0])
 static void sweep(float *x, size_t n, int extremes)
 {
@@ -376,8 +378,8 @@ static void simd_matches_scalar(void **state)
                     tol[i] = 8 * U * fabs(x[i]) * fabs(b[i]);
                 snprintf(what, sizeof what, "%s %s n=%zu", name, var->name, n);
                 assert_int_equal(check(what, got, want_d, tol, n), 0);
-                (kind ? kern_gelu_mul_backward_scalar : kern_silu_mul_backward_scalar)(
-                    want, want2, dy, x, b, n);
+                (kind ? kern_gelu_mul_backward_scalar : kern_silu_mul_backward_scalar)(want, want2,
+                                                                                       dy, x, b, n);
                 (kind ? var->gelu_mul_backward : var->silu_mul_backward)(got, got2, dy, x, b, n);
                 widen(want_d, want, n);
                 for (size_t i = 0; i < n; i++)

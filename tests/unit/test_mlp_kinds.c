@@ -72,9 +72,9 @@ static void run_kind(const char *kind, const char *isa)
     snprintf(w, sizeof w, "%s", test_data_path(name));
     snprintf(t, sizeof t, "%s", test_data_path("mlp_kind_tokens.csv"));
     snprintf(grads, sizeof grads, "%s/mlp_%s_%s.csv", test_scratch(), kind, isa);
-    const char *args[] = {"--engine", "forward", "--weights", w,      "--token-ids", t,
-                          "--heads",  "2",       "--mlp",     kind,   "--grad",      "--grads-out",
-                          grads,      "--force", "--format",  "csv",  NULL};
+    const char *args[] = {"--engine", "forward", "--weights", w,     "--token-ids", t,
+                          "--heads",  "2",       "--mlp",     kind,  "--grad",      "--grads-out",
+                          grads,      "--force", "--format",  "csv", NULL};
     setenv("VARPROF_ISA", isa, 1);
     program_run run = run_varprof(args);
     unsetenv("VARPROF_ISA");
@@ -136,8 +136,8 @@ static void run_kind(const char *kind, const char *isa)
         const size_t len = strlen(r->name);
         if (len > 11 && strcmp(r->name + len - 11, "attn.k.bias") == 0) {
             if (!(g->got_frobenius[i] <= ZERO_GRAD_SHARE * largest)) {
-                print_error("%s on %s: ||dL/d %s|| is %.3g, not float noise against %.3g\n",
-                            kind, isa, r->name, g->got_frobenius[i], largest);
+                print_error("%s on %s: ||dL/d %s|| is %.3g, not float noise against %.3g\n", kind,
+                            isa, r->name, g->got_frobenius[i], largest);
                 bad = 1;
             }
             continue;
@@ -230,7 +230,7 @@ static void names_tell_the_gated_mlp_and_its_width(void **state)
     assert_int_equal(o.mlp, VP_MLP_SWIGLU); /* gated; the names cannot tell geglu */
     assert_int_equal(vp_forward_ffn_width(&o), 88);
     assert_int_equal(o.ffn_width, 88); /* 88 is no multiple of 32 */
-    o.mlp = VP_MLP_GEGLU;                 /* a gated kind given stays */
+    o.mlp = VP_MLP_GEGLU;              /* a gated kind given stays */
     assert_int_equal(vp_forward_infer(&file, &cfg, &o, &err), VP_OK);
     assert_int_equal(o.mlp, VP_MLP_GEGLU);
     vp_safetensors_free(&file);
@@ -272,9 +272,9 @@ static void expect_usage(const char *const *args, const char *needle)
 static void options_refuse_what_they_must(void **state)
 {
     (void)state;
-    expect_usage((const char *[]){"--engine", "forward", "--ffn-width", "100", "--ffn-mult", "2",
-                                  NULL},
-                 "--ffn-width and --ffn-mult both given");
+    expect_usage(
+        (const char *[]){"--engine", "forward", "--ffn-width", "100", "--ffn-mult", "2", NULL},
+        "--ffn-width and --ffn-mult both given");
     expect_usage((const char *[]){"train", "--ffn-width", "100", "--ffn-mult", "2", NULL},
                  "--ffn-width and --ffn-mult both given");
     expect_usage((const char *[]){"--engine", "forward", "--mlp", "silu", NULL},
@@ -285,9 +285,9 @@ static void options_refuse_what_they_must(void **state)
                  "from 1 to 262144");
     expect_usage((const char *[]){"--mlp", "relu", NULL}, "--mlp applies to the sampled engines");
     /* the header says what ran */
-    const char *args[] = {"--engine", "forward", "--layers", "1",      "--width", "32",
-                          "--vocab",  "16",      "--tokens", "4",      "--mlp",   "swiglu",
-                          "--ffn-width", "88",   NULL};
+    const char *args[] = {"--engine", "forward", "--layers",    "1",        "--width",
+                          "32",       "--vocab", "16",          "--tokens", "4",
+                          "--mlp",    "swiglu",  "--ffn-width", "88",       NULL};
     program_run run = run_varprof(args);
     assert_int_equal(run.status, 0);
     assert_non_null(strstr(run.out, "swiglu MLP 88 wide"));

@@ -92,12 +92,11 @@ static void same_csv(program_run by_model, program_run by_hand)
 static void the_models_shape_is_built(void **state)
 {
     (void)state;
-    same_csv(RUN("--model", "toy-llama", "--engine", "forward", "--tokens", "9", "--format",
-                 "csv"),
+    same_csv(RUN("--model", "toy-llama", "--engine", "forward", "--tokens", "9", "--format", "csv"),
              RUN("--placement", "pre-norm", "--layers", "3", "--norm", "rmsnorm", "--engine",
-                 "forward", "--width", "64", "--heads", "4", "--ffn-width", "96", "--vocab",
-                 "100", "--mlp", "swiglu", "--positions", "rope", "--rope-theta", "500000",
-                 "--norm-eps", "1e-6", "--bias", "no", "--tokens", "9", "--format", "csv"));
+                 "forward", "--width", "64", "--heads", "4", "--ffn-width", "96", "--vocab", "100",
+                 "--mlp", "swiglu", "--positions", "rope", "--rope-theta", "500000", "--norm-eps",
+                 "1e-6", "--bias", "no", "--tokens", "9", "--format", "csv"));
     same_csv(RUN("--model", "toy-gpt2", "--engine", "forward", "--tokens", "9", "--grad",
                  "--format", "csv"),
              RUN("--placement", "pre-norm", "--layers", "2", "--norm", "layernorm", "--engine",
@@ -108,24 +107,23 @@ static void the_models_shape_is_built(void **state)
     same_csv(RUN("--model", "toy-qwen", "--engine", "forward", "--format", "csv"),
              RUN("--placement", "pre-norm", "--layers", "2", "--norm", "rmsnorm", "--engine",
                  "forward", "--width", "32", "--heads", "4", "--ffn-width", "64", "--vocab", "50",
-                 "--mlp", "swiglu", "--positions", "rope", "--rope-theta", "1000000",
-                 "--norm-eps", "1e-6", "--bias", "qkv", "--format", "csv"));
+                 "--mlp", "swiglu", "--positions", "rope", "--rope-theta", "1000000", "--norm-eps",
+                 "1e-6", "--bias", "qkv", "--format", "csv"));
     /* grouped-query attention: 8 query heads sharing 2 key-value heads */
-    same_csv(RUN("--model", "toy-gqa", "--engine", "forward", "--tokens", "7", "--grad",
-                 "--format", "csv"),
-             RUN("--placement", "pre-norm", "--layers", "2", "--norm", "rmsnorm", "--engine",
-                 "forward", "--width", "64", "--heads", "8", "--kv-heads", "2", "--ffn-width",
-                 "96", "--vocab", "100", "--mlp", "swiglu", "--positions", "rope",
-                 "--rope-theta", "10000", "--norm-eps", "1e-5", "--bias", "no", "--final-norm",
-                 "yes", "--tokens", "7", "--grad", "--format", "csv"));
-    /* 4 heads of 32, 128 wide in all against the stream's 64 */
-    same_csv(RUN("--model", "toy-wide-heads", "--engine", "forward", "--tokens", "7", "--format",
+    same_csv(RUN("--model", "toy-gqa", "--engine", "forward", "--tokens", "7", "--grad", "--format",
                  "csv"),
              RUN("--placement", "pre-norm", "--layers", "2", "--norm", "rmsnorm", "--engine",
-                 "forward", "--width", "64", "--heads", "4", "--head-dim", "32", "--ffn-width",
-                 "96", "--vocab", "100", "--mlp", "geglu", "--positions", "rope", "--rope-theta",
-                 "10000", "--norm-eps", "1e-6", "--bias", "no", "--tokens", "7", "--format",
-                 "csv"));
+                 "forward", "--width", "64", "--heads", "8", "--kv-heads", "2", "--ffn-width", "96",
+                 "--vocab", "100", "--mlp", "swiglu", "--positions", "rope", "--rope-theta",
+                 "10000", "--norm-eps", "1e-5", "--bias", "no", "--final-norm", "yes", "--tokens",
+                 "7", "--grad", "--format", "csv"));
+    /* 4 heads of 32, 128 wide in all against the stream's 64 */
+    same_csv(
+        RUN("--model", "toy-wide-heads", "--engine", "forward", "--tokens", "7", "--format", "csv"),
+        RUN("--placement", "pre-norm", "--layers", "2", "--norm", "rmsnorm", "--engine", "forward",
+            "--width", "64", "--heads", "4", "--head-dim", "32", "--ffn-width", "96", "--vocab",
+            "100", "--mlp", "geglu", "--positions", "rope", "--rope-theta", "10000", "--norm-eps",
+            "1e-6", "--bias", "no", "--tokens", "7", "--format", "csv"));
     /* and the heading says what ran */
     program_run run = RUN("--model", "toy-llama", "--engine", "forward", "--tokens", "9");
     assert_int_equal(run.status, 0);
@@ -155,13 +153,13 @@ static void gemma2s_facts_are_built(void **state)
                     "scales: embedding x 8, scores x 0.0625, scores capped at 50, logits capped "
                     "at 30");
     program_run_free(&run);
-    program_run by_model = RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7",
-                               "--format", "csv");
+    program_run by_model =
+        RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7", "--format", "csv");
     program_run by_hand =
-        RUN("--placement", "sandwich", "--layers", "2", "--norm", "rmsnorm", "--engine",
-            "forward", "--width", "64", "--heads", "4", "--kv-heads", "2", "--head-dim", "32",
-            "--ffn-width", "96", "--vocab", "100", "--mlp", "geglu-tanh", "--positions", "rope",
-            "--norm-eps", "1e-6", "--bias", "no", "--tokens", "7", "--format", "csv");
+        RUN("--placement", "sandwich", "--layers", "2", "--norm", "rmsnorm", "--engine", "forward",
+            "--width", "64", "--heads", "4", "--kv-heads", "2", "--head-dim", "32", "--ffn-width",
+            "96", "--vocab", "100", "--mlp", "geglu-tanh", "--positions", "rope", "--norm-eps",
+            "1e-6", "--bias", "no", "--tokens", "7", "--format", "csv");
     assert_int_equal(by_model.status, 0);
     assert_int_equal(by_hand.status, 0);
     assert_true(embedding_var(by_model.out) == 64.0 * embedding_var(by_hand.out));
@@ -175,13 +173,12 @@ static void the_command_line_overrides_the_model(void **state)
     same_csv(RUN("--model", "toy-llama", "--engine", "forward", "--width", "32", "--mlp", "relu",
                  "--bias", "yes", "--positions", "none", "--format", "csv"),
              RUN("--placement", "pre-norm", "--layers", "3", "--norm", "rmsnorm", "--engine",
-                 "forward", "--width", "32", "--heads", "4", "--ffn-width", "96", "--vocab",
-                 "100", "--mlp", "relu", "--norm-eps", "1e-6", "--bias", "yes", "--format",
-                 "csv"));
+                 "forward", "--width", "32", "--heads", "4", "--ffn-width", "96", "--vocab", "100",
+                 "--mlp", "relu", "--norm-eps", "1e-6", "--bias", "yes", "--format", "csv"));
     /* a row without a shape runs the generic network, as it always has */
-    same_csv(RUN("--model", "toy-unknown", "--engine", "forward", "--format", "csv"),
-             RUN("--placement", "post-ln", "--layers", "2", "--engine", "forward", "--format",
-                 "csv"));
+    same_csv(
+        RUN("--model", "toy-unknown", "--engine", "forward", "--format", "csv"),
+        RUN("--placement", "post-ln", "--layers", "2", "--engine", "forward", "--format", "csv"));
 }
 
 static void refused(program_run run, const char *part)
@@ -208,8 +205,8 @@ static void what_it_cannot_build_is_refused(void **state)
     refused(RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes"),
             "its positions are partial-rope");
     /* the stand-ins the messages name run */
-    program_run run = RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes", "--positions",
-              "rope");
+    program_run run =
+        RUN("--model", "toy-gptj", "--engine", "forward", "--bias", "yes", "--positions", "rope");
     assert_int_equal(run.status, 0);
     program_run_free(&run);
     /* Llama 3.1's scaled RoPE is built, and differs from plain RoPE */
@@ -218,8 +215,8 @@ static void what_it_cannot_build_is_refused(void **state)
     assert_contains(run.out, "positions: rope, theta 500000, llama3 scaling (factor 8, "
                              "low_freq_factor 1,\n  high_freq_factor 4, original context 8192)");
     program_run_free(&run);
-    program_run scaled = RUN("--model", "llama-3.1-toy", "--engine", "forward", "--tokens", "9",
-                             "--format", "csv");
+    program_run scaled =
+        RUN("--model", "llama-3.1-toy", "--engine", "forward", "--tokens", "9", "--format", "csv");
     program_run plain = RUN("--model", "llama-3.1-toy", "--engine", "forward", "--tokens", "9",
                             "--positions", "rope", "--rope-theta", "500000", "--format", "csv");
     assert_int_equal(scaled.status, 0);

@@ -860,7 +860,8 @@ static void log_axes_end_near_the_data(void **state)
     ps[0] = p;
     assert_int_equal(vp_plot_profiles(ps, 1, VP_QUANTITY_UPDATE, NULL, &fig, NULL), VP_OK);
     text = script_for(fig, &target);
-    assert_non_null(strstr(text, "set ytics ('0.2' 0.20000000000000001 0, '0.5' 0.5 0, '1' 1 0)\n"));
+    assert_non_null(
+        strstr(text, "set ytics ('0.2' 0.20000000000000001 0, '0.5' 0.5 0, '1' 1 0)\n"));
     free(text);
     vp_figure_free(fig);
     vp_profile_free(p);

@@ -58,7 +58,8 @@ static void test_points(void **state)
     assert_true(panel->flags & VP_AXIS_LOG_Y);
     assert_non_null(strstr(panel->title, "gradient size"));
     assert_int_equal(panel->series[0].n, 65);
-    assert_true(panel->series[0].x[0] == 0.0 && panel->series[0].y[0] == vp_profile_grad_size(pre, 0));
+    assert_true(panel->series[0].x[0] == 0.0 &&
+                panel->series[0].y[0] == vp_profile_grad_size(pre, 0));
     assert_true(fabs(panel->series[0].y[0] - sqrt(65.0)) < 1e-14 * sqrt(65.0));
     assert_true(panel->series[0].x[64] == 32.0 && panel->series[0].y[64] == 1.0);
     /* a profile without the backward half draws nothing rather than zeros */

@@ -60,9 +60,9 @@ static void run_on_every_isa(const char *name, const char *const *options)
         args[n++] = options[i];
     args[n] = NULL;
     snprintf(weights, sizeof weights, "gqa_%s.safetensors", name);
-    const torch_case c = {"gqa_expected.csv", name, weights, "gqa_tokens.csv", args,
-                          STREAM_TOLERANCE, GRAD_TOLERANCE, EXACT_ZERO, ZERO_TOLERANCE,
-                          DATA_FLOAT32_NOISE};
+    const torch_case c = {
+        "gqa_expected.csv", name,           weights,    "gqa_tokens.csv", args,
+        STREAM_TOLERANCE,   GRAD_TOLERANCE, EXACT_ZERO, ZERO_TOLERANCE,   DATA_FLOAT32_NOISE};
     torch_case_run_every_isa(&c);
 }
 
@@ -86,8 +86,8 @@ static void multi_query(void **state)
 static void heads_wider_than_d_over_h(void **state)
 {
     (void)state;
-    static const char *const opts[] = {"--heads", "4", "--head-dim", "16", "--positions", "rope",
-                                       "--rope-theta", "500000", NULL};
+    static const char *const opts[] = {
+        "--heads", "4", "--head-dim", "16", "--positions", "rope", "--rope-theta", "500000", NULL};
     run_on_every_isa("wide", opts);
 }
 
@@ -109,9 +109,10 @@ static void threads_change_nothing(void **state)
     program_run runs[2];
     const char *threads[2] = {"1", "3"};
     for (int i = 0; i < 2; i++) {
-        const char *args[] = {"--engine",  "forward", "--weights", w,       "--token-ids", t,
-                              "--placement", "pre-norm", "--positions", "rope", "--grad",
-                              "--threads", threads[i], "--format", "csv", NULL};
+        const char *args[] = {"--engine",    "forward",  "--weights",   w,
+                              "--token-ids", t,          "--placement", "pre-norm",
+                              "--positions", "rope",     "--grad",      "--threads",
+                              threads[i],    "--format", "csv",         NULL};
         runs[i] = run_varprof(args);
         assert_int_equal(runs[i].status, 0);
     }
@@ -134,17 +135,20 @@ static void gqa_usage_errors(void **state)
         int status;
     } cases[] = {
         {{"--engine", "forward", "--heads", "8", "--kv-heads", "3", NULL},
-         "--kv-heads: 3 does not divide the 8 heads", 2},
+         "--kv-heads: 3 does not divide the 8 heads",
+         2},
         {{"--engine", "forward", "--heads", "8", "--kv-heads", "0", NULL}, "--kv-heads", 2},
         {{"--engine", "forward", "--head-dim", "7", "--positions", "rope", NULL},
-         "--head-dim: 7 with --positions rope", 2},
+         "--head-dim: 7 with --positions rope",
+         2},
         {{"--engine", "forward", "--heads", "64", "--head-dim", "2048", NULL},
-         "--heads x --head-dim must be at most 65536", 2},
+         "--heads x --head-dim must be at most 65536",
+         2},
         {{"--engine", "forward", "--width", "60", "--heads", "8", NULL}, "--head-dim", 2},
         {{"--kv-heads", "2", NULL}, "--engine forward", 2},
-        {{"--engine", "forward", "--weights", w, "--positions", "rope", "--kv-heads", "4",
-          NULL},
-         "'layers.0.attn.k.weight' has shape [16, 64]; the options make it [32, 64]", 1},
+        {{"--engine", "forward", "--weights", w, "--positions", "rope", "--kv-heads", "4", NULL},
+         "'layers.0.attn.k.weight' has shape [16, 64]; the options make it [32, 64]",
+         1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         program_run run = run_varprof(cases[i].args);
@@ -166,11 +170,28 @@ static void train_runs_grouped_query(void **state)
     (void)state;
     char stats[512];
     snprintf(stats, sizeof stats, "%s/gqa_layer_stats.csv", test_scratch());
-    const char *args[] = {"train",      "--block",    "attn-mlp", "--heads",     "4",
-                          "--kv-heads", "2",          "--head-dim", "12",        "--positions",
-                          "rope",       "--qk-norm",  "--steps",  "20",          "--placement",
-                          "pre-norm",   "--layers",   "2",        "--layer-stats", stats,
-                          "--quiet",    NULL};
+    const char *args[] = {"train",
+                          "--block",
+                          "attn-mlp",
+                          "--heads",
+                          "4",
+                          "--kv-heads",
+                          "2",
+                          "--head-dim",
+                          "12",
+                          "--positions",
+                          "rope",
+                          "--qk-norm",
+                          "--steps",
+                          "20",
+                          "--placement",
+                          "pre-norm",
+                          "--layers",
+                          "2",
+                          "--layer-stats",
+                          stats,
+                          "--quiet",
+                          NULL};
     program_run run = run_varprof(args);
     if (run.status != 0) {
         print_error("exit %d: %s", run.status, run.err);
@@ -186,8 +207,8 @@ static void train_runs_grouped_query(void **state)
         if (!at)
             continue;
         double grad_norm = 0, weight_norm = 0, update_ratio = 0;
-        assert_int_equal(sscanf(at + strlen(",layers.0.attn.k.weight,"), "%lf,%lf,%lf",
-                                &grad_norm, &weight_norm, &update_ratio),
+        assert_int_equal(sscanf(at + strlen(",layers.0.attn.k.weight,"), "%lf,%lf,%lf", &grad_norm,
+                                &weight_norm, &update_ratio),
                          3);
         assert_true(grad_norm > 0 && weight_norm > 0 && update_ratio > 0);
         rows++;
@@ -207,13 +228,16 @@ static void outputs_say_the_heads(void **state)
     } cases[] = {
         {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--kv-heads",
           "1", "--head-dim", "16", "--tokens", "5", NULL},
-         "network: width 32, 4 heads of 16 sharing 1 kv head, ", NULL},
+         "network: width 32, 4 heads of 16 sharing 1 kv head, ",
+         NULL},
         {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--kv-heads",
           "2", "--tokens", "5", "--format", "json", NULL},
-         "\"heads\":4,\"kv_heads\":2,\"ffn_mult\"", "head_dim"},
+         "\"heads\":4,\"kv_heads\":2,\"ffn_mult\"",
+         "head_dim"},
         {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--kv-heads",
           "4", "--head-dim", "8", "--tokens", "5", "--format", "json", NULL},
-         "\"heads\":4,\"ffn_mult\"", "kv_heads"},
+         "\"heads\":4,\"ffn_mult\"",
+         "kv_heads"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         expect_output(cases[i].args, cases[i].says, cases[i].lacks);

@@ -73,8 +73,9 @@ static void run_on_every_isa(const grad_case *c)
     args[n++] = c->loss;
     args[n] = NULL;
     /* no figure of this data is exactly zero where a check reads it */
-    const torch_case tc = {"grads_expected.csv", c->case_name, c->weights, c->tokens, args,
-                           GRAD_TOLERANCE, GRAD_TOLERANCE, 0.0, 0.0, DATA_FLOAT32_NOISE};
+    const torch_case tc = {
+        "grads_expected.csv", c->case_name,   c->weights, c->tokens, args,
+        GRAD_TOLERANCE,       GRAD_TOLERANCE, 0.0,        0.0,       DATA_FLOAT32_NOISE};
     torch_case_run_every_isa(&tc);
 }
 
@@ -112,26 +113,42 @@ static void seed_data_holds_the_seed_figures(void **state)
 static void seed_pre_norm_gradients(void **state)
 {
     (void)state;
-    const grad_case c = {"seed_pre_norm_copy", "seed_grads_pre_norm.safetensors",
-                         "seed_grads_tokens.csv", "pre-norm", "copy", seed_shape};
+    const grad_case c = {"seed_pre_norm_copy",
+                         "seed_grads_pre_norm.safetensors",
+                         "seed_grads_tokens.csv",
+                         "pre-norm",
+                         "copy",
+                         seed_shape};
     run_on_every_isa(&c);
 }
 
 static void seed_post_ln_gradients(void **state)
 {
     (void)state;
-    const grad_case c = {"seed_post_ln_copy", "seed_grads_post_ln.safetensors",
-                         "seed_grads_tokens.csv", "post-ln", "copy", seed_shape};
+    const grad_case c = {"seed_post_ln_copy",
+                         "seed_grads_post_ln.safetensors",
+                         "seed_grads_tokens.csv",
+                         "post-ln",
+                         "copy",
+                         seed_shape};
     run_on_every_isa(&c);
 }
 
 static void attention_pre_norm_gradients(void **state)
 {
     (void)state;
-    const grad_case copy = {"attn_pre_norm_copy", "attn_grads_pre_norm.safetensors",
-                            "attn_tokens.csv", "pre-norm", "copy", NULL};
-    const grad_case next = {"attn_pre_norm_next", "attn_grads_pre_norm.safetensors",
-                            "attn_tokens.csv", "pre-norm", "next", NULL};
+    const grad_case copy = {"attn_pre_norm_copy",
+                            "attn_grads_pre_norm.safetensors",
+                            "attn_tokens.csv",
+                            "pre-norm",
+                            "copy",
+                            NULL};
+    const grad_case next = {"attn_pre_norm_next",
+                            "attn_grads_pre_norm.safetensors",
+                            "attn_tokens.csv",
+                            "pre-norm",
+                            "next",
+                            NULL};
     run_on_every_isa(&copy);
     run_on_every_isa(&next);
 }
@@ -139,10 +156,18 @@ static void attention_pre_norm_gradients(void **state)
 static void attention_post_ln_gradients(void **state)
 {
     (void)state;
-    const grad_case copy = {"attn_post_ln_copy", "attn_grads_post_ln.safetensors",
-                            "attn_tokens.csv", "post-ln", "copy", NULL};
-    const grad_case next = {"attn_post_ln_next", "attn_grads_post_ln.safetensors",
-                            "attn_tokens.csv", "post-ln", "next", NULL};
+    const grad_case copy = {"attn_post_ln_copy",
+                            "attn_grads_post_ln.safetensors",
+                            "attn_tokens.csv",
+                            "post-ln",
+                            "copy",
+                            NULL};
+    const grad_case next = {"attn_post_ln_next",
+                            "attn_grads_post_ln.safetensors",
+                            "attn_tokens.csv",
+                            "post-ln",
+                            "next",
+                            NULL};
     run_on_every_isa(&copy);
     run_on_every_isa(&next);
 }

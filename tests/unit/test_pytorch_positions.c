@@ -51,16 +51,17 @@ static void run_on_every_isa(const char *name, const char *const *options)
     char weights[96];
     const char *args[24];
     size_t n = 0;
-    static const char *const fixed[] = {"--placement", "pre-norm", "--heads", "4",
-                                        "--loss",      "copy"};
+    static const char *const fixed[] = {"--placement", "pre-norm", "--heads",
+                                        "4",           "--loss",   "copy"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
         args[n++] = fixed[i];
     for (size_t i = 0; options[i] && n + 1 < sizeof args / sizeof *args; i++)
         args[n++] = options[i];
     args[n] = NULL;
     snprintf(weights, sizeof weights, "positions_%s.safetensors", name);
-    const torch_case c = {"positions_expected.csv", name, weights, "positions_tokens.csv", args,
-                          STREAM_TOLERANCE, GRAD_TOLERANCE, EXACT_ZERO, ZERO_TOLERANCE,
+    const torch_case c = {"positions_expected.csv", name,       weights,
+                          "positions_tokens.csv",   args,       STREAM_TOLERANCE,
+                          GRAD_TOLERANCE,           EXACT_ZERO, ZERO_TOLERANCE,
                           DATA_FLOAT32_NOISE};
     torch_case_run_every_isa(&c);
 }
@@ -96,8 +97,8 @@ static void too_many_tokens_for_the_table(void **state)
     (void)state;
     char w[512];
     snprintf(w, sizeof w, "%s", test_data_path("positions_learned_d32.safetensors"));
-    const char *args[] = {"--engine", "forward", "--weights", w, "--placement", "pre-norm",
-                          "--heads",  "4",       "--tokens", "17", NULL};
+    const char *args[] = {"--engine", "forward", "--weights", w,    "--placement", "pre-norm",
+                          "--heads",  "4",       "--tokens",  "17", NULL};
     program_run run = run_varprof(args);
     assert_int_equal(run.status, 2);
     if (!strstr(run.err, "17") || !strstr(run.err, "16") || !strstr(run.err, "pos_embed")) {
@@ -115,10 +116,10 @@ static void train_updates_learned_positions(void **state)
     (void)state;
     char stats[512];
     snprintf(stats, sizeof stats, "%s/positions_layer_stats.csv", test_scratch());
-    const char *args[] = {"train",       "--block",  "attn-mlp", "--heads", "4",
-                          "--positions", "learned",  "--steps",  "3",       "--placement",
-                          "pre-norm",    "--layers", "2",        "--layer-stats",
-                          stats,         "--quiet",  NULL};
+    const char *args[] = {
+        "train",   "--block",       "attn-mlp", "--heads",     "4",        "--positions",
+        "learned", "--steps",       "3",        "--placement", "pre-norm", "--layers",
+        "2",       "--layer-stats", stats,      "--quiet",     NULL};
     program_run run = run_varprof(args);
     if (run.status != 0) {
         print_error("exit %d: %s", run.status, run.err);
@@ -154,8 +155,7 @@ static void positions_usage_errors(void **state)
     } cases[] = {
         {{"--engine", "forward", "--rope-theta", "500000", NULL}, "--positions rope"},
         {{"--engine", "forward", "--positions", "rotary", NULL}, "none, learned, rope"},
-        {{"--engine", "forward", "--positions", "rope", "--rope-theta", "0", NULL},
-         "--rope-theta"},
+        {{"--engine", "forward", "--positions", "rope", "--rope-theta", "0", NULL}, "--rope-theta"},
         {{"--engine", "forward", "--positions", "rope", "--width", "60", "--heads", "4", NULL},
          "even"},
         {{"--engine", "forward", "--positions", "rope", "--block", "mlp", NULL}, "attention"},
@@ -183,13 +183,16 @@ static void outputs_say_the_positions(void **state)
     } cases[] = {
         {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--tokens", "9",
           "--positions", "rope", "--rope-theta", "500000", NULL},
-         "\npositions: rope, theta 500000\n", NULL},
+         "\npositions: rope, theta 500000\n",
+         NULL},
         {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--tokens", "9",
           "--positions", "learned", "--format", "json", NULL},
-         "\"positions\":\"learned\"", "rope_theta"},
+         "\"positions\":\"learned\"",
+         "rope_theta"},
         {{"--engine", "forward", "--layers", "1", "--width", "32", "--heads", "4", "--tokens", "9",
           "--format", "json", NULL},
-         "\"qk_norm\":false}", "positions"},
+         "\"qk_norm\":false}",
+         "positions"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         expect_output(cases[i].args, cases[i].says, cases[i].lacks);

@@ -25,8 +25,7 @@
 /* One float rounding, relative. */
 static const double U = 0x1p-24;
 
-typedef void (*rope_fn)(float *, size_t, const float *, const float *, size_t, size_t, size_t,
-                        int);
+typedef void (*rope_fn)(float *, size_t, const float *, const float *, size_t, size_t, size_t, int);
 
 typedef struct {
     vp_isa isa;
@@ -109,8 +108,7 @@ static void free_case(case_data *c)
  * rounding and the three float roundings, each at most u of the terms it
  * touches; the absolute term for the double angle's own error at 4095
  * radians, ~1e-12). inverse: the transposed rotation. */
-static void rope_reference(double *want, double *tol, const case_data *c, double theta,
-                           int inverse)
+static void rope_reference(double *want, double *tol, const case_data *c, double theta, int inverse)
 {
     const size_t half = c->hd / 2;
     for (size_t r = 0; r < c->rows; r++)
@@ -236,8 +234,8 @@ static void rope_matches_double(void **state)
                     memcpy(got, c.x, n * sizeof *got);
                     var->rope(got, c.ld, c.cos_t, c.sin_t, c.rows, HEADS, c.hd, inverse);
                     char what[96];
-                    snprintf(what, sizeof what, "rope %s, theta %g, hd %zu%s", var->name,
-                             THETAS[t], c.hd, inverse ? ", inverse" : "");
+                    snprintf(what, sizeof what, "rope %s, theta %g, hd %zu%s", var->name, THETAS[t],
+                             c.hd, inverse ? ", inverse" : "");
                     assert_int_equal(compare(what, got, want, tol, &c, &worst), 0);
                     /* the padding between rows is left alone */
                     for (size_t r = 0; r < c.rows; r++)
@@ -278,8 +276,8 @@ static void inverse_undoes_rope(void **state)
                         for (size_t i = 0; i < half; i++) {
                             const size_t lo = r * c.ld + h * c.hd + i, hi = lo + half;
                             const double tol = 8.0 * U * (fabs(c.x[lo]) + fabs(c.x[hi]));
-                            const double e = fmax(fabs((double)y[lo] - c.x[lo]),
-                                                  fabs((double)y[hi] - c.x[hi]));
+                            const double e =
+                                fmax(fabs((double)y[lo] - c.x[lo]), fabs((double)y[hi] - c.x[hi]));
                             if (!(e <= tol))
                                 fail_msg("rope %s theta %g hd %zu position %zu pair %zu: "
                                          "round trip off by %.3g > %.3g",

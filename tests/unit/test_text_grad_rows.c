@@ -41,8 +41,8 @@ static void forward_rows_and_loss(void **state)
     assert_true(widest_line(run.out) <= 80);
     program_run_free(&run);
 
-    run = RUN("--engine", "forward", "--weights", weights, "--token-ids", tokens, "--grad",
-              "--wide");
+    run =
+        RUN("--engine", "forward", "--weights", weights, "--token-ids", tokens, "--grad", "--wide");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "meas. gain      grad var    grad size  weight grad");
     program_run_free(&run);
@@ -51,8 +51,8 @@ static void forward_rows_and_loss(void **state)
 static void monte_carlo_rows(void **state)
 {
     (void)state;
-    program_run run = RUN("--engine", "mc", "--grad", "--layers", "2", "--width", "64",
-                          "--trials", "200", "--threads", "1");
+    program_run run = RUN("--engine", "mc", "--grad", "--layers", "2", "--width", "64", "--trials",
+                          "200", "--threads", "1");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "full method, width 64"); /* --grad made full the default */
     assert_contains(run.out, "stream size  grad size    weight grad +- 95%");

@@ -97,8 +97,7 @@ typedef struct {
     size_t n;
 } stream;
 
-static vp_status on_stream_row(void *ctx, size_t line, size_t n, char *const *cells,
-                               vp_error *err)
+static vp_status on_stream_row(void *ctx, size_t line, size_t n, char *const *cells, vp_error *err)
 {
     stream *s = ctx;
     (void)err;
@@ -127,14 +126,12 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     vp_error err;
     assert_non_null(f);
-    assert_int_equal(csv_read_file(data_path("train_expected.csv"), on_expected_row, &f->expected,
-                                   &err),
-                     VP_OK);
+    assert_int_equal(
+        csv_read_file(data_path("train_expected.csv"), on_expected_row, &f->expected, &err), VP_OK);
     assert_int_equal(f->expected.n_cases, CASES);
     f->tokens.ids = malloc(STEPS * BATCH * TOKENS * sizeof(unsigned));
-    assert_int_equal(csv_read_file(data_path("seed_train_tokens.csv"), on_stream_row, &f->tokens,
-                                   &err),
-                     VP_OK);
+    assert_int_equal(
+        csv_read_file(data_path("seed_train_tokens.csv"), on_stream_row, &f->tokens, &err), VP_OK);
     assert_int_equal(f->tokens.n, STEPS * BATCH * TOKENS);
     assert_int_equal(
         vp_safetensors_read(data_path("seed_grads_pre_norm.safetensors"), &f->weights, &err),
@@ -187,8 +184,7 @@ static double relative(double got, double want)
     return fabs(got - want) / fabs(want);
 }
 
-static void trains_as_pytorch(const fixture *f, const char *case_prefix, double lr,
-                              size_t warmup)
+static void trains_as_pytorch(const fixture *f, const char *case_prefix, double lr, size_t warmup)
 {
     const struct {
         vp_placement placement;
@@ -229,8 +225,8 @@ static void trains_as_pytorch(const fixture *f, const char *case_prefix, double 
             if (!loss_ok || !norm_ok || dr > 1e-12) {
                 print_error("%s step %zu: loss %.9g (PyTorch %.9g), grad norm %.9g (%.9g), "
                             "lr %.9g (%.9g)\n",
-                            name, s, row->loss, want->loss[s], row->grad_norm,
-                            want->grad_norm[s], row->lr, want->lr[s]);
+                            name, s, row->loss, want->loss[s], row->grad_norm, want->grad_norm[s],
+                            row->lr, want->lr[s]);
                 bad = 1;
             }
         }
@@ -265,8 +261,7 @@ static void seed_table_to_four_decimals(void **state)
 {
     if (STEPS_CHECKED < STEPS)
         skip();
-    const double table[2][4] = {{3.5975, 0.0005, 0.0003, 0.0002},
-                                {3.4074, 0.0495, 0.0175, 0.0091}};
+    const double table[2][4] = {{3.5975, 0.0005, 0.0003, 0.0002}, {3.4074, 0.0495, 0.0175, 0.0091}};
     const vp_placement placements[2] = {VP_PRE_NORM, VP_POST_LN};
     for (size_t p = 0; p < 2; p++) {
         vp_config cfg;
@@ -431,10 +426,8 @@ static void bad_options_are_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest pytorch[] = {
-        cmocka_unit_test(seed_run_is_pytorchs),
-        cmocka_unit_test(warmup_run_is_pytorchs),
-        cmocka_unit_test(lr3e3_run_is_pytorchs),
-        cmocka_unit_test(seed_table_to_four_decimals),
+        cmocka_unit_test(seed_run_is_pytorchs),      cmocka_unit_test(warmup_run_is_pytorchs),
+        cmocka_unit_test(lr3e3_run_is_pytorchs),     cmocka_unit_test(seed_table_to_four_decimals),
         cmocka_unit_test(same_for_any_thread_count),
     };
     const struct CMUnitTest alone[] = {

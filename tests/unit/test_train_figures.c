@@ -89,8 +89,8 @@ static void colour_maps_are_refused_where_wrong(void **state)
 {
     (void)state;
     const double a[] = {1.0};
-    const vp_layer_grad_map maps[4] = {{"a", 1, 1, a}, {"b", 1, 1, a}, {"c", 1, 1, a},
-                                       {"d", 1, 1, a}};
+    const vp_layer_grad_map maps[4] = {
+        {"a", 1, 1, a}, {"b", 1, 1, a}, {"c", 1, 1, a}, {"d", 1, 1, a}};
     vp_figure *fig = NULL;
     vp_error err;
     assert_int_equal(vp_plot_layer_grads(maps, 0, &fig, &err), VP_EINVAL);
@@ -145,7 +145,7 @@ static void loss_curves_and_final_losses(void **state)
     assert_int_equal(fig->n_panels, 2);
     assert_int_equal(fig->panels[0].n_series, 4);
     assert_non_null(strstr(fig->panels[0].series[1].label, "(diverged at 1)"));
-    assert_int_equal(fig->panels[1].n_series, 2); /* a line per placement */
+    assert_int_equal(fig->panels[1].n_series, 2);    /* a line per placement */
     assert_int_equal(fig->panels[1].series[0].n, 1); /* the diverged run left out */
     assert_true(fig->panels[1].flags & VP_AXIS_LOG_X);
     assert_true(fig->panels[1].flags & VP_AXIS_X_SWEPT); /* a tic at each rate */
