@@ -399,13 +399,15 @@ lint: deps-lint
 	$(MAKE) lint-run
 
 # Then the header contract (scripts/check-exports): the vp_ symbols the
-# library exports are exactly those include/varprof/ declares.
+# library exports are exactly those include/varprof/ declares; and the
+# layout (scripts/check-format): every C file as .clang-format lays it out.
 lint-run: $(BUILD)/libvarprof.a
 	@mkdir -p $(LINT_BUILD)
 	@$(MAKE) -nB --no-print-directory BUILD=$(LINT_BUILD) CC=$(LINT_CC) \
 	  $(patsubst %.c,$(LINT_BUILD)/%.o,$(LIB_SRC) $(CLI_SRC)) > $(LINT_BUILD)/commands
 	scripts/lint $(LINT_BUILD)
 	CC=$(CC) scripts/check-exports $(BUILD)/libvarprof.a
+	scripts/check-format
 
 # The manual pages carry the version in their .TH lines (so that man -l in
 # the tree shows it); tests/install_test.sh holds them to version.h.
