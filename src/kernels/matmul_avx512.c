@@ -11,9 +11,9 @@
  * independent sums to keep both FMA pipes busy through the FMA latency (2
  * pipes x 4 cycles). 6 x 64, four loads of W and six broadcasts of x per 24
  * FMAs, is the fastest at large m: measured on Zen 5 (EPYC, family 26) at
- * 1024^3 against 14 x 32, 12 x 32 and 8 x 48 and KC 256..512, MC 128..512,
- * 93-97 % of the peak. 8 x 48 is there for the m that are multiples of 48
- * and not of 64 (the seed stack's 48 and 96), where 64 wide would leave a
+ * 1024^3 against 14 x 32, 12 x 32 and 8 x 48 and KC 256..512, MC 128..512
+ * (figures in tests/bench/RESULTS.md). 8 x 48 is there for the m that are
+ * multiples of 48 and not of 64 (the seed stack's 48 and 96), where 64 wide would leave a
  * quarter of every FMA's lanes empty. KC and MC follow the caches
  * (matmul_block_for_caches): on Zen 5, KC = 512, an x panel (at most 8 rows
  * of 528 floats, 17 KiB) in the 48 KiB L1 while W panels stream past, and

@@ -111,7 +111,7 @@ kernel_body(const int MR, const int NV, const int AHEAD, const int XT, size_t kc
         } else {
             /* a step at a time: unrolled by four, gcc found too few of
                AVX2's sixteen registers for 6 x 16 and kept a sum on the
-               stack (5 to 6 % of a call whose W comes from L3 or memory) */
+               stack, which slowed calls whose W comes from L3 or memory */
 #pragma GCC unroll 1
             for (; p < p_ahead; p++) {
                 if ((p & 3) == 0) {

@@ -55,7 +55,7 @@
  * calls the kernel on after this one, for the kernel to prefetch when its
  * sums start from out, which is in L3 or memory when out is large (NULL
  * when they start from init: out is then only written, and the prefetches
- * cost the seed stack's small calls 2 % of their time). It is
+ * only slow the seed stack's small calls). It is
  * passed by address: by value, gcc built it field by field on the stack
  * and then copied it into the arguments with 16-byte loads of what it had
  * just stored with 8-byte ones, a store-forward stall on every call. */
@@ -255,8 +255,8 @@ typedef struct {
    copied into a layout of its own: short rows in a quarter of L2 (half a
    block of packed W), where the copy, not the reads, is the cost. Long
    rows at a power-of-two stride share L1's sets, and a large operand read
-   in place wants the TLB: dW at 256 x 1024 x 1024 fell from 90 to 83 % of
-   the peak, AVX2's from 94 to 55 %, when every x was read in place. */
+   in place wants the TLB: dW at 256 x 1024 x 1024 lost much of its share
+   of the peak, AVX2's most, when every x was read in place. */
 #define MATMUL_IN_PLACE_MAX_LD 256
 static inline int matmul_small(const matmul_blocking *bk, size_t rows, size_t ld)
 {
@@ -312,8 +312,8 @@ static inline size_t matmul_panel_rows(size_t rows, size_t ir, size_t mr)
    full panels' calls of a block, per_call each (matmul_ahead_kernel_fn),
    so that the next block's panels, which come from memory when W is large
    (the 70B's 940 MB), arrive while this block's are computed on, not when
-   the first panel of rows needs them: 87 -> 90 % of the peak at 128 x 8192
-   x 28672. */
+   the first panel of rows needs them: that wait was the gap to the peak at
+   128 x 8192 x 28672. */
 typedef struct {
     const float *ahead;
     size_t lines, per_call, done;

@@ -4,8 +4,8 @@
  * element is the same few IEEE double operations, none fused
  * (-ffp-contract=off, the Makefile), so every build gives the scalar
  * build's bits; only the width of the vectors differs. The Post-LN steps
- * were loops of the baseline build, two doubles an instruction: 10 % of a
- * Post-LN training run. Contract in kern_table.h. */
+ * were loops of the baseline build, two doubles an instruction, a visible
+ * share of a Post-LN training run. Contract in kern_table.h. */
 #include <string.h>
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>

@@ -159,7 +159,7 @@ static vp_status forward_figure(const vp_figures_options *opts, vp_error *err)
  * which the idealisation takes to be 1: it alternates sub-block by
  * sub-block by a factor that says nothing about depth, and would hide
  * Xiong's point among crossing curves. 1024 tokens keep the set quick (the
- * full method takes 0.7 s a placement at 4096), and the band still parts
+ * full method's time grows with the tokens), and the band still parts
  * Post-LN's 1.1 at the embedding from 1. */
 #define GRADIENT_TRIALS 1024
 /* one line: the legend names the engines, the caption the network's shape */

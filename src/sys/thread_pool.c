@@ -1,3 +1,4 @@
+/* The thread pool: workers that spin briefly, then sleep, between runs. */
 #include "sys/thread_pool.h"
 
 #include <pthread.h>
@@ -17,9 +18,8 @@
    matmul, norm and attention, often less than a millisecond apart; waking a
    sleeping thread takes a system call and, on a virtual machine, the
    waking of its idle virtual CPU. 4096 pauses are about a hundred
-   microseconds on AMD Zen 5, where the d = 1024 attention+MLP pass on
-   two threads (a VM) went from 0.76 to 0.744 s with them (means of five
-   runs by hand), against 1.39 s on one thread. */
+   microseconds on AMD Zen 5, where they made the d = 1024 attention+MLP
+   pass on two threads (a VM) faster (figures in tests/bench/RESULTS.md). */
 #define SPIN_ROUNDS 4096
 
 struct thread_pool {
