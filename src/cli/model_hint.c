@@ -1,3 +1,4 @@
+/* --model NAME's "did you mean": the models table's names nearest a mistyped one. */
 #include "model_hint.h"
 
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* --model NAME with the forward pass: the network built from the models table's shape. */
 #include "model_network.h"
 
 #include <math.h>

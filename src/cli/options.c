@@ -1,3 +1,4 @@
+/* The option table: every option's name, the commands it applies to, its help and parser. */
 #include "options.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* The output file: written through a temporary, removed on a signal. */
 #include "output_file.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* --format: the output format named or implied by the output file's extension. */
 #include "output_format.h"
 
 #include <string.h>

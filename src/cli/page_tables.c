@@ -1,3 +1,4 @@
+/* The maths table and the models table as page tables, for the formats other than text. */
 #include "page_tables.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* The stack's options: its layers and placements, and the scales checked against the placement table. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* train --layer-stats: each run's per-step, per-tensor norms, written as one CSV. */
 #include "train_layer_stats.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* What --weights fixes: the options a weights file or checkpoint decides, refused up front. */
 #include "weights_options.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* A weights file's shape, taken where the command line is silent. */
 #include "weights_shape.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* The comparison of two engines' profiles, field by field. */
 #include "varprof/compare.h"
 
 #include <gsl/gsl_cdf.h>

@@ -1,3 +1,4 @@
+/* The configuration: its defaults and its checks. */
 #include "varprof/config.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* Number formatting: the figures as the writers print them. */
 #include "varprof/format.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* Number parsing: the decimal grammar the options and files share. */
 #include "varprof/parse.h"
 
 #include <errno.h>

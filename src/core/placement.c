@@ -1,3 +1,4 @@
+/* The placement table: each placement's norms, residual scale and branches. */
 #include "varprof/placement.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* The profile: its rows, allocated, filled and freed. */
 #include "varprof/profile.h"
 #include "core/profile_header.h"
 

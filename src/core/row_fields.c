@@ -1,3 +1,4 @@
+/* The row-field table: every output column, its name and how to read it. */
 #include "core/row_fields.h"
 
 /* The derived fields: figures of the profile or of the sub-block's place in

@@ -1,3 +1,4 @@
+/* Doubles with a separate binary exponent, for figures past a double's range. */
 #include "core/scaled.h"
 
 #include <float.h>

@@ -1,3 +1,4 @@
+/* Status codes and their messages. */
 #include "varprof/status.h"
 
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* The CSV reader, over libcsv. */
 #include "io/csv_reader.h"
 
 #include <csv.h>

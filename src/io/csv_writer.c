@@ -1,3 +1,4 @@
+/* The CSV writer: a profile's rows as CSV. */
 #include <csv.h>
 #include <math.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* The gains file: one column of per-sub-block gains. */
 #include "varprof/gains_file.h"
 
 #include <stdio.h>

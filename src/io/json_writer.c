@@ -1,3 +1,4 @@
+/* The JSON writer, over cJSON. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>

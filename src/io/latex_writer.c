@@ -1,3 +1,4 @@
+/* The LaTeX writer: a page table as a LaTeX table. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

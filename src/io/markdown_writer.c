@@ -1,3 +1,4 @@
+/* The Markdown writer: a page table as a Markdown table. */
 #include "varprof/markdown.h"
 
 /* A cell's text, '|' escaped (it would end the cell) and, for a code

@@ -1,3 +1,4 @@
+/* The models table's shape columns, read into vp_model_shape. */
 #include "io/model_shape_cells.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* The models table (data/models.csv): reading it and looking a model up. */
 #include "varprof/models.h"
 
 #include <math.h>

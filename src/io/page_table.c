@@ -1,3 +1,4 @@
+/* A page table: the columns a page keeps and their rows. */
 #include "varprof/page_table.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* The safetensors reader: the header's tensors by name, shape and offset. */
 #include "varprof/safetensors.h"
 
 #include <cjson/cJSON.h>

@@ -1,3 +1,4 @@
+/* The text writer: a profile as aligned columns in 80 columns. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>

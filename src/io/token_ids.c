@@ -1,3 +1,4 @@
+/* The token-ids file: the CSV of token ids a forward pass reads. */
 #include "varprof/token_ids.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* How far a normalising placement's share sits above the closed form at a finite width. */
 #include "mc/finite_width.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* Quantiles by selection, for the Monte Carlo's percentiles. */
 #include "mc/quantile.h"
 
 #include <gsl/gsl_sort.h>

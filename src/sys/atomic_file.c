@@ -1,3 +1,4 @@
+/* Files written whole or not at all: a temporary renamed into place. */
 #include "sys/atomic_file.h"
 
 #include <errno.h>

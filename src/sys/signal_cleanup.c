@@ -1,3 +1,4 @@
+/* Temporary files removed on a fatal signal. */
 #include "varprof/cleanup.h"
 #include "sys/signal_hold.h"
 
