@@ -186,6 +186,10 @@ size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t token
  * made. */
 void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_options *o);
 
+/* The profile's sampling method of a model that draws its weights as init
+ * says (forward_options.c; vp_init_name names it). */
+vp_sampling_method fw_init_method(vp_init init);
+
 /* Every buffer and the thread pool of a run (forward/workspace.h). */
 typedef struct fw_workspace fw_workspace;
 

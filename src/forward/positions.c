@@ -1,6 +1,6 @@
 /* Positional information (vp_positions): the names, the checks, and rope's
  * rotation of q and k as a step of a run. Learned positions are the
- * embedding's business (network_run.c, network_backward.c). */
+ * embedding's business (run.c, network_backward.c). */
 #include <math.h>
 #include <string.h>
 

@@ -146,7 +146,7 @@ size_t fw_rope_floats(const fw_model *m, size_t tokens);
 void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens);
 void fw_rope(fw_run *r, float *q, float *k, int inverse);
 
-/* Grouped-query attention's repeat_kv (network_run.c): for n rows, dst
+/* Grouped-query attention's repeat_kv (branches.c): for n rows, dst
  * [n][H hd] head h = src [n][H_kv hd] head h / (H / H_kv); and its
  * transpose, dst [n][H_kv hd] kv head j = the sum over its group's heads of
  * src [n][H hd], in double, in head order. */

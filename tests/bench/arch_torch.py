@@ -2,7 +2,7 @@
 """`make bench`, Llama-style blocks: varprof's network in PyTorch, timed.
 
 The blocks varprof runs with --norm rmsnorm --mlp swiglu --bias no
---positions rope (src/forward/network_run.c), pre-norm, written out in plain
+--positions rope (src/forward/branches.c), pre-norm, written out in plain
 PyTorch as Hugging Face's LlamaDecoderLayer computes them (eager attention):
 
     x = Embedding(V, d)(tokens)                       # [B, T, d]

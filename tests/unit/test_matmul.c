@@ -338,7 +338,7 @@ static void test_rows_independent(void **state)
     }
 }
 
-/* Threads share a matmul's columns (forward/network_run.c, fw_project):
+/* Threads share a matmul's columns (forward/branches.c, fw_project):
  * every column range of whole column blocks, in random cuts, gives the
  * columns the same bits as the whole call, and leaves the others as they
  * were (the sentinel in columns not yet done, the padding never). */
