@@ -21,7 +21,8 @@ CLI_SRC := $(wildcard src/cli/*.c)
 TEST_SRC := $(wildcard tests/unit/*.c)
 TEST_COMMON := tests/support/run_program.c tests/support/reference.c tests/support/test_filter.c \
   tests/support/csv_text.c tests/support/torch_expected.c tests/support/torch_case.c \
-  tests/support/output_check.c tests/support/text_file.c
+  tests/support/output_check.c tests/support/text_file.c \
+  tests/support/printed_number.c
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "printed_number.h"
 #include "run_program.h"
 #include "test_filter.h"
 
@@ -204,20 +205,10 @@ static int figures_of(const char *text)
     return n;
 }
 
-static double half_unit(const char *text)
-{
-    const char *point = strchr(text, '.'), *e = strpbrk(text, "eE");
-    int decimals = 0;
-    if (point)
-        for (const char *p = point + 1; isdigit((unsigned char)*p); p++)
-            decimals++;
-    return 0.5 * pow(10.0, (e ? atoi(e + 1) : 0) - decimals);
-}
-
 static int rounds_to(const char *printed, double value)
 {
     const double shown = strtod(printed, NULL);
-    return fabs(shown - value) <= half_unit(printed) * (1.0 + 1e-9) ||
+    return fabs(shown - value) <= printed_half_unit(printed) * (1.0 + 1e-9) ||
            (isinf(value) && isinf(shown));
 }
 

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "printed_number.h"
 #include "run_program.h"
 #include "test_filter.h"
 
@@ -60,23 +61,10 @@ static int figures_of(const char *text)
     return n;
 }
 
-/* Half the unit of a printed number's last digit: what it may differ by
-   from the figure it rounds. */
-static double half_unit(const char *text)
-{
-    const char *point = strchr(text, '.'), *e = strpbrk(text, "eE");
-    int decimals = 0;
-    if (point)
-        for (const char *p = point + 1; isdigit((unsigned char)*p); p++)
-            decimals++;
-    const int exponent = e ? atoi(e + 1) : 0;
-    return 0.5 * pow(10.0, exponent - decimals);
-}
-
 static void rounds(const char *printed, double value, const char *where)
 {
     const double shown = strtod(printed, NULL);
-    if (!(fabs(shown - value) <= half_unit(printed) * (1.0 + 1e-9) + 1e-300))
+    if (!(fabs(shown - value) <= printed_half_unit(printed) * (1.0 + 1e-9) + 1e-300))
         fail_msg("%s: printed %s, but the figure is %.17g", where, printed, value);
 }
 
