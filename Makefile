@@ -289,9 +289,9 @@ check-tsan:
 # make check-examples runs that one too.
 .PHONY: check-examples check-examples-quick
 check-examples: all
-	scripts/check-examples
+	BUILD=$(BUILD) scripts/check-examples
 check-examples-quick: all
-	scripts/check-examples --skip 'llama-3\.1-70b'
+	BUILD=$(BUILD) scripts/check-examples --skip 'llama-3\.1-70b'
 
 # The program's tests with every run of the program under valgrind's
 # memcheck: any error or leak makes that run exit 99, which fails its test.
