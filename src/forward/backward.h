@@ -20,7 +20,8 @@ typedef struct {
     float *head_dw;   /* [V][d], a tied head's dW until the embedding's is added */
     float *stats;     /* [norm rows][2], a norm's row statistics (fw_bw_norm) */
     double *row_loss; /* [rows] */
-    /* with o->on_param_grad: one parameter's gradient at a time */
+    /* with o->on_param_grad: one parameter's gradient at a time, where the
+       run has no arena (r->grads) */
     float *dw, *db;
     float **thread_ws; /* per thread: the dW matmul's workspace, then 2 T floats */
     char name[96];
@@ -31,26 +32,32 @@ void fw_bw_linear_dx(fw_bw *b, float *dx, const float *dy, const fw_linear *lin)
 
 /* dW into b->dw and db into b->db from dy [rows][out] and x [rows][in],
  * W's rows split over the pool, each summed over the rows in one fixed
- * order; handed to no one. */
+ * order; handed to no one. With the run's arena, db is made in the bias's
+ * slot too. */
 void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x);
 
 /* The gradients of W and b of `prefix` (".weight", ".bias" appended) from
  * dy [rows][out] and the layer's input x [rows][in], to o->on_param_grad;
- * nothing without one. Each is made where o->param_grad_dest says, else in
- * b->dw and b->db. W's rows split over the pool, each summed over the rows
- * in one fixed order. */
+ * nothing without one. Each is made in its slot of the run's arena (r->grads),
+ * else where o->param_grad_dest says, else in b->dw and b->db. W's rows
+ * split over the pool, each summed over the rows in one fixed order. */
 void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, const float *dy,
                          const float *x);
 
 /* A norm's backward, the norm of x (rows of width, RMSNorm or LayerNorm as
  * rms says): dx from dy, rows split over the pool (dx is not dy or x), and
  * the weight's (and with has_bias the bias's) gradients to on_param_grad
- * as prefix.weight and prefix.bias, columns split. Each row's statistics
+ * as prefix.weight and prefix.bias, columns split, made in their slots of
+ * the run's arena when it has weight's, else in b->dw and b->db. Each row's statistics
  * are the forward's, kept ([rows][2], kern_table.h's norm_stats layout),
  * or when kept is NULL summed once (into b->stats), for both. */
 void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const float *x,
                 const float *kept, const float *weight, size_t rows, size_t width, int rms,
                 int has_bias);
+
+/* Where the gradient of the tensor at param is made: its slot in the run's
+ * arena, else b->dw. */
+float *fw_bw_grad_at(fw_bw *b, const float *param);
 
 /* Hands one gradient to on_param_grad, named name (rank 1 when cols is 0). */
 void fw_bw_emit(fw_bw *b, const char *name, const float *grad, size_t rows, size_t cols);

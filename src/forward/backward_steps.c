@@ -59,15 +59,33 @@ static void linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const 
     fw_parallel(b->r, tasks, dw_task, &j);
 }
 
-void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x)
+/* The arena's slot for the tensor at param, else own */
+static float *slot_or(const fw_bw *b, const float *param, float *own)
 {
-    linear_grads(b, lin, dy, x, b->dw, b->db);
+    const fw_grad_slot *s = b->r->grads ? fw_grads_slot_of(b->r->grads, param) : NULL;
+    return s ? s->grad : own;
 }
 
-/* The gradient `name` of n floats goes where the caller says
-   (param_grad_dest), else into own. */
-static float *grad_dest(const fw_bw *b, const char *name, size_t n, float *own)
+float *fw_bw_grad_at(fw_bw *b, const float *param)
 {
+    return slot_or(b, param, b->dw);
+}
+
+void fw_bw_linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const float *x)
+{
+    float *db = lin->bias ? slot_or(b, lin->bias, b->db) : b->db;
+    linear_grads(b, lin, dy, x, b->dw, db);
+    if (db != b->db) /* in b->db too, as promised */
+        memcpy(b->db, db, lin->out * sizeof *db);
+}
+
+/* The gradient `name` of the tensor at param, n floats, goes into its slot
+   of the run's arena, else where the caller says (param_grad_dest), else
+   into own. */
+static float *grad_dest(const fw_bw *b, const float *param, const char *name, size_t n, float *own)
+{
+    if (b->r->grads)
+        return slot_or(b, param, own);
     float *dest =
         b->o->param_grad_dest ? b->o->param_grad_dest(b->o->param_grad_ctx, name, n) : NULL;
     return dest ? dest : own;
@@ -82,8 +100,8 @@ void fw_bw_linear_params(fw_bw *b, const char *prefix, const fw_linear *lin, con
     char bias_name[sizeof b->name];
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
     snprintf(bias_name, sizeof bias_name, "%s.bias", prefix);
-    float *dw = grad_dest(b, b->name, out * in, b->dw);
-    float *db = lin->bias ? grad_dest(b, bias_name, out, b->db) : b->db;
+    float *dw = grad_dest(b, lin->raw, b->name, out * in, b->dw);
+    float *db = lin->bias ? grad_dest(b, lin->bias, bias_name, out, b->db) : b->db;
     linear_grads(b, lin, dy, x, dw, db);
     fw_bw_emit(b, b->name, dw, out, in);
     if (!lin->bias)
@@ -125,6 +143,7 @@ static void norm_task(void *ctx, size_t task, size_t thread)
 
 typedef struct {
     fw_bw *b;
+    float *dw, *db; /* the weight's and the bias's gradients [width] */
     const float *dy, *x, *stats;
     size_t rows, width, per_task;
     int rms;
@@ -141,9 +160,9 @@ static void norm_params_task(void *ctx, size_t task, size_t thread)
     const size_t end = first + j->per_task < j->width ? first + j->per_task : j->width;
     fw_bw *b = j->b;
     /* the kernel adds to them: each task clears its own columns */
-    memset(b->dw + first, 0, (end - first) * sizeof *b->dw);
-    memset(b->db + first, 0, (end - first) * sizeof *b->db);
-    b->r->m->kernels->norm_param_grads(b->dw, j->rms ? NULL : b->db, j->dy, j->x, j->stats, j->rows,
+    memset(j->dw + first, 0, (end - first) * sizeof *j->dw);
+    memset(j->db + first, 0, (end - first) * sizeof *j->db);
+    b->r->m->kernels->norm_param_grads(j->dw, j->rms ? NULL : j->db, j->dy, j->x, j->stats, j->rows,
                                        j->width, first, end, b->r->m->eps, j->rms);
 }
 
@@ -156,14 +175,18 @@ void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const 
     fw_parallel(b->r, tasks, norm_task, &j);
     if (!b->o->on_param_grad)
         return;
+    /* in the arena, the bias's slot is the next one: fw_model_tensors
+       walks a norm's weight, then its bias */
+    const fw_grad_slot *s = b->r->grads ? fw_grads_slot_of(b->r->grads, weight) : NULL;
+    float *dw = s ? s->grad : b->dw, *db = s && has_bias ? s[1].grad : b->db;
     norm_params_job pj = {
-        b, dy, x, kept ? kept : b->stats, rows, width, (width + tasks - 1) / tasks, rms};
+        b, dw, db, dy, x, kept ? kept : b->stats, rows, width, (width + tasks - 1) / tasks, rms};
     fw_parallel(b->r, tasks, norm_params_task, &pj);
     snprintf(b->name, sizeof b->name, "%s.weight", prefix);
-    fw_bw_emit(b, b->name, b->dw, width, 0);
+    fw_bw_emit(b, b->name, dw, width, 0);
     if (has_bias) {
         snprintf(b->name, sizeof b->name, "%s.bias", prefix);
-        fw_bw_emit(b, b->name, b->db, width, 0);
+        fw_bw_emit(b, b->name, db, width, 0);
     }
 }
 

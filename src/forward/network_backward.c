@@ -336,12 +336,13 @@ static void embedding_backward(fw_bw *b)
         return;
     const fw_run *r = b->r;
     const size_t d = r->m->d;
-    memset(b->dw, 0, r->m->vocab * d * sizeof *b->dw);
+    float *dw = fw_bw_grad_at(b, r->m->embed);
+    memset(dw, 0, r->m->vocab * d * sizeof *dw);
     const float scale = r->m->embed_scale;
     for (size_t row = 0; row < r->rows; row++) {
         if ((size_t)r->token_ids[row] + 1 == r->m->embed_padding)
             continue; /* nn.Embedding's padding_idx: the lookup gives its row nothing */
-        float *dst = b->dw + (size_t)r->token_ids[row] * d;
+        float *dst = dw + (size_t)r->token_ids[row] * d;
         if (scale == 1.0f) {
             add_into(dst, b->dx + row * d, d);
             continue;
@@ -352,16 +353,17 @@ static void embedding_backward(fw_bw *b)
     /* tied: the head's use first, the lookups' sum added to it, as PyTorch
        accumulates the one parameter's two gradients */
     for (size_t i = 0; r->m->tied && i < r->m->vocab * d; i++)
-        b->dw[i] = b->head_dw[i] + b->dw[i];
-    fw_bw_emit(b, "embed.weight", b->dw, r->m->vocab, d);
+        dw[i] = b->head_dw[i] + dw[i];
+    fw_bw_emit(b, "embed.weight", dw, r->m->vocab, d);
     if (!r->m->pos_embed)
         return;
     /* learned positions: row t of dL/dP sums dL/dx_0 at position t over the
        batch, in row order; rows from T on stay 0 */
-    memset(b->dw, 0, r->m->n_ctx * d * sizeof *b->dw);
+    dw = fw_bw_grad_at(b, r->m->pos_embed);
+    memset(dw, 0, r->m->n_ctx * d * sizeof *dw);
     for (size_t row = 0; row < r->rows; row++)
-        add_into(b->dw + row % r->tokens * d, b->dx + row * d, d);
-    fw_bw_emit(b, "pos_embed.weight", b->dw, r->m->n_ctx, d);
+        add_into(dw + row % r->tokens * d, b->dx + row * d, d);
+    fw_bw_emit(b, "pos_embed.weight", dw, r->m->n_ctx, d);
 }
 
 /* grad_var of row k from b->dx; 0 when it is not a finite float's (on an

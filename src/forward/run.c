@@ -203,6 +203,7 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->unmeasured = ws->unmeasured;
     r->rope_cos = ws->rope_cos;
     r->rope_sin = ws->rope_sin;
+    r->grads = ws->grads;
     r->x = p, p += block;
     r->c = p, p += block;
     r->h = p, p += block;

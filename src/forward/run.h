@@ -56,6 +56,8 @@ typedef struct {
     int no_weight_grad;               /* the workspace's: the backward skips weight_grad (NaN) */
     int unmeasured;                   /* the workspace's: no profile row, no overflow check */
     const float *rope_cos, *rope_sin; /* with rope: the workspace's [tokens][hd / 2] */
+    const fw_grads *grads;            /* the workspace's: where the backward makes each
+                                         parameter's gradient; NULL: its own buffers */
 } fw_run;
 
 /* fn on tasks 0 .. n - 1: on the pool, or on the calling thread, in order,
@@ -88,6 +90,7 @@ struct fw_workspace {
     int no_weight_grad;         /* fw_workspace_skip_weight_grad */
     int unmeasured;             /* fw_workspace_set_measured(ws, 0) */
     float *rope_cos, *rope_sin; /* with rope: fw_rope_fill's angles, once */
+    const fw_grads *grads;      /* fw_workspace_set_grads; NULL: none */
 };
 
 /* Floats of the forward's activations at `rows` rows; of each thread's

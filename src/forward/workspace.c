@@ -138,6 +138,11 @@ void fw_workspace_set_measured(fw_workspace *ws, int measured)
     ws->unmeasured = !measured;
 }
 
+void fw_workspace_set_grads(fw_workspace *ws, const fw_grads *grads)
+{
+    ws->grads = grads;
+}
+
 void fw_workspace_free(fw_workspace *ws)
 {
     if (!ws)

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "forward/grads.h"
 #include "forward/network.h"
 
 /* A workspace for runs of m on batch sequences of tokens tokens on threads
@@ -35,6 +36,13 @@ void fw_workspace_skip_weight_grad(fw_workspace *ws);
  * as a loss or gradients that are not finite, and a measured run of the
  * same step says where. The loss and every gradient are the same bits. */
 void fw_workspace_set_measured(fw_workspace *ws, int measured);
+
+/* Runs on ws make each parameter's gradient in its slot of grads (an arena
+ * of ws's model, outliving the runs) instead of the backward's own buffer
+ * or o->param_grad_dest's, and hand that slot to o->on_param_grad, which
+ * must be set for the backward to make any; NULL: no arena, the default.
+ * The gradients are the same bits either way. */
+void fw_workspace_set_grads(fw_workspace *ws, const fw_grads *grads);
 
 /* Stops the pool's threads and frees every buffer; NULL is allowed. */
 void fw_workspace_free(fw_workspace *ws);
