@@ -1,11 +1,14 @@
-/* The training loop (include/varprof/train.h): one model, its parameters
- * found by name (fw_model_tensors), each step's gradients collected by name
- * from the backward pass, then clipped and handed to Adam. */
+/* The training loop (include/varprof/train.h): one model and a gradient
+ * arena laid out like its tensors (forward/grads.h), into which the
+ * backward pass makes every gradient; then clipped, and Adam run tensor by
+ * tensor over the values, the gradient and the moments, each moment block
+ * in the arena's layout. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "forward/grads.h"
 #include "forward/network.h"
 #include "forward/workspace.h"
 #include "sys/big_block.h"
@@ -14,158 +17,67 @@
 #include "varprof/train.h"
 
 typedef struct {
-    const char *name;  /* the model's tensor name, owned by the trainer */
-    float *data;       /* the values trained: a linear's raw W, else in place */
-    fw_linear *linear; /* to repack after an update; NULL for a vector */
-    size_t rows, cols; /* cols 0: a vector */
-    size_t n;
-    float *grad, *m, *v; /* [n] each */
-    int received;        /* this step's gradient came */
-    double grad_square;  /* |grad|^2, summed as it came */
-    double grad_norm;
-} param;
-
-typedef struct {
     fw_model *model;
-    param *params;
+    fw_grads *grads;
+    const fw_grad_slot *slots; /* the arena's, fw_model_tensors' order */
     size_t count;
-    char *names;
-    float *state; /* every param's grad, m and v, one block */
-    /* the backward hands out the gradients in its own order (the head
-       first, a layer's tensors in its own order), the same every step:
-       arrival[k] is the param the k-th gradient of a step was last time,
-       asked[k] the param of its k-th request for a destination */
-    size_t *arrival, *asked;
-    size_t arrived, requests; /* gradients and requests so far this step */
+    float *moments;      /* Adam's m, then v: two blocks of the arena's layout */
+    float *m, *v;        /* into moments */
+    double *grad_square; /* [count]: |grad|^2 of this step's gradient */
+    size_t given;        /* gradients the backward handed out this step */
 } trainer;
 
-/* ---- the parameters, by name ---- */
-
-static size_t tensor_floats(const fw_tensor *t)
-{
-    return t->rows * (t->cols ? t->cols : 1);
-}
-
-static vp_status count_tensor(void *ctx, const fw_tensor *t)
-{
-    trainer *tr = ctx;
-    (void)t;
-    tr->count++;
-    return VP_OK;
-}
-
-static vp_status add_tensor(void *ctx, const fw_tensor *t)
-{
-    trainer *tr = ctx;
-    param *p = &tr->params[tr->count];
-    char *name = tr->names + tr->count * FW_TENSOR_NAME_MAX;
-    snprintf(name, FW_TENSOR_NAME_MAX, "%s", t->name);
-    *p = (param){.name = name,
-                 .data = t->data,
-                 .linear = t->linear,
-                 .rows = t->rows,
-                 .cols = t->cols,
-                 .n = tensor_floats(t)};
-    tr->count++;
-    return VP_OK;
-}
+/* ---- the arena and Adam's state ---- */
 
 static vp_status trainer_make(trainer *tr, fw_model *model, vp_error *err)
 {
     memset(tr, 0, sizeof *tr);
     tr->model = model;
-    (void)fw_model_tensors(model, count_tensor, tr);
-    const size_t count = tr->count;
-    tr->params = calloc(count, sizeof *tr->params);
-    tr->names = calloc(count, FW_TENSOR_NAME_MAX);
-    tr->arrival = calloc(count, sizeof *tr->arrival);
-    tr->asked = calloc(count, sizeof *tr->asked);
-    if (!tr->params || !tr->names || !tr->arrival || !tr->asked)
-        return vp_fail(err, VP_ENOMEM, "no memory for the trainer");
-    tr->count = 0;
-    (void)fw_model_tensors(model, add_tensor, tr);
-    size_t floats = 0;
-    for (size_t i = 0; i < count; i++)
-        floats += 3 * tr->params[i].n;
-    /* huge pages where the kernel gives them: the state is written whole
+    vp_status status = fw_grads_create(model, &tr->grads, err);
+    if (status != VP_OK)
+        return status;
+    tr->slots = fw_grads_slots(tr->grads);
+    tr->count = fw_grads_count(tr->grads);
+    const size_t floats = fw_grads_floats(tr->grads);
+    tr->grad_square = calloc(tr->count ? tr->count : 1, sizeof *tr->grad_square);
+    /* huge pages where the kernel gives them: the moments are written whole
        every step, and 4 KiB pages fault in one at a time */
-    tr->state = big_block_alloc(floats * sizeof(float));
-    if (!tr->state)
-        return vp_fail(err, VP_ENOMEM, "no memory for Adam's state (%zu floats)", floats);
-    memset(tr->state, 0, floats * sizeof(float));
-    float *s = tr->state;
-    for (size_t i = 0; i < count; i++) {
-        param *p = &tr->params[i];
-        p->grad = s;
-        p->m = s + p->n;
-        p->v = s + 2 * p->n;
-        s += 3 * p->n;
-    }
+    tr->moments = big_block_alloc((floats ? 2 * floats : 1) * sizeof(float));
+    if (!tr->grad_square || !tr->moments)
+        return vp_fail(err, VP_ENOMEM, "no memory for Adam's state (%zu floats)", 2 * floats);
+    memset(tr->moments, 0, 2 * floats * sizeof(float));
+    tr->m = tr->moments;
+    tr->v = tr->moments + floats;
     return VP_OK;
 }
 
 static void trainer_free(trainer *tr)
 {
-    free(tr->params);
-    free(tr->names);
-    free(tr->state);
-    free(tr->arrival);
-    free(tr->asked);
+    fw_grads_free(tr->grads);
+    free(tr->moments);
+    free(tr->grad_square);
 }
 
-/* The param named `name`, the (*seen)-th of a step's names: where that
-   rank's name was found last step (cache[rank]), else by a search (the
-   first step); NULL for a name the model does not have. */
-static param *find_param(trainer *tr, const char *name, size_t *cache, size_t *seen)
+/* The backward makes each gradient in its arena slot; the trainer only
+   counts them, to know the pass gave every one. */
+static void count_grad(void *ctx, const vp_param_grad *g)
 {
-    const size_t k = *seen < tr->count ? *seen : 0;
-    (*seen)++;
-    for (size_t tried = 0; tried < tr->count; tried++) {
-        const size_t i = (cache[k] + tried) % tr->count;
-        if (strcmp(tr->params[i].name, name) == 0) {
-            cache[k] = i;
-            return &tr->params[i];
-        }
-    }
-    return NULL;
-}
-
-/* A projection's gradient is made in its param's own buffer, so that
-   collect_grad need not copy it, a copy per projection per step. */
-static float *grad_dest(void *ctx, const char *name, size_t n)
-{
-    trainer *tr = ctx;
-    param *p = find_param(tr, name, tr->asked, &tr->requests);
-    return p && p->n == n ? p->grad : NULL;
-}
-
-/* Each gradient into its param, found by name. */
-static void collect_grad(void *ctx, const vp_param_grad *g)
-{
-    trainer *tr = ctx;
-    param *p = find_param(tr, g->name, tr->arrival, &tr->arrived);
-    const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
-    if (!p || n != p->n)
-        return;
-    if (g->gradient != p->grad) /* made elsewhere (grad_dest said no, or a norm's) */
-        memcpy(p->grad, g->gradient, n * sizeof(float));
-    /* while it is in L1; the kernel's fixed lanes, the same sum whatever
-       the threads did and on every set */
-    p->grad_square = tr->model->kernels->square_sum_wide(p->grad, n);
-    p->received = 1;
+    (void)g;
+    ((trainer *)ctx)->given++;
 }
 
 /* ---- one step ---- */
 
-/* The global L2 norm in double: each tensor's |grad|^2 (collect_grad),
-   added in the model's order. */
+/* The global L2 norm in double: each tensor's |grad|^2 (the kernel's fixed
+   lanes, the same sum whatever the threads did and on every set), added in
+   the model's order. */
 static double global_grad_norm(trainer *tr)
 {
     double total = 0.0;
     for (size_t i = 0; i < tr->count; i++) {
-        param *p = &tr->params[i];
-        p->grad_norm = sqrt(p->grad_square);
-        total += p->grad_square;
+        const fw_grad_slot *s = &tr->slots[i];
+        tr->grad_square[i] = tr->model->kernels->square_sum_wide(s->grad, s->n);
+        total += tr->grad_square[i];
     }
     return sqrt(total);
 }
@@ -179,8 +91,8 @@ static void clip(trainer *tr, double norm, double max_norm)
         return;
     const float c = (float)coef;
     for (size_t i = 0; i < tr->count; i++)
-        for (size_t j = 0; j < tr->params[i].n; j++)
-            tr->params[i].grad[j] *= c;
+        for (size_t j = 0; j < tr->slots[i].n; j++)
+            tr->slots[i].grad[j] *= c;
 }
 
 static double square_sum(const float *x, size_t n)
@@ -201,20 +113,23 @@ static double update_square_sum(const float *after, const float *before, size_t 
     return sum;
 }
 
-/* Adam on every tensor; with on_tensor, each one's norms reported. */
+/* Adam on every tensor, one loop over the values, the gradient and the
+   moments at the slot's offset; with on_tensor, each one's norms reported. */
 static void update(trainer *tr, const vp_train_options *o, size_t step, double lr, float *before)
 {
     const adam_step s = {lr, o->beta1, o->beta2, o->adam_eps, o->weight_decay, step + 1};
     for (size_t i = 0; i < tr->count; i++) {
-        param *p = &tr->params[i];
+        const fw_grad_slot *p = &tr->slots[i];
         if (o->on_tensor)
-            memcpy(before, p->data, p->n * sizeof(float));
-        adam_update(tr->model->kernels, p->data, p->m, p->v, p->grad, p->n, &s);
+            memcpy(before, p->param, p->n * sizeof(float));
+        adam_update(tr->model->kernels, p->param, tr->m + p->offset, tr->v + p->offset, p->grad,
+                    p->n, &s);
         if (p->linear) /* W packed while Adam's writes are still in cache */
             fw_linear_pack(tr->model, p->linear);
         if (o->on_tensor) {
-            const vp_train_tensor t = {step, p->name, p->grad_norm, sqrt(square_sum(before, p->n)),
-                                       sqrt(update_square_sum(p->data, before, p->n))};
+            const vp_train_tensor t = {step, p->name, sqrt(tr->grad_square[i]),
+                                       sqrt(square_sum(before, p->n)),
+                                       sqrt(update_square_sum(p->param, before, p->n))};
             o->on_tensor(o->tensor_ctx, &t);
         }
     }
@@ -226,7 +141,7 @@ static vp_status keep_weights(const trainer *tr, vp_train_result *res, vp_error 
 {
     size_t floats = 0;
     for (size_t i = 0; i < tr->count; i++)
-        floats += tr->params[i].n;
+        floats += tr->slots[i].n;
     /* a model has an embedding at least: count and floats are not 0 */
     res->weights = calloc(tr->count ? tr->count : 1, sizeof *res->weights);
     res->weight_names = malloc((tr->count ? tr->count : 1) * FW_TENSOR_NAME_MAX);
@@ -235,10 +150,10 @@ static vp_status keep_weights(const trainer *tr, vp_train_result *res, vp_error 
         return vp_fail(err, VP_ENOMEM, "no memory for the trained weights");
     float *data = res->weight_data;
     for (size_t i = 0; i < tr->count; i++) {
-        const param *p = &tr->params[i];
+        const fw_grad_slot *p = &tr->slots[i];
         char *name = res->weight_names + i * FW_TENSOR_NAME_MAX;
         snprintf(name, FW_TENSOR_NAME_MAX, "%s", p->name);
-        memcpy(data, p->data, p->n * sizeof(float));
+        memcpy(data, p->param, p->n * sizeof(float));
         res->weights[i] = (vp_tensor_out){name, p->cols ? 2 : 1, {p->rows, p->cols}, data};
         data += p->n;
     }
@@ -327,13 +242,11 @@ vp_status vp_train_check(const vp_config *cfg, const vp_forward_options *network
 
 /* ---- the run ---- */
 
-/* One forward and backward on the step's ids, the gradients collected. */
+/* One forward and backward on the step's ids, the gradients in the arena. */
 static vp_status run_step(trainer *tr, const vp_config *cfg, const vp_forward_options *fo,
                           const unsigned *ids, vp_profile *profile, fw_workspace *ws, vp_error *err)
 {
-    for (size_t i = 0; i < tr->count; i++)
-        tr->params[i].received = 0;
-    tr->arrived = tr->requests = 0;
+    tr->given = 0;
     profile->overflow_at = 0; /* the profile is reused: nothing of the last step */
     profile->overflowed = VP_OVERFLOW_NONE;
     profile->n_rows = profile->sub_blocks + 1;
@@ -350,7 +263,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     vp_profile *profile = vp_profile_alloc(vp_config_sub_blocks(cfg));
     size_t biggest = 0;
     for (size_t i = 0; i < tr->count; i++)
-        biggest = tr->params[i].n > biggest ? tr->params[i].n : biggest;
+        biggest = tr->slots[i].n > biggest ? tr->slots[i].n : biggest;
     float *before = o->on_tensor ? malloc((biggest ? biggest : 1) * sizeof *before) : NULL;
     vp_status status = VP_OK;
     if (!ids || !next || !profile || (o->on_tensor && !before))
@@ -362,6 +275,7 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
     if (status == VP_OK) {
         fw_workspace_skip_weight_grad(ws); /* no profile rows are read */
         fw_workspace_set_measured(ws, 0);
+        fw_workspace_set_grads(ws, tr->grads);
         train_successors(next, fo->vocab, fo->seed);
         fw_set_header(profile, cfg, fo);
     }
@@ -371,16 +285,18 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
         else
             train_tokens(ids, fo->batch, fo->tokens, fo->vocab, o->task, next, fo->seed, step);
         status = run_step(tr, cfg, fo, ids, profile, ws, err);
-        if (status == VP_OK && !(isfinite(profile->loss) && isfinite(global_grad_norm(tr)))) {
+        double norm = status == VP_OK ? global_grad_norm(tr) : NAN;
+        if (status == VP_OK && !(isfinite(profile->loss) && isfinite(norm))) {
             /* the run looked for no overflow: the step again, measured,
                says where float overflowed (the same bits up to there) */
             fw_workspace_set_measured(ws, 1);
             status = run_step(tr, cfg, fo, ids, profile, ws, err);
             fw_workspace_set_measured(ws, 0);
+            norm = global_grad_norm(tr);
         }
         if (status != VP_OK)
             break;
-        double loss = profile->loss, norm = global_grad_norm(tr);
+        double loss = profile->loss;
         if (profile->overflow_at) {
             /* float overflowed: no loss after a forward overflow, no whole
                gradient after a backward one */
@@ -400,12 +316,12 @@ static vp_status run(trainer *tr, const vp_config *cfg, vp_forward_options *fo,
             res->diverged_at = step;
             break;
         }
-        for (size_t i = 0; i < tr->count; i++)
-            if (!tr->params[i].received)
-                status = vp_fail(err, VP_EINVAL, "the backward pass gave no gradient for '%s'",
-                                 tr->params[i].name);
-        if (status != VP_OK)
+        if (tr->given != tr->count) {
+            status = vp_fail(err, VP_EINVAL,
+                             "the backward pass gave %zu gradients for the model's %zu tensors",
+                             tr->given, tr->count);
             break;
+        }
         if (o->clip_norm > 0.0)
             clip(tr, norm, o->clip_norm);
         update(tr, o, step, row->lr, before);
@@ -443,8 +359,7 @@ vp_status vp_train(const vp_config *cfg, const vp_forward_options *network,
     if (status == VP_OK)
         status = trainer_make(&tr, m, err);
     if (status == VP_OK) {
-        fo.on_param_grad = collect_grad;
-        fo.param_grad_dest = grad_dest;
+        fo.on_param_grad = count_grad;
         fo.param_grad_ctx = &tr;
         status = run(&tr, &run_cfg, &fo, o, res, err);
     }
