@@ -4,7 +4,7 @@
  * Included once per instruction set after its mapping, with KERN_ISA set to
  * the set's suffix (kern_variants.h); the including file then makes its
  * tiles' kernels with MATMUL_KERNEL and defines tile_for, the tile for m
- * (matmul_tile_for over its table). Contract in kern_table.h; the order of
+ * (matmul_tile_for over its table). Contract in kern_list.h; the order of
  * the sums in matmul_internal.h. */
 #include "kernels/kern_variants.h"
 #include "kernels/matmul_internal.h"

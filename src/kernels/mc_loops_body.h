@@ -1,5 +1,5 @@
 /* The body of the Monte Carlo's loops, included once per instruction set with
- * KERN_ISA set to its suffix (kern_variants.h); contracts in kern_table.h.
+ * KERN_ISA set to its suffix (kern_variants.h); contracts in kern_list.h.
  * Each reduction keeps eight partial sums in a vector of eight doubles (GCC's
  * vector extension: one AVX-512 register, two AVX2 ones, four SSE2 ones) and
  * adds them in one fixed order, and no multiply-add is fused: every build

@@ -8,7 +8,7 @@
  * nn_vec.h, sums split over lanes and masked loads for the columns left
  * over; no multiply-add is fused that the scalar rounds twice, except in
  * the dot products and the attention's accumulations (matmul-like sums).
- * Contracts in kern_table.h. */
+ * Contracts in kern_list.h. */
 #include <math.h>
 
 #include "kernels/kern_table.h"

@@ -5,7 +5,7 @@
  *
  * The algorithms are those of nn_scalar.c (the specification), with vector
  * exp and erf (nn_internal.h) in place of libm's, sums split over lanes and
- * masked loads for the columns left over. Contracts in kern_table.h. */
+ * masked loads for the columns left over. Contracts in kern_list.h. */
 #include <math.h>
 
 #include "kernels/kern_variants.h"

@@ -1,6 +1,6 @@
 /* The forward pass's kernels other than matmul, as plain loops: the
  * specification the SIMD files (nn_avx2.c, nn_avx512.c) are tested against,
- * and the fallback on any CPU. Contracts in kern_table.h.
+ * and the fallback on any CPU. Contracts in kern_list.h.
  *
  * Float arithmetic throughout, as PyTorch's float32, except the reductions
  * the project keeps in double: the norms' mean, variance and mean square and

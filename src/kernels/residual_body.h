@@ -8,7 +8,7 @@
  * in one fixed order at the end. Every term is a product of two floats,
  * exact in double, so a fused multiply-add rounds as a multiply then an add
  * does: every build gives the scalar build's bits. The stream's new value is
- * the float sum x + o, as PyTorch adds. Contract in kern_table.h. */
+ * the float sum x + o, as PyTorch adds. Contract in kern_list.h. */
 #include <string.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>

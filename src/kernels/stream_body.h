@@ -5,7 +5,7 @@
  * (-ffp-contract=off, the Makefile), so every build gives the scalar
  * build's bits; only the width of the vectors differs. The Post-LN steps
  * were loops of the baseline build, two doubles an instruction, a visible
- * share of a Post-LN training run. Contract in kern_table.h. */
+ * share of a Post-LN training run. Contract in kern_list.h. */
 #include <string.h>
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
