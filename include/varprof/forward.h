@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "varprof/architecture.h"
 #include "varprof/config.h"
 #include "varprof/profile.h"
 #include "varprof/progress.h"
@@ -37,29 +38,6 @@
 #define VP_FORWARD_MAX_FFN_MULT 64u
 #define VP_FORWARD_MAX_FFN_WIDTH 262144u
 
-/* Which projections carry a bias. The norms' biases are the norm's
- * (LayerNorm has one, RMSNorm none) and do not depend on this. */
-typedef enum {
-    VP_BIAS_ALL,  /* every projection and the head: GPT-2's layers */
-    VP_BIAS_NONE, /* none: Llama's, Mistral's */
-    VP_BIAS_QKV,  /* the attention's q, k and v alone: Qwen2's */
-    VP_BIAS_COUNT
-} vp_bias;
-
-/* The MLP's kind (varprof-maths(7), THE MLP KINDS). The two-matrix kinds
- * are fc2(act(fc1 h)); the gated ones down(act(gate h) * up h), three
- * matrices, the product elementwise. */
-typedef enum {
-    VP_MLP_GELU,       /* x Phi(x), erf's: PyTorch's F.gelu default */
-    VP_MLP_GELU_TANH,  /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-2's,
-                         PyTorch's gelu(approximate='tanh') */
-    VP_MLP_RELU,       /* max(x, 0) */
-    VP_MLP_SWIGLU,     /* gated, silu(a) b, silu(a) = a / (1 + exp(-a)): Llama's */
-    VP_MLP_GEGLU,      /* gated, gelu(a) b with erf's GELU */
-    VP_MLP_GEGLU_TANH, /* gated, gelu_tanh(a) b: Gemma's (gelu_pytorch_tanh) */
-    VP_MLP_COUNT
-} vp_mlp;
-
 typedef enum {
     VP_INIT_GAIN,  /* normal weights, each branch's last projection scaled so that its
                       gain at init is cfg->gain (see vp_forward_branch_scales) */
@@ -67,42 +45,7 @@ typedef enum {
                       and biases; nn.Embedding standard normal; norms 1 and 0 */
 } vp_init;
 
-/* The loss the backward pass (cfg->grad) differentiates, on the batch's B T
- * tokens; varprof-maths(7), THE NETWORK'S BACKWARD PASS. */
-typedef enum {
-    VP_LOSS_COPY,   /* the head's logits at position t against token t: mean
-                       cross-entropy over B T (the seed's task) */
-    VP_LOSS_NEXT,   /* logits at t against token t + 1: mean over B (T - 1) */
-    VP_LOSS_RANDOM, /* sum over tokens of <r_t, y_t>, y_t the head's input (the
-                       final norm's output where there is one), r_t iid N(0, 1):
-                       vp_gauss_fill(seed, token b T + t, sub-block
-                       VP_LOSS_RANDOM_STREAM); needs no head */
-    VP_LOSS_COUNT
-} vp_loss;
-
 #define VP_LOSS_RANDOM_STREAM 0xFFFFFF02u
-
-/* The positional information the network gets (varprof(1), --positions). */
-typedef enum {
-    VP_POSITIONS_NONE,    /* none: attention sees no order but the causal mask */
-    VP_POSITIONS_LEARNED, /* GPT-2's wpe: pos_embed.weight [n_ctx, d] row t added to
-                             the token embedding at position t (0-based in each
-                             sequence); vp_forward_infer sets it when a file has
-                             pos_embed.weight, and leaves none or rope otherwise */
-    VP_POSITIONS_ROPE,    /* rotary, Hugging Face Llama's rotate-half pairing: for i <
-                             hd/2, (q_i, q_{i+hd/2}) of every head (and k's) rotated by
-                             t rope_theta^(-2i/hd) after the projections and QK-norm;
-                             the interleaved pairing (q_{2i}, q_{2i+1}) of GPT-NeoX and
-                             Meta's original code gives other numbers for the same
-                             weights */
-    VP_POSITIONS_COUNT
-} vp_positions;
-
-/* "none", "learned", "rope"; NULL for a value out of range. */
-const char *vp_positions_name(vp_positions positions);
-
-/* The positions of that name; VP_EINVAL naming the ones there are. */
-vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
 
 /* Llama 3's scaled RoPE frequencies (config.json's rope_scaling of
  * rope_type "llama3", Llama 3.1 and 3.2): with wavelength w = 2 pi / f of
@@ -290,30 +233,8 @@ size_t vp_forward_head_dim(const vp_forward_options *o);
 /* "gain", "torch". */
 const char *vp_init_name(vp_init init);
 
-/* "gelu", "gelu-tanh", "relu", "swiglu", "geglu", "geglu-tanh"; NULL for a value out of
- * range. */
-const char *vp_mlp_name(vp_mlp mlp);
-
-/* The MLP kind of that name; VP_EINVAL naming the kinds there are. */
-vp_status vp_mlp_parse(const char *name, vp_mlp *out, vp_error *err);
-
-/* 1 for the gated kinds (three matrices), 0 for the others. */
-int vp_mlp_gated(vp_mlp mlp);
-
 /* The MLP's hidden width of o: ffn_width, or ffn_mult times width. */
 size_t vp_forward_ffn_width(const vp_forward_options *o);
-
-/* "yes", "no", "qkv"; NULL for a value out of range. */
-const char *vp_bias_name(vp_bias bias);
-
-/* The bias setting of that name; VP_EINVAL naming the settings there are. */
-vp_status vp_bias_parse(const char *name, vp_bias *out, vp_error *err);
-
-/* "copy", "next", "random"; NULL for a value out of range. */
-const char *vp_loss_name(vp_loss loss);
-
-/* The loss of that name; VP_EINVAL naming the losses there are. */
-vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
 /* Checks cfg and options: every size in its range (ffn_width 0 or 1 ..
  * VP_FORWARD_MAX_FFN_WIDTH; ffn_mult d is bounded by ffn_mult's range and

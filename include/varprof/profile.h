@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "varprof/architecture.h"
 #include "varprof/config.h"
 
 typedef enum { VP_ENGINE_CLOSED, VP_ENGINE_MC, VP_ENGINE_FORWARD, VP_ENGINE_COUNT } vp_engine;

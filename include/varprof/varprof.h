@@ -4,6 +4,7 @@
 #ifndef VARPROF_VARPROF_H
 #define VARPROF_VARPROF_H
 
+#include "varprof/architecture.h"
 #include "varprof/cleanup.h"
 #include "varprof/closed.h"
 #include "varprof/compare.h"

@@ -1,6 +1,4 @@
-/* The forward pass's option defaults, derived sizes and the names of its enums. */
-#include <string.h>
-
+/* The forward pass's option defaults, derived sizes and its init's name. */
 #include "forward/network.h"
 
 size_t vp_forward_kv_heads(const vp_forward_options *o)
@@ -34,51 +32,9 @@ void vp_forward_options_init(vp_forward_options *o)
     };
 }
 
-static const char *const mlp_names[VP_MLP_COUNT] = {"gelu",   "gelu-tanh", "relu",
-                                                    "swiglu", "geglu",     "geglu-tanh"};
-
-const char *vp_mlp_name(vp_mlp mlp)
-{
-    return (unsigned)mlp < VP_MLP_COUNT ? mlp_names[mlp] : NULL;
-}
-
-vp_status vp_mlp_parse(const char *name, vp_mlp *out, vp_error *err)
-{
-    for (int i = 0; i < VP_MLP_COUNT; i++)
-        if (strcmp(name, mlp_names[i]) == 0) {
-            *out = (vp_mlp)i;
-            return VP_OK;
-        }
-    return vp_fail(err, VP_EINVAL,
-                   "MLP '%s' is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
-                   name);
-}
-
-int vp_mlp_gated(vp_mlp mlp)
-{
-    return mlp == VP_MLP_SWIGLU || mlp == VP_MLP_GEGLU || mlp == VP_MLP_GEGLU_TANH;
-}
-
 size_t vp_forward_ffn_width(const vp_forward_options *o)
 {
     return o->ffn_width ? o->ffn_width : o->ffn_mult * o->width;
-}
-
-static const char *const loss_names[VP_LOSS_COUNT] = {"copy", "next", "random"};
-
-const char *vp_loss_name(vp_loss loss)
-{
-    return (unsigned)loss < VP_LOSS_COUNT ? loss_names[loss] : NULL;
-}
-
-vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err)
-{
-    for (int i = 0; i < VP_LOSS_COUNT; i++)
-        if (strcmp(name, loss_names[i]) == 0) {
-            *out = (vp_loss)i;
-            return VP_OK;
-        }
-    return vp_fail(err, VP_EINVAL, "loss '%s' is not one of: copy, next, random", name);
 }
 
 vp_sampling_method fw_init_method(vp_init init)

@@ -1,4 +1,4 @@
-/* Positional information (vp_positions): the names, the checks, and rope's
+/* Positional information (vp_positions): the checks and rope's
  * rotation of q and k as a step of a run. Learned positions are the
  * embedding's business (run.c, network_backward.c). */
 #include <math.h>
@@ -7,29 +7,13 @@
 #include "forward/rope.h"
 #include "forward/run.h"
 
-static const char *const positions_names[VP_POSITIONS_COUNT] = {"none", "learned", "rope"};
-
-const char *vp_positions_name(vp_positions positions)
-{
-    return (unsigned)positions < VP_POSITIONS_COUNT ? positions_names[positions] : NULL;
-}
-
-vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err)
-{
-    for (int i = 0; i < VP_POSITIONS_COUNT; i++)
-        if (strcmp(name, positions_names[i]) == 0) {
-            *out = (vp_positions)i;
-            return VP_OK;
-        }
-    return vp_fail(err, VP_EINVAL, "positions '%s' is not one of: none, learned, rope", name);
-}
-
 vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
 {
     if ((unsigned)o->positions >= VP_POSITIONS_COUNT)
         return vp_fail(err, VP_EINVAL, "positions %d is not one of: none, learned, rope",
                        (int)o->positions);
-    if (o->positions == VP_POSITIONS_ROPE) {
+    const vp_positions_traits *traits = vp_positions_traits_of(o->positions);
+    if (traits->rotary) {
         if (cfg->mlp_only)
             return vp_fail(err, VP_EINVAL,
                            "positions rope with layers of MLPs alone: there is no attention "
@@ -59,7 +43,7 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
                            "high <= 1e6 and the context from 1 to 1e12",
                            s->factor, s->low_freq_factor, s->high_freq_factor, s->original_context);
     }
-    if (o->positions == VP_POSITIONS_LEARNED && o->weights) {
+    if (traits->table && o->weights) {
         const vp_tensor_info *t = vp_safetensors_find(o->weights, "pos_embed.weight");
         if (t && t->rank == 2 && t->shape[0] < o->tokens)
             return vp_fail(err, VP_EINVAL,
@@ -72,7 +56,7 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
 
 size_t fw_rope_floats(const fw_model *m, size_t tokens)
 {
-    return m->positions == VP_POSITIONS_ROPE ? 2 * tokens * (m->head_dim / 2) : 0;
+    return vp_positions_traits_of(m->positions)->rotary ? 2 * tokens * (m->head_dim / 2) : 0;
 }
 
 void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens)

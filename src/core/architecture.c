@@ -1,0 +1,171 @@
+/* The architecture's axis tables: one row per MLP kind, activation,
+ * positions setting, bias setting and loss (varprof/architecture.h). */
+#include "varprof/architecture.h"
+
+#include <gsl/gsl_cdf.h>
+#include <math.h>
+
+#include "core/name_table.h"
+
+/* A new value of an axis fails here until every table that reads the axis
+ * has its row: this file's, and src/forward/activation_kernels.c's for an
+ * activation (HACKING.md, "Architecture axes"). */
+_Static_assert(VP_MLP_COUNT == 6, "a new MLP kind needs a row in mlps (core/architecture.c)");
+_Static_assert(VP_ACTIVATION_COUNT == 4,
+               "a new activation needs a row in activations (core/architecture.c) and in "
+               "fw_activation_kernels (forward/activation_kernels.c)");
+_Static_assert(VP_POSITIONS_COUNT == 3,
+               "a new positions setting needs a row in positions (core/architecture.c)");
+_Static_assert(VP_BIAS_COUNT == 3,
+               "a new bias setting needs a row in biases (core/architecture.c)");
+_Static_assert(VP_LOSS_COUNT == 3, "a new loss needs a row in losses (core/architecture.c)");
+
+static const vp_mlp_traits mlps[VP_MLP_COUNT] = {
+    [VP_MLP_GELU] = {"gelu", 0, VP_ACTIVATION_GELU_ERF, 1},
+    [VP_MLP_GELU_TANH] = {"gelu-tanh", 0, VP_ACTIVATION_GELU_TANH, 0},
+    [VP_MLP_RELU] = {"relu", 0, VP_ACTIVATION_RELU, 0},
+    [VP_MLP_SWIGLU] = {"swiglu", 1, VP_ACTIVATION_SILU, 0},
+    [VP_MLP_GEGLU] = {"geglu", 1, VP_ACTIVATION_GELU_ERF, 0},
+    [VP_MLP_GEGLU_TANH] = {"geglu-tanh", 1, VP_ACTIVATION_GELU_TANH, 0},
+};
+
+/* act(z) / z: GELU's is Phi (the same function as ever, so that the gain
+   init's weights keep their bits); the tanh GELU's the sigmoid of 2u; SiLU's
+   the sigmoid */
+static double gelu_erf_ratio(double z)
+{
+    return gsl_cdf_ugaussian_P(z);
+}
+
+static double gelu_tanh_ratio(double z)
+{
+    return 1.0 / (1.0 + exp(-2.0 * 0.79788456080286535588 * (z + 0.044715 * z * z * z)));
+}
+
+static double relu_ratio(double z)
+{
+    return z > 0.0 ? 1.0 : 0.0;
+}
+
+static double silu_ratio(double z)
+{
+    return 1.0 / (1.0 + exp(-z));
+}
+
+static const vp_activation_traits activations[VP_ACTIVATION_COUNT] = {
+    [VP_ACTIVATION_GELU_ERF] = {"gelu-erf", gelu_erf_ratio, 0.0},
+    [VP_ACTIVATION_GELU_TANH] = {"gelu-tanh", gelu_tanh_ratio, 0.0},
+    [VP_ACTIVATION_RELU] = {"relu", relu_ratio, 0.5}, /* half the Gaussian, exactly */
+    [VP_ACTIVATION_SILU] = {"silu", silu_ratio, 0.0},
+};
+
+static const vp_positions_traits positions[VP_POSITIONS_COUNT] = {
+    [VP_POSITIONS_NONE] = {"none", 0, 0},
+    [VP_POSITIONS_LEARNED] = {"learned", 1, 0},
+    [VP_POSITIONS_ROPE] = {"rope", 0, 1},
+};
+
+static const vp_bias_traits biases[VP_BIAS_COUNT] = {
+    [VP_BIAS_ALL] = {"yes", "every projection", 1, 1},
+    [VP_BIAS_NONE] = {"no", "none", 0, 0},
+    [VP_BIAS_QKV] = {"qkv", "the attention's q, k and v alone", 1, 0},
+};
+
+static const vp_loss_traits losses[VP_LOSS_COUNT] = {
+    [VP_LOSS_COPY] = {"copy", 1, 0},
+    [VP_LOSS_NEXT] = {"next", 1, 0},
+    [VP_LOSS_RANDOM] = {"random", 0, 1},
+};
+
+const vp_mlp_traits *vp_mlp_traits_of(vp_mlp mlp)
+{
+    return (unsigned)mlp < VP_MLP_COUNT ? &mlps[mlp] : NULL;
+}
+
+const vp_activation_traits *vp_activation_traits_of(vp_activation activation)
+{
+    return (unsigned)activation < VP_ACTIVATION_COUNT ? &activations[activation] : NULL;
+}
+
+const vp_positions_traits *vp_positions_traits_of(vp_positions p)
+{
+    return (unsigned)p < VP_POSITIONS_COUNT ? &positions[p] : NULL;
+}
+
+const vp_bias_traits *vp_bias_traits_of(vp_bias bias)
+{
+    return (unsigned)bias < VP_BIAS_COUNT ? &biases[bias] : NULL;
+}
+
+const vp_loss_traits *vp_loss_traits_of(vp_loss loss)
+{
+    return (unsigned)loss < VP_LOSS_COUNT ? &losses[loss] : NULL;
+}
+
+const char *vp_mlp_name(vp_mlp mlp)
+{
+    return name_table_name(NAME_ROWS(mlps), (int)mlp);
+}
+
+vp_status vp_mlp_parse(const char *name, vp_mlp *out, vp_error *err)
+{
+    int value = 0;
+    const vp_status s = name_table_parse(NAME_ROWS(mlps), "MLP", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_mlp)value;
+    return s;
+}
+
+int vp_mlp_gated(vp_mlp mlp)
+{
+    return (unsigned)mlp < VP_MLP_COUNT && mlps[mlp].gated;
+}
+
+const char *vp_activation_name(vp_activation activation)
+{
+    return name_table_name(NAME_ROWS(activations), (int)activation);
+}
+
+const char *vp_bias_name(vp_bias bias)
+{
+    return name_table_name(NAME_ROWS(biases), (int)bias);
+}
+
+vp_status vp_bias_parse(const char *name, vp_bias *out, vp_error *err)
+{
+    name_table t = NAME_ROWS(biases);
+    t.gloss = &biases[0].gloss;
+    int value = 0;
+    const vp_status s = name_table_parse(t, "bias", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_bias)value;
+    return s;
+}
+
+const char *vp_loss_name(vp_loss loss)
+{
+    return name_table_name(NAME_ROWS(losses), (int)loss);
+}
+
+vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err)
+{
+    int value = 0;
+    const vp_status s = name_table_parse(NAME_ROWS(losses), "loss", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_loss)value;
+    return s;
+}
+
+const char *vp_positions_name(vp_positions p)
+{
+    return name_table_name(NAME_ROWS(positions), (int)p);
+}
+
+vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err)
+{
+    int value = 0;
+    const vp_status s = name_table_parse(NAME_ROWS(positions), "positions", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_positions)value;
+    return s;
+}
