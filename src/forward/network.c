@@ -2,9 +2,6 @@
  * (or, in a drawn model, how each is drawn as the matmul uses it). */
 #include "forward/network.h"
 
-#include <gsl/gsl_cdf.h>
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_integration.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +50,13 @@ static size_t top_floats(const fw_model *shape, const kern_table *kern)
     return n;
 }
 
+/* the loss reads the head's logits (a value out of range: as if it did) */
+static int loss_needs_head(vp_loss loss)
+{
+    const vp_loss_traits *t = vp_loss_traits_of(loss);
+    return !t || t->needs_head;
+}
+
 void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_head,
                     int *has_final_norm)
 {
@@ -61,10 +65,10 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
            when it has its bias, or the loss makes one */
         *has_head = vp_safetensors_find(o->weights, "head.weight") != NULL ||
                     (o->tie_embeddings && (vp_safetensors_find(o->weights, "head.bias") != NULL ||
-                                           (cfg->grad && o->loss != VP_LOSS_RANDOM)));
+                                           (cfg->grad && loss_needs_head(o->loss))));
         *has_final_norm = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
     } else {
-        *has_head = cfg->grad && o->loss != VP_LOSS_RANDOM;
+        *has_head = cfg->grad && loss_needs_head(o->loss);
         *has_final_norm = vp_config_has_final_norm(cfg);
     }
 }
@@ -175,7 +179,8 @@ static int has_bias(const fw_model *m, int kind)
 {
     if (kind == HEAD_PROJECTION && m->head_unbiased)
         return 0;
-    return m->bias == VP_BIAS_ALL || (m->bias == VP_BIAS_QKV && kind == QKV_PROJECTION);
+    const vp_bias_traits *t = vp_bias_traits_of(m->bias);
+    return kind == QKV_PROJECTION ? t->qkv : t->others;
 }
 
 static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out, int kind)
@@ -312,83 +317,6 @@ static void fill_normal(float *out, size_t rows, size_t cols, unsigned long long
     fw_draw_values(&d, out, rows * cols, 0);
 }
 
-void fw_activate(const kern_table *kern, vp_mlp mlp, float *out, const float *a, const float *b,
-                 size_t n)
-{
-    switch (mlp) {
-    case VP_MLP_GELU_TANH: kern->gelu_tanh(out, a, n); break;
-    case VP_MLP_RELU: kern->relu(out, a, n); break;
-    case VP_MLP_SWIGLU: kern->silu_mul(out, a, b, n); break;
-    case VP_MLP_GEGLU: kern->gelu_mul(out, a, b, n); break;
-    case VP_MLP_GEGLU_TANH: /* Gemma's: PyTorch's gelu_tanh(gate) * up, two float steps */
-        kern->gelu_tanh(out, a, n);
-        for (size_t i = 0; i < n; i++)
-            out[i] *= b[i];
-        break;
-    default: kern->gelu(out, a, n); break;
-    }
-}
-
-typedef struct {
-    double t_scale; /* s: the pre-activation's standard deviation */
-    vp_mlp mlp;
-} act_moment_args;
-
-/* t^2 r(s t)^2 phi(t), r(z) = act(z) / z: E[act(s t)^2] / s^2 integrates it.
-   GELU's r is Phi (the same function as ever, so that its weights keep
-   their bits); the tanh GELU's the sigmoid of 2u; SiLU's the sigmoid. */
-static double act_moment_integrand(double t, void *params)
-{
-    const act_moment_args *a = params;
-    const double z = a->t_scale * t;
-    double r;
-    if (a->mlp == VP_MLP_GELU_TANH || a->mlp == VP_MLP_GEGLU_TANH)
-        r = 1.0 / (1.0 + exp(-2.0 * 0.79788456080286535588 * (z + 0.044715 * z * z * z)));
-    else if (a->mlp == VP_MLP_SWIGLU)
-        r = 1.0 / (1.0 + exp(-z));
-    else /* GELU and GeGLU */
-        r = gsl_cdf_ugaussian_P(z);
-    return t * t * r * r * exp(-0.5 * t * t) / 2.5066282746310002; /* sqrt(2 pi) */
-}
-
-/* E[act(z)^2] / s^2, z ~ N(0, s^2), into *out. */
-static vp_status act_moment(vp_mlp mlp, double s2, double input_ms, double *out, vp_error *err)
-{
-    if (mlp == VP_MLP_RELU) {
-        *out = 0.5; /* half the Gaussian, exactly */
-        return VP_OK;
-    }
-    act_moment_args args = {sqrt(s2), mlp};
-    gsl_function f = {act_moment_integrand, &args};
-    gsl_integration_workspace *w = gsl_integration_workspace_alloc(200);
-    if (!w)
-        return vp_fail(err, VP_ENOMEM, "no memory for GSL's integration");
-    double result = 0.0, abserr = 0.0;
-    int status = gsl_integration_qagi(&f, 1e-13, 1e-10, 200, w, &result, &abserr);
-    gsl_integration_workspace_free(w);
-    if (status != GSL_SUCCESS || !(result > 0.0))
-        return vp_fail(err, VP_EINVAL, "%s's second moment at input mean square %g: %s",
-                       vp_mlp_name(mlp), input_ms, gsl_strerror(status));
-    *out = result;
-    return VP_OK;
-}
-
-vp_status fw_mlp_scales(vp_mlp mlp, size_t d, size_t hidden, double input_ms, double gain,
-                        double fc1_scale, double *fc1_var, double *fc2_var, vp_error *err)
-{
-    *fc1_var = fc1_scale * fc1_scale / (double)d;
-    const double s2 = *fc1_var * (double)d * input_ms; /* pre-activation variance */
-    double result = 0.0;
-    const vp_status status = act_moment(mlp, s2, input_ms, &result, err);
-    if (status != VP_OK)
-        return status;
-    double moment = s2 * result; /* E[act(z)^2], 0 when fc1 is (beta 0) */
-    if (vp_mlp_gated(mlp))
-        moment *= s2; /* E[b^2] of the independent up projection */
-    *fc2_var = gain == 0.0 ? 0.0 : gain * gain * input_ms / ((double)hidden * moment);
-    return VP_OK;
-}
-
 /* One linear layer's weights: normal with standard deviation sd for the
  * gain init; for the torch init, PyTorch's uniform weight and bias, both
  * then multiplied by torch_scale (DeepNet's beta, as torchscale divides
@@ -420,10 +348,18 @@ static void draw_linear(fw_model *m, fw_linear *l, const vp_forward_options *o, 
         l->bias[j] = bias ? bias[j] : 0.0f;
 }
 
-vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
-                        vp_error *err)
+/* Floats of scratch to draw the largest tensor whole (with its bias), or
+   of a drawn model's largest bias */
+static size_t scratch_floats(const fw_model *m)
 {
     const size_t d = m->d;
+    if (m->drawn) { /* the biases alone */
+        const size_t widths[] = {d, m->hidden, m->q_width, m->has_head ? m->vocab : d};
+        size_t biggest = 0;
+        for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
+            biggest = widths[i] > biggest ? widths[i] : biggest;
+        return biggest;
+    }
     size_t biggest = d * m->hidden + d > d * m->hidden + m->hidden ? d * m->hidden + d
                                                                    : d * m->hidden + m->hidden;
     if (m->has_head && m->vocab * d + m->vocab > biggest)
@@ -432,90 +368,107 @@ vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_opti
     const size_t attn_most = m->q_width * d + (m->q_width > d ? m->q_width : d);
     if (!m->mlp_only && attn_most > biggest)
         biggest = attn_most;
-    if (m->drawn) { /* the biases alone */
-        const size_t widths[] = {d, m->hidden, m->q_width, m->has_head ? m->vocab : d};
-        biggest = 0;
-        for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
-            biggest = widths[i] > biggest ? widths[i] : biggest;
-    }
-    float *scratch = malloc(biggest * sizeof *scratch);
-    if (!scratch)
-        return vp_fail(err, VP_ENOMEM, "no memory to draw the weights");
-    /* the stream's expected mean square before each sub-block, for the gains */
-    vp_profile *expected = NULL;
-    vp_status status = VP_OK;
-    if (o->init == VP_INIT_GAIN && !m->traits->norm_in) {
-        /* learned positions add a second row of the embedding's variance */
-        vp_config stream_cfg = *cfg;
-        if (m->pos_embed)
-            stream_cfg.embedding_var *= 2.0;
-        status = vp_closed_profile(&stream_cfg, &expected, err);
-        if (status == VP_OK && expected->overflow_at)
-            status = vp_fail(err, VP_EOVERFLOW,
-                             "the stream overflows at sub-block %zu, so no "
-                             "weights give the gain there",
-                             expected->overflow_at);
-    }
-    if (status == VP_OK) {
-        const fw_draw embed = {FW_DRAW_NORMAL,
-                               o->seed,
-                               FW_STREAM_EMBEDDING,
-                               o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var),
-                               1.0,
-                               m->vocab,
-                               d,
-                               0};
-        if (m->drawn) /* its rows made for the tokens that run */
-            m->embed_draw = embed;
-        else
-            fw_draw_values(&embed, m->embed, m->vocab * d, 0);
-        /* learned positions drawn as the token embedding is, from their own
-           stream: the stream at sub-block 0 has twice its variance */
-        if (m->pos_embed)
-            fill_normal(m->pos_embed, m->n_ctx, d, o->seed, FW_STREAM_POSITIONS,
-                        o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var));
-    }
+    return biggest;
+}
+
+/* The stream's expected mean square before each sub-block, for the gains
+   where no norm sits on a branch's input; *expected NULL elsewhere */
+static vp_status expected_stream(const fw_model *m, const vp_config *cfg,
+                                 const vp_forward_options *o, vp_profile **expected, vp_error *err)
+{
+    *expected = NULL;
+    if (o->init != VP_INIT_GAIN || m->traits->norm_in)
+        return VP_OK;
+    /* learned positions add a second row of the embedding's variance */
+    vp_config stream_cfg = *cfg;
+    if (m->pos_embed)
+        stream_cfg.embedding_var *= 2.0;
+    vp_status status = vp_closed_profile(&stream_cfg, expected, err);
+    if (status == VP_OK && (*expected)->overflow_at)
+        status = vp_fail(err, VP_EOVERFLOW,
+                         "the stream overflows at sub-block %zu, so no "
+                         "weights give the gain there",
+                         (*expected)->overflow_at);
+    return status;
+}
+
+static void draw_embeddings(fw_model *m, const vp_config *cfg, const vp_forward_options *o)
+{
+    const size_t d = m->d;
+    const fw_draw embed = {FW_DRAW_NORMAL,
+                           o->seed,
+                           FW_STREAM_EMBEDDING,
+                           o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var),
+                           1.0,
+                           m->vocab,
+                           d,
+                           0};
+    if (m->drawn) /* its rows made for the tokens that run */
+        m->embed_draw = embed;
+    else
+        fw_draw_values(&embed, m->embed, m->vocab * d, 0);
+    /* learned positions drawn as the token embedding is, from their own
+       stream: the stream at sub-block 0 has twice its variance */
+    if (m->pos_embed)
+        fill_normal(m->pos_embed, m->n_ctx, d, o->seed, FW_STREAM_POSITIONS,
+                    o->init == VP_INIT_TORCH ? 1.0 : sqrt(cfg->embedding_var));
+}
+
+/* Layer l's projections; expected the stream's mean squares, or NULL */
+static vp_status draw_layer(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                            size_t l, const vp_profile *expected, float *scratch, vp_error *err)
+{
+    const size_t d = m->d;
     const double beta = m->traits->branch_beta ? cfg->beta : 1.0;
     const size_t per_layer = cfg->mlp_only ? 1 : m->traits->sub_blocks_per_layer;
-    for (size_t l = 0; l < m->layers && status == VP_OK; l++) {
-        fw_layer *layer = &m->layers_[l];
-        /* the attention's sub-block, then the MLP's (a parallel layer: both the one) */
-        const size_t k_attn = 1 + l * per_layer, k_mlp = k_attn + (per_layer - 1);
-        const double in_attn = expected ? expected->rows[k_attn - 1].stream_var : 1.0;
-        const double in_mlp = expected ? expected->rows[k_mlp - 1].stream_var : 1.0;
-        /* DeepNet multiplies both of a branch's matrices by beta */
-        const double g_attn = beta * beta * vp_config_gain(cfg, cfg->mlp_only ? k_mlp : k_attn);
-        const double g_mlp = beta * beta * vp_config_gain(cfg, k_mlp);
-        if (!m->mlp_only) {
-            (void)in_attn; /* attention's gain does not depend on its input's size */
-            draw_linear(m, &layer->q, o, fw_layer_stream_of(l, 0), 1.0 / sqrt((double)d), 1.0,
-                        scratch);
-            draw_linear(m, &layer->k, o, fw_layer_stream_of(l, 1), 1.0 / sqrt((double)d), 1.0,
-                        scratch);
-            draw_linear(m, &layer->v, o, fw_layer_stream_of(l, 2), beta / sqrt((double)d), beta,
-                        scratch);
-            /* as if each token attended to itself: o sums H hd coordinates of v,
-               each of h's mean square times beta^2, so gain = sqrt(H hd) sd_o beta */
-            const double sd_o =
-                beta > 0.0 ? g_attn / (beta * sqrt((double)m->q_width)) : 0.0; /* not 0/0 */
-            draw_linear(m, &layer->o, o, fw_layer_stream_of(l, 3), sd_o, beta, scratch);
-        }
-        double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
-        if (o->init == VP_INIT_GAIN)
-            status =
-                fw_mlp_scales(m->mlp, d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var, err);
-        if (status == VP_OK) {
-            draw_linear(m, &layer->fc1, o, fw_layer_stream_of(l, 4), sqrt(fc1_var), beta, scratch);
-            draw_linear(m, &layer->fc2, o, fw_layer_stream_of(l, 5), sqrt(fc2_var), beta, scratch);
-            if (m->gated) /* the up projection: drawn as the gate, its own stream */
-                draw_linear(m, &layer->up, o, fw_layer_stream_of(l, 6), sqrt(fc1_var), beta,
-                            scratch);
-        }
+    fw_layer *layer = &m->layers_[l];
+    /* the attention's sub-block, then the MLP's (a parallel layer: both the one) */
+    const size_t k_attn = 1 + l * per_layer, k_mlp = k_attn + (per_layer - 1);
+    const double in_mlp = expected ? expected->rows[k_mlp - 1].stream_var : 1.0;
+    /* DeepNet multiplies both of a branch's matrices by beta */
+    const double g_attn = beta * beta * vp_config_gain(cfg, cfg->mlp_only ? k_mlp : k_attn);
+    const double g_mlp = beta * beta * vp_config_gain(cfg, k_mlp);
+    if (!m->mlp_only) { /* attention's gain does not depend on its input's size */
+        draw_linear(m, &layer->q, o, fw_layer_stream_of(l, 0), 1.0 / sqrt((double)d), 1.0, scratch);
+        draw_linear(m, &layer->k, o, fw_layer_stream_of(l, 1), 1.0 / sqrt((double)d), 1.0, scratch);
+        draw_linear(m, &layer->v, o, fw_layer_stream_of(l, 2), beta / sqrt((double)d), beta,
+                    scratch);
+        /* as if each token attended to itself: o sums H hd coordinates of v,
+           each of h's mean square times beta^2, so gain = sqrt(H hd) sd_o beta */
+        const double sd_o =
+            beta > 0.0 ? g_attn / (beta * sqrt((double)m->q_width)) : 0.0; /* not 0/0 */
+        draw_linear(m, &layer->o, o, fw_layer_stream_of(l, 3), sd_o, beta, scratch);
     }
+    double fc1_var = 1.0 / (double)d, fc2_var = 1.0 / (double)m->hidden;
+    if (o->init == VP_INIT_GAIN) {
+        const vp_status status =
+            fw_mlp_scales(m->mlp, d, m->hidden, in_mlp, g_mlp, beta, &fc1_var, &fc2_var, err);
+        if (status != VP_OK)
+            return status;
+    }
+    draw_linear(m, &layer->fc1, o, fw_layer_stream_of(l, 4), sqrt(fc1_var), beta, scratch);
+    draw_linear(m, &layer->fc2, o, fw_layer_stream_of(l, 5), sqrt(fc2_var), beta, scratch);
+    if (m->gated) /* the up projection: drawn as the gate, its own stream */
+        draw_linear(m, &layer->up, o, fw_layer_stream_of(l, 6), sqrt(fc1_var), beta, scratch);
+    return VP_OK;
+}
+
+vp_status fw_model_init(fw_model *m, const vp_config *cfg, const vp_forward_options *o,
+                        vp_error *err)
+{
+    float *scratch = malloc(scratch_floats(m) * sizeof *scratch);
+    if (!scratch)
+        return vp_fail(err, VP_ENOMEM, "no memory to draw the weights");
+    vp_profile *expected = NULL;
+    vp_status status = expected_stream(m, cfg, o, &expected, err);
+    if (status == VP_OK)
+        draw_embeddings(m, cfg, o);
+    for (size_t l = 0; l < m->layers && status == VP_OK; l++)
+        status = draw_layer(m, cfg, o, l, expected, scratch, err);
     /* the head after the layers, as nn.Sequential(Embedding, blocks...,
        Linear) draws it: nn.Linear's default, or N(0, 1/d) with no bias */
     if (status == VP_OK && m->has_head && !m->tied)
-        draw_linear(m, &m->head, o, fw_layer_stream_of(m->layers, 0), 1.0 / sqrt((double)d), 1.0,
+        draw_linear(m, &m->head, o, fw_layer_stream_of(m->layers, 0), 1.0 / sqrt((double)m->d), 1.0,
                     scratch);
     if (m->tied && m->drawn) /* the embedding's own draws; a bias stays 0 */
         m->head.draw = m->embed_draw;

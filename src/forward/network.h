@@ -239,4 +239,10 @@ vp_status fw_mlp_scales(vp_mlp mlp, size_t d, size_t hidden, double input_ms, do
 void fw_activate(const kern_table *kern, vp_mlp mlp, float *out, const float *a, const float *b,
                  size_t n);
 
+/* The activation's backward, from dy = dL/d(its output): da of act(a) for
+ * the two-matrix kinds (cdf the erf GELU's kept Phi(a), vp_mlp_traits.keeps_cdf;
+ * db unused), da and db of act(a) * b for the gated ones. da may be dy. */
+void fw_activate_backward(const kern_table *kern, vp_mlp mlp, float *da, float *db, const float *dy,
+                          const float *a, const float *b, const float *cdf, size_t n);
+
 #endif

@@ -147,19 +147,6 @@ static void add_into(float *restrict acc, const float *restrict v, size_t n)
         acc[i] += v[i];
 }
 
-/* Gemma's gelu_tanh(a) b, as autograd takes it apart: db = dy gelu_tanh(a),
-   da = gelu_tanh'(a) (dy b), from the tanh GELU's kernels */
-static void geglu_tanh_backward(const kern_table *kern, float *da, float *db, const float *dy,
-                                const float *a, const float *b, size_t n)
-{
-    kern->gelu_tanh(db, a, n);
-    for (size_t i = 0; i < n; i++) {
-        db[i] *= dy[i];
-        da[i] = dy[i] * b[i];
-    }
-    kern->gelu_tanh_backward(da, da, a, n);
-}
-
 /* dh = the MLP's share of dL/dh, from df */
 static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_saved *s,
                          const float *h, const float *df, char *prefix, size_t layer_index)
@@ -173,12 +160,8 @@ static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_sa
     fw_bw_linear_params(b, prefix, &layer->fc2, df, s->hid);
     if (m->gated) {
         /* gate's and up's gradients, then dh = dgate Wg + dup Wu */
-        if (m->mlp == VP_MLP_SWIGLU)
-            kern->silu_mul_backward(b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
-        else if (m->mlp == VP_MLP_GEGLU_TANH)
-            geglu_tanh_backward(kern, b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
-        else
-            kern->gelu_mul_backward(b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up, n);
+        fw_activate_backward(kern, m->mlp, b->dhid_pre, b->dhid_up, b->dhid, s->hid_pre, s->hid_up,
+                             NULL, n);
         snprintf(prefix, 64, "layers.%zu.mlp.gate", layer_index);
         fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
         snprintf(prefix, 64, "layers.%zu.mlp.up", layer_index);
@@ -188,12 +171,7 @@ static void mlp_backward(fw_bw *b, float *dh, const fw_layer *layer, const fw_sa
         add_into(dh, b->z, r->rows * m->d);
         return;
     }
-    if (m->mlp == VP_MLP_GELU_TANH)
-        kern->gelu_tanh_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
-    else if (m->mlp == VP_MLP_RELU)
-        kern->relu_backward(b->dhid_pre, b->dhid, s->hid_pre, n);
-    else
-        kern->gelu_backward(b->dhid_pre, b->dhid, s->hid_pre, s->hid_cdf, n);
+    fw_activate_backward(kern, m->mlp, b->dhid_pre, NULL, b->dhid, s->hid_pre, NULL, s->hid_cdf, n);
     snprintf(prefix, 64, "layers.%zu.mlp.fc1", layer_index);
     fw_bw_linear_params(b, prefix, &layer->fc1, b->dhid_pre, h);
     fw_bw_linear_dx(b, dh, b->dhid_pre, &layer->fc1);

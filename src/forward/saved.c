@@ -65,7 +65,7 @@ static void lay_out_one(fw_saved *s, float *block, size_t *used, float *rest, si
                 z.hid_up = take(rest, rest_used, hid);
             /* Phi, so that the GELU's backward evaluates exp alone, not
                erf again (it was 9 % of the seed's training, one thread) */
-            if (m->mlp == VP_MLP_GELU)
+            if (vp_mlp_traits_of(m->mlp)->keeps_cdf)
                 z.hid_cdf = take(rest, rest_used, hid);
         }
         if (attn) {
