@@ -4,6 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/name_table.h"
+
+_Static_assert(VP_PLACEMENT_COUNT == 7, "a new placement needs a row in placements "
+                                        "(core/placement.c) and its engines' arithmetic");
+
 /* One row per placement: every fact about it, read by every engine and writer. */
 static const vp_placement_traits placements[VP_PLACEMENT_COUNT] = {
     [VP_POST_LN] = {.name = "post-ln",
@@ -71,7 +76,7 @@ const vp_placement_traits *vp_placement_traits_of(vp_placement placement)
 
 const char *vp_placement_name(vp_placement placement)
 {
-    return (unsigned)placement < VP_PLACEMENT_COUNT ? placements[placement].name : NULL;
+    return name_table_name(NAME_ROWS(placements), (int)placement);
 }
 
 const char *vp_placement_display_name(vp_placement placement)
@@ -110,11 +115,10 @@ vp_status vp_placement_parse(const char *name, vp_placement *out, vp_error *err)
 {
     if (!name || !out)
         return vp_fail(err, VP_EINVAL, "no placement name given");
-    for (int p = 0; p < VP_PLACEMENT_COUNT; p++) {
-        if (strcmp(name, placements[p].name) == 0) {
-            *out = (vp_placement)p;
-            return VP_OK;
-        }
+    const int p = name_table_find(NAME_ROWS(placements), name);
+    if (p >= 0) {
+        *out = (vp_placement)p;
+        return VP_OK;
     }
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
         if (strcmp(name, aliases[i].alias) == 0) {
@@ -161,11 +165,11 @@ vp_part vp_sub_block_part(vp_placement placement, size_t k)
 
 const char *vp_part_name(vp_part part)
 {
-    switch (part) {
-    case VP_PART_EMBEDDING: return "embedding";
-    case VP_PART_ATTN: return "attn";
-    case VP_PART_MLP: return "mlp";
-    case VP_PART_BLOCK: return "block";
-    }
-    return NULL;
+    static const char *const names[] = {[VP_PART_EMBEDDING] = "embedding",
+                                        [VP_PART_ATTN] = "attn",
+                                        [VP_PART_MLP] = "mlp",
+                                        [VP_PART_BLOCK] = "block"};
+    _Static_assert(sizeof names / sizeof *names == VP_PART_BLOCK + 1,
+                   "a new vp_part needs a name in vp_part_name (core/placement.c)");
+    return name_table_name(NAME_LIST(names), (int)part);
 }

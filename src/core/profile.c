@@ -1,5 +1,6 @@
 /* The profile: its rows, allocated, filled and freed. */
 #include "varprof/profile.h"
+#include "core/name_table.h"
 #include "core/profile_header.h"
 
 #include <math.h>
@@ -73,61 +74,64 @@ int vp_profile_shows_row(const vp_profile *profile, size_t k, size_t every)
     return k % every == 0 || k + 1 == profile->n_rows;
 }
 
+/* The profile's enums' names, "" for a value out of range or for the
+   enum's nothing (VP_NORM_ANY, VP_SAMPLING_NONE, VP_OVERFLOW_NONE) */
+static const char *const engine_names[VP_ENGINE_COUNT] = {
+    [VP_ENGINE_CLOSED] = "closed", [VP_ENGINE_MC] = "mc", [VP_ENGINE_FORWARD] = "forward"};
+static const char *const engine_titles[VP_ENGINE_COUNT] = {[VP_ENGINE_CLOSED] = "closed form",
+                                                           [VP_ENGINE_MC] = "Monte Carlo",
+                                                           [VP_ENGINE_FORWARD] = "forward pass"};
+static const char *const norm_names[] = {
+    [VP_NORM_ANY] = "", [VP_NORM_LAYERNORM] = "layernorm", [VP_NORM_RMSNORM] = "rmsnorm"};
+static const char *const sampling_method_names[] = {[VP_SAMPLING_NONE] = "",
+                                                    [VP_SAMPLING_REDUCED] = "reduced",
+                                                    [VP_SAMPLING_FULL] = "full",
+                                                    [VP_SAMPLING_GAIN_INIT] = "gain",
+                                                    [VP_SAMPLING_TORCH_INIT] = "torch",
+                                                    [VP_SAMPLING_LOADED] = "loaded weights"};
+static const char *const overflow_names[] = {
+    [VP_OVERFLOW_NONE] = "",
+    [VP_OVERFLOW_STREAM_VAR] = "stream variance",
+    [VP_OVERFLOW_UPDATE_RATIO] = "update ratio",
+    [VP_OVERFLOW_EMBEDDING_SHARE] = "embedding share",
+    [VP_OVERFLOW_FLOAT_STREAM] = "stream (float activations out of range)",
+    [VP_OVERFLOW_GRAD_VAR] = "gradient variance",
+    [VP_OVERFLOW_FLOAT_GRAD] = "gradient (float gradients out of range)",
+};
+_Static_assert(sizeof norm_names / sizeof *norm_names == VP_NORM_RMSNORM + 1,
+               "a new vp_norm needs a row in norm_names (core/profile.c)");
+_Static_assert(sizeof sampling_method_names / sizeof *sampling_method_names ==
+                   VP_SAMPLING_LOADED + 1,
+               "a new vp_sampling_method needs a row in sampling_method_names (core/profile.c)");
+_Static_assert(sizeof overflow_names / sizeof *overflow_names == VP_OVERFLOW_FLOAT_GRAD + 1,
+               "a new vp_overflow needs a row in overflow_names (core/profile.c)");
+
+static const char *or_empty(const char *name)
+{
+    return name ? name : "";
+}
+
 const char *vp_engine_name(vp_engine engine)
 {
-    switch (engine) {
-    case VP_ENGINE_CLOSED: return "closed";
-    case VP_ENGINE_MC: return "mc";
-    case VP_ENGINE_FORWARD: return "forward";
-    case VP_ENGINE_COUNT: break;
-    }
-    return "";
+    return or_empty(name_table_name(NAME_LIST(engine_names), (int)engine));
 }
 
 const char *vp_engine_title(vp_engine engine)
 {
-    switch (engine) {
-    case VP_ENGINE_CLOSED: return "closed form";
-    case VP_ENGINE_MC: return "Monte Carlo";
-    case VP_ENGINE_FORWARD: return "forward pass";
-    case VP_ENGINE_COUNT: break;
-    }
-    return "";
+    return or_empty(name_table_name(NAME_LIST(engine_titles), (int)engine));
 }
 
 const char *vp_norm_name(vp_norm norm)
 {
-    switch (norm) {
-    case VP_NORM_LAYERNORM: return "layernorm";
-    case VP_NORM_RMSNORM: return "rmsnorm";
-    case VP_NORM_ANY: break;
-    }
-    return "";
+    return or_empty(name_table_name(NAME_LIST(norm_names), (int)norm));
 }
 
 const char *vp_sampling_method_name(vp_sampling_method method)
 {
-    switch (method) {
-    case VP_SAMPLING_REDUCED: return "reduced";
-    case VP_SAMPLING_FULL: return "full";
-    case VP_SAMPLING_GAIN_INIT: return "gain";
-    case VP_SAMPLING_TORCH_INIT: return "torch";
-    case VP_SAMPLING_LOADED: return "loaded weights";
-    case VP_SAMPLING_NONE: break;
-    }
-    return "";
+    return or_empty(name_table_name(NAME_LIST(sampling_method_names), (int)method));
 }
 
 const char *vp_overflow_name(vp_overflow what)
 {
-    switch (what) {
-    case VP_OVERFLOW_STREAM_VAR: return "stream variance";
-    case VP_OVERFLOW_UPDATE_RATIO: return "update ratio";
-    case VP_OVERFLOW_EMBEDDING_SHARE: return "embedding share";
-    case VP_OVERFLOW_FLOAT_STREAM: return "stream (float activations out of range)";
-    case VP_OVERFLOW_GRAD_VAR: return "gradient variance";
-    case VP_OVERFLOW_FLOAT_GRAD: return "gradient (float gradients out of range)";
-    case VP_OVERFLOW_NONE: break;
-    }
-    return "";
+    return or_empty(name_table_name(NAME_LIST(overflow_names), (int)what));
 }

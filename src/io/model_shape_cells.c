@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/name_table.h"
 #include "varprof/parse.h"
 
 const char *const model_shape_header[MODEL_SHAPE_COLUMNS] = {
@@ -45,29 +46,25 @@ static const char *const architecture_names[VP_MODEL_ARCHITECTURE_COUNT] = {
 #define ARCHITECTURE_TEXT "dense, encoder-decoder (the row is the encoder) or moe"
 #define BIASES_TEXT "no, yes (every linear map), qkv (q, k and v only) or mlp (the MLP only)"
 
+/* name, or "?" out of range */
+static const char *known(const char *name)
+{
+    return name ? name : "?";
+}
+
 const char *vp_model_positions_name(vp_model_positions positions)
 {
-    return (unsigned)positions < VP_MODEL_POSITIONS_COUNT ? positions_names[positions] : "?";
+    return known(name_table_name(NAME_LIST(positions_names), (int)positions));
 }
 
 const char *vp_model_biases_name(vp_model_biases biases)
 {
-    return (unsigned)biases < VP_MODEL_BIASES_COUNT ? biases_names[biases] : "?";
+    return known(name_table_name(NAME_LIST(biases_names), (int)biases));
 }
 
 const char *vp_model_architecture_name(vp_model_architecture architecture)
 {
-    return (unsigned)architecture < VP_MODEL_ARCHITECTURE_COUNT ? architecture_names[architecture]
-                                                                : "?";
-}
-
-/* The index of text among names, or -1. */
-static int word_index(const char *text, const char *const *names, int count)
-{
-    for (int i = 0; i < count; i++)
-        if (strcmp(text, names[i]) == 0)
-            return i;
-    return -1;
+    return known(name_table_name(NAME_LIST(architecture_names), (int)architecture));
 }
 
 static vp_status bad_cell(size_t line, int column, const char *what, vp_error *err)
@@ -84,10 +81,11 @@ static vp_status read_size(size_t line, char *const *cells, int column, size_t m
     return VP_OK;
 }
 
-static vp_status read_word(size_t line, char *const *cells, int column, const char *const *names,
-                           int count, const char *allowed, int *out, vp_error *err)
+/* A word of names; the message lists allowed, the names with their glosses */
+static vp_status read_word(size_t line, char *const *cells, int column, name_table names,
+                           const char *allowed, int *out, vp_error *err)
 {
-    *out = word_index(cells[column], names, count);
+    *out = name_table_find(names, cells[column]);
     if (*out >= 0)
         return VP_OK;
     return vp_fail(err, VP_EFORMAT, "line %zu, %s: '%s' is not %s", line,
@@ -122,8 +120,8 @@ static vp_status read_sizes(size_t line, char *const *cells, vp_model_shape *s, 
 static vp_status read_positions(size_t line, char *const *cells, vp_model_shape *s, vp_error *err)
 {
     int word;
-    vp_status status = read_word(line, cells, POSITIONS, positions_names, VP_MODEL_POSITIONS_COUNT,
-                                 POSITIONS_TEXT, &word, err);
+    vp_status status =
+        read_word(line, cells, POSITIONS, NAME_LIST(positions_names), POSITIONS_TEXT, &word, err);
     if (status != VP_OK)
         return status;
     s->positions = (vp_model_positions)word;
@@ -153,7 +151,7 @@ static vp_status read_positions(size_t line, char *const *cells, vp_model_shape 
 static vp_status read_yes_no(size_t line, char *const *cells, int column, int *out, vp_error *err)
 {
     static const char *const yes_no[] = {"no", "yes"};
-    return read_word(line, cells, column, yes_no, 2, "yes or no", out, err);
+    return read_word(line, cells, column, NAME_LIST(yes_no), "yes or no", out, err);
 }
 
 vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_error *err)
@@ -180,14 +178,14 @@ vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_err
                        "where unpublished",
                        line, cells[NORM_EPS]);
     int word;
-    if ((status = read_word(line, cells, BIASES, biases_names, VP_MODEL_BIASES_COUNT, BIASES_TEXT,
-                            &word, err)) != VP_OK)
+    if ((status = read_word(line, cells, BIASES, NAME_LIST(biases_names), BIASES_TEXT, &word,
+                            err)) != VP_OK)
         return status;
     s->biases = (vp_model_biases)word;
     if ((status = read_yes_no(line, cells, TIED, &s->tied_embeddings, err)) != VP_OK ||
         (status = read_yes_no(line, cells, FINAL_NORM, &s->final_norm, err)) != VP_OK ||
-        (status = read_word(line, cells, ARCHITECTURE, architecture_names,
-                            VP_MODEL_ARCHITECTURE_COUNT, ARCHITECTURE_TEXT, &word, err)) != VP_OK)
+        (status = read_word(line, cells, ARCHITECTURE, NAME_LIST(architecture_names),
+                            ARCHITECTURE_TEXT, &word, err)) != VP_OK)
         return status;
     s->architecture = (vp_model_architecture)word;
     if (!cells[SHAPE_SOURCE][0] || strlen(cells[SHAPE_SOURCE]) >= sizeof s->source)

@@ -1,5 +1,6 @@
 /* The safetensors reader: the header's tensors by name, shape and offset. */
 #include "varprof/safetensors.h"
+#include "core/name_table.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -21,14 +22,15 @@ static size_t element_size(vp_dtype dtype)
     return dtype == VP_DTYPE_F32 ? 4 : 2;
 }
 
+static const char *const dtype_names[] = {
+    [VP_DTYPE_F32] = "F32", [VP_DTYPE_F16] = "F16", [VP_DTYPE_BF16] = "BF16"};
+_Static_assert(sizeof dtype_names / sizeof *dtype_names == VP_DTYPE_BF16 + 1,
+               "a new vp_dtype needs a name in dtype_names (io/safetensors.c)");
+
 const char *vp_dtype_name(vp_dtype dtype)
 {
-    switch (dtype) {
-    case VP_DTYPE_F32: return "F32";
-    case VP_DTYPE_F16: return "F16";
-    case VP_DTYPE_BF16: return "BF16";
-    }
-    return "?";
+    const char *name = name_table_name(NAME_LIST(dtype_names), (int)dtype);
+    return name ? name : "?";
 }
 
 static int whole_number(const cJSON *item, size_t *out)
@@ -55,17 +57,14 @@ static vp_status parse_tensor(const cJSON *item, vp_tensor_info *t, size_t data_
                        "tensor '%s': needs a dtype string, a shape array and "
                        "a data_offsets array",
                        name);
-    if (strcmp(dtype->valuestring, "F32") == 0)
-        t->dtype = VP_DTYPE_F32;
-    else if (strcmp(dtype->valuestring, "F16") == 0)
-        t->dtype = VP_DTYPE_F16;
-    else if (strcmp(dtype->valuestring, "BF16") == 0)
-        t->dtype = VP_DTYPE_BF16;
-    else
-        return vp_fail(err, VP_EFORMAT,
-                       "tensor '%s': dtype '%.32s' is not one varprof reads "
-                       "(F32, F16, BF16)",
-                       name, dtype->valuestring);
+    const int dtype_value = name_table_find(NAME_LIST(dtype_names), dtype->valuestring);
+    if (dtype_value < 0) {
+        char names[32];
+        name_table_list(NAME_LIST(dtype_names), names, sizeof names);
+        return vp_fail(err, VP_EFORMAT, "tensor '%s': dtype '%.32s' is not one varprof reads (%s)",
+                       name, dtype->valuestring, names);
+    }
+    t->dtype = (vp_dtype)dtype_value;
     const int rank = cJSON_GetArraySize(shape);
     if (rank > VP_SAFETENSORS_MAX_RANK)
         return vp_fail(err, VP_EFORMAT, "tensor '%s': rank %d is above %d", name, rank,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/name_table.h"
 #include "kernels/kern_table.h"
 #include "varprof/isa.h"
 
@@ -20,7 +21,8 @@ static const char *const isa_names[VP_ISA_COUNT] = {"scalar", "avx2", "avx512"};
 
 const char *vp_isa_name(vp_isa isa)
 {
-    return (unsigned)isa < VP_ISA_COUNT ? isa_names[isa] : "unknown";
+    const char *name = name_table_name(NAME_LIST(isa_names), (int)isa);
+    return name ? name : "unknown";
 }
 
 /* ---- detection, once ---- */
@@ -102,9 +104,8 @@ vp_status vp_isa_from_name(const char *name, vp_isa *out, vp_error *err)
     supported_list(supported, sizeof supported);
     if (name == NULL)
         return vp_fail(err, VP_EINVAL, "no instruction set named; supported: %s", supported);
-    for (int isa = 0; isa < VP_ISA_COUNT; isa++) {
-        if (strcmp(name, isa_names[isa]) != 0)
-            continue;
+    const int isa = name_table_find(NAME_LIST(isa_names), name);
+    if (isa >= 0) {
         if (!vp_isa_supported((vp_isa)isa))
             return vp_fail(err, VP_EINVAL,
                            "instruction set '%s' is not supported by this CPU; "

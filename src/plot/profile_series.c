@@ -8,19 +8,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/name_table.h"
+
+static const char *const quantity_names[] = {
+    [VP_QUANTITY_ALL] = "all",       [VP_QUANTITY_STREAM] = "stream",
+    [VP_QUANTITY_UPDATE] = "update", [VP_QUANTITY_SHARE] = "share",
+    [VP_QUANTITY_GRAD] = "grad",     [VP_QUANTITY_WEIGHT_GRAD] = "weight-grad"};
+_Static_assert(sizeof quantity_names / sizeof *quantity_names == VP_QUANTITY_WEIGHT_GRAD + 1,
+               "a new vp_plot_quantity needs a name in quantity_names (plot/profile_series.c)");
+
+static const char *const x_axis_names[] = {[VP_X_LAYER] = "layer", [VP_X_SUB_BLOCK] = "sub-block"};
+
 vp_status vp_plot_quantity_parse(const char *name, vp_plot_quantity *out, vp_error *err)
 {
-    static const struct {
-        const char *name;
-        vp_plot_quantity quantity;
-    } names[] = {{"all", VP_QUANTITY_ALL},       {"stream", VP_QUANTITY_STREAM},
-                 {"update", VP_QUANTITY_UPDATE}, {"share", VP_QUANTITY_SHARE},
-                 {"grad", VP_QUANTITY_GRAD},     {"weight-grad", VP_QUANTITY_WEIGHT_GRAD}};
-    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(name, names[i].name) == 0) {
-            *out = names[i].quantity;
-            return VP_OK;
-        }
+    const int q = name_table_find(NAME_LIST(quantity_names), name);
+    if (q >= 0) {
+        *out = (vp_plot_quantity)q;
+        return VP_OK;
+    }
+    /* the list in the order the manual gives them, "all" after the three it draws */
     return vp_fail(err, VP_EINVAL,
                    "unknown quantity '%s'; valid: stream, update, share, all, grad, weight-grad",
                    name ? name : "");
@@ -60,14 +66,14 @@ static int get_value(const vp_profile *profile, size_t k, vp_plot_quantity quant
 
 vp_status vp_plot_x_axis_parse(const char *name, vp_plot_x_axis *out, vp_error *err)
 {
-    if (name && strcmp(name, "layer") == 0)
-        *out = VP_X_LAYER;
-    else if (name && strcmp(name, "sub-block") == 0)
-        *out = VP_X_SUB_BLOCK;
-    else
-        return vp_fail(err, VP_EINVAL, "unknown x axis '%s'; valid: layer, sub-block",
-                       name ? name : "");
-    return VP_OK;
+    const int x = name_table_find(NAME_LIST(x_axis_names), name);
+    if (x >= 0) {
+        *out = (vp_plot_x_axis)x;
+        return VP_OK;
+    }
+    char valid[64];
+    name_table_list(NAME_LIST(x_axis_names), valid, sizeof valid);
+    return vp_fail(err, VP_EINVAL, "unknown x axis '%s'; valid: %s", name ? name : "", valid);
 }
 
 /* Axis labels are gnuplot enhanced text: v_k is v with k below. No space

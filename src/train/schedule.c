@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/name_table.h"
 #include "varprof/train.h"
 
 void vp_train_options_init(vp_train_options *o)
@@ -33,30 +34,30 @@ static const char *const schedule_names[VP_SCHEDULE_COUNT] = {"constant", "cosin
 
 const char *vp_task_name(vp_task task)
 {
-    return (unsigned)task < VP_TASK_COUNT ? task_names[task] : "unknown";
+    const char *name = name_table_name(NAME_LIST(task_names), (int)task);
+    return name ? name : "unknown";
 }
 
 const char *vp_schedule_name(vp_schedule schedule)
 {
-    return (unsigned)schedule < VP_SCHEDULE_COUNT ? schedule_names[schedule] : "unknown";
+    const char *name = name_table_name(NAME_LIST(schedule_names), (int)schedule);
+    return name ? name : "unknown";
 }
 
 vp_status vp_task_parse(const char *name, vp_task *out, vp_error *err)
 {
-    for (unsigned i = 0; i < VP_TASK_COUNT; i++)
-        if (strcmp(name, task_names[i]) == 0) {
-            *out = (vp_task)i;
-            return VP_OK;
-        }
-    return vp_fail(err, VP_EINVAL, "task '%s' is not one of: copy, next", name);
+    int value = 0;
+    const vp_status s = name_table_parse(NAME_LIST(task_names), "task", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_task)value;
+    return s;
 }
 
 vp_status vp_schedule_parse(const char *name, vp_schedule *out, vp_error *err)
 {
-    for (unsigned i = 0; i < VP_SCHEDULE_COUNT; i++)
-        if (strcmp(name, schedule_names[i]) == 0) {
-            *out = (vp_schedule)i;
-            return VP_OK;
-        }
-    return vp_fail(err, VP_EINVAL, "schedule '%s' is not one of: constant, cosine", name);
+    int value = 0;
+    const vp_status s = name_table_parse(NAME_LIST(schedule_names), "schedule", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_schedule)value;
+    return s;
 }
