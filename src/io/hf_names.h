@@ -1,0 +1,73 @@
+/* The families' tables: a row per tensor varprof wants from a Hugging Face
+ * checkpoint, where it comes from and how it is reshaped, and the plan
+ * that finds each in the shards. */
+#ifndef VARPROF_IO_HF_NAMES_H
+#define VARPROF_IO_HF_NAMES_H
+
+#include <stddef.h>
+
+#include "hf_shards.h"
+#include "varprof/hf_checkpoint.h"
+
+/* A dimension of a tensor, in config.json's terms. */
+/* DIM_Q: the query heads' width H hd; DIM_KV the key and value heads' H_kv hd */
+typedef enum { DIM_NONE, DIM_D, DIM_3D, DIM_V, DIM_F, DIM_CTX, DIM_Q, DIM_KV } dim;
+
+typedef enum {
+    HOW_COPY,     /* as stored, [out, in] */
+    HOW_CONV1D,   /* Conv1D's [in, parts x out]: part `part` of the columns, transposed */
+    HOW_SLICE,    /* a fused bias [parts x out]: part `part` */
+    HOW_PLUS_ONE, /* Gemma's RMSNorm weight w, stored as an offset: 1 + w, one float sum
+                     as Hugging Face's (1.0 + self.weight.float()) */
+} how;
+
+typedef enum { WHEN_ALWAYS, WHEN_UNTIED, WHEN_QKV_BIAS } when;
+
+typedef struct {
+    /* the source, "%zu" the layer; after the family's prefix unless it
+       starts with '!' */
+    const char *hf;
+    const char *vp; /* varprof's name, "%zu" the layer */
+    dim rows, cols; /* varprof's shape; cols DIM_NONE for rank 1 */
+    how how;
+    int part, parts;
+    when when;
+} name_row;
+
+typedef struct {
+    const name_row *rows;
+    size_t n_rows;
+    const char *const *ignored;
+} family;
+
+/* One planned tensor of the output. */
+typedef struct {
+    const name_row *row;
+    size_t layer;
+    const vp_tensor_info *source; /* the stored tensor it is made from */
+    size_t shard;
+} planned;
+
+typedef struct {
+    hf_shards c;
+    const vp_hf_architecture *a;
+    family f;
+    const char *prefix;
+    planned *plan;
+    size_t n_plan;
+    vp_error *err;
+} builder;
+
+/* The table of a's family (model_type). */
+family hf_family_of(const vp_hf_architecture *a);
+
+/* A dimension's size under a's config.json; 0 for DIM_NONE. */
+size_t hf_dim_size(dim d, const vp_hf_architecture *a);
+
+/* Plans every row of b's family for every layer, each found in b's shards
+ * and of its shape, every stored tensor used or a known buffer. Fails with
+ * VP_ENOMEM, or VP_EFORMAT naming the tensor missing, of another shape or
+ * unknown (in *b->err); b->plan is then the caller's to free. */
+vp_status hf_plan(builder *b);
+
+#endif
