@@ -201,30 +201,98 @@ static void remove_scratch(const char *path, int slot)
     vp_cleanup_unregister(slot);
 }
 
-vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_error *err)
+/* The format target's path asks for, the figure and the size checked, the
+ * file in the way refused, and gnuplot found (its path in found). */
+static vp_status plot_prepare(const vp_figure *figure, const vp_plot_target *target,
+                              vp_plot_format *format, char *found, size_t size, vp_error *err)
 {
-    vp_plot_format format;
-    vp_status status = vp_plot_format_for_path(target->path, &format, err);
+    vp_status status = vp_plot_format_for_path(target->path, format, err);
     if (status != VP_OK)
         return status;
-    const int dumb = format == VP_PLOT_DUMB;
+    const int dumb = *format == VP_PLOT_DUMB;
     const char *path = target->path;
     if ((status = plot_figure_check(figure, dumb ? NULL : path, err)) != VP_OK ||
-        (status = vp_plot_check_size(format, target->width, target->height, target->font_size,
+        (status = vp_plot_check_size(*format, target->width, target->height, target->font_size,
                                      err)) != VP_OK)
         return status;
     // refused before gnuplot is looked for: the one failure the caller can fix at once
     if (!dumb && (status = atomic_file_check(path, target->force, NULL, err)) != VP_OK)
         return status;
-
     const char *program = plot_gnuplot_program();
-    char found[PATH_CAP];
-    if (!find_program(program, found, sizeof found))
+    if (!find_program(program, found, size))
         return vp_fail(err, VP_EIO,
                        "gnuplot is not installed (no program '%s'%s); install the Debian "
                        "package gnuplot-nox, or set VARPROF_GNUPLOT",
                        program, strchr(program, '/') ? "" : " on PATH");
+    return VP_OK;
+}
 
+/* exec 'gnuplot' >'messages' 2>&1: gnuplot's words kept for the error.
+ * 0 where the command does not fit in size. */
+static int gnuplot_command(char *command, size_t size, const char *found, const char *messages)
+{
+    snprintf(command, size, "exec ");
+    int fits = append_shell_quoted(command, size, found);
+    fits = fits && strlen(command) + 2 < size;
+    if (fits)
+        // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) the room is checked above
+        strcat(command, " >");
+    fits = fits && append_shell_quoted(command, size, messages);
+    fits = fits && strlen(command) + 6 < size;
+    if (fits)
+        // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) the room is checked above
+        strcat(command, " 2>&1");
+    return fits;
+}
+
+/* What gnuplot's run came to: VP_OK where it drew the figure, else why
+ * not, with what it said. */
+static vp_status run_verdict(int fits, int wait_status, vp_status script_status, int written,
+                             const char *found, const char *said, vp_error *err)
+{
+    if (!fits)
+        return vp_fail(err, VP_EIO, "the gnuplot command line is too long");
+    if (wait_status == -1)
+        return vp_fail(err, VP_EIO, "cannot start gnuplot ('%s'): %s", found, strerror(errno));
+    if (script_status != VP_OK && script_status != VP_EIO)
+        return script_status; // refused before a byte was sent: err says why
+    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+        if (WIFSIGNALED(wait_status))
+            return vp_fail(err, VP_EIO, "gnuplot was killed by signal %d%s%s",
+                           WTERMSIG(wait_status), said[0] ? ": " : "", said);
+        return vp_fail(err, VP_EIO, "gnuplot failed (exit status %d): %s", WEXITSTATUS(wait_status),
+                       said[0] ? said : "it said nothing");
+    }
+    if (script_status != VP_OK)
+        return vp_fail(err, VP_EIO, "cannot send the script to gnuplot%s%s", said[0] ? ": " : "",
+                       said);
+    if (!written)
+        return vp_fail(err, VP_EIO, "gnuplot wrote nothing%s%s", said[0] ? ": " : "", said);
+    return VP_OK;
+}
+
+/* The drawn figure delivered: a text plot copied out, a file given its
+ * document title (the one gnuplot cannot set) and put in place. */
+static vp_status deliver(const vp_figure *figure, const vp_plot_target *target,
+                         vp_plot_format format, const char *text_plot, atomic_file *figure_file,
+                         vp_error *err)
+{
+    if (format == VP_PLOT_DUMB)
+        return copy_out(text_plot, target->terminal_out ? target->terminal_out : stdout, err);
+    const vp_status status =
+        figure_file->direct ? VP_OK
+                            : plot_set_document_title(figure_file->write_path, format, figure, err);
+    return status == VP_OK ? atomic_file_commit(figure_file, err) : status;
+}
+
+vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_error *err)
+{
+    vp_plot_format format;
+    char found[PATH_CAP];
+    vp_status status = plot_prepare(figure, target, &format, found, sizeof found, err);
+    if (status != VP_OK)
+        return status;
+    const int dumb = format == VP_PLOT_DUMB;
     const char *tmpdir = getenv("TMPDIR");
     if (!tmpdir || !*tmpdir)
         tmpdir = "/tmp";
@@ -238,7 +306,8 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
         if (fd < 0)
             return VP_EIO;
         close(fd);
-    } else if ((status = atomic_file_reserve(&figure_file, path, target->force, err)) != VP_OK) {
+    } else if ((status = atomic_file_reserve(&figure_file, target->path, target->force, err)) !=
+               VP_OK) {
         return status;
     }
     const char *output = dumb ? text_plot : figure_file.write_path;
@@ -251,60 +320,22 @@ vp_status vp_plot_run(const vp_figure *figure, const vp_plot_target *target, vp_
         atomic_file_abort(&figure_file);
         return VP_EIO;
     }
-
-    // exec 'gnuplot' >'messages' 2>&1: gnuplot's words kept for the error
-    char command[3 * PATH_CAP] = "exec ";
-    int fits = append_shell_quoted(command, sizeof command, found);
-    fits = fits && strlen(command) + 2 < sizeof command;
-    if (fits)
-        // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) the room is checked above
-        strcat(command, " >");
-    fits = fits && append_shell_quoted(command, sizeof command, messages);
-    fits = fits && strlen(command) + 6 < sizeof command;
-    if (fits)
-        // NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy) the room is checked above
-        strcat(command, " 2>&1");
-
+    char command[3 * PATH_CAP];
+    const int fits = gnuplot_command(command, sizeof command, found, messages);
     vp_status script_status = VP_OK;
     int wait_status = -1;
     if (fits)
         wait_status = pipe_script(command, figure, format, output, target, &script_status, err);
-
     char said[400];
     read_message(msg_fd, said, sizeof said);
     close(msg_fd);
     remove_scratch(messages, messages_slot);
-
     // a device or a FIFO, written in place, has no size to show it was drawn on
     struct stat st;
     const int written = figure_file.direct || (stat(output, &st) == 0 && st.st_size > 0);
-    if (!fits)
-        status = vp_fail(err, VP_EIO, "the gnuplot command line is too long");
-    else if (wait_status == -1)
-        status = vp_fail(err, VP_EIO, "cannot start gnuplot ('%s'): %s", found, strerror(errno));
-    else if (script_status != VP_OK && script_status != VP_EIO)
-        status = script_status; // refused before a byte was sent: err says why
-    else if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
-        if (WIFSIGNALED(wait_status))
-            status = vp_fail(err, VP_EIO, "gnuplot was killed by signal %d%s%s",
-                             WTERMSIG(wait_status), said[0] ? ": " : "", said);
-        else
-            status = vp_fail(err, VP_EIO, "gnuplot failed (exit status %d): %s",
-                             WEXITSTATUS(wait_status), said[0] ? said : "it said nothing");
-    } else if (script_status != VP_OK)
-        status = vp_fail(err, VP_EIO, "cannot send the script to gnuplot%s%s", said[0] ? ": " : "",
-                         said);
-    else if (!written)
-        status = vp_fail(err, VP_EIO, "gnuplot wrote nothing%s%s", said[0] ? ": " : "", said);
-    else if (dumb)
-        status = copy_out(text_plot, target->terminal_out ? target->terminal_out : stdout, err);
-    else {
-        // the title gnuplot cannot set, before the file is put in place
-        status = figure_file.direct ? VP_OK : plot_set_document_title(output, format, figure, err);
-        if (status == VP_OK)
-            status = atomic_file_commit(&figure_file, err);
-    }
-
+    status = run_verdict(fits, wait_status, script_status, written, found, said, err);
+    if (status == VP_OK)
+        status = deliver(figure, target, format, text_plot, &figure_file, err);
     if (dumb)
         remove_scratch(text_plot, text_slot);
     atomic_file_abort(&figure_file); // after a commit, nothing is left to remove
