@@ -250,6 +250,18 @@ size_t vp_forward_ffn_width(const vp_forward_options *o);
  * limit; nothing is allocated. */
 vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options, vp_error *err);
 
+/* Fills *out with the header vp_forward_profile gives the profile of cfg
+ * and options, without building the network: the engine, the norm, a copy
+ * of cfg (its final norm the weights file's where options->weights is set),
+ * the VP_HAS_* fields the rows will carry, how the network is shaped and
+ * sampled (vp_sampling) and sub_blocks; rows and n_rows are left as they
+ * are. A writer heads a run with it before the run ends. Fails with
+ * VP_EINVAL, *out untouched, when out, cfg or options is NULL or
+ * options->width is 0; nothing else is checked (vp_forward_check does), so
+ * options it would reject are written as they are. */
+vp_status vp_forward_header(vp_profile *out, const vp_config *cfg,
+                            const vp_forward_options *options);
+
 /* Builds the network, runs it and returns the measured profile in *out
  * (vp_profile_free), with VP_HAS_MEASURED and VP_HAS_STREAM_NORM. With
  * cfg->grad it also runs the backward pass of options->loss: grad_var and

@@ -59,6 +59,16 @@ extern const char *const vp_mc_generator;
  * what the machine has. Nothing is allocated. */
 vp_status vp_mc_check(const vp_config *cfg, const vp_mc_options *options, vp_error *err);
 
+/* Fills *out with the header vp_mc_profile gives the profile of cfg and
+ * options, without sampling: the engine, the norm, a copy of cfg, the
+ * VP_HAS_* fields the rows will carry, how they are sampled (width, tokens,
+ * seed, generator, method, eps) and sub_blocks; rows and n_rows are left as
+ * they are. A writer heads a run with it before the run ends. Fails with
+ * VP_EINVAL, *out untouched, when out, cfg or options is NULL; nothing else
+ * is checked (vp_mc_check does), so options it would reject are written as
+ * they are. */
+vp_status vp_mc_header(vp_profile *out, const vp_config *cfg, const vp_mc_options *options);
+
 /* Samples the profile of cfg and returns it in *out, owned by the caller
  * (vp_profile_free), with VP_HAS_BOUNDS and VP_HAS_PERCENTILES. Fails as
  * vp_mc_check does, with VP_ENOMEM when an allocation fails, VP_ETHREAD when

@@ -47,7 +47,7 @@ static inline void mc_gather(const mc_job *job, const double *samples, size_t k,
 
 /* What a Monte Carlo profile says of itself before its rows
  * (profile_set_header): the engine, the norm, cfg, the fields, the
- * sampling. Also the text writer's heading for a run not yet made. */
+ * sampling. vp_mc_header publishes it, for a writer to head a run with. */
 void mc_set_header(vp_profile *profile, const vp_config *cfg, const vp_mc_options *options);
 
 /* The reduced method, with a per-thread workspace (NULL when memory runs out). */
