@@ -79,6 +79,30 @@ vp_status vp_closed_grad(vp_profile *profile, size_t width, vp_norm norm, vp_err
  * when its config fails vp_config_check; VP_ENOMEM when memory runs out. */
 vp_status vp_closed_predict(const vp_profile *measured, vp_profile **out, vp_error *err);
 
+/* How far a normalising placement's sampled embedding share sits above the
+ * closed form at a finite width d, to first order in 1/d (varprof-maths(7),
+ * Finite width): each token's norm divides by its own statistics, which
+ * raises the mean share (Jensen), and LayerNorm's centring raises it more.
+ * u_j is sub-block j's effective gain: its row's gain, times beta^2 where
+ * the placement table's branch_beta draws the branch to beta^2 g, divided
+ * by alpha where its residual_alpha adds it to alpha x (DeepNorm's
+ * beta^2 g / alpha). */
+typedef struct {
+    double jensen;   /* the sum over sub-blocks 1 <= j <= k of
+                        u_j^2 (2 + u_j^2) / (d (1 + u_j^2)^2) */
+    double centring; /* LayerNorm's: the sum over 2 <= j <= k of
+                        u_j^2 / (2 d (1 + u_j^2)); 0 for RMSNorm */
+    double gain;     /* u, when every sub-block to k has the same, else NaN */
+} vp_share_excess;
+
+/* The relative excess of the embedding share at sub-block k of closed (a
+ * profile whose rows carry their gains, its config the placement, alpha and
+ * beta) at width `width` with `norm`, in *out. Fails with VP_EINVAL, *out
+ * untouched, when out or closed is NULL, k is 0 or not below
+ * closed->n_rows, or width is 0. */
+vp_status vp_closed_share_excess(vp_share_excess *out, const vp_profile *closed, size_t k,
+                                 size_t width, vp_norm norm);
+
 /* The top of the stack from the constant-gain formulas of the maths table
  * (v_0 = 1), evaluated directly rather than by recursion: the two are
  * independent routes to the same numbers. */

@@ -2,6 +2,7 @@
 #ifndef VARPROF_COMPARE_H
 #define VARPROF_COMPARE_H
 
+#include "varprof/closed.h"
 #include "varprof/profile.h"
 
 /* The forward half's three, then the backward half's two, compared only
@@ -44,6 +45,13 @@ typedef struct {
     double worst_closed, worst_sampled, worst_se_units, worst_relative;
     size_t width; /* the sampled profile's width d and norm, which set how far */
     vp_norm norm; /* a normalising placement's share may sit above the closed form */
+    /* Where the two differ most in a normalising placement's (norm_stream)
+       embedding share at a branch sub-block and a finite width: 1, and in
+       share_excess how far the closed form at that width would put it above
+       the infinite-width one at worst_k (vp_closed_share_excess), which says
+       why they differ; else 0 and zeros. */
+    int has_share_excess;
+    vp_share_excess share_excess;
 } vp_comparison;
 
 /* Compares every row both profiles have (same placement and layers, the
@@ -53,7 +61,8 @@ typedef struct {
  * difference in standard errors is (sampled - closed) / se; a zero se with a
  * difference counts as infinitely many. With hundreds of figures a few lie
  * beyond 3 standard errors by chance alone, so the two agree unless one lies
- * beyond family_se. */
+ * beyond family_se. Where they differ most in a normalising placement's
+ * embedding share, it fills share_excess from the closed profile's gains. */
 vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double n_se,
                      double rel_floor, vp_comparison *out);
 

@@ -63,6 +63,18 @@ double compare_se_units(double closed_value, double sampled_value, double se)
     return diff > 0.0 ? HUGE_VAL : -HUGE_VAL;
 }
 
+/* A norm on the stream divides each token by its own statistics: where the
+ * worst disagreement is such a placement's share, the closed form at the
+ * sampled width says how far above the limit it should sit. */
+static void set_share_excess(const vp_profile *closed, vp_comparison *out)
+{
+    if (out->disagree == 0 || !vp_placement_traits_of(closed->config.placement)->norm_stream ||
+        out->worst_quantity != VP_Q_EMBEDDING_SHARE)
+        return;
+    out->has_share_excess = vp_closed_share_excess(&out->share_excess, closed, out->worst_k,
+                                                   out->width, out->norm) == VP_OK;
+}
+
 vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double n_se,
                      double rel_floor, vp_comparison *out)
 {
@@ -106,5 +118,6 @@ vp_status vp_compare(const vp_profile *closed, const vp_profile *sampled, double
             }
         }
     }
+    set_share_excess(closed, out);
     return VP_OK;
 }

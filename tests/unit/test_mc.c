@@ -174,7 +174,10 @@ static char *why_line(vp_placement placement, size_t layers, double gain, size_t
                          .worst_se_units = 5,
                          .worst_relative = 0.1,
                          .width = width,
-                         .norm = norm};
+                         .norm = norm,
+                         .has_share_excess = 1};
+    /* what vp_compare fills where a normalising placement's share differs */
+    assert_int_equal(vp_closed_share_excess(&cmp.share_excess, closed, k, width, norm), VP_OK);
     char *text = NULL;
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
