@@ -51,17 +51,16 @@ typedef struct {
     size_t heads, ffn_mult, vocab, batch, tokens;
     size_t kv_heads, head_dim; /* the forward pass's where not the defaults (H, d / H); else 0 */
     size_t ffn_width; /* the MLP's hidden width; ffn_mult 0 when the width does not divide it */
-    const char *mlp;  /* the MLP's kind, vp_mlp_name's; NULL for the Monte Carlo */
-    const char *bias; /* the projections' biases, vp_bias_name's; NULL for the Monte Carlo */
+    vp_mlp mlp;       /* the forward pass's MLP kind; 0 for the Monte Carlo */
+    vp_bias bias;     /* the forward pass's biases; 0 for the Monte Carlo */
     int qk_norm;      /* a vp_qk_norm (forward.h): 0 none, 1 per head, 2 over the full width */
     /* Gemma-2's: the embedding's factor (0 or 1: none), the scores' factor
        where not 1/sqrt(hd) and the scores' and logits' soft caps (0: none) */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;
-    const char *loss;      /* the forward pass's loss with VP_HAS_GRAD ("copy",
-                         "next", "random"), NULL otherwise; static storage */
-    const char *positions; /* the forward pass's positions other than none
-                              ("learned", "rope"), else NULL; static storage */
-    double rope_theta;     /* with positions rope; else 0 */
+    vp_loss loss;           /* the forward pass's loss, where has_loss */
+    int has_loss;           /* 1: the forward pass's backward made a loss (VP_HAS_GRAD) */
+    vp_positions positions; /* the forward pass's positions; none for the Monte Carlo */
+    double rope_theta;      /* with positions rope; else 0 */
     double rope_factor, rope_low, rope_high, rope_context; /* Llama 3's rope scaling
                                                                (factor 0: none) */
     /* the forward pass's weights: 1 drawn as the matmuls use them (none

@@ -86,7 +86,7 @@ static double field_loss(const vp_profile *profile, size_t k)
 
 static int has_loss(const vp_profile *profile)
 {
-    return (profile->fields & VP_HAS_GRAD) && profile->sampling.loss != NULL;
+    return (profile->fields & VP_HAS_GRAD) && profile->sampling.has_loss;
 }
 
 static double field_grad_size(const vp_profile *profile, size_t k)

@@ -38,8 +38,8 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
         .ffn_mult =
             vp_forward_ffn_width(o) % o->width == 0 ? vp_forward_ffn_width(o) / o->width : 0,
         .ffn_width = vp_forward_ffn_width(o),
-        .mlp = vp_mlp_name(o->mlp),
-        .bias = vp_bias_name(o->bias),
+        .mlp = o->mlp,
+        .bias = o->bias,
         .vocab = o->vocab,
         .batch = o->batch,
         .tokens = o->tokens,
@@ -65,7 +65,7 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
         profile->sampling.kept_bytes =
             (double)fw_saved_floats(&shape, o->batch * o->tokens) * sizeof(float);
     if (o->positions != VP_POSITIONS_NONE) {
-        profile->sampling.positions = vp_positions_name(o->positions);
+        profile->sampling.positions = o->positions;
         profile->sampling.rope_theta = o->positions == VP_POSITIONS_ROPE ? o->rope_theta : 0.0;
         if (o->positions == VP_POSITIONS_ROPE && o->rope_scaling.factor > 0.0) {
             profile->sampling.rope_factor = o->rope_scaling.factor;

@@ -381,7 +381,8 @@ void fw_backward(fw_run *r, const vp_forward_options *o, vp_profile *profile)
     fw_bw b = {.r = r, .o = o, .thread_ws = r->backward_thread_ws};
     lay_out(&b, r->backward_block, m, r->rows);
     profile->fields |= VP_HAS_GRAD;
-    profile->sampling.loss = vp_loss_name(o->loss);
+    profile->sampling.loss = o->loss;
+    profile->sampling.has_loss = 1;
     const fw_saved *top = &r->saved[K + 1];
     fw_head_loss(&b, top->h, m->has_final_norm ? b.dz : b.dx, &profile->loss);
     if (m->has_final_norm) {

@@ -52,6 +52,100 @@ static cJSON *row_object(const vp_profile *profile, size_t k)
     return o;
 }
 
+/* The forward pass's positions, and RoPE's theta and scaling where set. */
+static void add_positions(cJSON *sampling, const vp_sampling *sm)
+{
+    const int positions = sm->positions != VP_POSITIONS_NONE;
+    if (positions) /* none goes unsaid: the default's JSON stands */
+        add_text(sampling, "positions", vp_positions_name(sm->positions));
+    if (positions && sm->rope_theta > 0.0)
+        add_number(sampling, "rope_theta", sm->rope_theta, 1);
+    if (positions && sm->rope_factor > 0.0) {
+        cJSON *scaling = cJSON_AddObjectToObject(sampling, "rope_scaling");
+        add_text(scaling, "rope_type", "llama3");
+        add_number(scaling, "factor", sm->rope_factor, 1);
+        add_number(scaling, "low_freq_factor", sm->rope_low, 1);
+        add_number(scaling, "high_freq_factor", sm->rope_high, 1);
+        add_number(scaling, "original_max_position_embeddings", sm->rope_context, 1);
+    }
+}
+
+/* The forward pass's network: method holds its init ("gain", "torch",
+ * "loaded weights"); the loss and what the backward held with --grad. */
+static void add_network(cJSON *sampling, const vp_profile *profile)
+{
+    const vp_sampling *sm = &profile->sampling;
+    add_number(sampling, "heads", (double)sm->heads, sm->heads > 0);
+    if (sm->kv_heads) /* the defaults go unsaid: their JSON stands */
+        add_number(sampling, "kv_heads", (double)sm->kv_heads, 1);
+    if (sm->head_dim)
+        add_number(sampling, "head_dim", (double)sm->head_dim, 1);
+    add_number(sampling, "ffn_mult", (double)sm->ffn_mult, sm->ffn_mult > 0);
+    if (sm->mlp != VP_MLP_GELU) /* the default's JSON stands */
+        add_text(sampling, "mlp", vp_mlp_name(sm->mlp));
+    if (sm->bias != VP_BIAS_ALL)
+        add_text(sampling, "bias", vp_bias_name(sm->bias));
+    if (sm->ffn_mult == 0)
+        add_number(sampling, "ffn_width", (double)sm->ffn_width, 1);
+    add_number(sampling, "vocab", (double)sm->vocab, 1);
+    add_number(sampling, "batch", (double)sm->batch, 1);
+    add_number(sampling, "tokens", (double)sm->tokens, 1);
+    cJSON_AddBoolToObject(sampling, "qk_norm", sm->qk_norm);
+    if (sm->qk_norm == 2) /* OLMo-2's; per head goes unsaid */
+        add_text(sampling, "qk_norm_over", "full width");
+    if (sm->embed_scale > 0.0 && sm->embed_scale != 1.0)
+        add_number(sampling, "embed_scale", sm->embed_scale, 1);
+    if (sm->attn_scale > 0.0)
+        add_number(sampling, "attn_scale", sm->attn_scale, 1);
+    if (sm->attn_softcap > 0.0)
+        add_number(sampling, "attn_softcap", sm->attn_softcap, 1);
+    if (sm->logit_softcap > 0.0)
+        add_number(sampling, "logit_softcap", sm->logit_softcap, 1);
+    add_positions(sampling, sm);
+    if (sm->has_loss && (profile->fields & VP_HAS_GRAD)) { /* --grad only */
+        add_text(sampling, "loss", vp_loss_name(sm->loss));
+        add_number(sampling, "loss_value", profile->loss, 1);
+        /* what the backward held, as the text's summary says */
+        add_text(sampling, "activations", sm->recomputed ? "recomputed" : "kept");
+        add_number(sampling, "activation_bytes", sm->kept_bytes, 1);
+        add_text(sampling, "weights", sm->weights_drawn ? "drawn" : "stored");
+    }
+}
+
+/* How the rows were sampled: the method, width, tokens, seed, generator
+ * and eps, and the forward pass's network. */
+static void add_sampling(cJSON *o, const vp_profile *profile)
+{
+    const vp_sampling *sm = &profile->sampling;
+    cJSON *sampling = cJSON_AddObjectToObject(o, "sampling");
+    if (!sampling)
+        return;
+    add_text(sampling, "method", vp_sampling_method_name(sm->method));
+    add_number(sampling, "width", (double)sm->width, 1);
+    add_number(sampling, "trials", (double)sm->trials, 1);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", sm->seed); /* every digit of a 64-bit seed */
+    cJSON_AddRawToObject(sampling, "seed", seed);
+    add_text(sampling, "generator", sm->generator);
+    add_number(sampling, "eps", sm->eps, 1);
+    if (profile->engine == VP_ENGINE_FORWARD)
+        add_network(sampling, profile);
+}
+
+/* The top of the stack, as vp_profile_get_top gives it. */
+static void add_top(cJSON *o, const vp_profile *profile)
+{
+    const vp_profile_top top = vp_profile_get_top(profile);
+    cJSON *summary = cJSON_AddObjectToObject(o, "top");
+    if (summary) {
+        add_number(summary, "sub_block", (double)top.sub_block, 1);
+        add_number(summary, "stream_size", top.stream_size, 1);
+        add_number(summary, "update_ratio", top.update_ratio, top.sub_block > 0);
+        add_number(summary, "embedding_share", top.embedding_share, 1);
+        add_number(summary, "log2_embedding_share", top.log2_share, 1);
+    }
+}
+
 static cJSON *profile_object(const vp_profile *profile)
 {
     const vp_config *cfg = &profile->config;
@@ -80,82 +174,13 @@ static cJSON *profile_object(const vp_profile *profile)
     if (profile->fields & VP_HAS_GRAD)
         cJSON_AddBoolToObject(o, "final_norm", vp_config_has_final_norm(cfg));
     /* the batch's loss to full precision, where the forward's backward made one */
-    if ((profile->fields & VP_HAS_GRAD) && profile->sampling.loss)
+    if ((profile->fields & VP_HAS_GRAD) && profile->sampling.has_loss)
         add_number(o, "loss", profile->loss, 1);
-    if (profile->sampling.generator) {
-        const vp_sampling *sm = &profile->sampling;
-        cJSON *sampling = cJSON_AddObjectToObject(o, "sampling");
-        if (sampling) {
-            add_text(sampling, "method", vp_sampling_method_name(sm->method));
-            add_number(sampling, "width", (double)sm->width, 1);
-            add_number(sampling, "trials", (double)sm->trials, 1);
-            char seed[32];
-            snprintf(seed, sizeof seed, "%llu", sm->seed); /* every digit of a 64-bit seed */
-            cJSON_AddRawToObject(sampling, "seed", seed);
-            add_text(sampling, "generator", sm->generator);
-            add_number(sampling, "eps", sm->eps, 1);
-            if (profile->engine == VP_ENGINE_FORWARD) {
-                /* the network: method holds its init ("gain", "torch", "loaded weights") */
-                add_number(sampling, "heads", (double)sm->heads, sm->heads > 0);
-                if (sm->kv_heads) /* the defaults go unsaid: their JSON stands */
-                    add_number(sampling, "kv_heads", (double)sm->kv_heads, 1);
-                if (sm->head_dim)
-                    add_number(sampling, "head_dim", (double)sm->head_dim, 1);
-                add_number(sampling, "ffn_mult", (double)sm->ffn_mult, sm->ffn_mult > 0);
-                if (sm->mlp && strcmp(sm->mlp, "gelu") != 0) /* the default's JSON stands */
-                    add_text(sampling, "mlp", sm->mlp);
-                if (sm->bias && strcmp(sm->bias, "yes") != 0)
-                    add_text(sampling, "bias", sm->bias);
-                if (sm->ffn_mult == 0)
-                    add_number(sampling, "ffn_width", (double)sm->ffn_width, 1);
-                add_number(sampling, "vocab", (double)sm->vocab, 1);
-                add_number(sampling, "batch", (double)sm->batch, 1);
-                add_number(sampling, "tokens", (double)sm->tokens, 1);
-                cJSON_AddBoolToObject(sampling, "qk_norm", sm->qk_norm);
-                if (sm->qk_norm == 2) /* OLMo-2's; per head goes unsaid */
-                    add_text(sampling, "qk_norm_over", "full width");
-                if (sm->embed_scale > 0.0 && sm->embed_scale != 1.0)
-                    add_number(sampling, "embed_scale", sm->embed_scale, 1);
-                if (sm->attn_scale > 0.0)
-                    add_number(sampling, "attn_scale", sm->attn_scale, 1);
-                if (sm->attn_softcap > 0.0)
-                    add_number(sampling, "attn_softcap", sm->attn_softcap, 1);
-                if (sm->logit_softcap > 0.0)
-                    add_number(sampling, "logit_softcap", sm->logit_softcap, 1);
-                if (sm->positions) /* none goes unsaid: the default's JSON stands */
-                    add_text(sampling, "positions", sm->positions);
-                if (sm->positions && sm->rope_theta > 0.0)
-                    add_number(sampling, "rope_theta", sm->rope_theta, 1);
-                if (sm->positions && sm->rope_factor > 0.0) {
-                    cJSON *scaling = cJSON_AddObjectToObject(sampling, "rope_scaling");
-                    add_text(scaling, "rope_type", "llama3");
-                    add_number(scaling, "factor", sm->rope_factor, 1);
-                    add_number(scaling, "low_freq_factor", sm->rope_low, 1);
-                    add_number(scaling, "high_freq_factor", sm->rope_high, 1);
-                    add_number(scaling, "original_max_position_embeddings", sm->rope_context, 1);
-                }
-                if (sm->loss && (profile->fields & VP_HAS_GRAD)) { /* --grad only */
-                    add_text(sampling, "loss", sm->loss);
-                    add_number(sampling, "loss_value", profile->loss, 1);
-                    /* what the backward held, as the text's summary says */
-                    add_text(sampling, "activations", sm->recomputed ? "recomputed" : "kept");
-                    add_number(sampling, "activation_bytes", sm->kept_bytes, 1);
-                    add_text(sampling, "weights", sm->weights_drawn ? "drawn" : "stored");
-                }
-            }
-        }
-    } else {
+    if (profile->sampling.generator)
+        add_sampling(o, profile);
+    else
         cJSON_AddNullToObject(o, "sampling");
-    }
-    const vp_profile_top top = vp_profile_get_top(profile);
-    cJSON *summary = cJSON_AddObjectToObject(o, "top");
-    if (summary) {
-        add_number(summary, "sub_block", (double)top.sub_block, 1);
-        add_number(summary, "stream_size", top.stream_size, 1);
-        add_number(summary, "update_ratio", top.update_ratio, top.sub_block > 0);
-        add_number(summary, "embedding_share", top.embedding_share, 1);
-        add_number(summary, "log2_embedding_share", top.log2_share, 1);
-    }
+    add_top(o, profile);
     return o;
 }
 

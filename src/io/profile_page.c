@@ -97,9 +97,9 @@ static void write_caption(const vp_profile *p, vp_page_table *table)
         snprintf(caption + used, size - used, ", width %zu, %zu tokens", p->sampling.width,
                  p->sampling.trials);
     used = strlen(caption);
-    if ((p->fields & VP_HAS_GRAD) && p->sampling.loss)
-        snprintf(caption + used, size - used, ", loss %s %.*g on the batch", p->sampling.loss,
-                 VP_PAGE_SIGNIFICANT, p->loss);
+    if ((p->fields & VP_HAS_GRAD) && p->sampling.has_loss)
+        snprintf(caption + used, size - used, ", loss %s %.*g on the batch",
+                 vp_loss_name(p->sampling.loss), VP_PAGE_SIGNIFICANT, p->loss);
 }
 
 /* Where the rows stop early, or the gradient does, as the text says it. */

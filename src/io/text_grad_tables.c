@@ -6,8 +6,73 @@
 
 #include "varprof/compare.h"
 #include "varprof/text.h"
-#include "core/compare_internal.h"
+#include "io/text_columns.h"
 #include "io/text_internal.h"
+
+/* A figure of profile p of the table's, one space from the last where
+ * tight; a difference in standard errors, beside the figure it is of. */
+#define FIGURE(k, h, w, p, t)                                                                      \
+    {                                                                                              \
+        .key = (k), .head = (h), .width = (w), .cell = TEXT_CELL_NUMBER, .format = "%.5g",         \
+        .from = (p), .tight = (t)                                                                  \
+    }
+#define SE(k, w, kind)                                                                             \
+    {                                                                                              \
+        .key = (k), .head = "(SE)", .width = (w), .cell = (kind), .from = 1, .tight = 1            \
+    }
+
+/* The Monte Carlo's backward half (profile 1) against the closed form's
+ * (profile 0): in 80 columns the sampled figure and its difference in
+ * standard errors; --wide puts the closed form's before it. */
+static const text_column g_s_80 = FIGURE("grad_var", "grad var", 11, 1, 0);
+static const text_column g_se_80 = SE("grad_var", 7, TEXT_CELL_SE_80);
+static const text_column wg_s_80 = FIGURE("weight_grad", "weight grad", 11, 1, 0);
+static const text_column wg_se_80 = SE("weight_grad", 7, TEXT_CELL_SE_80);
+static const text_column size_s_80 = FIGURE("grad_size", "grad size", 11, 1, 0);
+static const text_column g_c = FIGURE("grad_var", "G closed", 11, 0, 0);
+static const text_column g_s = FIGURE("grad_var", "sampled", 11, 1, 1);
+static const text_column g_se = SE("grad_var", 6, TEXT_CELL_SE);
+static const text_column wg_c = FIGURE("weight_grad", "wgrad cl.", 11, 0, 0);
+static const text_column wg_s = FIGURE("weight_grad", "sampled", 11, 1, 1);
+static const text_column wg_se = SE("weight_grad", 6, TEXT_CELL_SE);
+static const text_column size_c = FIGURE("grad_size", "size closed", 11, 0, 0);
+static const text_column size_s = FIGURE("grad_size", "sampled", 11, 1, 1);
+
+static const text_column *const grad_side_by_side_80_columns[] = {
+    &text_col_sub_block, &text_col_part, &g_s_80, &g_se_80, &wg_s_80, &wg_se_80, &size_s_80, NULL};
+static const text_column *const grad_side_by_side_columns[] = {&text_col_sub_block,
+                                                               &text_col_part,
+                                                               &g_c,
+                                                               &g_s,
+                                                               &g_se,
+                                                               &wg_c,
+                                                               &wg_s,
+                                                               &wg_se,
+                                                               &size_c,
+                                                               &size_s,
+                                                               NULL};
+
+/* The forward pass's backward half (profile 1) against its prediction
+ * (profile 0): the gradient's size, G where the loss is the random one the
+ * prediction's unit gradient stands for, and the weight gradient. */
+static const text_column fg_sub_block = {
+    .key = "sub_block", .head = "sub-block", .width = 9, .cell = TEXT_CELL_SIZE, .from = 1};
+static const text_column fg_part = {
+    .key = "part", .head = "part", .width = -9, .cell = TEXT_CELL_TEXT, .from = 1};
+static const text_column size_p = FIGURE("grad_size", "size pred.", 10, 0, 0);
+static const text_column size_m = FIGURE("grad_size", "measured", 10, 1, 1);
+static const text_column g_p = FIGURE("grad_var", "G pred.", 10, 0, 0);
+static const text_column g_none = {
+    .key = "grad_var", .head = "G pred.", .width = 10, .cell = TEXT_CELL_DASH};
+static const text_column g_m = FIGURE("grad_var", "measured", 10, 1, 1);
+static const text_column wg_m = FIGURE("weight_grad", "weight grad", 11, 1, 0);
+#undef FIGURE
+#undef SE
+
+static const text_column *const grad_forward_random_columns[] = {
+    &fg_sub_block, &fg_part, &size_p, &size_m, &g_p, &g_m, &wg_m, NULL};
+static const text_column *const grad_forward_columns[] = {&fg_sub_block, &fg_part, &size_p, &size_m,
+                                                          &g_none,       &g_m,     &wg_m,   NULL};
 
 /* Where the gradient starts: the loss's, at the head's input, and whether a
  * final norm passes it to the stack. */
@@ -25,55 +90,21 @@ static void write_grad_side_by_side_title(FILE *out, const void *arg)
             vp_placement_name(sampled->config.placement), gradient_source(sampled));
 }
 
-/* One figure of the sampled profile and its distance from the closed form's,
- * or both figures with --wide; "-" where the figure is not the row's. */
-static void write_grad_figure(FILE *out, const vp_profile *closed, const vp_profile *sampled,
-                              size_t k, vp_quantity q, vp_text_width width)
-{
-    const int narrow = width == VP_TEXT_FIT_80;
-    if (!vp_quantity_applies(q, k)) {
-        fprintf(out, narrow ? "  %11s %7s" : "  %11s %11s %6s", "-", narrow ? "" : "-", "");
-        return;
-    }
-    double c, s, se;
-    char units[16];
-    compare_quantity_values(closed, sampled, k, q, &c, &s, &se);
-    text_se_units(units, sizeof units, compare_se_units(c, s, se), width);
-    if (narrow)
-        fprintf(out, "  %11.5g %7s", s, units);
-    else
-        fprintf(out, "  %11.5g %11.5g %6s", c, s, units);
-}
-
 vp_status vp_text_write_grad_side_by_side(FILE *out, const vp_profile *closed,
                                           const vp_profile *sampled, size_t every,
                                           vp_text_width width)
 {
     if (!(closed->fields & sampled->fields & VP_HAS_GRAD))
         return VP_OK;
-    const int narrow = width == VP_TEXT_FIT_80;
     text_write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_grad_side_by_side_title,
                               sampled);
-    if (narrow)
-        fprintf(out, "%9s  %-9s  %11s %7s  %11s %7s  %11s\n", "sub-block", "part", "grad var",
-                "(SE)", "weight grad", "(SE)", "grad size");
-    else
-        fprintf(out, "%9s  %-9s  %11s %11s %6s  %11s %11s %6s  %11s %11s\n", "sub-block", "part",
-                "G closed", "sampled", "(SE)", "wgrad cl.", "sampled", "(SE)", "size closed",
-                "sampled");
+    const vp_profile *const profiles[] = {closed, sampled};
     const size_t rows = closed->n_rows < sampled->n_rows ? closed->n_rows : sampled->n_rows;
-    for (size_t k = 0; k < rows; k++) {
-        if (!(k % every == 0 || k + 1 == rows))
-            continue;
-        fprintf(out, "%9zu  %-9s", k, vp_part_name(vp_config_part_of(&closed->config, k)));
-        write_grad_figure(out, closed, sampled, k, VP_Q_GRAD_VAR, width);
-        write_grad_figure(out, closed, sampled, k, VP_Q_WEIGHT_GRAD, width);
-        if (narrow)
-            fprintf(out, "  %11.5g\n", vp_profile_grad_size(sampled, k));
-        else
-            fprintf(out, "  %11.5g %11.5g\n", vp_profile_grad_size(closed, k),
-                    vp_profile_grad_size(sampled, k));
-    }
+    const vp_status status = text_write_table(
+        out, width == VP_TEXT_FIT_80 ? grad_side_by_side_80_columns : grad_side_by_side_columns,
+        profiles, rows, every);
+    if (status != VP_OK)
+        return status;
     return ferror(out) ? VP_EIO : VP_OK;
 }
 
@@ -85,7 +116,7 @@ static void write_grad_forward_title(FILE *out, const void *arg)
             "its prediction; the gradient's size is relative to the top, so it compares "
             "whatever the loss\n",
             vp_placement_name(forward->config.placement),
-            forward->sampling.loss ? forward->sampling.loss : "?", forward->loss,
+            forward->sampling.has_loss ? vp_loss_name(forward->sampling.loss) : "?", forward->loss,
             gradient_source(forward));
 }
 
@@ -96,27 +127,16 @@ vp_status vp_text_write_grad_forward_comparison(FILE *out, const vp_profile *pre
     if (!(predicted->fields & forward->fields & VP_HAS_GRAD))
         return VP_OK;
     text_write_lines_in_width(out, width, SENTENCE_COMMA_FROM, write_grad_forward_title, forward);
-    fprintf(out, "%9s  %-9s  %10s %10s  %10s %10s  %11s\n", "sub-block", "part", "size pred.",
-            "measured", "G pred.", "measured", "weight grad");
-    const int random_loss = forward->sampling.loss && strcmp(forward->sampling.loss, "random") == 0;
+    /* the prediction's G is a unit gradient's at the head: the random loss's */
+    const int random_loss =
+        forward->sampling.has_loss && vp_loss_traits_of(forward->sampling.loss)->seeded;
+    const vp_profile *const profiles[] = {predicted, forward};
     const size_t rows = predicted->n_rows < forward->n_rows ? predicted->n_rows : forward->n_rows;
-    for (size_t k = 0; k < rows; k++) {
-        if (!(k % every == 0 || k + 1 == rows))
-            continue;
-        const vp_row *f = &forward->rows[k];
-        fprintf(out, "%9zu  %-9s  %10.5g %10.5g", k,
-                vp_part_name(vp_config_part_of(&forward->config, k)),
-                vp_profile_grad_size(predicted, k), vp_profile_grad_size(forward, k));
-        /* the prediction's G is a unit gradient's at the head: the random loss's */
-        if (random_loss)
-            fprintf(out, "  %10.5g %10.5g", predicted->rows[k].grad_var, f->grad_var);
-        else
-            fprintf(out, "  %10s %10.5g", "-", f->grad_var);
-        if (k > 0)
-            fprintf(out, "  %11.5g\n", f->weight_grad);
-        else
-            fprintf(out, "  %11s\n", "-");
-    }
+    const vp_status status =
+        text_write_table(out, random_loss ? grad_forward_random_columns : grad_forward_columns,
+                         profiles, rows, every);
+    if (status != VP_OK)
+        return status;
     return ferror(out) ? VP_EIO : VP_OK;
 }
 

@@ -1,11 +1,16 @@
 /* The text's heading: what a profile was set to, and the network or the
- * sampling it ran, in the words the outputs have always used. */
+ * sampling it ran, in the words the outputs have always used; before a run,
+ * from the header its engine publishes. */
 #include <stdio.h>
 #include <string.h>
 
+#include "varprof/forward.h"
+#include "varprof/mc.h"
 #include "varprof/placement.h"
 #include "varprof/profile.h"
+#include "varprof/text.h"
 #include "varprof/version.h"
+#include "core/profile_header.h"
 #include "io/text_internal.h"
 
 /* Gemma-2's departures, each said where it is on */
@@ -38,8 +43,9 @@ static void format_batch(char *batch, size_t size, const vp_profile *p)
 {
     const vp_sampling *s = &p->sampling;
     const int loaded = s->method == VP_SAMPLING_LOADED;
-    const int seeded = !loaded || s->tokens_drawn ||
-                       (s->loss && (p->fields & VP_HAS_GRAD) && strcmp(s->loss, "random") == 0);
+    const int seeded =
+        !loaded || s->tokens_drawn ||
+        (s->has_loss && (p->fields & VP_HAS_GRAD) && vp_loss_traits_of(s->loss)->seeded);
     char weights[48];
     if (loaded)
         snprintf(weights, sizeof weights, "weights from file");
@@ -59,17 +65,16 @@ void text_write_network(FILE *out, const vp_profile *p)
     /* "MLP 4 x wide" for the GELU MLP (as always); another kind is named,
        a hidden width the width does not divide given whole */
     char mlp[64];
-    const int named = s->mlp && strcmp(s->mlp, "gelu") != 0;
+    const int named = s->mlp != VP_MLP_GELU;
+    const char *kind = named ? vp_mlp_name(s->mlp) : "";
     if (s->ffn_mult)
-        snprintf(mlp, sizeof mlp, "%s%sMLP %zu x wide", named ? s->mlp : "", named ? " " : "",
-                 s->ffn_mult);
+        snprintf(mlp, sizeof mlp, "%s%sMLP %zu x wide", kind, named ? " " : "", s->ffn_mult);
     else
-        snprintf(mlp, sizeof mlp, "%s%sMLP %zu wide", named ? s->mlp : "", named ? " " : "",
-                 s->ffn_width);
+        snprintf(mlp, sizeof mlp, "%s%sMLP %zu wide", kind, named ? " " : "", s->ffn_width);
     /* biases are the default and go unsaid; their absence is said */
-    if (s->bias && strcmp(s->bias, "no") == 0)
+    if (s->bias == VP_BIAS_NONE)
         snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", no biases");
-    else if (s->bias && strcmp(s->bias, "qkv") == 0)
+    else if (s->bias == VP_BIAS_QKV)
         snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", biases on q, k, v alone");
     /* "8 heads of 128 sharing 2 kv heads": a width or kv heads of their own
        are said, the defaults (d / H, H) not */
@@ -90,20 +95,22 @@ void text_write_network(FILE *out, const vp_profile *p)
         fprintf(out, "network: MLP-only layers, width %zu, %s, vocab %zu, %s\n", s->width, mlp,
                 s->vocab, batch);
     /* --grad: the loss differentiated, and its value on the batch */
-    if (s->loss && (p->fields & VP_HAS_GRAD))
-        fprintf(out, "backward: loss %s = %.6g on the batch\n", s->loss, p->loss);
+    if (s->has_loss && (p->fields & VP_HAS_GRAD))
+        fprintf(out, "backward: loss %s = %.6g on the batch\n", vp_loss_name(s->loss), p->loss);
     write_scales(out, s);
     /* positions other than none, which goes unsaid */
-    if (s->positions && s->rope_theta > 0.0 && s->rope_factor > 0.0)
+    const char *positions =
+        s->positions != VP_POSITIONS_NONE ? vp_positions_name(s->positions) : NULL;
+    if (positions && s->rope_theta > 0.0 && s->rope_factor > 0.0)
         fprintf(out,
                 "positions: %s, theta %.6g, llama3 scaling (factor %.6g, low_freq_factor "
                 "%.6g, high_freq_factor %.6g, original context %.6g)\n",
-                s->positions, s->rope_theta, s->rope_factor, s->rope_low, s->rope_high,
+                positions, s->rope_theta, s->rope_factor, s->rope_low, s->rope_high,
                 s->rope_context);
-    else if (s->positions && s->rope_theta > 0.0)
-        fprintf(out, "positions: %s, theta %.6g\n", s->positions, s->rope_theta);
-    else if (s->positions)
-        fprintf(out, "positions: %s\n", s->positions);
+    else if (positions && s->rope_theta > 0.0)
+        fprintf(out, "positions: %s, theta %.6g\n", positions, s->rope_theta);
+    else if (positions)
+        fprintf(out, "positions: %s\n", positions);
 }
 
 /* The heading's second line: what the run was set to. Loaded weights set
@@ -160,4 +167,35 @@ void text_write_heading_lines(FILE *out, const vp_profile *p)
                 vp_sampling_method_name(p->sampling.method), p->sampling.width, p->sampling.trials,
                 p->sampling.eps, p->sampling.generator, p->sampling.seed);
     fputc('\n', out);
+}
+
+static void write_heading_text(FILE *out, const void *profile)
+{
+    text_write_heading_lines(out, profile);
+}
+
+void text_write_heading(FILE *out, const vp_profile *p, vp_text_width width)
+{
+    text_write_lines_in_width(out, width, 0, write_heading_text, p); /* at commas only */
+}
+
+vp_status vp_text_write_heading(FILE *out, vp_engine engine, const vp_config *cfg,
+                                const vp_mc_options *mc, const vp_forward_options *forward,
+                                vp_text_width width)
+{
+    vp_profile header = {0}; /* what the engine will say of its profile, without rows */
+    vp_status status = VP_EINVAL;
+    if (engine == VP_ENGINE_MC)
+        status = vp_mc_header(&header, cfg, mc);
+    else if (engine == VP_ENGINE_FORWARD)
+        status = vp_forward_header(&header, cfg, forward);
+    else if (engine == VP_ENGINE_CLOSED && cfg) {
+        profile_set_header(&header, VP_ENGINE_CLOSED, VP_NORM_ANY, cfg, 0, NULL);
+        header.sub_blocks = vp_config_sub_blocks(cfg);
+        status = VP_OK;
+    }
+    if (status != VP_OK)
+        return status;
+    text_write_heading(out, &header, width);
+    return ferror(out) ? VP_EIO : VP_OK;
 }

@@ -1,5 +1,6 @@
-/* What the text writers share: sentences broken to fit 80 columns and a
- * difference in standard errors as the tables write it. */
+/* What the text writers share: sentences broken to fit 80 columns, a
+ * difference in standard errors as the tables write it, and the heading.
+ * The tables' columns are io/text_columns.h. */
 #ifndef VARPROF_IO_TEXT_INTERNAL_H
 #define VARPROF_IO_TEXT_INTERNAL_H
 
@@ -29,17 +30,14 @@ void text_se_units(char *buf, size_t size, double units, vp_text_width width);
  * VP_HAS_GRAD. */
 double text_grad_size_gap(const vp_profile *predicted, const vp_profile *forward, size_t *at);
 
-/* The column heads and rows of a sampled (VP_HAS_BOUNDS) or a measured
- * (VP_HAS_MEASURED) profile with the backward half (VP_HAS_GRAD). */
-void text_write_grad_sampled_head(FILE *out, vp_text_width width);
-void text_write_grad_sampled_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width);
-void text_write_grad_measured_head(FILE *out, vp_text_width width);
-void text_write_grad_measured_row(FILE *out, const vp_profile *p, size_t k, vp_text_width width);
-
 /* The heading's lines, each whole (text_write_lines_in_width breaks them):
  * the engine, placement and depth; what the run was set to; the network
  * (text_write_network) or the Monte Carlo's sampling; a blank line. */
 void text_write_heading_lines(FILE *out, const vp_profile *p);
+
+/* The heading's lines, broken after a comma to fit 80 columns with
+ * VP_TEXT_FIT_80. */
+void text_write_heading(FILE *out, const vp_profile *p, vp_text_width width);
 
 /* The forward pass's network, its batch, weights, eps and seed where
  * something was drawn from it, the loss, Gemma-2's scales and positions. */
