@@ -336,8 +336,8 @@ FUZZ_CC ?= clang
 FUZZ_BUILD := build-fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
   -fno-omit-frame-pointer
-FUZZ_CLI_OBJ = $(addprefix $(BUILD)/src/cli/,options.o stack_options.o sampling_options.o \
-  output_file.o dash_lookalike.o nearest_name.o wrap_text.o)
+FUZZ_CLI_OBJ = $(addprefix $(BUILD)/src/cli/,options.o option_table.o stack_options.o \
+  sampling_options.o output_file.o dash_lookalike.o nearest_name.o wrap_text.o)
 
 .PHONY: fuzz fuzz-build fuzz-replay fuzz-bins $(FUZZ_TARGETS:%=fuzz-run-%)
 fuzz: fuzz-build

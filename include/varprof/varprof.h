@@ -13,6 +13,7 @@
 #include "varprof/figures.h"
 #include "varprof/format.h"
 #include "varprof/forward.h"
+#include "varprof/forward_setup.h"
 #include "varprof/gains_file.h"
 #include "varprof/gauss.h"
 #include "varprof/grads_csv.h"

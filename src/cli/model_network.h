@@ -7,13 +7,10 @@
 #include "options.h"
 #include "varprof/varprof.h"
 
-/* Sets each part of cfg and fw that args leaves open from model's shape.
- * A model without a shape keeps fw as it is. Returns EXIT_OK, or
- * EXIT_USAGE after printing what of the model the forward pass cannot
- * build and the option that runs a stand-in, where one does: positions it
- * has not, biases on the MLP alone, Llama 3.1's scaled RoPE; and, whatever
- * is given, a bidirectional encoder, a mixture of experts, Gemma's and
- * OLMo 2's own norms and scales. */
+/* Sets each part of cfg and fw that args leaves open from model's shape
+ * (vp_forward_options_from_model), the norm and QK-norm included. Returns
+ * EXIT_OK, or EXIT_USAGE after printing what of the model the forward pass
+ * cannot build and the option that runs a stand-in, where one does. */
 int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
                   vp_forward_options *fw);
 

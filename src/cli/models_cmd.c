@@ -103,6 +103,62 @@ static void write_shape(const vp_model *m, int wide)
     write_wrapped(stdout, s->source, 18, 18, wide ? 0 : TEXT_COLUMNS);
 }
 
+/* One model's rows: its name, year, layers, placement, norm, QK-norm and
+ * parameter count (counting a partial count in *partial_counts), its
+ * source, its own scales and its shape. */
+static void write_model(const vp_model *m, int wide, int with_counts, size_t *partial_counts)
+{
+    char parameters[32] = "-";
+    double count;
+    if (vp_model_parameters(m, &count) == VP_OK) {
+        format_parameters(count, parameters, sizeof parameters);
+        *partial_counts += m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE;
+    }
+    /* a star after the count marks one that is not the model's */
+    const char *partial =
+        m->shape.known && m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE ? "*" : "";
+    printf("%-18s  %4d  %6zu  %-12s  %-9s  %-*s", m->name, m->year, m->layers,
+           vp_placement_name(m->placement), vp_norm_name(m->norm), wide || with_counts ? 7 : 0,
+           m->qk_norm ? "yes" : "no");
+    if (with_counts)
+        printf("  %6s%-*s", parameters, wide ? 1 : 0, partial);
+    if (wide) {
+        printf("  %s\n", m->source);
+    } else {
+        printf("\n    source: ");
+        write_wrapped(stdout, m->source, 12, 12, TEXT_COLUMNS);
+    }
+    if (m->alpha.text[0] || m->beta.text[0]) {
+        char scales[1400];
+        snprintf(scales, sizeof scales, "its own alpha %s, beta %s%s; source: %s",
+                 m->alpha.text[0] ? m->alpha.text : "DeepNet's",
+                 m->beta.text[0] ? m->beta.text : "DeepNet's",
+                 m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "", m->scale_source);
+        fputs("    ", stdout);
+        write_wrapped(stdout, scales, 4, 4, wide ? 0 : TEXT_COLUMNS);
+    }
+    write_shape(m, wide);
+}
+
+/* The table as text; in 80 columns the source, up to 200 characters, goes
+ * on lines of its own. */
+static void write_text_table(const vp_model_table *table, int wide)
+{
+    /* a table without shapes (the old 7 or 10 columns) is shown as before,
+     * without the parameter counts */
+    int with_counts = 0;
+    for (size_t i = 0; i < table->count; i++)
+        with_counts |= table->models[i].shape.known;
+    printf("%-18s  %4s  %6s  %-12s  %-9s  %-*s%s%s\n", "model", "year", "layers", "placement",
+           "norm", wide || with_counts ? 7 : 0, "qk-norm", with_counts ? "  params" : "",
+           wide ? (with_counts ? "   source" : "  source") : "");
+    size_t partial_counts = 0;
+    for (size_t i = 0; i < table->count; i++)
+        write_model(&table->models[i], wide, with_counts, &partial_counts);
+    if (partial_counts)
+        puts("* the count of the row's shape, not the model's: see its shape line");
+}
+
 int run_models(const cli_args *args)
 {
     output_format format = FORMAT_TEXT;
@@ -121,55 +177,7 @@ int run_models(const cli_args *args)
         vp_model_table_free(&table);
         return rc;
     }
-    /* in 80 columns the source, up to 200 characters, goes on lines of its own */
-    const int wide = args->given[OPT_WIDE];
-    /* a table without shapes (the old 7 or 10 columns) is shown as before,
-     * without the parameter counts */
-    int with_counts = 0;
-    // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) EXIT_OK: filled
-    for (size_t i = 0; i < table.count; i++)
-        with_counts |= table.models[i].shape.known;
-    printf("%-18s  %4s  %6s  %-12s  %-9s  %-*s%s%s\n", "model", "year", "layers", "placement",
-           "norm", wide || with_counts ? 7 : 0, "qk-norm", with_counts ? "  params" : "",
-           wide ? (with_counts ? "   source" : "  source") : "");
-    size_t partial_counts = 0;
-    // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult) EXIT_OK: filled
-    for (size_t i = 0; i < table.count; i++) {
-        const vp_model *m = &table.models[i];
-        char parameters[32] = "-";
-        double count;
-        if (vp_model_parameters(m, &count) == VP_OK) {
-            format_parameters(count, parameters, sizeof parameters);
-            partial_counts += m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE;
-        }
-        /* a star after the count marks one that is not the model's */
-        const char *partial =
-            m->shape.known && m->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE ? "*" : "";
-        printf("%-18s  %4d  %6zu  %-12s  %-9s  %-*s", m->name, m->year, m->layers,
-               vp_placement_name(m->placement), vp_norm_name(m->norm), wide || with_counts ? 7 : 0,
-               m->qk_norm ? "yes" : "no");
-        if (with_counts)
-            printf("  %6s%-*s", parameters, wide ? 1 : 0, partial);
-        if (wide) {
-            printf("  %s\n", m->source);
-        } else {
-            printf("\n    source: ");
-            write_wrapped(stdout, m->source, 12, 12, TEXT_COLUMNS);
-        }
-        if (m->alpha.text[0] || m->beta.text[0]) {
-            char scales[1400];
-            snprintf(scales, sizeof scales, "its own alpha %s, beta %s%s; source: %s",
-                     m->alpha.text[0] ? m->alpha.text : "DeepNet's",
-                     m->beta.text[0] ? m->beta.text : "DeepNet's",
-                     m->alpha.per_layer || m->beta.per_layer ? ", N its layers" : "",
-                     m->scale_source);
-            fputs("    ", stdout);
-            write_wrapped(stdout, scales, 4, 4, wide ? 0 : TEXT_COLUMNS);
-        }
-        write_shape(m, wide);
-    }
-    if (partial_counts)
-        puts("* the count of the row's shape, not the model's: see its shape line");
+    write_text_table(&table, args->given[OPT_WIDE]);
     vp_model_table_free(&table);
     return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");
 }

@@ -103,28 +103,11 @@ static int read_attention_shape(vp_forward_options *fw, int widthless)
     return EXIT_OK;
 }
 
-int read_forward_options(const cli_args *args, vp_forward_options *fw)
+/* The network's kinds: MLP, biases, tied head, weight storage, activations kept. */
+static int read_kinds(const cli_args *args, vp_forward_options *fw)
 {
-    static const char *const inits[] = {"gain", "torch", NULL};
-    vp_forward_options_init(fw);
-    fw->threads = default_threads();
-    int init = 0, rc;
-    size_t seed = (size_t)fw->seed;
-    if ((rc = read_norm(args, &fw->norm, &fw->eps)) != EXIT_OK ||
-        (rc = cli_choice(args, OPT_INIT, inits, &init)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_WIDTH, 1, VP_FORWARD_MAX_WIDTH, &fw->width)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_HEADS, 1, VP_FORWARD_MAX_WIDTH, &fw->heads)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_KV_HEADS, 1, VP_FORWARD_MAX_WIDTH, &fw->kv_heads)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_HEAD_DIM, 1, VP_FORWARD_MAX_WIDTH, &fw->head_dim)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_FFN_MULT, 1, VP_FORWARD_MAX_FFN_MULT, &fw->ffn_mult)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_VOCAB, 1, VP_FORWARD_MAX_VOCAB, &fw->vocab)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_BATCH, 1, VP_FORWARD_MAX_BATCH, &fw->batch)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_TOKENS, 1, VP_FORWARD_MAX_TOKENS, &fw->tokens)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_THREADS, 1, VP_MC_MAX_THREADS, &fw->threads)) != EXIT_OK ||
-        (rc = cli_size(args, OPT_SEED, 0, SIZE_MAX, &seed)) != EXIT_OK)
-        return rc;
-    fw->init = init == 1 ? VP_INIT_TORCH : VP_INIT_GAIN;
-    /* the MLP: its kind, and its width exactly or in widths */
+    int rc;
+    /* the MLP: its kind (its width exactly or in widths: read_forward_options) */
     static const char *const mlps[] = {"gelu",  "gelu-tanh",  "relu", "swiglu",
                                        "geglu", "geglu-tanh", NULL};
     int mlp = VP_MLP_GELU;
@@ -151,6 +134,32 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
     if ((rc = cli_choice(args, OPT_ACTIVATIONS, keeps, &activations)) != EXIT_OK)
         return rc;
     fw->activations = activations;
+    return EXIT_OK;
+}
+
+int read_forward_options(const cli_args *args, vp_forward_options *fw)
+{
+    static const char *const inits[] = {"gain", "torch", NULL};
+    vp_forward_options_init(fw);
+    fw->threads = default_threads();
+    int init = 0, rc;
+    size_t seed = (size_t)fw->seed;
+    if ((rc = read_norm(args, &fw->norm, &fw->eps)) != EXIT_OK ||
+        (rc = cli_choice(args, OPT_INIT, inits, &init)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_WIDTH, 1, VP_FORWARD_MAX_WIDTH, &fw->width)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_HEADS, 1, VP_FORWARD_MAX_WIDTH, &fw->heads)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_KV_HEADS, 1, VP_FORWARD_MAX_WIDTH, &fw->kv_heads)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_HEAD_DIM, 1, VP_FORWARD_MAX_WIDTH, &fw->head_dim)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_FFN_MULT, 1, VP_FORWARD_MAX_FFN_MULT, &fw->ffn_mult)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_VOCAB, 1, VP_FORWARD_MAX_VOCAB, &fw->vocab)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_BATCH, 1, VP_FORWARD_MAX_BATCH, &fw->batch)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_TOKENS, 1, VP_FORWARD_MAX_TOKENS, &fw->tokens)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_THREADS, 1, VP_MC_MAX_THREADS, &fw->threads)) != EXIT_OK ||
+        (rc = cli_size(args, OPT_SEED, 0, SIZE_MAX, &seed)) != EXIT_OK)
+        return rc;
+    fw->init = init == 1 ? VP_INIT_TORCH : VP_INIT_GAIN;
+    if ((rc = read_kinds(args, fw)) != EXIT_OK)
+        return rc;
     const option_id mult = args->given[OPT_TRAIN_FFN_MULT] ? OPT_TRAIN_FFN_MULT : OPT_FFN_MULT;
     if (args->given[OPT_FFN_WIDTH] && args->given[mult])
         return cli_usage_error("--ffn-width and --ffn-mult both given; --ffn-mult M is the "

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fix_hint.h"
 #include "commands.h"
 #include "option_lists.h"
 #include "output_file.h"
@@ -153,16 +154,9 @@ static int read_weights(const cli_args *args, train_request *req)
                                OPT_TRAIN_LAYERS, OPT_TRAIN_BLOCK);
     vp_config shape = req->base;
     shape.layers = req->layers[0];
-    weights_shape_given shape_given = given;
-    if (checkpoint) { /* config.json first: its heads read the tensors */
-        if (weights_arch_adopt(&arch, &given, &req->network, &err) != VP_OK)
-            return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
-        shape_given.heads = shape_given.head_dim = 1;
-    }
-    if ((rc = weights_refuse_shape(args, &req->weights, &shape_given, &shape, &req->network)))
-        return rc; /* the shape options the file fixes, said before anything runs */
-    if (weights_shape_adopt(&req->weights, &shape_given, &shape, &req->network, &err) != VP_OK)
-        return cli_usage_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
+    if ((rc = weights_adopt(args, &req->weights, checkpoint ? &arch : NULL, &given, &shape,
+                            &req->network, 1)) != EXIT_OK)
+        return rc;
     if (checkpoint) {
         if (args->given[OPT_TRAIN_PLACEMENT] &&
             (req->n_placements != 1 || req->placements[0] != arch.placement))
@@ -315,7 +309,7 @@ static int make_jobs(const cli_args *args, train_request *req)
                         }
                         vp_error err;
                         if (vp_train_check(&job->config, &job->network, &job->train, &err) != VP_OK)
-                            return cli_usage_error("%s", err.message);
+                            return cli_usage_error("%s%s", err.message, cli_fix_hint(&err));
                         req->n_jobs++;
                     }
     if (args->given[OPT_SAVE] && req->n_jobs != 1)

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "output_file.h"
+#include "varprof/forward_setup.h"
 #include "varprof/hf_checkpoint.h"
 
 int weights_refuse_settings(const cli_args *args)
@@ -96,16 +97,16 @@ int weights_refuse_checkpoint_file(const cli_args *args, const vp_safetensors *w
 }
 
 int weights_refuse_shape(const cli_args *args, const vp_safetensors *weights,
-                         const weights_shape_given *given, const vp_config *cfg,
-                         const vp_forward_options *fw)
+                         const vp_hf_architecture *arch, const weights_shape_given *given,
+                         const vp_config *cfg, const vp_forward_options *fw)
 {
     /* the file's own shape: nothing of it given */
-    weights_shape_given none = *given;
-    none.width = none.vocab = none.ffn_mult = none.ffn_width = none.layers = 0;
+    const unsigned keep = weights_shape_keep(given) &
+                          ~(unsigned)(VP_KEEP_WIDTH | VP_KEEP_VOCAB | VP_KEEP_FFN | VP_KEEP_LAYERS);
     vp_config file_cfg = *cfg;
     vp_forward_options file = *fw;
     vp_error err;
-    if (weights_shape_adopt(weights, &none, &file_cfg, &file, &err) != VP_OK)
+    if (vp_forward_options_from_checkpoint(weights, arch, keep, &file_cfg, &file, &err) != VP_OK)
         return EXIT_OK; /* the shape itself is refused where it is adopted */
     const char *path = args->value[OPT_WEIGHTS];
     const char *width = cli_option_name(given->width_id), *vocab = cli_option_name(given->vocab_id);

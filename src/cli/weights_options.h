@@ -28,12 +28,13 @@ int weights_refuse_json(const cli_args *args);
 int weights_refuse_checkpoint_file(const cli_args *args, const vp_safetensors *weights);
 
 /* --width, --vocab, --layers, --ffn-mult and --ffn-width where given,
- * against the shape the weights have (weights_shape_adopt with nothing
- * given): a usage error saying what the file has where one disagrees.
- * cfg and fw hold what the command line read; given says which it gave. */
+ * against the shape the weights have (vp_forward_options_from_checkpoint
+ * with none of them kept; arch as there): a usage error saying what the
+ * file has where one disagrees. cfg and fw hold what the command line
+ * read; given says which it gave. */
 int weights_refuse_shape(const cli_args *args, const vp_safetensors *weights,
-                         const weights_shape_given *given, const vp_config *cfg,
-                         const vp_forward_options *fw);
+                         const vp_hf_architecture *arch, const weights_shape_given *given,
+                         const vp_config *cfg, const vp_forward_options *fw);
 
 /* DeepNorm's alpha and beta for the weights' depth, where the command line
  * set neither them nor --layers: read_stack_options made them for the

@@ -1,8 +1,8 @@
 /* A weights file's shape, taken where the command line is silent. */
 #include "weights_shape.h"
 
-#include <stdio.h>
-#include <string.h>
+#include "varprof/forward_setup.h"
+#include "weights_options.h"
 
 weights_shape_given weights_shape_given_by(const cli_args *args, option_id width, option_id vocab,
                                            option_id ffn_mult, option_id layers, option_id block)
@@ -31,74 +31,102 @@ weights_shape_given weights_shape_given_by(const cli_args *args, option_id width
     };
 }
 
-vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,
-                              vp_config *cfg, vp_forward_options *o, vp_error *err)
+unsigned weights_shape_keep(const weights_shape_given *given)
 {
-    vp_config file_cfg = *cfg;
-    vp_forward_options file = *o;
-    if (!given->heads) /* not given: the file's shapes decide, or ask */
-        file.heads = 0;
-    if (!given->head_dim)
-        file.head_dim = 0;
-    const vp_status status = vp_forward_infer(weights, &file_cfg, &file, err);
-    if (status == VP_EINVAL) { /* the shapes admit several head shapes */
-        char why[sizeof err->message];
-        snprintf(why, sizeof why, "%s", err->message);
-        return vp_fail(err, VP_EINVAL, "%s; give --heads and --head-dim", why);
+    const struct {
+        int given;
+        unsigned keep;
+    } kept[] = {
+        {given->width, VP_KEEP_WIDTH},
+        {given->vocab, VP_KEEP_VOCAB},
+        {given->ffn_mult || given->ffn_width, VP_KEEP_FFN},
+        {given->mlp, VP_KEEP_MLP},
+        {given->bias, VP_KEEP_BIAS},
+        {given->norm, VP_KEEP_NORM},
+        {given->heads, VP_KEEP_HEADS},
+        {given->kv_heads, VP_KEEP_KV_HEADS},
+        {given->head_dim, VP_KEEP_HEAD_DIM},
+        {given->layers, VP_KEEP_LAYERS},
+        {given->block, VP_KEEP_BLOCK},
+        {given->eps, VP_KEEP_EPS},
+        {given->positions, VP_KEEP_POSITIONS},
+        {given->rope_theta, VP_KEEP_ROPE_THETA},
+        {given->tie_embeddings, VP_KEEP_TIE_EMBEDDINGS},
+    };
+    unsigned keep = 0;
+    for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
+        if (kept[i].given)
+            keep |= kept[i].keep;
+    return keep;
+}
+
+/* The option that sets what err->fix names. */
+static const char *fix_option(vp_fix fix)
+{
+    switch (fix) {
+    case VP_FIX_HEADS: return "--heads";
+    case VP_FIX_HEAD_DIM: return "--head-dim";
+    case VP_FIX_KV_HEADS: return "--kv-heads";
+    case VP_FIX_EPS: return "--norm-eps";
+    case VP_FIX_MLP: return "--mlp";
+    case VP_FIX_BIAS: return "--bias";
+    case VP_FIX_POSITIONS: return "--positions";
+    case VP_FIX_ROPE_THETA: return "--rope-theta";
+    case VP_FIX_TIE_EMBEDDINGS: return "--tie-embeddings";
+    default: return NULL;
     }
-    if (status != VP_OK)
-        return status;
-    if (!given->width)
-        o->width = file.width;
-    if (!given->vocab)
-        o->vocab = file.vocab;
-    if (!given->ffn_mult && !given->ffn_width) {
-        o->ffn_mult = file.ffn_mult;
-        o->ffn_width = file.ffn_width;
-    }
-    if (given->mlp && vp_mlp_gated(o->mlp) != vp_mlp_gated(file.mlp))
-        return vp_fail(err, VP_EINVAL,
-                       "--mlp %s is %s, but the file's MLPs are %s; give --mlp %s or leave it "
-                       "out",
-                       vp_mlp_name(o->mlp), vp_mlp_gated(o->mlp) ? "gated" : "not gated",
-                       vp_mlp_gated(file.mlp) ? "gated (mlp.gate, mlp.up, mlp.down)"
-                                              : "two-matrix (mlp.fc1, mlp.fc2)",
-                       vp_mlp_gated(file.mlp) ? "swiglu, geglu or geglu-tanh"
-                                              : "gelu, gelu-tanh or relu");
-    o->mlp = file.mlp;
-    if (given->bias && o->bias != file.bias)
-        return vp_fail(err, VP_EINVAL,
-                       "--bias %s, but the file's projections are --bias %s (its layer 0's "
-                       "attn.q.bias and mlp first projection's bias say so); give --bias %s or "
-                       "leave it out",
-                       vp_bias_name(o->bias), vp_bias_name(file.bias), vp_bias_name(file.bias));
-    o->bias = file.bias;
-    if (!given->norm)
-        o->norm = file.norm;
-    if (given->heads && !file_cfg.mlp_only && file.heads != o->heads)
-        return vp_fail(err, VP_EINVAL,
-                       "--heads %zu, but the file's QK-norm weights make heads of %zu "
-                       "coordinates, so %zu heads; give --heads %zu or leave it out",
-                       o->heads, vp_forward_head_dim(&file), file.heads, file.heads);
-    /* the heads' shape as q's and k's rows read with the heads given */
-    if (!file_cfg.mlp_only) {
-        o->heads = file.heads;
-        o->head_dim = file.head_dim;
-        if (!given->kv_heads)
-            o->kv_heads = file.kv_heads;
-    }
-    o->head_unbiased = file.head_unbiased;
-    if (file.qk_norm) /* the file's: per head or over the full width */
-        o->qk_norm = file.qk_norm;
-    /* pos_embed.weight makes the positions learned, unless the command line
-       chose others (rope: the loader then names the tensor as unexpected) */
-    if (o->positions == VP_POSITIONS_NONE)
-        o->positions = file.positions;
-    if (!given->layers)
-        cfg->layers = file_cfg.layers;
-    if (!given->block)
-        cfg->mlp_only = file_cfg.mlp_only;
-    return VP_OK;
+}
+
+/* The biases the file's projections have, for a message naming them. */
+static vp_bias file_bias(const vp_safetensors *weights, const vp_hf_architecture *arch,
+                         unsigned keep, vp_config cfg, vp_forward_options fw)
+{
+    vp_error err; /* a failure leaves the bias the shapes gave */
+    (void)vp_forward_options_from_checkpoint(weights, arch, keep & ~VP_KEEP_BIAS, &cfg, &fw, &err);
+    return fw.bias;
+}
+
+/* A refusal of the weights' shape, in the words of the command line; cfg
+   and fw as they were asked. */
+static int shape_refused(const char *path, const weights_shape_given *given, const vp_error *err,
+                         const vp_safetensors *weights, const vp_hf_architecture *arch,
+                         const vp_config *cfg, const vp_forward_options *fw)
+{
+    const char *option = fix_option(err->fix);
+    if (err->fix == VP_FIX_HEAD_SHAPE)
+        return cli_usage_error("--weights: %s: %s; give --heads and --head-dim", path,
+                               err->message);
+    if (err->fix == VP_FIX_MLP && !arch) /* the file's gating, not its kind */
+        return cli_usage_error(
+            "--weights: %s: %s; give --mlp %s or leave it out", path, err->message,
+            vp_mlp_gated(fw->mlp) ? "gelu, gelu-tanh or relu" : "swiglu, geglu or geglu-tanh");
+    if (err->fix == VP_FIX_BIAS)
+        return cli_usage_error(
+            "--weights: %s: %s; give --bias %s or leave it out", path, err->message,
+            vp_bias_name(file_bias(weights, arch, weights_shape_keep(given), *cfg, *fw)));
+    if (option)
+        return cli_usage_error("--weights: %s: %s; leave %s out", path, err->message, option);
+    return cli_usage_error("--weights: %s: %s", path, err->message);
+}
+
+int weights_adopt(const cli_args *args, const vp_safetensors *weights,
+                  const vp_hf_architecture *arch, const weights_shape_given *given, vp_config *cfg,
+                  vp_forward_options *fw, int usage_only)
+{
+    int rc = weights_refuse_shape(args, weights, arch, given, cfg, fw);
+    if (rc != EXIT_OK)
+        return rc; /* the shape options the file fixes, said before anything runs */
+    vp_error err;
+    const vp_config asked_cfg = *cfg;
+    const vp_forward_options asked = *fw;
+    const vp_status s =
+        vp_forward_options_from_checkpoint(weights, arch, weights_shape_keep(given), cfg, fw, &err);
+    if (s == VP_OK)
+        return EXIT_OK;
+    if (s == VP_EINVAL || usage_only)
+        return shape_refused(args->value[OPT_WEIGHTS], given, &err, weights, arch, &asked_cfg,
+                             &asked);
+    return cli_runtime_error("--weights: %s: %s", args->value[OPT_WEIGHTS], err.message);
 }
 
 vp_status weights_read(const char *path, vp_safetensors *weights, vp_hf_architecture *arch,
@@ -108,65 +136,4 @@ vp_status weights_read(const char *path, vp_safetensors *weights, vp_hf_architec
     if (*is_checkpoint)
         return vp_hf_checkpoint_read(path, weights, arch, err);
     return vp_safetensors_read(path, weights, err);
-}
-
-vp_status weights_arch_adopt(const vp_hf_architecture *a, const weights_shape_given *given,
-                             vp_forward_options *o, vp_error *err)
-{
-    const int gpt2 = strcmp(a->model_type, "gpt2") == 0;
-    if (given->heads && o->heads != a->heads)
-        return vp_fail(err, VP_EINVAL, "--heads %zu, but config.json's '%s' is %zu; leave it out",
-                       o->heads, gpt2 ? "n_head" : "num_attention_heads", a->heads);
-    if (given->eps && o->eps != a->eps)
-        return vp_fail(err, VP_EINVAL, "--norm-eps %g, but config.json's '%s' is %g; leave it out",
-                       o->eps, gpt2 ? "layer_norm_epsilon" : "rms_norm_eps", a->eps);
-    if (given->mlp && o->mlp != a->mlp)
-        return vp_fail(err, VP_EINVAL, "--mlp %s, but config.json's '%s' makes it %s; leave it out",
-                       vp_mlp_name(o->mlp), gpt2 ? "activation_function" : "hidden_act",
-                       vp_mlp_name(a->mlp));
-    if (given->positions && o->positions != a->positions)
-        return vp_fail(err, VP_EINVAL, "--positions %s, but a %s checkpoint's are %s; leave it out",
-                       vp_positions_name(o->positions), a->model_type,
-                       vp_positions_name(a->positions));
-    if (given->rope_theta && a->positions != VP_POSITIONS_ROPE)
-        return vp_fail(err, VP_EINVAL,
-                       "--rope-theta, but a %s checkpoint's positions are %s; leave it out",
-                       a->model_type, vp_positions_name(a->positions));
-    if (given->rope_theta && o->rope_theta != a->rope_theta)
-        return vp_fail(err, VP_EINVAL,
-                       "--rope-theta %g, but config.json's 'rope_theta' is %g; leave it out",
-                       o->rope_theta, a->rope_theta);
-    if (given->kv_heads && vp_forward_kv_heads(o) != a->kv_heads)
-        return vp_fail(err, VP_EINVAL,
-                       "--kv-heads %zu, but config.json's 'num_key_value_heads' is %zu; leave "
-                       "it out",
-                       vp_forward_kv_heads(o), a->kv_heads);
-    if (given->head_dim && vp_forward_head_dim(o) != a->head_dim)
-        return vp_fail(err, VP_EINVAL, "--head-dim %zu, but config.json makes it %zu; leave it out",
-                       vp_forward_head_dim(o), a->head_dim);
-    o->heads = a->heads;
-    o->kv_heads = a->kv_heads == a->heads ? 0 : a->kv_heads;
-    o->head_dim = a->width % a->heads == 0 && a->width / a->heads == a->head_dim ? 0 : a->head_dim;
-    o->eps = a->eps;
-    o->mlp = a->mlp;
-    o->positions = a->positions;
-    if (a->positions == VP_POSITIONS_ROPE) {
-        o->rope_theta = a->rope_theta;
-        o->rope_scaling = a->rope_scaling;
-    }
-    if (a->qk_norm)
-        o->qk_norm = a->qk_norm;
-    if (given->tie_embeddings && o->tie_embeddings != a->tied)
-        return vp_fail(err, VP_EINVAL,
-                       "--tie-embeddings %s, but config.json's 'tie_word_embeddings' is %s; "
-                       "leave it out",
-                       o->tie_embeddings ? "yes" : "no", a->tied ? "true" : "false");
-    o->tie_embeddings = a->tied;
-    o->head_unbiased = !a->head_bias;
-    o->embed_padding = a->pad_token_id >= 0 ? (size_t)a->pad_token_id + 1 : 0;
-    o->embed_scale = a->embed_scale;
-    o->attn_scale = a->attn_scale;
-    o->attn_softcap = a->attn_softcap;
-    o->logit_softcap = a->logit_softcap;
-    return VP_OK;
 }

@@ -30,27 +30,19 @@ weights_shape_given weights_shape_given_by(const cli_args *args, option_id width
 vp_status weights_read(const char *path, vp_safetensors *weights, vp_hf_architecture *arch,
                        int *is_checkpoint, vp_error *err);
 
-/* What a checkpoint's config.json says beyond the names: the heads, kv
- * heads and head width, the
- * norms' eps, the MLP's activation, the positions and rope theta. Each
- * option `given` names must agree with it: VP_EINVAL naming the option,
- * both values and the config.json field. */
-vp_status weights_arch_adopt(const vp_hf_architecture *arch, const weights_shape_given *given,
-                             vp_forward_options *o, vp_error *err);
+/* The parts of the network `given` keeps, as vp_forward_options_from_model
+ * and vp_forward_options_from_checkpoint take them. */
+unsigned weights_shape_keep(const weights_shape_given *given);
 
-/* Reads the shape weights describe (vp_forward_infer) and sets each part of
- * cfg and o that `given` leaves open: width, vocab, MLP width (multiple or
- * exact), the MLP's kind (gated or not as the names say; VP_EINVAL when a
- * given kind's gating disagrees with the file's), the projections' biases
- * (VP_EINVAL when a given setting is not the file's), norm,
- * layers, MLP-only blocks, and the heads, kv heads and head width q's and
- * k's rows tell with the heads and head width given (a checkpoint's
- * config.json counts as given: weights_arch_adopt first); VP_EINVAL, naming
- * --heads and --head-dim, where nothing is given and the shapes admit more
- * than one reading. Whether the head has a bias. QK-norm is on if
- * either says so; positions are learned when the file has pos_embed.weight
- * and o's are none. Fails as vp_forward_infer does, changing nothing. */
-vp_status weights_shape_adopt(const vp_safetensors *weights, const weights_shape_given *given,
-                              vp_config *cfg, vp_forward_options *o, vp_error *err);
+/* Sets each part of cfg and fw that `given` leaves open from the weights
+ * (vp_forward_options_from_checkpoint; arch is the checkpoint's config.json,
+ * NULL for a file of varprof's names), after refusing the shape options the
+ * file fixes (weights_refuse_shape). Returns EXIT_OK, or after printing
+ * what disagrees and the option that fixes it: EXIT_USAGE where a setting
+ * given disagrees with the file (and for every failure with usage_only),
+ * else EXIT_RUNTIME. */
+int weights_adopt(const cli_args *args, const vp_safetensors *weights,
+                  const vp_hf_architecture *arch, const weights_shape_given *given, vp_config *cfg,
+                  vp_forward_options *fw, int usage_only);
 
 #endif

@@ -26,6 +26,19 @@ vp_status vp_fail(vp_error *err, vp_status status, const char *format, ...)
         va_start(args, format);
         vsnprintf(err->message, sizeof err->message, format, args);
         va_end(args);
+        err->fix = VP_FIX_NONE;
+    }
+    return status;
+}
+
+vp_status vp_fail_fix(vp_error *err, vp_status status, vp_fix fix, const char *format, ...)
+{
+    if (err) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(err->message, sizeof err->message, format, args);
+        va_end(args);
+        err->fix = fix;
     }
     return status;
 }

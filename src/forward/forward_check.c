@@ -230,15 +230,15 @@ static vp_status check_memory(const vp_config *cfg, const vp_forward_options *o,
     const int recomputable = cfg->grad && o->activations == VP_ACTIVATIONS_KEEP &&
                              run_bytes_as(cfg, o, 1, &weights) <= (double)have / 2.0;
     if (bytes > have / 2)
-        return vp_fail(err, VP_ENOMEM,
-                       "the network would need %.3g GiB, %.3g of stored weights and %.3g of "
-                       "activations and workspace, more than half of this machine's %.3g "
-                       "GiB; %s",
-                       (double)bytes / gib, (double)weight_bytes / gib,
-                       (double)(bytes - weight_bytes) / gib, (double)have / gib,
-                       drawable       ? "--weight-storage drawn stores no weight matrix"
-                       : recomputable ? "--activations recompute keeps each sub-block's input alone"
-                                      : "make it narrower, shallower or the batch smaller");
+        return vp_fail_fix(err, VP_ENOMEM,
+                           drawable       ? VP_FIX_WEIGHTS_DRAWN
+                           : recomputable ? VP_FIX_RECOMPUTE
+                                          : VP_FIX_SMALLER,
+                           "the network would need %.3g GiB, %.3g of stored weights and %.3g of "
+                           "activations and workspace, more than half of this machine's %.3g "
+                           "GiB",
+                           (double)bytes / gib, (double)weight_bytes / gib,
+                           (double)(bytes - weight_bytes) / gib, (double)have / gib);
     return VP_OK;
 }
 

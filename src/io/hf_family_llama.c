@@ -161,7 +161,8 @@ static vp_status biases(hf_json *c, const vp_hf_architecture *a)
 {
     vp_status s = VP_OK;
     if (!is(a, "qwen2") && !is(a, "mistral"))
-        s = hf_refuse_set(c, "attention_bias", "varprof's --bias has no q, k, v and o setting");
+        s = hf_refuse_set(c, "attention_bias",
+                          "varprof's projection biases have no q, k, v and o setting");
     if (s == VP_OK && is(a, "llama"))
         s = hf_refuse_set(c, "mlp_bias", "a Llama MLP with biases is not read");
     return s;

@@ -90,19 +90,19 @@ static vp_status check_grad(const vp_config *cfg, const vp_mc_options *o, vp_err
     if (!cfg->grad)
         return VP_OK;
     if (o->method != VP_MC_FULL)
-        return vp_fail(err, VP_EINVAL,
-                       "the backward half (--grad) is sampled by the full method only: add "
-                       "--method full (the reduced method keeps a few sums of each token, not "
-                       "its gradient's d coordinates)");
+        return vp_fail_fix(err, VP_EINVAL, VP_FIX_METHOD_FULL,
+                           "the backward half is sampled by the full method "
+                           "only (the reduced method keeps a few sums of each token, not its "
+                           "gradient's d coordinates)");
     const size_t k_total = vp_config_sub_blocks(cfg);
     const size_t tape = mc_tape_bytes(o->width, k_total, vp_config_branches(cfg));
     if (tape == 0 || tape > MC_TAPE_MAX_BYTES)
-        return vp_fail(err, VP_EINVAL,
-                       "the backward half (--grad) keeps each token's forward, width %zu x %zu "
-                       "sub-blocks, %.3g GiB per thread; at most %.3g GiB is allowed: use a "
-                       "smaller --width or fewer --layers",
-                       o->width, k_total, tape == 0 ? INFINITY : (double)tape / 1073741824.0,
-                       (double)MC_TAPE_MAX_BYTES / 1073741824.0);
+        return vp_fail_fix(err, VP_EINVAL, VP_FIX_WIDTH_OR_LAYERS,
+                           "the backward half keeps each token's forward, width "
+                           "%zu x %zu sub-blocks, %.3g GiB per thread; at most %.3g GiB is "
+                           "allowed",
+                           o->width, k_total, tape == 0 ? INFINITY : (double)tape / 1073741824.0,
+                           (double)MC_TAPE_MAX_BYTES / 1073741824.0);
     return VP_OK;
 }
 

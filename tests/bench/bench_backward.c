@@ -168,7 +168,7 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
        profile's figures do not need them), a third of the backward */
     o.on_param_grad = keep_param_grad;
     o.param_grad_ctx = &param_checksum;
-    vp_error err = {{0}};
+    vp_error err = {0};
     if (vp_forward_check(&cfg, &o, &err) != VP_OK) {
         fprintf(stderr, "bench_backward: %s: %s\n", s->name, err.message);
         return -1;

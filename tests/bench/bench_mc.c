@@ -62,7 +62,7 @@ static int time_mc(vp_mc_method method, size_t width, int repeats, timing *out)
     out->best_s = 1e300;
     for (int r = 0; r < repeats + 1; r++) { /* run 0 warms up, untimed */
         vp_profile *profile = NULL;
-        vp_error err = {{0}};
+        vp_error err = {0};
         double t0 = now();
         vp_status status = vp_mc_profile(&cfg, &opt, &profile, &err);
         double t = now() - t0;

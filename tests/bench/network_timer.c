@@ -25,7 +25,7 @@ int network_timer_run(const char *who, const char *name, const vp_config *cfg,
                       const vp_forward_options *o, int repeats, double min_s, double max_s,
                       network_timing *out)
 {
-    vp_error err = {{0}};
+    vp_error err = {0};
     if (vp_forward_check(cfg, o, &err) != VP_OK) {
         fprintf(stderr, "%s: %s: %s\n", who, name, err.message);
         return -1;

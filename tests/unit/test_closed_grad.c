@@ -221,7 +221,7 @@ static size_t run_case(const grad_ref_row *rows, size_t available, tally *t)
     if (n > available)
         fail_msg("case %s: %zu rows, %zu left in the file", rows->name, n, available);
     vp_profile *profile = NULL;
-    vp_error err = {{0}};
+    vp_error err = {0};
     assert_int_equal(vp_closed_profile(&cfg, &profile, &err), VP_OK);
     assert_int_equal(vp_closed_grad(profile, rows->width, rows->norm, &err), VP_OK);
     assert_true(profile->fields & VP_HAS_GRAD);
@@ -438,7 +438,7 @@ static void test_overflow(void **state)
 static void test_refusals(void **state)
 {
     (void)state;
-    vp_error err = {{0}};
+    vp_error err = {0};
     assert_int_equal(vp_closed_grad(NULL, 0, VP_NORM_ANY, &err), VP_EINVAL);
     vp_profile *p = closed_with_grad(VP_PRE_NORM, 2, 1.0);
     p->fields = 0;

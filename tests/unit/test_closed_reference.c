@@ -258,7 +258,7 @@ static void compare_case(const reference *ref, const ref_case *c, tally *t)
     const ref_row *rows = &ref->table.rows[c->first];
     vp_config cfg = case_config(ref, c);
     vp_profile *profile = NULL;
-    vp_error err = {{0}};
+    vp_error err = {0};
     vp_status status = vp_closed_profile(&cfg, &profile, &err);
     if (status != VP_OK || !profile || profile->sub_blocks != c->sub_blocks ||
         profile->n_rows != c->n_rows || profile->overflow_at != 0) {

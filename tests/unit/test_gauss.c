@@ -67,7 +67,7 @@ static int isa_select_in_child(const char *env_value, vp_status want_status, vp_
         else
             unsetenv("VARPROF_ISA");
         vp_isa isa = VP_ISA_COUNT;
-        vp_error err = {{0}};
+        vp_error err = {0};
         vp_status status = vp_isa_select(&isa, &err);
         if (status != want_status) {
             fprintf(stderr, "VARPROF_ISA=%s: status %d, want %d\n",
@@ -86,7 +86,7 @@ static int isa_select_in_child(const char *env_value, vp_status want_status, vp_
                 fprintf(stderr, "unhelpful message: %s\n", err.message);
                 _exit(3);
             }
-            vp_error again = {{0}};
+            vp_error again = {0};
             if (vp_isa_select(NULL, &again) != status || strcmp(again.message, err.message) != 0)
                 _exit(4); /* the one choice is reported the same way every time */
         }
@@ -140,7 +140,7 @@ static void isa_names_and_support(void **state)
     print_message("; best %s\n", vp_isa_name(vp_isa_best()));
 
     vp_isa isa = VP_ISA_COUNT;
-    vp_error err = {{0}};
+    vp_error err = {0};
     assert_int_equal(vp_isa_from_name("scalar", &isa, &err), VP_OK);
     assert_int_equal(isa, VP_ISA_SCALAR);
     const char *bad[] = {"", "avx1024", "Scalar", "avx2 ", "sse2"};

@@ -53,7 +53,7 @@ static figures run_network(vp_placement placement, int layers, int mlp_only, int
     o.loss = VP_LOSS_RANDOM;
     o.seed = (unsigned long long)seed;
     vp_profile *p = NULL;
-    vp_error err = {{0}};
+    vp_error err = {0};
     if (vp_forward_profile(&cfg, &o, &p, &err) != VP_OK) {
         print_error("%s, %d layers, seed %d: %s\n", vp_placement_name(placement), layers, seed,
                     err.message);

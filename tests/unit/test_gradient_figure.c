@@ -94,7 +94,7 @@ static int write_the_set(void **state)
     snprintf(scripts, sizeof scripts, "%s", in_scratch("scripts"));
     const vp_figures_options opts = {
         .outdir = outdir, .extension = "svg", .force = 1, .script_dir = scripts};
-    vp_error err = {{0}};
+    vp_error err = {0};
     if (vp_figures_write_with(&opts, &err) != VP_OK) {
         fprintf(stderr, "vp_figures_write_with: %s\n", err.message);
         return -1;

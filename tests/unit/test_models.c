@@ -144,7 +144,7 @@ static void malformed_rows_name_their_line(void **state)
         fprintf(f, "%s%s%s", head, good, cases[i].row);
         fclose(f);
         vp_model_table table = {0};
-        vp_error err = {{0}};
+        vp_error err = {0};
         assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
         if (!strstr(err.message, cases[i].message)) {
             print_error("want \"%s\" in \"%s\"\n", cases[i].message, err.message);
@@ -176,7 +176,7 @@ static void malformed_rows_name_their_line(void **state)
         fprintf(f, "%sa-1,2020,12,pre-norm,layernorm,no,paper,,,\n%s", head10, scales[i].row);
         fclose(f);
         vp_model_table table = {0};
-        vp_error err = {{0}};
+        vp_error err = {0};
         assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
         if (!strstr(err.message, scales[i].message)) {
             print_error("want \"%s\" in \"%s\"\n", scales[i].message, err.message);
@@ -278,7 +278,7 @@ static void malformed_shapes_name_their_column(void **state)
         fprintf(f, "%s%s%s\n", head, model, cases[i].shape);
         fclose(f);
         vp_model_table table = {0};
-        vp_error err = {{0}};
+        vp_error err = {0};
         assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
         if (!strstr(err.message, cases[i].message)) {
             print_error("want \"%s\" in \"%s\"\n", cases[i].message, err.message);

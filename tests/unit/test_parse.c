@@ -37,7 +37,7 @@ static void refuses_what_is_not_a_finite_number(void **state)
                          ".",      "+",     "1..2", "1e5.5", "--1",  "1,5",      "1e-400"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         double value = 42.0;
-        vp_error err = {{0}};
+        vp_error err = {0};
         if (vp_parse_double(bad[i], &value, &err) != VP_EINVAL) {
             print_error("'%s' was accepted as %g\n", bad[i], value);
             fail();

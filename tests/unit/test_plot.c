@@ -39,7 +39,7 @@ static vp_figure *all_placements(size_t layers, vp_plot_quantity quantity, const
     for (int p = 0; p < VP_PLACEMENT_COUNT; p++)
         ps[p] = closed((vp_placement)p, layers, 1.0);
     vp_figure *fig = NULL;
-    vp_error err = {{0}};
+    vp_error err = {0};
     vp_status status = vp_plot_profiles((const vp_profile *const *)ps, VP_PLACEMENT_COUNT, quantity,
                                         title, &fig, &err);
     if (status != VP_OK)

@@ -230,7 +230,7 @@ static void hostile_safetensors_are_refused(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         write_safetensors(path, cases[i].header, cases[i].data);
         vp_safetensors f;
-        vp_error err = {{0}};
+        vp_error err = {0};
         assert_int_not_equal(vp_safetensors_read(path, &f, &err), VP_OK);
         if (!strstr(err.message, cases[i].why)) {
             print_error("case %zu: want \"%s\" in \"%s\"\n", i, cases[i].why, err.message);
@@ -251,7 +251,7 @@ static void hostile_safetensors_are_refused(void **state)
     for (size_t i = 0; i < 3; i++) {
         write_bytes(path, raw[i].bytes, raw[i].n);
         vp_safetensors f;
-        vp_error err = {{0}};
+        vp_error err = {0};
         assert_int_equal(vp_safetensors_read(path, &f, &err), VP_EFORMAT);
         assert_non_null(strstr(err.message, raw[i].why));
     }
@@ -377,7 +377,7 @@ static void bad_token_files_name_row_and_column(void **state)
         fclose(f);
         unsigned *ids = NULL;
         size_t b, t;
-        vp_error err = {{0}};
+        vp_error err = {0};
         assert_int_equal(vp_token_ids_read(path, 24, &ids, &b, &t, &err), VP_EFORMAT);
         if (!strstr(err.message, cases[i].why)) {
             print_error("case %zu: want \"%s\" in \"%s\"\n", i, cases[i].why, err.message);
