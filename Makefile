@@ -401,7 +401,11 @@ lint: deps-lint
 
 # Then the header contract (scripts/check-exports): the vp_ symbols the
 # library exports are exactly those include/varprof/ declares; and the
-# layout (scripts/check-format): every C file as .clang-format lays it out.
+# layout (scripts/check-format): every C file as .clang-format lays it out;
+# the layers (scripts/check-layers): what src/io and src/core include,
+# and no option named in a library message; and the sizes
+# (scripts/check-sizes): no file in src/ over 500 lines, no function over
+# 80 (60 in src/cli).
 lint-run: $(BUILD)/libvarprof.a
 	@mkdir -p $(LINT_BUILD)
 	@$(MAKE) -nB --no-print-directory BUILD=$(LINT_BUILD) CC=$(LINT_CC) \
@@ -409,6 +413,8 @@ lint-run: $(BUILD)/libvarprof.a
 	scripts/lint $(LINT_BUILD)
 	CC=$(CC) scripts/check-exports $(BUILD)/libvarprof.a
 	scripts/check-format
+	scripts/check-layers
+	scripts/check-sizes
 
 # The manual pages carry the version in their .TH lines (so that man -l in
 # the tree shows it); tests/install_test.sh holds them to version.h.
