@@ -18,7 +18,9 @@ VERSION := $(shell sed -n 's/^#define VP_VERSION "\(.*\)"/\1/p' include/varprof/
 
 LIB_SRC := $(filter-out src/cli/%,$(wildcard src/*/*.c))
 CLI_SRC := $(wildcard src/cli/*.c)
-TEST_SRC := $(wildcard tests/unit/*.c)
+TEST_UNIT_SRC := $(wildcard tests/unit/*.c)
+TEST_PROGRAM_SRC := $(wildcard tests/program/*.c)
+TEST_SRC := $(TEST_UNIT_SRC) $(TEST_PROGRAM_SRC)
 TEST_COMMON := tests/support/run_program.c tests/support/reference.c tests/support/test_filter.c \
   tests/support/csv_text.c tests/support/torch_expected.c tests/support/torch_case.c \
   tests/support/output_check.c tests/support/text_file.c \
@@ -26,7 +28,9 @@ TEST_COMMON := tests/support/run_program.c tests/support/reference.c tests/suppo
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
-TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_UNIT_BIN := $(TEST_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_PROGRAM_BIN := $(TEST_PROGRAM_SRC:tests/program/%.c=$(BUILD)/tests/%)
+TEST_BIN := $(TEST_UNIT_BIN) $(TEST_PROGRAM_BIN)
 TEST_COMMON_OBJ := $(TEST_COMMON:%.c=$(BUILD)/%.o)
 
 .PHONY: all run figures check check-tsan check-valgrind test check-san deps install uninstall clean
@@ -68,7 +72,14 @@ $(BUILD)/libvarprof.a: $(LIB_OBJ)
 $(BUILD)/varprof: $(CLI_OBJ) $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libvarprof.a $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a
+# A test binary from its file in tests/unit/ (the library's functions) or
+# tests/program/ (the program as a user runs it): one name, one of the two.
+# Static patterns, so that an object left from a file since moved is never
+# taken for the binary's source.
+$(TEST_UNIT_BIN): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a $(TEST_LIBS) $(LIBS)
+$(TEST_PROGRAM_BIN): $(BUILD)/tests/%: $(BUILD)/tests/program/%.o $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(TEST_COMMON_OBJ) $(BUILD)/libvarprof.a $(TEST_LIBS) $(LIBS)
 
