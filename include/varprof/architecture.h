@@ -161,4 +161,12 @@ const char *vp_positions_name(vp_positions positions);
 /* The positions of that name; VP_EINVAL naming the ones there are. */
 vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err);
 
+/* VP_OK for a value of the enum, else VP_EINVAL naming the values there
+ * are ("MLP kind 9 is not one of: gelu, ..."): for options a caller set by
+ * hand, which no parse has checked. */
+vp_status vp_mlp_check(vp_mlp mlp, vp_error *err);
+vp_status vp_bias_check(vp_bias bias, vp_error *err);
+vp_status vp_loss_check(vp_loss loss, vp_error *err);
+vp_status vp_positions_check(vp_positions positions, vp_error *err);
+
 #endif

@@ -169,3 +169,23 @@ vp_status vp_positions_parse(const char *name, vp_positions *out, vp_error *err)
         *out = (vp_positions)value;
     return s;
 }
+
+vp_status vp_mlp_check(vp_mlp mlp, vp_error *err)
+{
+    return name_table_check(NAME_ROWS(mlps), "MLP kind", (int)mlp, err);
+}
+
+vp_status vp_bias_check(vp_bias bias, vp_error *err)
+{
+    return name_table_check(NAME_ROWS(biases), "bias setting", (int)bias, err);
+}
+
+vp_status vp_loss_check(vp_loss loss, vp_error *err)
+{
+    return name_table_check(NAME_ROWS(losses), "loss", (int)loss, err);
+}
+
+vp_status vp_positions_check(vp_positions p, vp_error *err)
+{
+    return name_table_check(NAME_ROWS(positions), "positions", (int)p, err);
+}

@@ -55,3 +55,12 @@ vp_status name_table_parse(name_table t, const char *what, const char *name, int
     name_table_list(t, list, sizeof list);
     return vp_fail(err, VP_EINVAL, "%s '%s' is not one of: %s", what, name ? name : "(null)", list);
 }
+
+vp_status name_table_check(name_table t, const char *what, int value, vp_error *err)
+{
+    if (value >= 0 && (size_t)value < t.count)
+        return VP_OK;
+    char list[512];
+    name_table_list(t, list, sizeof list);
+    return vp_fail(err, VP_EINVAL, "%s %d is not one of: %s", what, value, list);
+}

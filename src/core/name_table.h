@@ -36,4 +36,9 @@ void name_table_list(name_table t, char *buf, size_t size);
 vp_status name_table_parse(name_table t, const char *what, const char *name, int *out,
                            vp_error *err);
 
+/* VP_OK for a value the table names; else VP_EINVAL with the message
+ * "<what> <value> is not one of: a, b, c", for an enum a caller filled in
+ * by hand rather than by parsing a name. */
+vp_status name_table_check(name_table t, const char *what, int value, vp_error *err);
+
 #endif

@@ -59,8 +59,9 @@ vp_status fw_memory_needed(const vp_config *cfg, const vp_forward_options *o, si
    weights file a head of the vocabulary's shape and a final norm as asked. */
 static vp_status check_grad(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
 {
-    if ((unsigned)o->loss >= VP_LOSS_COUNT)
-        return vp_fail(err, VP_EINVAL, "loss %d is not one of: copy, next, random", (int)o->loss);
+    vp_status s = vp_loss_check(o->loss, err);
+    if (s != VP_OK)
+        return s;
     if (o->loss == VP_LOSS_NEXT && o->tokens < 2)
         return vp_fail(err, VP_EINVAL,
                        "loss next with 1 token per sequence: no token has a next one to "
@@ -149,13 +150,9 @@ static vp_status check_shape(const vp_forward_options *o, vp_error *err)
                        o->batch * o->tokens, FW_MAX_ROWS);
     if (o->norm != VP_NORM_LAYERNORM && o->norm != VP_NORM_RMSNORM)
         return vp_fail(err, VP_EINVAL, "the norm must be LayerNorm or RMSNorm");
-    if ((unsigned)o->mlp >= VP_MLP_COUNT)
-        return vp_fail(
-            err, VP_EINVAL,
-            "MLP kind %d is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh",
-            (int)o->mlp);
-    if ((unsigned)o->bias >= VP_BIAS_COUNT)
-        return vp_fail(err, VP_EINVAL, "bias setting %d is not one of yes, no, qkv", (int)o->bias);
+    vp_status s = vp_mlp_check(o->mlp, err);
+    if (s != VP_OK || (s = vp_bias_check(o->bias, err)) != VP_OK)
+        return s;
     for (size_t i = 0; o->token_ids && i < o->batch * o->tokens; i++)
         if (o->token_ids[i] >= o->vocab)
             return vp_fail(err, VP_EINVAL,

@@ -182,8 +182,8 @@ vp_status fw_model_layer_tensors(fw_model *m, size_t l, fw_tensor_fn fn, void *c
 size_t fw_run_bytes(const fw_model *m, size_t rows, size_t threads, size_t tokens);
 
 /* What a forward-pass profile says of itself before its rows
- * (profile_set_header); also the text writer's heading for a run not yet
- * made. */
+ * (profile_set_header); published as vp_forward_header, which heads a run
+ * not yet made. */
 void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_options *o);
 
 /* The profile's sampling method of a model that draws its weights as init

@@ -9,9 +9,9 @@
 
 vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
 {
-    if ((unsigned)o->positions >= VP_POSITIONS_COUNT)
-        return vp_fail(err, VP_EINVAL, "positions %d is not one of: none, learned, rope",
-                       (int)o->positions);
+    const vp_status in_range = vp_positions_check(o->positions, err);
+    if (in_range != VP_OK)
+        return in_range;
     const vp_positions_traits *traits = vp_positions_traits_of(o->positions);
     if (traits->rotary) {
         if (cfg->mlp_only)

@@ -205,6 +205,32 @@ static void every_row_round_trips(void **state)
 }
 
 /* The profile's enums keep the words the outputs have always written. */
+/* An enum filled in by hand is checked against its table: each value in
+   range passes, one past the end is refused with the whole list, as a
+   reader would type it. */
+static void hand_set_values_are_checked(void **state)
+{
+    (void)state;
+    vp_error err = {0};
+    for (int i = 0; i < VP_MLP_COUNT; i++)
+        assert_int_equal(vp_mlp_check((vp_mlp)i, &err), VP_OK);
+    for (int i = 0; i < VP_BIAS_COUNT; i++)
+        assert_int_equal(vp_bias_check((vp_bias)i, &err), VP_OK);
+    for (int i = 0; i < VP_LOSS_COUNT; i++)
+        assert_int_equal(vp_loss_check((vp_loss)i, &err), VP_OK);
+    for (int i = 0; i < VP_POSITIONS_COUNT; i++)
+        assert_int_equal(vp_positions_check((vp_positions)i, &err), VP_OK);
+    assert_int_equal(vp_mlp_check(VP_MLP_COUNT, &err), VP_EINVAL);
+    assert_string_equal(
+        err.message, "MLP kind 6 is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh");
+    assert_int_equal(vp_bias_check((vp_bias)-1, &err), VP_EINVAL);
+    assert_string_equal(err.message, "bias setting -1 is not one of: yes, no, qkv");
+    assert_int_equal(vp_loss_check(VP_LOSS_COUNT, &err), VP_EINVAL);
+    assert_string_equal(err.message, "loss 3 is not one of: copy, next, random");
+    assert_int_equal(vp_positions_check(VP_POSITIONS_COUNT, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "is not one of: none, learned, rope"));
+}
+
 static void profile_names_are_the_outputs_words(void **state)
 {
     (void)state;
@@ -354,6 +380,7 @@ int main(void)
         cmocka_unit_test(name_table_names_and_finds),
         cmocka_unit_test(name_table_lists_and_refuses),
         cmocka_unit_test(every_row_round_trips),
+        cmocka_unit_test(hand_set_values_are_checked),
         cmocka_unit_test(profile_names_are_the_outputs_words),
         cmocka_unit_test(the_rows_say_what_the_kinds_are),
         cmocka_unit_test(second_moments_match_the_integral),
