@@ -32,6 +32,7 @@
 #include "varprof/progress.h"
 #include "varprof/safetensors.h"
 #include "varprof/status.h"
+#include "varprof/shard.h"
 #include "varprof/sweep.h"
 #include "varprof/text.h"
 #include "varprof/token_ids.h"
