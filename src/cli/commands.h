@@ -16,6 +16,7 @@ int run_table(const cli_args *args);
 int run_models(const cli_args *args);
 int run_figures(const cli_args *args);
 int run_train(const cli_args *args);
+int run_merge(const cli_args *args);
 
 /* Writes --plot-script if asked, runs gnuplot on the figure for --plot, and
  * frees the figure. Returns EXIT_OK or EXIT_RUNTIME after printing why. */

@@ -120,6 +120,9 @@ static const struct {
     {CMD_TRAIN, "varprof train [OPTIONS]",
      "varprof train: train the stacks as the seed does (copy task, Adam, 301 steps), every "
      "combination of the listed placements, layers, learning rates, warm-ups and seeds"},
+    {CMD_MERGE, "varprof merge [OPTIONS] FILE...",
+     "varprof merge: join the CSV or JSON outputs of a sweep's parts (--shard K/N), given in "
+     "the order K = 1 to N, into the whole sweep's output, byte for byte"},
 };
 
 void cli_print_help(unsigned command, int wide)

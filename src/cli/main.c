@@ -31,6 +31,7 @@ int main(int argc, char **argv)
     case CMD_MODELS: return run_models(&args);
     case CMD_FIGURES: return run_figures(&args);
     case CMD_TRAIN: return run_train(&args);
+    case CMD_MERGE: return run_merge(&args);
     default: return run_profile(&args);
     }
 }

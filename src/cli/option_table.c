@@ -133,10 +133,10 @@ const option_spec cli_options[OPT_COUNT] = {
                      "the columns of --format csv, json, markdown or latex, by their CSV "
                      "names; default: name, year, layers, placement, norm, qk_norm and "
                      "parameters on a page (markdown, latex), all in csv and json"},
-    [OPT_OUTPUT] = {"output", "FILE", CMD_TRAIN | CMD_PROFILE,
+    [OPT_OUTPUT] = {"output", "FILE", CMD_TRAIN | CMD_PROFILE | CMD_MERGE,
                     "write to FILE instead of standard output; never replaces a file "
                     "without --force"},
-    [OPT_FORCE] = {"force", NULL, CMD_TRAIN | CMD_PROFILE,
+    [OPT_FORCE] = {"force", NULL, CMD_TRAIN | CMD_PROFILE | CMD_MERGE,
                    "let --output, --plot, --plot-script, --grads-out, --layer-stats and --save "
                    "replace an existing file"},
     [OPT_EVERY] = {"every", "N", CMD_PROFILE,
@@ -177,6 +177,10 @@ const option_spec cli_options[OPT_COUNT] = {
                    "no progress line, even on a terminal"},
     [OPT_WIDE] = {"wide", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
                   "text in its full width, lines beyond 80 columns; default: fit 80 columns"},
+    [OPT_SHARD] = {"shard", "K/N", CMD_TRAIN | CMD_PROFILE,
+                   "run the K-th of N parts of a sweep's combinations, split in their order "
+                   "by estimated cost; 'varprof merge' joins the parts' CSV or JSON into the "
+                   "whole sweep's"},
     [OPT_TRAIN_PLACEMENT] = {"placement", "NAME[,NAME...]", CMD_TRAIN,
                              "the placements to train, a list sweeps; default pre-norm,post-ln "
                              "(the seed's two)"},
@@ -232,8 +236,8 @@ const option_spec cli_options[OPT_COUNT] = {
                       "instead, the seed's training claims: train-warmup, train-depth, "
                       "train-lr and train-layers, from runs of its experiment (about a minute "
                       "on two cores)"},
-    [OPT_HELP] = {"help", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
+    [OPT_HELP] = {"help", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES | CMD_MERGE,
                   "-h: print this help and exit; after a command, that command's alone"},
-    [OPT_VERSION] = {"version", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES,
+    [OPT_VERSION] = {"version", NULL, CMD_TRAIN | BOTH | CMD_MODELS | CMD_FIGURES | CMD_MERGE,
                      "-V: print the version and exit"},
 };

@@ -17,7 +17,7 @@ static const struct {
     unsigned command;
 } commands[] = {
     {"profile", CMD_PROFILE}, {"table", CMD_TABLE}, {"models", CMD_MODELS},
-    {"figures", CMD_FIGURES}, {"train", CMD_TRAIN},
+    {"figures", CMD_FIGURES}, {"train", CMD_TRAIN}, {"merge", CMD_MERGE},
 };
 
 const char *cli_option_name(option_id id)
@@ -179,6 +179,15 @@ static int check_value_text(const option_spec *spec, const char *value)
 
 /* An argument that is not a --option: one dash (-h and -V aside), a bare
  * word, or "--" alone. */
+/* One of merge's files, in the order given. */
+static int add_operand(cli_args *args, const char *arg)
+{
+    if (args->n_operands == CLI_MAX_OPERANDS)
+        return cli_usage_error("merge: more than %d files; merge them in groups", CLI_MAX_OPERANDS);
+    args->operands[args->n_operands++] = arg;
+    return EXIT_OK;
+}
+
 static int refuse_non_option(char **argv, int i, const cli_args *args)
 {
     const char *arg = argv[i];
@@ -253,6 +262,11 @@ int cli_parse(int argc, char **argv, cli_args *args)
         /* the short forms every program has */
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "-V") == 0) {
             args->given[arg[1] == 'h' ? OPT_HELP : OPT_VERSION] = 1;
+            continue;
+        }
+        if (args->command == CMD_MERGE && arg[0] != '-') {
+            if ((rc = add_operand(args, arg)) != EXIT_OK)
+                return rc;
             continue;
         }
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0')

@@ -16,8 +16,12 @@ enum {
     CMD_TABLE = 1u << 1,
     CMD_MODELS = 1u << 2,
     CMD_FIGURES = 1u << 3,
-    CMD_TRAIN = 1u << 4
+    CMD_TRAIN = 1u << 4,
+    CMD_MERGE = 1u << 5
 };
+
+/* The most files one merge reads. */
+#define CLI_MAX_OPERANDS 4096
 
 typedef enum {
     OPT_PLACEMENT,
@@ -81,6 +85,7 @@ typedef enum {
     OPT_PROGRESS,
     OPT_QUIET,
     OPT_WIDE,
+    OPT_SHARD,
     /* varprof train's own: its defaults are the seed's experiment */
     OPT_TRAIN_PLACEMENT,
     OPT_TRAIN_LAYERS,
@@ -118,6 +123,8 @@ typedef struct {
     int command_given; /* named on the command line, not profile by default */
     const char *value[OPT_COUNT];
     int given[OPT_COUNT];
+    const char *operands[CLI_MAX_OPERANDS]; /* merge's files, in order */
+    size_t n_operands;
 } cli_args;
 
 /* Parses argv into args. Returns EXIT_OK, or EXIT_USAGE after printing the

@@ -77,7 +77,7 @@ static void warn_overflow(const vp_profile *p)
 static int check_gain_count(const profile_request *req)
 {
     for (size_t i = 0; req->gains && i < req->n_combinations; i++) {
-        const vp_sweep_point point = vp_sweep_point_at(&req->sweep, i);
+        const vp_sweep_point point = profile_point(req, i);
         vp_config cfg = req->base;
         cfg.placement = point.placement;
         cfg.layers = point.layers;
@@ -204,7 +204,7 @@ static int compute_placement(const profile_request *req, size_t i, progress_line
 /* In a sweep, what sets a combination apart beyond its placement. */
 static void write_point(FILE *out, const profile_request *req, size_t i, const char *then)
 {
-    const vp_sweep_point p = vp_sweep_point_at(&req->sweep, i);
+    const vp_sweep_point p = profile_point(req, i);
     fprintf(out, "gain %.6g, %zu layer%s", p.gain, p.layers, p.layers == 1 ? "" : "s");
     if (p.width)
         fprintf(out, ", width %zu", p.width);
@@ -215,7 +215,7 @@ static void write_point(FILE *out, const profile_request *req, size_t i, const c
  * the first width of its placement, gain and layers. */
 static int first_width(const profile_request *req, size_t i)
 {
-    return i % req->sweep.n_widths == 0;
+    return (req->first_combination + i) % req->sweep.n_widths == 0;
 }
 
 static vp_status write_placement(const profile_request *req, FILE *out, vp_json_writer *json,
@@ -317,7 +317,7 @@ static vp_status write_verdicts(const profile_request *req, FILE *out,
 static size_t add_tops(const profile_request *req, const placement_profiles *pp, size_t i,
                        vp_sweep_top *tops)
 {
-    const vp_sweep_point point = vp_sweep_point_at(&req->sweep, i);
+    const vp_sweep_point point = profile_point(req, i);
     vp_profile *const each[] = {first_width(req, i) ? pp->closed : NULL, pp->sampled, pp->forward};
     size_t n = 0;
     for (size_t e = 0; e < 3; e++)

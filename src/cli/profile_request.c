@@ -161,7 +161,7 @@ static int read_placements(const cli_args *args, profile_request *req)
 int profile_combination(const profile_request *req, size_t i, vp_sweep_point *point, vp_config *cfg,
                         vp_mc_options *mc, vp_forward_options *fw)
 {
-    *point = vp_sweep_point_at(&req->sweep, i);
+    *point = profile_point(req, i);
     *cfg = req->base;
     *mc = req->mc;
     *fw = req->forward;
@@ -360,6 +360,43 @@ static int check_combinations(const cli_args *args, const profile_request *req)
     return EXIT_OK;
 }
 
+vp_sweep_point profile_point(const profile_request *req, size_t i)
+{
+    return vp_sweep_point_at(&req->sweep, req->first_combination + i);
+}
+
+/* --shard K/N: the combinations of part K, by each one's estimated cost:
+   its layers, times its width once for the Monte Carlo (tokens x width
+   coordinates a sub-block) and squared for the forward pass (its matmuls). */
+static int read_shard(const cli_args *args, profile_request *req)
+{
+    vp_shard shard;
+    vp_error err;
+    if (!args->given[OPT_SHARD])
+        return EXIT_OK;
+    if (vp_shard_parse(args->value[OPT_SHARD], &shard, &err) != VP_OK)
+        return cli_usage_error("--shard: %s", err.message);
+    double *costs = malloc(req->n_combinations * sizeof *costs);
+    if (!costs)
+        return cli_runtime_error("no memory for %zu combinations", req->n_combinations);
+    for (size_t i = 0; i < req->n_combinations; i++) {
+        const vp_sweep_point p = vp_sweep_point_at(&req->sweep, i);
+        const double width = p.width ? (double)p.width : 1.0;
+        const double per_layer = (profile_has(req, ENGINE_CLOSED) ? 1.0 : 0.0) +
+                                 (profile_has(req, ENGINE_MC) ? width : 0.0) +
+                                 (profile_has(req, ENGINE_FORWARD) ? width * width : 0.0);
+        costs[i] = (double)p.layers * per_layer;
+    }
+    size_t first, end;
+    const vp_status s = vp_shard_range(costs, req->n_combinations, shard, &first, &end, &err);
+    free(costs);
+    if (s != VP_OK)
+        return cli_usage_error("--shard %s: %s", args->value[OPT_SHARD], err.message);
+    req->first_combination = first;
+    req->n_combinations = end - first;
+    return EXIT_OK;
+}
+
 int profile_read_request(const cli_args *raw_args, profile_request *req)
 {
     int rc;
@@ -380,7 +417,9 @@ int profile_read_request(const cli_args *raw_args, profile_request *req)
         (rc = check_width_list(raw_args, req)) != EXIT_OK || (rc = make_sweep(req)) != EXIT_OK ||
         (rc = check_backward_options(args, req)) != EXIT_OK)
         return rc;
-    return check_combinations(args, req);
+    if ((rc = check_combinations(args, req)) != EXIT_OK)
+        return rc;
+    return read_shard(raw_args, req);
 }
 
 void profile_request_free(profile_request *req)

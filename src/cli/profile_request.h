@@ -38,7 +38,9 @@ typedef struct {
     double sweep_gains[CLI_LIST_MAX];
     size_t sweep_layers[CLI_LIST_MAX], sweep_widths[CLI_LIST_MAX];
     vp_sweep sweep;
-    size_t n_combinations;
+    /* the combinations run: the sweep's [first_combination, first_combination
+       + n_combinations), all of it but with --shard */
+    size_t first_combination, n_combinations;
     int sweeping; /* a list of more than one value was given */
     const cli_args *args;
 } profile_request;
@@ -55,6 +57,9 @@ vp_text_width profile_text_width(const profile_request *req);
 /* The command line with each list cut to its first value: what the readers
  * of one value read. */
 cli_args profile_first_values(const cli_args *args, const profile_request *req);
+
+/* The i-th combination run: the sweep's first_combination + i. */
+vp_sweep_point profile_point(const profile_request *req, size_t i);
 
 /* The configuration and sampling options of the sweep's i-th combination.
  * Returns EXIT_OK, or EXIT_USAGE after printing the error. */

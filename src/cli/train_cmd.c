@@ -319,6 +319,33 @@ static int make_jobs(const cli_args *args, train_request *req)
     return EXIT_OK;
 }
 
+/* --shard K/N: part K of the runs, by each run's cost, its layers (the runs
+   share width, batch and steps). The runs kept move to the front, with the
+   layer statistics each one fills. */
+static int shard_jobs(const cli_args *args, train_request *req)
+{
+    vp_shard shard;
+    vp_error err;
+    if (!args->given[OPT_SHARD])
+        return EXIT_OK;
+    if (vp_shard_parse(args->value[OPT_SHARD], &shard, &err) != VP_OK)
+        return cli_usage_error("--shard: %s", err.message);
+    double costs[MAX_JOBS];
+    for (size_t i = 0; i < req->n_jobs; i++)
+        costs[i] = (double)req->jobs[i].config.layers;
+    size_t first, end;
+    if (vp_shard_range(costs, req->n_jobs, shard, &first, &end, &err) != VP_OK)
+        return cli_usage_error("--shard %s: %s", args->value[OPT_SHARD], err.message);
+    for (size_t i = first; i < end; i++) {
+        req->jobs[i - first] = req->jobs[i];
+        req->stats[i - first] = req->stats[i];
+        if (req->jobs[i - first].train.tensor_ctx)
+            req->jobs[i - first].train.tensor_ctx = &req->stats[i - first];
+    }
+    req->n_jobs = end - first;
+    return EXIT_OK;
+}
+
 /* ---- writing ---- */
 
 static vp_status write_results(const train_request *req, FILE *out)
@@ -400,6 +427,8 @@ int run_train(const cli_args *args)
     int rc = read_request(args, req);
     if (rc == EXIT_OK)
         rc = make_jobs(args, req);
+    if (rc == EXIT_OK)
+        rc = shard_jobs(args, req);
     static const option_id files[] = {OPT_LAYER_STATS, OPT_SAVE};
     for (size_t i = 0; i < 2 && rc == EXIT_OK; i++) {
         if (!args->given[files[i]] || strcmp(args->value[files[i]], "-") == 0)
