@@ -325,6 +325,7 @@ check: deps-test
 	$(MAKE) check-examples-quick
 	$(MAKE) fuzz-replay
 	tests/install_test.sh
+	tests/shard_parallel.sh $(BUILD)/varprof
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(MAKE) check-san
 	$(MAKE) check-tsan
 
