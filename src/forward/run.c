@@ -228,10 +228,13 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->q_pre = r->q, r->k_pre = r->k, r->hid_pre = r->hid; /* normalised, activated in place */
 }
 
-/* Multiply-adds of a sub-block's largest matmul below which a run keeps
-   to the calling thread: 2^22, about 20 microseconds of one core's FMAs,
-   where waking a pool's threads for each step costs tens of them. */
-#define FW_THREADED_WORK 4194304.0
+/* Multiply-adds of a sub-block's largest matmul each thread is given at
+   the least: below it, waking one more of the pool's threads for each step
+   costs more than the share of the step it takes (the measurements are in
+   tests/bench/RESULTS.md). A run takes as many threads as its work fills,
+   at most those it was given; below two threads' worth (2^22) it keeps to
+   the calling thread. */
+#define FW_WORK_PER_THREAD 2097152.0
 
 /* The stack, its measurements and, with a backward, the backward pass. */
 static void run_stack(fw_run *r, const vp_forward_options *o, vp_profile *profile, int backward)
@@ -297,7 +300,8 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
        each step to the pool's threads costs more than the step */
     const double work =
         (double)r.rows * (double)m->d * (double)(m->hidden > m->d ? m->hidden : m->d);
-    r.threads = work < FW_THREADED_WORK ? 1 : ws->threads;
+    const double filled = floor(work / FW_WORK_PER_THREAD);
+    r.threads = filled < 2.0 ? 1 : filled < (double)ws->threads ? (size_t)filled : ws->threads;
     r.rows_per_task = fw_rows_per_task(r.rows, r.threads);
     r.n_tasks = (r.rows + r.rows_per_task - 1) / r.rows_per_task;
     point_at(&r, ws);

@@ -1,6 +1,7 @@
 /* A sweep's configurations trained over the threads (vp_train_many): the
  * jobs are independent, each deterministic on any number of threads, so
  * which thread runs which changes nothing. */
+#define _GNU_SOURCE /* qsort_r */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,10 +60,63 @@ static void run_job(many *all, size_t i, size_t threads)
         count(all, job->train.steps - job->result->steps_run);
 }
 
-static void run_one_thread(void *ctx, size_t index, size_t thread)
+/* A run's estimated cost: its multiply-adds a step, as its layers times
+   its width squared, times its steps. */
+static double job_cost(const vp_train_job *job)
+{
+    const double d = (double)job->network.width;
+    return (double)job->config.layers * d * d * (double)job->train.steps;
+}
+
+/* The sweep's order of starting: the longest runs first (ties in the
+   sweep's order), so that the last run to start is a short one and the
+   sweep ends near max(longest run, total / threads). */
+typedef struct {
+    many *all;
+    const size_t *order;
+    size_t threads_each;
+} dispatch;
+
+static void run_in_order(void *ctx, size_t index, size_t thread)
 {
     (void)thread;
-    run_job(ctx, index, 1);
+    const dispatch *d = ctx;
+    run_job(d->all, d->order[index], d->threads_each);
+}
+
+static int longer_first(const void *a, const void *b, void *jobs)
+{
+    const size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const double ci = job_cost((const vp_train_job *)jobs + i);
+    const double cj = job_cost((const vp_train_job *)jobs + j);
+    return ci > cj ? -1 : ci < cj ? 1 : i < j ? -1 : i > j;
+}
+
+/* Runs first, then threads within a run: min(runs, threads) runs at once,
+   each with an equal share of the threads (which thread runs which run, or
+   how many threads a run has, changes no result). */
+static vp_status run_all(many *all, size_t n, size_t threads, vp_error *err)
+{
+    const size_t at_once = n < threads ? n : threads;
+    if (at_once <= 1) {
+        for (size_t i = 0; i < n; i++)
+            run_job(all, i, threads);
+        return VP_OK;
+    }
+    size_t *order = malloc(n * sizeof *order);
+    if (!order)
+        return vp_fail(err, VP_ENOMEM, "no memory for %zu training runs", n);
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    qsort_r(order, n, sizeof *order, longer_first, all->jobs);
+    thread_pool *pool = thread_pool_create(at_once, err);
+    if (pool) {
+        dispatch d = {all, order, threads / at_once};
+        thread_pool_run(pool, n, run_in_order, &d);
+        thread_pool_free(pool);
+    }
+    free(order);
+    return pool ? VP_OK : VP_ETHREAD;
 }
 
 vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads, const vp_progress *progress,
@@ -85,19 +139,7 @@ vp_status vp_train_many(vp_train_job *jobs, size_t n, size_t threads, const vp_p
     pthread_mutex_init(&all.lock, NULL);
     if (progress && progress->report)
         progress->report(progress->context, 0, all.total);
-    vp_status status = VP_OK;
-    if (n >= threads && threads > 1) {
-        thread_pool *pool = thread_pool_create(threads, err);
-        if (!pool)
-            status = VP_ETHREAD;
-        else {
-            thread_pool_run(pool, n, run_one_thread, &all);
-            thread_pool_free(pool);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++)
-            run_job(&all, i, threads);
-    }
+    vp_status status = run_all(&all, n, threads, err);
     for (size_t i = 0; i < n && status == VP_OK; i++)
         if (all.status[i] != VP_OK)
             status = vp_fail(err, all.status[i], "run %zu: %s", i + 1, all.errors[i].message);
