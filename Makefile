@@ -96,13 +96,14 @@ BENCH_ARCH_BIN := $(BUILD)/bench/bench_arch
 BENCH_BACKWARD_BIN := $(BUILD)/bench/bench_backward
 BENCH_TRAIN_BIN := $(BUILD)/bench/bench_train
 BENCH_SCALE_BIN := $(BUILD)/bench/bench_scale
+BENCH_THREADS_BIN := $(BUILD)/bench/bench_threads
 
 .PHONY: bench bench-run
 bench: deps-bench
 	$(MAKE) bench-run
 
 bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BIN) \
-  $(BENCH_BACKWARD_BIN) $(BENCH_TRAIN_BIN) $(BENCH_SCALE_BIN) $(BUILD)/varprof
+  $(BENCH_BACKWARD_BIN) $(BENCH_TRAIN_BIN) $(BENCH_SCALE_BIN) $(BENCH_THREADS_BIN) $(BUILD)/varprof
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
 	@if $(PYTHON3) -c 'import numpy' 2>/dev/null; then \
@@ -152,6 +153,7 @@ bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BI
 	fi
 	@echo
 	$(BENCH_SCALE_BIN) --varprof $(BUILD)/varprof
+	$(BENCH_THREADS_BIN) --varprof $(BUILD)/varprof
 
 $(BUILD)/bench/bench_mc.o: tests/bench/bench_mc.c
 	@mkdir -p $(dir $@)
@@ -222,6 +224,15 @@ $(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o
 $(BUILD)/bench/bench_scale.o: tests/bench/bench_scale.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+# Each job at 1, 2, 4, ... threads up to the cores, and the default against
+# the best (tests/bench/bench_threads.c, issue 31).
+$(BUILD)/bench/bench_threads.o: tests/bench/bench_threads.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_THREADS_BIN): $(BUILD)/bench/bench_threads.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
 $(BENCH_SCALE_BIN): $(BUILD)/bench/bench_scale.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
