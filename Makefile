@@ -297,7 +297,7 @@ check-san:
 
 # The threaded engines under ThreadSanitizer: the tests that run threads.
 TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
-TSAN_TESTS := test_mc test_forward test_cli
+TSAN_TESTS := test_mc test_cli_mc test_forward test_cli_forward test_cli
 check-tsan:
 	$(MAKE) -j$(TEST_JOBS) BUILD=build-tsan CFLAGS="$(TSAN_FLAGS)" LDFLAGS="$(TSAN_FLAGS)" build-tsan/varprof \
 	  $(TSAN_TESTS:%=build-tsan/tests/%)
@@ -322,7 +322,7 @@ check-examples-quick: all
 # (check-san), which run them with every other test.
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full \
   --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible
-VALGRIND_TESTS := test_cli test_models test_cli_plot test_pytorch_match
+VALGRIND_TESTS := test_cli test_cli_models test_cli_plot test_pytorch_match
 check-valgrind: deps-valgrind
 	$(MAKE) -j$(TEST_JOBS) check-valgrind-run
 

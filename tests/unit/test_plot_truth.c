@@ -2,7 +2,8 @@
  * writes: tic labels are their tics' values (2e-4 reads 2×10^-4, not 10^-4),
  * a swept axis has a tic at every swept value, coinciding series stay in
  * sight and the legend says so, a title breaks only between words of prose
- * or is left off, and the last bits of a value move no coordinate. */
+ * or is left off, and the last bits of a value move no coordinate. --no-title
+ * on every figure command is tests/program/test_cli_plot_truth.c. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +18,6 @@
 #include "run_program.h"
 #include "test_filter.h"
 #include "varprof/varprof.h"
-
-#define RUN(...) run_varprof((const char *const[]){__VA_ARGS__, NULL})
 
 static void expect_ok(vp_status status, const vp_error *err)
 {
@@ -409,39 +408,6 @@ static void titles_can_be_left_off(void **state)
     vp_figure_free(fig);
 }
 
-/* On every figure command; only with --plot where a figure is optional. */
-static void no_title_on_every_figure_command(void **state)
-{
-    (void)state;
-    program_run run = RUN("--placement", "pre-norm", "--quantity", "share", "--no-title", "--plot",
-                          in_scratch("cli.svg"), "--force");
-    assert_int_equal(run.status, 0);
-    program_run_free(&run);
-    char *svg = slurp(in_scratch("cli.svg"));
-    assert_null(strstr(svg, "closed form</text>"));
-    free(svg);
-    run = RUN("--no-title");
-    assert_int_equal(run.status, 2);
-    assert_non_null(strstr(run.err, "give --plot too"));
-    program_run_free(&run);
-    run = RUN("train", "--steps", "2", "--no-title");
-    assert_int_equal(run.status, 2);
-    program_run_free(&run);
-    const char *dir = in_scratch("set"), *scripts = in_scratch("set-scripts");
-    run = RUN("figures", "--no-title", "--outdir", dir, "--plot-script", scripts);
-    assert_int_equal(run.status, 0);
-    program_run_free(&run);
-    char path[1200];
-    snprintf(path, sizeof path, "%s/gain-sweep.gp", scripts);
-    char *text = slurp(path);
-    assert_non_null(strstr(text, "set title '' noenhanced"));
-    free(text);
-    snprintf(path, sizeof path, "%s/gradient.gp", scripts);
-    text = slurp(path);
-    assert_non_null(strstr(text, "set multiplot layout 2,1 margins"));
-    free(text);
-}
-
 /* 400 values on a log panel of four decades, each of three significant
    digits, and the same moved by 1e-5 of themselves (ten times what the
    instruction sets make of a sum); 400 on a linear one, moved by 1e-4: at
@@ -490,7 +456,6 @@ int main(void)
         cmocka_unit_test(engines_of_one_placement_mark_apart),
         cmocka_unit_test(titles_break_between_words_of_prose),
         cmocka_unit_test(titles_can_be_left_off),
-        cmocka_unit_test(no_title_on_every_figure_command),
         cmocka_unit_test(last_bits_move_no_coordinate),
     };
     test_filter_from_environment();

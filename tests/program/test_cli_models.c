@@ -1,0 +1,85 @@
+/* --model on the command line: a model of the table runs with its placement
+ * and depth, --layers overrides the depth, an unknown model is a usage error
+ * naming it, GLM-130B takes its own DeepNorm alpha and beta (which --alpha
+ * and --beta override), and the models command lists the table with each
+ * model's parameter count (the table itself is tests/unit/test_models.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "run_program.h"
+#include "test_filter.h"
+#include "varprof/varprof.h"
+
+static void model_option_takes_placement_and_layers(void **state)
+{
+    (void)state;
+    program_run run =
+        run_varprof((const char *const[]){"--model", "gemma-2-27b", "--format", "csv", NULL});
+    assert_int_equal(run.status, 0);
+    /* sandwich, 46 layers: the last row is sub-block 92 */
+    assert_non_null(strstr(run.out, "\nclosed,sandwich,,46,92,45,mlp,"));
+    program_run_free(&run);
+    run = run_varprof(
+        (const char *const[]){"--model", "gemma-2-27b", "--layers", "3", "--format", "csv", NULL});
+    assert_non_null(strstr(run.out, "\nclosed,sandwich,,3,6,2,mlp,"));
+    program_run_free(&run);
+    run = run_varprof((const char *const[]){"--model", "gpt-5", NULL});
+    assert_int_equal(run.status, 2);
+    assert_non_null(strstr(run.err, "'gpt-5' is not in the models table"));
+    program_run_free(&run);
+    /* --model glm-130b takes its own alpha = (2N)^(1/2) and beta = (2N)^(-1/2)
+     * at the depth run (8 layers: 4 and 0.25); --alpha and --beta override */
+    const struct {
+        const char *extra[2];
+        const char *scales;
+    } glm[] = {
+        {{NULL, NULL}, "\"alpha\":4,\"beta\":0.25,"},
+        {{"--alpha", "2"}, "\"alpha\":2,\"beta\":0.25,"},
+        {{"--beta", "0.5"}, "\"alpha\":4,\"beta\":0.5,"},
+    };
+    for (size_t i = 0; i < sizeof glm / sizeof glm[0]; i++) {
+        run = run_varprof((const char *const[]){"--model", "glm-130b", "--layers", "8", "--format",
+                                                "json", glm[i].extra[0], glm[i].extra[1], NULL});
+        assert_int_equal(run.status, 0);
+        if (!strstr(run.out, glm[i].scales)) {
+            print_error("want %s in:\n%.400s\n", glm[i].scales, run.out);
+            fail();
+        }
+        program_run_free(&run);
+    }
+    run = run_varprof((const char *const[]){"--model", "glm-130b", "--every", "70", NULL});
+    assert_int_equal(run.status, 0);
+    assert_non_null(strstr(run.out, "alpha 11.8322, beta 0.0845154"));
+    assert_non_null(strstr(run.out, "its own alpha (2N)^(1/2), beta (2N)^(-1/2)"));
+    program_run_free(&run);
+    run = run_varprof((const char *const[]){"models", NULL});
+    assert_int_equal(run.status, 0);
+    assert_non_null(strstr(run.out, "gemma-2-27b"));
+    assert_non_null(strstr(run.out, "its own alpha (2N)^(1/2), beta (2N)^(-1/2), N its layers"));
+    /* each model's parameter count, starred where it is not the model's own */
+    assert_non_null(strstr(run.out,
+                           "llama-2-7b          2023      32  pre-norm      rmsnorm    no  "
+                           "     6.74 B\n"));
+    assert_non_null(strstr(run.out,
+                           "t5-base             2019      12  pre-norm      rmsnorm    no  "
+                           "      110 M*\n"));
+    assert_non_null(strstr(run.out, "mixture of experts: the count is a dense model's"));
+    assert_non_null(strstr(run.out, "\n* the count of the row's shape, not the model's"));
+    program_run_free(&run);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(model_option_takes_placement_and_layers),
+    };
+    test_filter_from_environment();
+    return cmocka_run_group_tests_name("the models table", tests, NULL, NULL);
+}
