@@ -61,19 +61,52 @@ typedef enum {
 
 /* The positional information the network gets (varprof(1), --positions). */
 typedef enum {
-    VP_POSITIONS_NONE,    /* none: attention sees no order but the causal mask */
-    VP_POSITIONS_LEARNED, /* GPT-2's wpe: pos_embed.weight [n_ctx, d] row t added to
+    VP_POSITIONS_NONE,             /* none: attention sees no order but the causal mask */
+    VP_POSITIONS_LEARNED,          /* GPT-2's wpe: pos_embed.weight [n_ctx, d] row t added to
                              the token embedding at position t (0-based in each
                              sequence); vp_forward_infer sets it when a file has
                              pos_embed.weight, and leaves none or rope otherwise */
-    VP_POSITIONS_ROPE,    /* rotary, Hugging Face Llama's rotate-half pairing: for i <
-                             hd/2, (q_i, q_{i+hd/2}) of every head (and k's) rotated by
-                             t rope_theta^(-2i/hd) after the projections and QK-norm;
-                             the interleaved pairing (q_{2i}, q_{2i+1}) of GPT-NeoX and
-                             Meta's original code gives other numbers for the same
-                             weights */
+    VP_POSITIONS_ROPE,             /* rotary, Hugging Face Llama's and GPT-NeoX's rotate-half
+                             pairing: for i < r/2, (q_i, q_{i+r/2}) of every head (and
+                             k's) rotated by t rope_theta^(-2i/r) after the projections
+                             and QK-norm, r the rotated width (hd, or hd times
+                             vp_forward_options.rope_fraction), the rest of the head
+                             left as it is */
+    VP_POSITIONS_ROPE_INTERLEAVED, /* rotary with GPT-J's and Meta's original pairing:
+                             (q_{2i}, q_{2i+1}) rotated by t rope_theta^(-2i/r), the
+                             same angles as rope's on other pairs of coordinates */
     VP_POSITIONS_COUNT
 } vp_positions;
+
+/* Which coordinates of a head rotary positions rotate together
+   (vp_positions_traits.rotary). */
+typedef enum {
+    VP_ROTARY_NONE,        /* no rotation */
+    VP_ROTARY_HALF,        /* (i, i + r/2): rotate-half */
+    VP_ROTARY_INTERLEAVED, /* (2i, 2i + 1): every two */
+} vp_rotary_pairing;
+
+/* How a layer's branches meet the stream: HACKING.md, "The next axes". A
+ * parallel form runs attention and the MLP side by side on the same stream
+ * and adds both outputs in one sub-block. */
+typedef enum {
+    VP_RESIDUAL_SEQUENTIAL,           /* attention, then the MLP: two sub-blocks */
+    VP_RESIDUAL_PARALLEL_SHARED_NORM, /* x + attn(N x) + mlp(N x): GPT-J's, Phi-1/2's,
+                                         Falcon-7B's one norm (attn_norm) */
+    VP_RESIDUAL_PARALLEL_TWO_NORMS,   /* x + attn(N1 x) + mlp(N2 x): GPT-NeoX's
+                                         use_parallel_residual, Falcon's new decoder
+                                         (attn_norm, mlp_norm) */
+    VP_RESIDUAL_COUNT
+} vp_residual;
+
+/* A residual form's row. */
+typedef struct {
+    const char *name;              /* "sequential", "parallel-shared-norm", ... */
+    size_t branches_per_sub_block; /* 2 where attention and the MLP are summed */
+    size_t sub_blocks_per_layer;   /* 1 for the parallel forms, 2 otherwise */
+    size_t norms_per_sub_block;    /* input norms of a sub-block: 2 where each branch of a
+                                      parallel block has its own */
+} vp_residual_traits;
 
 /* An MLP kind's row: every fact the engines read about it. */
 typedef struct {
@@ -102,8 +135,9 @@ typedef struct {
     const char *name; /* "none", "learned", "rope" */
     int table;        /* a learned table pos_embed.weight [n_ctx, d] added to
                             the token embedding */
-    int rotary;       /* q and k rotated after the projections and QK-norm;
-                            needs attention and an even head width */
+    int rotary;       /* a vp_rotary_pairing: q and k rotated after the projections
+                         and QK-norm (0: not); needs attention and an even rotated
+                         width */
 } vp_positions_traits;
 
 /* A bias setting's row. */
@@ -155,7 +189,7 @@ const char *vp_loss_name(vp_loss loss);
 /* The loss of that name; VP_EINVAL naming the losses there are. */
 vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
-/* "none", "learned", "rope"; NULL for a value out of range. */
+/* "none", "learned", "rope", "rope-interleaved"; NULL for a value out of range. */
 const char *vp_positions_name(vp_positions positions);
 
 /* The positions of that name; VP_EINVAL naming the ones there are. */
@@ -168,5 +202,18 @@ vp_status vp_mlp_check(vp_mlp mlp, vp_error *err);
 vp_status vp_bias_check(vp_bias bias, vp_error *err);
 vp_status vp_loss_check(vp_loss loss, vp_error *err);
 vp_status vp_positions_check(vp_positions positions, vp_error *err);
+
+/* The residual form's row; NULL for a value out of range. */
+const vp_residual_traits *vp_residual_traits_of(vp_residual residual);
+
+/* "sequential", "parallel-shared-norm", "parallel-two-norms"; NULL for a
+ * value out of range. */
+const char *vp_residual_name(vp_residual residual);
+
+/* The residual form of that name; VP_EINVAL naming the forms there are. */
+vp_status vp_residual_parse(const char *name, vp_residual *out, vp_error *err);
+
+/* VP_OK for a residual form in range; else VP_EINVAL naming the forms there are. */
+vp_status vp_residual_check(vp_residual residual, vp_error *err);
 
 #endif

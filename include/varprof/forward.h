@@ -143,6 +143,25 @@ typedef struct {
        lookups (PyTorch's nn.Embedding padding_idx, a checkpoint's
        pad_token_id); a tied head's use of the row still counts; 0: none */
     size_t embed_padding;
+    /* OPT's word_embed_proj_dim: the token embedding's width e, from 1 to d,
+       with weights alone; 0: d. Below d, project_in.weight [d, e] maps each
+       looked-up row to the stream before the positions are added, and
+       project_out.weight [e, d] maps the stream (after any final norm) to
+       the head's input; neither has a bias, and embed.weight and
+       head.weight are [V, e] */
+    size_t embed_dim;
+    /* the learned table's row that position 0 reads (OPT's 2: its table has
+       two rows before the positions); 0 */
+    size_t position_offset;
+    /* with rotary positions, the share of each head's hd coordinates rotated:
+       its first r = hd rope_fraction (GPT-NeoX's rotary_pct, Phi's
+       partial_rotary_factor, GPT-J's rotary_dim / hd), r even and > 0, the
+       angles theta^(-2i/r); the rest pass through. 0 or 1: the whole head */
+    double rope_fraction;
+    /* how the branches meet the stream (vp_residual); sequential, the
+       default, is the placement's own form (the parallel placement's is
+       parallel-shared-norm); a parallel form needs the parallel placement */
+    vp_residual residual;
 } vp_forward_options;
 
 /* What the forward pass keeps for its backward (vp_forward_options.activations). */
@@ -173,6 +192,8 @@ void vp_forward_options_init(vp_forward_options *options);
  * from 0:
  *   embed.weight [V, d]
  *   pos_embed.weight [n_ctx, d]     with positions learned (rope has no tensor)
+ *   project_in.weight [d, e], project_out.weight [e, d]   with an embedding
+ *     narrower than the stream (embed_dim e < d: embed.weight is then [V, e])
  *   layers.i.attn.q.weight [H hd, d], .bias [H hd]; layers.i.attn.{k,v}.weight
  *     [H_kv hd, d], .bias [H_kv hd]; layers.i.attn.o.weight [d, H hd], .bias [d]
  *     (H hd = H_kv hd = d by default)
@@ -184,7 +205,8 @@ void vp_forward_options_init(vp_forward_options *options);
  *     .bias [d] for the gated ones (swiglu, geglu): down(act(gate h) * up h)
  *   layers.i.{attn_norm,mlp_norm}.weight [d] (.bias [d] for LayerNorm): the norm on
  *     the branch input or on the stream, wherever the placement puts it; a parallel
- *     layer's one norm is attn_norm
+ *     layer's one norm is attn_norm (residual parallel-two-norms: attn_norm on the
+ *     attention's input, mlp_norm on the MLP's)
  *   layers.i.{attn_out_norm,mlp_out_norm}.weight (.bias): sandwich's and output-norm's
  *     norm on the branch output (its weight is the scale gamma)
  *   final_norm.weight [d] (.bias [d] for LayerNorm): the norm before the head
@@ -196,7 +218,8 @@ void vp_forward_options_init(vp_forward_options *options);
  * final_norm.weight decides the final norm; a file without head.* still
  * serves the forward profile and the loss random. */
 
-/* What a weights file says of the network: width and vocab (embed.weight),
+/* What a weights file says of the network: width and vocab (embed.weight;
+ * with OPT's project_in.weight [d, e], the width d and embed_dim e),
  * layers (the highest i + 1), whether layers have attention, the heads'
  * shape, the MLP's hidden width (ffn_mult when the width divides it,
  * ffn_width 0; else ffn_width), whether the MLP is gated (mlp.gate.weight)

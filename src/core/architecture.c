@@ -14,11 +14,13 @@ _Static_assert(VP_MLP_COUNT == 6, "a new MLP kind needs a row in mlps (core/arch
 _Static_assert(VP_ACTIVATION_COUNT == 4,
                "a new activation needs a row in activations (core/architecture.c) and in "
                "fw_activation_kernels (forward/activation_kernels.c)");
-_Static_assert(VP_POSITIONS_COUNT == 3,
+_Static_assert(VP_POSITIONS_COUNT == 4,
                "a new positions setting needs a row in positions (core/architecture.c)");
 _Static_assert(VP_BIAS_COUNT == 3,
                "a new bias setting needs a row in biases (core/architecture.c)");
 _Static_assert(VP_LOSS_COUNT == 3, "a new loss needs a row in losses (core/architecture.c)");
+_Static_assert(VP_RESIDUAL_COUNT == 3,
+               "a new residual form needs a row in residuals (core/architecture.c)");
 
 static const vp_mlp_traits mlps[VP_MLP_COUNT] = {
     [VP_MLP_GELU] = {"gelu", 0, VP_ACTIVATION_GELU_ERF, 1},
@@ -60,9 +62,16 @@ static const vp_activation_traits activations[VP_ACTIVATION_COUNT] = {
 };
 
 static const vp_positions_traits positions[VP_POSITIONS_COUNT] = {
-    [VP_POSITIONS_NONE] = {"none", 0, 0},
-    [VP_POSITIONS_LEARNED] = {"learned", 1, 0},
-    [VP_POSITIONS_ROPE] = {"rope", 0, 1},
+    [VP_POSITIONS_NONE] = {"none", 0, VP_ROTARY_NONE},
+    [VP_POSITIONS_LEARNED] = {"learned", 1, VP_ROTARY_NONE},
+    [VP_POSITIONS_ROPE] = {"rope", 0, VP_ROTARY_HALF},
+    [VP_POSITIONS_ROPE_INTERLEAVED] = {"rope-interleaved", 0, VP_ROTARY_INTERLEAVED},
+};
+
+static const vp_residual_traits residuals[VP_RESIDUAL_COUNT] = {
+    [VP_RESIDUAL_SEQUENTIAL] = {"sequential", 1, 2, 1},
+    [VP_RESIDUAL_PARALLEL_SHARED_NORM] = {"parallel-shared-norm", 2, 1, 1},
+    [VP_RESIDUAL_PARALLEL_TWO_NORMS] = {"parallel-two-norms", 2, 1, 2},
 };
 
 static const vp_bias_traits biases[VP_BIAS_COUNT] = {
@@ -188,4 +197,28 @@ vp_status vp_loss_check(vp_loss loss, vp_error *err)
 vp_status vp_positions_check(vp_positions p, vp_error *err)
 {
     return name_table_check(NAME_ROWS(positions), "positions", (int)p, err);
+}
+
+const vp_residual_traits *vp_residual_traits_of(vp_residual residual)
+{
+    return (unsigned)residual < VP_RESIDUAL_COUNT ? &residuals[residual] : NULL;
+}
+
+const char *vp_residual_name(vp_residual residual)
+{
+    return name_table_name(NAME_ROWS(residuals), (int)residual);
+}
+
+vp_status vp_residual_parse(const char *name, vp_residual *out, vp_error *err)
+{
+    int value = 0;
+    const vp_status s = name_table_parse(NAME_ROWS(residuals), "residual form", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_residual)value;
+    return s;
+}
+
+vp_status vp_residual_check(vp_residual residual, vp_error *err)
+{
+    return name_table_check(NAME_ROWS(residuals), "residual form", (int)residual, err);
 }

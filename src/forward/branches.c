@@ -254,7 +254,7 @@ void fw_attention_branch(fw_run *r, const fw_layer *layer, const float *h, float
         r->k_exp = r->k, r->v_exp = r->v;
     /* after QK-norm, as OLMo 2 (Llama has none): q and k in place; without
        QK-norm q_pre is q, which the backward does not read */
-    if (r->m->positions == VP_POSITIONS_ROPE)
+    if (vp_positions_traits_of(r->m->positions)->rotary)
         fw_rope(r, r->q, r->k, 0);
     if (r->k_exp != r->k)
         fw_parallel(r, r->batch, repeat_kv_task, r);

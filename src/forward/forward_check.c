@@ -68,18 +68,20 @@ static vp_status check_grad(const vp_config *cfg, const vp_forward_options *o, v
                        "predict; use at least 2 tokens, or loss copy");
     if (!o->weights)
         return VP_OK;
+    /* the head reads the embedding's width: OPT's project_out maps the stream to it */
+    const size_t e = o->embed_dim ? o->embed_dim : o->width;
     const vp_tensor_info *head = vp_safetensors_find(o->weights, "head.weight");
     if (!head && o->loss != VP_LOSS_RANDOM && !o->tie_embeddings)
         return vp_fail(err, VP_EINVAL,
                        "tensor 'head.weight' is missing: loss %s needs the output head "
                        "(head.weight [%zu, %zu], head.bias [%zu]); add it to the file, tie "
                        "the head to the embedding, or use loss random",
-                       vp_loss_name(o->loss), o->vocab, o->width, o->vocab);
-    if (head && (head->rank != 2 || head->shape[0] != o->vocab || head->shape[1] != o->width))
+                       vp_loss_name(o->loss), o->vocab, e, o->vocab);
+    if (head && (head->rank != 2 || head->shape[0] != o->vocab || head->shape[1] != e))
         return vp_fail(err, VP_EINVAL,
                        "tensor 'head.weight' is not [%zu, %zu]: the head must map the width "
                        "%zu to the vocabulary of %zu (embed.weight's)",
-                       o->vocab, o->width, o->width, o->vocab);
+                       o->vocab, e, e, o->vocab);
     const int in_file = vp_safetensors_find(o->weights, "final_norm.weight") != NULL;
     if (cfg->final_norm != VP_FINAL_NORM_DEFAULT &&
         in_file != (cfg->final_norm == VP_FINAL_NORM_YES))

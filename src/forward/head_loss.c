@@ -69,7 +69,7 @@ static void loss_task(void *ctx, size_t task, size_t thread)
     }
 }
 
-void fw_head_loss(fw_bw *b, const float *y, float *dy, double *loss)
+static void head_and_loss(fw_bw *b, const float *y, float *dy, double *loss)
 {
     fw_run *r = b->r;
     const fw_model *m = r->m;
@@ -95,7 +95,23 @@ void fw_head_loss(fw_bw *b, const float *y, float *dy, double *loss)
     if (!b->o->on_param_grad)
         return;
     fw_bw_linear_grads(b, &m->head, b->logits, y);
-    memcpy(b->head_dw, b->dw, m->vocab * m->d * sizeof *b->dw);
+    memcpy(b->head_dw, b->dw, m->vocab * m->embed_dim * sizeof *b->dw);
     if (m->head.bias)
         fw_bw_emit(b, "head.bias", b->db, m->vocab, 0);
+}
+
+void fw_head_loss(fw_bw *b, const float *y, float *dy, double *loss)
+{
+    const fw_model *m = b->r->m;
+    if (b->o->loss == VP_LOSS_RANDOM || m->embed_dim == m->d) {
+        head_and_loss(b, y, dy, loss);
+        return;
+    }
+    /* OPT's project_out between the stream and the head: its output (e
+       wide) in b->df, the head's gradient there in b->dh, both free until
+       the first sub-block's backward */
+    fw_project(b->r, b->df, y, &m->project_out);
+    head_and_loss(b, b->df, b->dh, loss);
+    fw_bw_linear_dx(b, dy, b->dh, &m->project_out);
+    fw_bw_linear_params(b, "project_out", &m->project_out, b->dh, y);
 }

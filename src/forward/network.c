@@ -46,7 +46,10 @@ static size_t top_floats(const fw_model *shape, const kern_table *kern)
 {
     size_t n = shape->has_final_norm ? 2 * aligned(shape->d) : 0;
     if (shape->has_head)
-        n += linear_floats(shape, kern, shape->d, shape->vocab);
+        n += linear_floats(shape, kern, shape->embed_dim, shape->vocab);
+    if (shape->embed_dim != shape->d) /* OPT's project_in and project_out */
+        n += linear_floats(shape, kern, shape->embed_dim, shape->d) +
+             linear_floats(shape, kern, shape->d, shape->embed_dim);
     return n;
 }
 
@@ -114,6 +117,8 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
     m->positions = o->positions;
     m->rope_theta = o->rope_theta;
     m->rope_scaling = o->rope_scaling;
+    m->rope_dim = fw_rope_dim(o);
+    m->residual = vp_residual_traits_of(fw_residual_of(cfg, o));
     m->tied = o->tie_embeddings && m->has_head;
     /* a checkpoint's tensors are made on demand: its layers stay there */
     m->streamed = o->weights && o->weights->source && m->layers > 1;
@@ -123,6 +128,8 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
         o->attn_scale > 0.0 ? (float)o->attn_scale : (float)(1.0 / sqrt((double)m->head_dim));
     m->attn_softcap = (float)o->attn_softcap;
     m->logit_softcap = (float)o->logit_softcap;
+    m->embed_dim = o->embed_dim ? o->embed_dim : o->width;
+    m->position_offset = o->position_offset;
     m->n_ctx = 0;
     if (o->positions == VP_POSITIONS_LEARNED) {
         /* a file's table as long as it is (vp_forward_check: no shorter than
@@ -135,7 +142,7 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
 
 static size_t model_floats(const fw_model *shape, const kern_table *kernels)
 {
-    return (shape->drawn ? 0 : aligned(shape->vocab * shape->d)) +
+    return (shape->drawn ? 0 : aligned(shape->vocab * shape->embed_dim)) +
            aligned(shape->n_ctx * shape->d) +
            (shape->streamed ? 1 : shape->layers) * layer_floats(shape, kernels) +
            top_floats(shape, kernels);
@@ -174,9 +181,11 @@ static void make_norm(fw_model *m, fw_norm *n, float weight)
 
 /* A projection's bias, by the model's setting: q, k and v have one unless
    none do; the others, the head among them, only when all do. */
-enum { OTHER_PROJECTION, QKV_PROJECTION, HEAD_PROJECTION };
+enum { OTHER_PROJECTION, QKV_PROJECTION, HEAD_PROJECTION, UNBIASED_PROJECTION };
 static int has_bias(const fw_model *m, int kind)
 {
+    if (kind == UNBIASED_PROJECTION) /* OPT's project_in and project_out */
+        return 0;
     if (kind == HEAD_PROJECTION && m->head_unbiased)
         return 0;
     const vp_bias_traits *t = vp_bias_traits_of(m->bias);
@@ -219,7 +228,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
         return NULL;
     }
     memset(m->arena, 0, m->arena_size * sizeof(float));
-    m->embed = m->drawn ? NULL : take(m, m->vocab * m->d);
+    m->embed = m->drawn ? NULL : take(m, m->vocab * m->embed_dim);
     m->pos_embed = m->n_ctx ? take(m, m->n_ctx * m->d) : NULL;
     const float gamma = (float)cfg->gamma;
     const int out_norms = m->traits->norm_out;
@@ -254,7 +263,11 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
     if (m->has_final_norm)
         make_norm(m, &m->final_norm, 1.0f);
     if (m->has_head)
-        make_linear(m, &m->head, m->d, m->vocab, HEAD_PROJECTION);
+        make_linear(m, &m->head, m->embed_dim, m->vocab, HEAD_PROJECTION);
+    if (m->embed_dim != m->d) {
+        make_linear(m, &m->project_in, m->embed_dim, m->d, UNBIASED_PROJECTION);
+        make_linear(m, &m->project_out, m->d, m->embed_dim, UNBIASED_PROJECTION);
+    }
     if (m->tied && !m->drawn) /* packed from the embedding, after every change to it */
         m->head.raw = m->embed;
     return m;

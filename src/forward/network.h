@@ -82,10 +82,21 @@ typedef struct fw_model {
     fw_linear head; /* d -> V */
     /* positions (vp_positions): learned's table, rope's base */
     vp_positions positions;
-    size_t n_ctx;     /* learned: pos_embed's rows; else 0 */
+    size_t n_ctx;           /* learned: pos_embed's rows; else 0 */
+    size_t position_offset; /* the row position 0 reads (OPT's 2); 0 */
+    /* the token embedding's width e (embed and a tied head [V][e]); below
+       d, project_in (e -> d) after the lookup and project_out (d -> e)
+       before the head, neither with a bias (OPT-350m's) */
+    size_t embed_dim;
+    fw_linear project_in, project_out;
     float *pos_embed; /* [n_ctx][d] with learned positions; else NULL */
     double rope_theta;
     vp_rope_scaling rope_scaling; /* Llama 3's, factor 0 for none */
+    size_t rope_dim;              /* rotary: each head's first rope_dim coordinates turn
+                                     (vp_forward_options.rope_fraction); else 0 */
+    /* the residual form: the parallel placement's shared norm, or
+       vp_forward_options.residual's two norms (attn_norm, mlp_norm) */
+    const vp_residual_traits *residual;
     /* Gemma-2's (vp_forward_options): the embedding's factor (1: none), the
        attention scores' factor (1/sqrt(hd) by default), their soft cap and
        the logits' (0: none) */
@@ -140,9 +151,10 @@ typedef struct {
 typedef vp_status (*fw_tensor_fn)(void *ctx, const fw_tensor *t);
 
 /* Calls fn for every tensor of the model in the weights' order
- * (include/varprof/forward.h: embed.weight, pos_embed.weight, each layer's
- * norms, attention and MLP, final_norm, head), a linear's weight before its
- * bias; stops at and returns the first status that is not VP_OK. */
+ * (include/varprof/forward.h: embed.weight, project_in, pos_embed.weight,
+ * each layer's norms, attention and MLP, final_norm, project_out, head), a
+ * linear's weight before its bias; stops at and returns the first status
+ * that is not VP_OK. */
 vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx);
 
 /* Packs a head tied to the embedding again, after a trainer changed
@@ -189,6 +201,19 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
 /* The profile's sampling method of a model that draws its weights as init
  * says (forward_options.c; vp_init_name names it). */
 vp_sampling_method fw_init_method(vp_init init);
+
+/* The rotated width of o's heads (positions.c): hd rope_fraction rounded
+ * down, as Hugging Face's int(head_dim * partial_rotary_factor), hd for a
+ * fraction of 0 or 1; 0 without rotary positions. */
+size_t fw_rope_dim(const vp_forward_options *o);
+
+/* The residual form of cfg and o (residual_form.c): o->residual, or the
+ * placement's own (the parallel placement's shared norm) where o's is
+ * sequential; and its check for vp_forward_check: a form whose
+ * sub-blocks per layer are not the placement's is refused (VP_EINVAL,
+ * naming both). */
+vp_residual fw_residual_of(const vp_config *cfg, const vp_forward_options *o);
+vp_status fw_residual_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err);
 
 /* Every buffer and the thread pool of a run (forward/workspace.h). */
 typedef struct fw_workspace fw_workspace;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forward/backward.h"
+#include "forward/embedding.h"
 
 static size_t aligned(size_t floats)
 {
@@ -58,7 +59,7 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     TAKE(dhid_up, m->gated ? hid : 0);
     TAKE(logits, m->has_head ? rows * m->vocab : 0);
     TAKE(logit_tanh, m->has_head && m->logit_softcap > 0.0f ? rows * m->vocab : 0);
-    TAKE(head_dw, m->tied ? m->vocab * m->d : 0);
+    TAKE(head_dw, m->tied ? m->vocab * m->embed_dim : 0);
     /* a norm's rows: the stream's, or QK-norm's, one per head */
     TAKE(stats, 2 * rows * (m->qk_norm ? m->heads : 1));
     if (b) /* doubles, at a 64-byte boundary as every buffer */
@@ -71,6 +72,8 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
         most_w = m->n_ctx * m->d;
     if (m->q_width * m->d > most_w) /* q and o */
         most_w = m->q_width * m->d;
+    if (m->embed_dim * m->d > most_w) /* OPT's project_in and project_out */
+        most_w = m->embed_dim * m->d;
     TAKE(dw, most_w);
     TAKE(db, w);
 #undef TAKE
@@ -201,7 +204,7 @@ static void attention_backward(fw_bw *b, float *dh, const fw_layer *layer, const
     att_job j = {b, s};
     fw_parallel(r, r->batch, attention_task, &j);
     /* rope's transpose, before QK-norm's backward and the projections' */
-    if (m->positions == VP_POSITIONS_ROPE)
+    if (vp_positions_traits_of(m->positions)->rotary)
         fw_rope(r, b->dq, b->dk, 1);
     const fw_linear *proj[3] = {&layer->q, &layer->k, &layer->v};
     const float *norms[2] = {layer->q_norm, layer->k_norm};
@@ -225,6 +228,25 @@ static void attention_backward(fw_bw *b, float *dh, const fw_layer *layer, const
             add_into(dh, b->z, n);
         }
     }
+}
+
+/* A parallel block's MLP on its own norm (residual parallel-two-norms):
+   the norm's output made again from x_in as the forward made it, into
+   dpre, which nothing reads before the attention's backward; the MLP's
+   backward through it; the norm's gradient into dz (a stream norm's,
+   which a parallel block has not), for the caller to add to dx once the
+   attention has read df, which may be dx itself. */
+static void mlp_two_norms_backward(fw_bw *b, const fw_layer *layer, const fw_saved *s,
+                                   const float *df, char *prefix, size_t l)
+{
+    fw_run *r = b->r;
+    const fw_model *m = r->m;
+    const int rms_norm = m->norm == VP_NORM_RMSNORM;
+    fw_normalise(r, b->dpre, s->x_in, &layer->mlp_norm);
+    mlp_backward(b, b->dh, layer, s, b->dpre, df, prefix, l);
+    snprintf(prefix, 64, "layers.%zu.mlp_norm", l);
+    fw_bw_norm(b, prefix, b->dz, b->dh, s->x_in, NULL, layer->mlp_norm.weight, r->rows, m->d,
+               rms_norm, !rms_norm);
 }
 
 static double rms(const fw_bw *b, const float *v, size_t n)
@@ -279,18 +301,23 @@ static double sub_block_backward(fw_bw *b, size_t k)
     const int measured = !r->no_weight_grad;
     const double rms_df = measured ? rms(b, df, n) : NAN;
     double wg2 = 0.0;
+    const int two_norms = attn && mlp && m->residual->norms_per_sub_block > 1;
     if (mlp) {
         const double wg = measured ? rms_df * rms(b, s->hid, r->rows * m->hidden) : NAN;
         wg2 += wg * wg;
-        mlp_backward(b, b->dh, layer, s, h, df, prefix, l);
+        if (two_norms)
+            mlp_two_norms_backward(b, layer, s, df, prefix, l);
+        else
+            mlp_backward(b, b->dh, layer, s, h, df, prefix, l);
     }
     if (attn) {
         const double wg = measured ? rms_df * rms(b, s->att, r->rows * m->q_width) : NAN;
         wg2 += wg * wg;
         /* a parallel block sums the attention's share apart, then adds it:
            mlp + (q + k + v), the order its gradients were always summed in */
-        attention_backward(b, mlp ? b->dsum : b->dh, layer, s, h, df, prefix, l);
-        if (mlp)
+        const int summed = mlp && !two_norms;
+        attention_backward(b, summed ? b->dsum : b->dh, layer, s, h, df, prefix, l);
+        if (summed)
             add_into(b->dh, b->dsum, n);
     }
     /* the branch input's gradient joins the residual path's */
@@ -303,44 +330,60 @@ static double sub_block_backward(fw_bw *b, size_t k)
     } else {
         add_into(b->dx, b->dh, n);
     }
+    if (two_norms) /* the MLP's share, through its own norm */
+        add_into(b->dx, b->dz, n);
     return sqrt(wg2 / (double)(attn + mlp));
 }
 
-/* dL/dE: each row's dL/dx_0 added to its token's row, in row order; then
-   the learned positions' */
+/* OPT's project_in: its W's gradient from the rows looked up again (into
+   b->z), and dL/d(looked-up rows) into b->dh, which it returns */
+static const float *project_in_backward(fw_bw *b)
+{
+    const fw_run *r = b->r;
+    const size_t e = r->m->embed_dim;
+    for (size_t row = 0; row < r->rows; row++)
+        fw_embed_row(r->m, b->z + row * e, r->token_ids[row]);
+    fw_bw_linear_params(b, "project_in", &r->m->project_in, b->dx, b->z);
+    fw_bw_linear_dx(b, b->dh, b->dx, &r->m->project_in);
+    return b->dh;
+}
+
+/* dL/dE: each row's dL/dx_0 (through project_in, where there is one)
+   added to its token's row, in row order; then the learned positions' */
 static void embedding_backward(fw_bw *b)
 {
     if (!b->o->on_param_grad)
         return;
     const fw_run *r = b->r;
-    const size_t d = r->m->d;
+    const size_t d = r->m->d, e = r->m->embed_dim;
+    const float *de = e == d ? b->dx : project_in_backward(b);
     float *dw = fw_bw_grad_at(b, r->m->embed);
-    memset(dw, 0, r->m->vocab * d * sizeof *dw);
+    memset(dw, 0, r->m->vocab * e * sizeof *dw);
     const float scale = r->m->embed_scale;
     for (size_t row = 0; row < r->rows; row++) {
         if ((size_t)r->token_ids[row] + 1 == r->m->embed_padding)
             continue; /* nn.Embedding's padding_idx: the lookup gives its row nothing */
-        float *dst = dw + (size_t)r->token_ids[row] * d;
+        float *dst = dw + (size_t)r->token_ids[row] * e;
         if (scale == 1.0f) {
-            add_into(dst, b->dx + row * d, d);
+            add_into(dst, de + row * e, e);
             continue;
         }
-        for (size_t i = 0; i < d; i++) /* x_0 = E s: dE gets s dL/dx_0 */
-            dst[i] += b->dx[row * d + i] * scale;
+        for (size_t i = 0; i < e; i++) /* x_0 = E s: dE gets s dL/dx_0 */
+            dst[i] += de[row * e + i] * scale;
     }
     /* tied: the head's use first, the lookups' sum added to it, as PyTorch
        accumulates the one parameter's two gradients */
-    for (size_t i = 0; r->m->tied && i < r->m->vocab * d; i++)
+    for (size_t i = 0; r->m->tied && i < r->m->vocab * e; i++)
         dw[i] = b->head_dw[i] + dw[i];
-    fw_bw_emit(b, "embed.weight", dw, r->m->vocab, d);
+    fw_bw_emit(b, "embed.weight", dw, r->m->vocab, e);
     if (!r->m->pos_embed)
         return;
     /* learned positions: row t of dL/dP sums dL/dx_0 at position t over the
-       batch, in row order; rows from T on stay 0 */
+       batch, in row order (OPT's offset rows on); the others stay 0 */
     dw = fw_bw_grad_at(b, r->m->pos_embed);
     memset(dw, 0, r->m->n_ctx * d * sizeof *dw);
     for (size_t row = 0; row < r->rows; row++)
-        add_into(dw + row % r->tokens * d, b->dx + row * d, d);
+        add_into(dw + (row % r->tokens + r->m->position_offset) * d, b->dx + row * d, d);
     fw_bw_emit(b, "pos_embed.weight", dw, r->m->n_ctx, d);
 }
 

@@ -4,27 +4,64 @@
 #include <math.h>
 #include <string.h>
 
+#include "forward/network.h"
+#include "forward/embedding.h"
 #include "forward/rope.h"
 #include "forward/run.h"
 
+size_t fw_rope_dim(const vp_forward_options *o)
+{
+    const vp_positions_traits *traits = vp_positions_traits_of(o->positions);
+    if (!traits || !traits->rotary)
+        return 0;
+    const size_t hd = vp_forward_head_dim(o);
+    if (o->rope_fraction == 0.0 || o->rope_fraction == 1.0)
+        return hd;
+    /* Python's int() of the product; the 1e-9 keeps a fraction given as
+       rotary_dim / hd, rounded below its quotient, at rotary_dim */
+    return (size_t)((double)hd * o->rope_fraction + 1e-9);
+}
+
+/* the rotated share: in (0, 1], a whole even number of coordinates */
+static vp_status check_fraction(const vp_forward_options *o, vp_error *err)
+{
+    const double f = o->rope_fraction;
+    if (!(f >= 0.0 && f <= 1.0))
+        return vp_fail(err, VP_EINVAL, "rope fraction %g; it must be > 0 and at most 1", f);
+    const size_t r = fw_rope_dim(o), hd = vp_forward_head_dim(o);
+    if (r < hd && (r == 0 || r % 2 != 0))
+        return vp_fail(err, VP_EINVAL,
+                       "rope fraction %g of heads of %zu coordinates rotates %zu of them; rope "
+                       "rotates pairs, so that must be even and above 0",
+                       f, hd, r);
+    return VP_OK;
+}
+
 vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
 {
-    const vp_status in_range = vp_positions_check(o->positions, err);
-    if (in_range != VP_OK)
-        return in_range;
+    vp_status status = vp_positions_check(o->positions, err);
+    if (status != VP_OK)
+        return status;
+    /* the residual form's check rides here, beside the positions': both
+       axes are the forward pass's alone */
+    if ((status = fw_residual_check(cfg, o, err)) != VP_OK)
+        return status;
     const vp_positions_traits *traits = vp_positions_traits_of(o->positions);
+    if (traits->rotary && (status = check_fraction(o, err)) != VP_OK)
+        return status;
     if (traits->rotary) {
         if (cfg->mlp_only)
             return vp_fail(err, VP_EINVAL,
                            "positions rope with layers of MLPs alone: there is no attention "
                            "to rotate; use positions none or learned, or attention layers");
         const size_t hd = vp_forward_head_dim(o);
-        if (hd % 2 != 0 && o->head_dim)
+        const int whole = fw_rope_dim(o) == hd; /* else check_fraction's */
+        if (whole && hd % 2 != 0 && o->head_dim)
             return vp_fail(err, VP_EINVAL,
                            "positions rope with head-dim %zu: rope rotates pairs, so a "
                            "head's width must be even",
                            hd);
-        if (hd % 2 != 0)
+        if (whole && hd % 2 != 0)
             return vp_fail(err, VP_EINVAL,
                            "positions rope with heads of %zu coordinates (width %zu / %zu "
                            "heads): rope rotates pairs, so a head's width must be even",
@@ -45,23 +82,30 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
     }
     if (traits->table && o->weights) {
         const vp_tensor_info *t = vp_safetensors_find(o->weights, "pos_embed.weight");
-        if (t && t->rank == 2 && t->shape[0] < o->tokens)
+        /* OPT's table has position_offset rows before position 0's */
+        const size_t held = t && t->rank == 2 && t->shape[0] > o->position_offset
+                                ? t->shape[0] - o->position_offset
+                                : 0;
+        if (t && t->rank == 2 && held < o->tokens)
             return vp_fail(err, VP_EINVAL,
-                           "tokens is %zu, but pos_embed.weight holds %zu positions; use at "
-                           "most %zu tokens per sequence",
-                           o->tokens, t->shape[0], t->shape[0]);
+                           "tokens is %zu, but pos_embed.weight holds %zu positions (%zu rows, "
+                           "from row %zu on); use at most %zu tokens per sequence",
+                           o->tokens, held, t->shape[0], o->position_offset, held);
     }
-    return VP_OK;
+    /* the embedding's width rides here too: both are the embedding step's */
+    return fw_embedding_check(o, err);
 }
 
 size_t fw_rope_floats(const fw_model *m, size_t tokens)
 {
-    return vp_positions_traits_of(m->positions)->rotary ? 2 * tokens * (m->head_dim / 2) : 0;
+    return vp_positions_traits_of(m->positions)->rotary ? 2 * tokens * (m->rope_dim / 2) : 0;
 }
 
 void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens)
 {
-    fw_rope_table(cos_t, sin_t, tokens, m->head_dim, m->rope_theta, &m->rope_scaling);
+    /* the angles of the rotated width: theta^(-2i/r), as Hugging Face's
+       inv_freq over rotary_ndims */
+    fw_rope_table(cos_t, sin_t, tokens, m->rope_dim, m->rope_theta, &m->rope_scaling);
 }
 
 typedef struct {
@@ -69,6 +113,23 @@ typedef struct {
     float *q, *k;
     int inverse;
 } rope_job;
+
+/* heads H of one sequence's rows of stride ld: all of each head at once,
+   or its first rope_dim coordinates head by head (the rest pass through);
+   the pairing the positions' row says */
+static void rotate(const fw_model *m, float *x, size_t ld, const fw_run *r, size_t heads,
+                   int inverse)
+{
+    const int interleaved = vp_positions_traits_of(m->positions)->rotary == VP_ROTARY_INTERLEAVED;
+    void (*rope)(float *, size_t, const float *, const float *, size_t, size_t, size_t, int) =
+        interleaved ? m->kernels->rope_interleaved : m->kernels->rope;
+    if (m->rope_dim == m->head_dim) {
+        rope(x, ld, r->rope_cos, r->rope_sin, r->tokens, heads, m->head_dim, inverse);
+        return;
+    }
+    for (size_t h = 0; h < heads; h++)
+        rope(x + h * m->head_dim, ld, r->rope_cos, r->rope_sin, r->tokens, 1, m->rope_dim, inverse);
+}
 
 /* one sequence's q and k, rows at positions 0 .. T - 1 */
 static void rope_task(void *ctx, size_t b, size_t thread)
@@ -78,10 +139,8 @@ static void rope_task(void *ctx, size_t b, size_t thread)
     const fw_run *r = j->r;
     const fw_model *m = r->m;
     const size_t q_at = b * r->tokens * m->q_width, k_at = b * r->tokens * m->kv_width;
-    m->kernels->rope(j->q + q_at, m->q_width, r->rope_cos, r->rope_sin, r->tokens, m->heads,
-                     m->head_dim, j->inverse);
-    m->kernels->rope(j->k + k_at, m->kv_width, r->rope_cos, r->rope_sin, r->tokens, m->kv_heads,
-                     m->head_dim, j->inverse);
+    rotate(m, j->q + q_at, m->q_width, r, m->heads, j->inverse);
+    rotate(m, j->k + k_at, m->kv_width, r, m->kv_heads, j->inverse);
 }
 
 void fw_rope(fw_run *r, float *q, float *k, int inverse)

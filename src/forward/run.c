@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "forward/embedding.h"
 #include "forward/network.h"
 #include "forward/run.h"
 #include "forward/sub_block.h"
@@ -32,8 +33,15 @@ static void sub_block(fw_run *r, size_t k)
     }
     if (attn)
         fw_attention_branch(r, layer, h, r->f);
+    const float *h_mlp = h;
+    if (attn && mlp && m->residual->norms_per_sub_block > 1) {
+        /* two norms: the MLP's own on the same stream, into o's buffer,
+           free once the attention has projected its output */
+        fw_normalise(r, r->o, r->x, &layer->mlp_norm);
+        h_mlp = r->o;
+    }
     if (mlp)
-        fw_mlp_branch(r, layer, h, attn ? r->f2 : r->f);
+        fw_mlp_branch(r, layer, h_mlp, attn ? r->f2 : r->f);
     if (attn && mlp) /* a parallel block adds both branches */
         for (size_t i = 0; i < r->rows * m->d; i++)
             r->f[i] += r->f2[i];
@@ -100,19 +108,20 @@ static void add_position(float *restrict x, const float *restrict pos, size_t d)
 
 static void embed(fw_run *r, vp_profile *profile)
 {
-    const size_t d = r->m->d;
+    const fw_model *m = r->m;
+    const size_t d = m->d, e = m->embed_dim;
+    /* OPT's narrower embedding is looked up apart (f is free until the first
+       branch) and mapped to the stream by project_in */
+    float *looked_up = e == d ? r->x : r->f;
+    for (size_t row = 0; row < r->rows; row++)
+        fw_embed_row(m, looked_up + row * e, r->token_ids[row]);
+    if (e != d)
+        fw_project(r, r->x, looked_up, &m->project_in);
     double xx = 0.0;
     for (size_t row = 0; row < r->rows; row++) {
-        const size_t token = r->token_ids[row];
-        if (r->m->embed) /* else drawn: the token's row made by position */
-            memcpy(r->x + row * d, r->m->embed + token * d, d * sizeof(float));
-        else
-            fw_draw_values(&r->m->embed_draw, r->x + row * d, d, (uint64_t)token * d);
-        if (r->m->embed_scale != 1.0f) /* Gemma's sqrt(d), one float product */
-            for (size_t i = 0; i < d; i++)
-                r->x[row * d + i] *= r->m->embed_scale;
-        if (r->m->pos_embed) /* position t of its sequence */
-            add_position(r->x + row * d, r->m->pos_embed + row % r->tokens * d, d);
+        if (m->pos_embed) /* position t of its sequence, offset rows on */
+            add_position(r->x + row * d, m->pos_embed + (row % r->tokens + m->position_offset) * d,
+                         d);
         for (size_t i = 0; i < d; i++)
             xx += (double)r->x[row * d + i] * r->x[row * d + i];
     }

@@ -46,7 +46,8 @@ static void visit_linear(walker *w, const char *prefix, fw_linear *l)
 
 /* Which norms a layer has, as the placement table says: one per sub-block on
  * the branch inputs or the stream (attn_norm, mlp_norm; a block of summed
- * branches has one, attn_norm), and one per branch on the outputs
+ * branches has one, attn_norm, or two in the residual form
+ * parallel-two-norms), and one per branch on the outputs
  * (attn_out_norm, mlp_out_norm). */
 static void visit_layer(walker *w, size_t i, fw_layer *layer)
 {
@@ -57,7 +58,7 @@ static void visit_layer(walker *w, size_t i, fw_layer *layer)
 #define PREFIX(...) (snprintf(p, sizeof p, __VA_ARGS__), p)
     if (attention && input_norms)
         visit_norm(w, PREFIX("layers.%zu.attn_norm", i), &layer->attn_norm);
-    if (input_norms && t->branches_per_sub_block == 1)
+    if (input_norms && (t->branches_per_sub_block == 1 || m->residual->norms_per_sub_block > 1))
         visit_norm(w, PREFIX("layers.%zu.mlp_norm", i), &layer->mlp_norm);
     if (attention && t->norm_out)
         visit_norm(w, PREFIX("layers.%zu.attn_out_norm", i), &layer->attn_out_norm);
@@ -96,13 +97,17 @@ vp_status fw_model_layer_tensors(fw_model *m, size_t l, fw_tensor_fn fn, void *c
 vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx)
 {
     walker w = {m, fn, ctx, VP_OK};
-    visit(&w, "embed.weight", m->vocab, m->d, m->embed, NULL);
+    visit(&w, "embed.weight", m->vocab, m->embed_dim, m->embed, NULL);
+    if (m->embed_dim != m->d) /* OPT's, unbiased */
+        visit_linear(&w, "project_in", &m->project_in);
     if (m->pos_embed)
         visit(&w, "pos_embed.weight", m->n_ctx, m->d, m->pos_embed, NULL);
     for (size_t i = 0; i < m->layers; i++)
         visit_layer(&w, i, &m->layers_[i]);
     if (m->has_final_norm)
         visit_norm(&w, "final_norm", &m->final_norm);
+    if (m->embed_dim != m->d)
+        visit_linear(&w, "project_out", &m->project_out);
     if (m->has_head && !m->tied)
         visit_linear(&w, "head", &m->head);
     if (m->tied && m->head.bias) /* the weight is embed.weight's */

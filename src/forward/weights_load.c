@@ -81,6 +81,8 @@ static size_t biggest_tensor(const fw_model *m)
         biggest = m->n_ctx * m->d;
     if (m->q_width * m->d > biggest)
         biggest = m->q_width * m->d;
+    if (m->embed_dim * m->d > biggest) /* OPT's project_in and project_out */
+        biggest = m->embed_dim * m->d;
     return biggest + (m->hidden > m->q_width ? m->hidden : m->q_width);
 }
 
@@ -232,6 +234,23 @@ static vp_status infer_heads(const vp_safetensors *weights, const vp_tensor_info
     return VP_OK;
 }
 
+/* The stream's width: embed.weight's, or OPT's project_in [d, e] maps a
+   narrower embedding (e, embed_dim) to it. */
+static vp_status infer_widths(const vp_safetensors *weights, const vp_tensor_info *embed,
+                              vp_forward_options *o, vp_error *err)
+{
+    const size_t e = embed->shape[1];
+    const vp_tensor_info *in = vp_safetensors_find(weights, "project_in.weight");
+    o->width = in && in->rank == 2 ? in->shape[0] : e;
+    o->embed_dim = in ? e : 0;
+    if (in && (in->rank != 2 || in->shape[1] != e || in->shape[0] <= e))
+        return vp_fail(err, VP_EFORMAT,
+                       "tensor 'project_in.weight' must be [width, %zu], the width above "
+                       "embed.weight's %zu",
+                       e, e);
+    return VP_OK;
+}
+
 vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_forward_options *o,
                            vp_error *err)
 {
@@ -241,7 +260,9 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
                        "tensor 'embed.weight' [vocab, width] is missing or "
                        "not two-dimensional");
     o->vocab = embed->shape[0];
-    o->width = embed->shape[1];
+    const vp_status widths = infer_widths(weights, embed, o, err);
+    if (widths != VP_OK)
+        return widths;
     cfg->layers = count_layers(weights);
     if (cfg->layers == 0)
         return vp_fail(err, VP_EFORMAT, "no tensor 'layers.0....': the file has no layers");

@@ -170,6 +170,13 @@ KERN(void, attention,
 KERN(void, rope,
      (float *x, size_t ld, const float *cos_t, const float *sin_t, size_t n, size_t H, size_t hd,
       int inverse))
+/* rope with GPT-J's interleaved pairing: coordinate 2i with 2i + 1, at
+   the angles rope gives pair i: x_{2i}' = x_{2i} c - x_{2i+1} s,
+   x_{2i+1}' = x_{2i+1} c + x_{2i} s; otherwise as rope, the same bits
+   in every variant (one scalar loop). */
+KERN(void, rope_interleaved,
+     (float *x, size_t ld, const float *cos_t, const float *sin_t, size_t n, size_t H, size_t hd,
+      int inverse))
 
 /* ---- the backward pass's other kernels (nn_backward_ISA.c) ----
    Each the exact derivative of its forward kernel above as PyTorch's

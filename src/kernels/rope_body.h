@@ -41,3 +41,24 @@ void KERN_FN(kern_rope)(float *x, size_t ld, const float *cos_t, const float *si
         for (size_t h = 0; h < H; h++)
             KERN_FN(rope_head)(x + r * ld + h * hd, cos_t + r * half, sin_t + r * half, half, sign);
 }
+
+/* The interleaved pairs (2i, 2i + 1): strided, so one scalar loop in every
+   set, whose bits are the scalar set's by construction. */
+void KERN_FN(kern_rope_interleaved)(float *x, size_t ld, const float *cos_t, const float *sin_t,
+                                    size_t n, size_t H, size_t hd, int inverse)
+{
+    // x: (n, H * hd) with row stride ld; cos_t, sin_t: (n, hd / 2)
+    const size_t half = hd / 2;
+    const float sign = inverse ? -1.0f : 1.0f;
+    for (size_t r = 0; r < n; r++)
+        for (size_t h = 0; h < H; h++) {
+            float *restrict p = x + r * ld + h * hd;
+            const float *restrict c_t = cos_t + r * half, *restrict s_t = sin_t + r * half;
+            for (size_t i = 0; i < half; i++) {
+                const float c = c_t[i], s = s_t[i] * sign;
+                const float a = p[2 * i], b = p[2 * i + 1];
+                p[2 * i] = a * c - b * s;
+                p[2 * i + 1] = b * c + a * s;
+            }
+        }
+}

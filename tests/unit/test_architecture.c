@@ -168,7 +168,7 @@ static const axis axes[] = {
      "k and v alone)"},
     {VP_LOSS_COUNT, loss_name, loss_parse, "loss 'bogus' is not one of: copy, next, random"},
     {VP_POSITIONS_COUNT, positions_name, positions_parse,
-     "positions 'bogus' is not one of: none, learned, rope"},
+     "positions 'bogus' is not one of: none, learned, rope, rope-interleaved"},
     {VP_PLACEMENT_COUNT, placement_name, placement_parse,
      "unknown placement 'bogus'; valid: post-ln, pre-norm (or pre-ln), sandwich (or "
      "peri-norm), output-norm, deepnorm, parallel, none, all"},
