@@ -87,13 +87,22 @@ const option_spec cli_options[OPT_COUNT] = {
     [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},
     [OPT_QK_NORM] = {"qk-norm", NULL, CMD_TRAIN | CMD_PROFILE,
                      "forward: RMSNorm over each head's queries and keys"},
-    [OPT_POSITIONS] = {"positions", "none|learned|rope", CMD_TRAIN | CMD_PROFILE,
+    [OPT_POSITIONS] = {"positions", "none|learned|rope|rope-interleaved", CMD_TRAIN | CMD_PROFILE,
                        "forward: positional information: none, learned (GPT-2's wpe, "
-                       "pos_embed.weight) or rope (rotary, Hugging Face Llama's rotate-half "
-                       "pairing); default none, learned when --weights has pos_embed.weight"},
+                       "pos_embed.weight), rope (rotary, Llama's and GPT-NeoX's rotate-half "
+                       "pairing) or rope-interleaved (GPT-J's pairs 2i, 2i+1); default none, "
+                       "learned when --weights has pos_embed.weight"},
     [OPT_ROPE_THETA] = {"rope-theta", "T", CMD_TRAIN | CMD_PROFILE,
                         "forward with --positions rope: the rotary base theta > 0; default "
                         "10000"},
+    [OPT_ROPE_FRACTION] = {"rope-fraction", "F", CMD_TRAIN | CMD_PROFILE,
+                           "forward with rotary positions: the share of each head rotated, "
+                           "its first hd F coordinates (GPT-NeoX's rotary_pct); default 1"},
+    [OPT_RESIDUAL] = {"residual", "sequential|parallel-shared-norm|parallel-two-norms",
+                      CMD_TRAIN | CMD_PROFILE,
+                      "forward with --placement parallel: one norm shared by attention and "
+                      "the MLP (GPT-J's, the default) or one each (GPT-NeoX's); the closed "
+                      "form and the Monte Carlo model the shared norm alone"},
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
                    "default attn-mlp"},

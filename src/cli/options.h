@@ -57,6 +57,8 @@ typedef enum {
     OPT_QK_NORM,
     OPT_POSITIONS,
     OPT_ROPE_THETA,
+    OPT_ROPE_FRACTION,
+    OPT_RESIDUAL,
     OPT_BLOCK,
     OPT_GRAD,
     OPT_FINAL_NORM,

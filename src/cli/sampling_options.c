@@ -52,21 +52,34 @@ int read_sampling_options(const cli_args *args, vp_mc_options *mc)
     return EXIT_OK;
 }
 
-/* --positions and --rope-theta, which only rope takes */
+/* --positions, --residual and --rope-fraction, and --rope-theta, which only rope takes */
 static int read_positions(const cli_args *args, vp_forward_options *fw)
 {
-    static const char *const names[] = {"none", "learned", "rope", NULL};
+    static const char *const names[] = {"none", "learned", "rope", "rope-interleaved", NULL};
     int which = VP_POSITIONS_NONE, rc;
     if ((rc = cli_choice(args, OPT_POSITIONS, names, &which)) != EXIT_OK)
         return rc;
     fw->positions = (vp_positions)which;
+    static const char *const forms[] = {"sequential", "parallel-shared-norm", "parallel-two-norms",
+                                        NULL};
+    int form = VP_RESIDUAL_SEQUENTIAL;
+    if ((rc = cli_choice(args, OPT_RESIDUAL, forms, &form)) != EXIT_OK)
+        return rc;
+    fw->residual = (vp_residual)form;
+    if (args->given[OPT_ROPE_FRACTION] && !vp_positions_traits_of(fw->positions)->rotary &&
+        !(args->given[OPT_WEIGHTS] && vp_hf_is_checkpoint_dir(args->value[OPT_WEIGHTS])))
+        return cli_usage_error("--rope-fraction applies to rotary positions only: add "
+                               "--positions rope or rope-interleaved, or drop --rope-fraction");
+    if (args->given[OPT_ROPE_FRACTION] &&
+        (rc = cli_double(args, OPT_ROPE_FRACTION, 0.0, 1, &fw->rope_fraction)) != EXIT_OK)
+        return rc;
     if (!args->given[OPT_ROPE_THETA])
         return EXIT_OK;
     /* a checkpoint directory's config.json says the positions, and weighs
        --rope-theta against its own (weights_arch_adopt) */
     const int checkpoint =
         args->given[OPT_WEIGHTS] && vp_hf_is_checkpoint_dir(args->value[OPT_WEIGHTS]);
-    if (fw->positions != VP_POSITIONS_ROPE && !checkpoint)
+    if (!vp_positions_traits_of(fw->positions)->rotary && !checkpoint)
         return cli_usage_error("--rope-theta applies to rotary positions only: add "
                                "--positions rope, or drop --rope-theta");
     if ((rc = cli_double(args, OPT_ROPE_THETA, 0.0, 1, &fw->rope_theta)) != EXIT_OK)
@@ -96,7 +109,8 @@ static int read_attention_shape(vp_forward_options *fw, int widthless)
         return cli_usage_error("--head-dim: %zu heads of %zu is %zu; --heads x --head-dim "
                                "must be at most %u",
                                fw->heads, hd, fw->heads * hd, VP_FORWARD_MAX_WIDTH);
-    if (fw->positions == VP_POSITIONS_ROPE && fw->head_dim && fw->head_dim % 2 != 0)
+    if (vp_positions_traits_of(fw->positions)->rotary && fw->head_dim && fw->head_dim % 2 != 0 &&
+        (fw->rope_fraction == 0.0 || fw->rope_fraction == 1.0))
         return cli_usage_error("--head-dim: %zu with --positions rope; rope rotates pairs, so "
                                "it must be even",
                                fw->head_dim);
