@@ -26,6 +26,15 @@
  * gpt2, llama, mistral and qwen2 are pre-norm (norms on the branches'
  * inputs), gemma2 sandwich, olmo2 output-norm; each with a final norm.
  *
+ *   opt                model.decoder.embed_tokens, embed_positions (two rows of
+ *                      offset before position 0's), project_in and project_out
+ *                      (word_embed_proj_dim below the width),
+ *                      layers.N.self_attn_layer_norm, self_attn.{q,k,v,out}_proj,
+ *                      final_layer_norm, fc1, fc2, final_layer_norm at the top
+ *                      (pre-norm only); the head is embed_tokens (tied). Pre-norm,
+ *                      or Post-LN without a final norm where do_layer_norm_before
+ *                      is false.
+ *
  * Memory: the shards are mapped read-only (vp_safetensors_map), so their
  * bytes stay in the page cache, and no float copy is made: the file
  * vp_hf_checkpoint_read returns holds each tensor's name and shape, and a
@@ -56,6 +65,11 @@ typedef struct {
     size_t kv_heads;        /* num_key_value_heads, dividing heads (= heads by default) */
     size_t head_dim;        /* head_dim, or width / heads */
     size_t n_ctx;           /* learned positions' rows (gpt2's n_positions); 0 otherwise */
+    size_t position_offset; /* the row position 0 reads in the learned table: opt's 2
+                               (its table has max_position_embeddings + 2 rows); else 0 */
+    size_t embed_dim;       /* the token embedding's width: opt's word_embed_proj_dim, with
+                               project_in and project_out where it is not the width; else
+                               the width */
     vp_mlp mlp;             /* gelu_new: VP_MLP_GELU_TANH; silu: VP_MLP_SWIGLU; gemma2's
                                gelu_pytorch_tanh: VP_MLP_GEGLU_TANH */
     vp_bias bias;           /* gpt2 VP_BIAS_ALL, llama and mistral NONE, qwen2 QKV */
@@ -63,6 +77,11 @@ typedef struct {
     double eps;             /* layer_norm_epsilon or rms_norm_eps */
     vp_positions positions; /* gpt2 learned, the others rope */
     double rope_theta;      /* with rope: rope_theta (default 10000) */
+    double rope_fraction;   /* the share of a head rotated: gpt_neox's and phi's
+                               partial_rotary_factor (rotary_pct), gptj's rotary_dim /
+                               head_dim; 0 for the families that rotate every coordinate */
+    vp_residual residual;   /* gpt_neox's use_parallel_residual: parallel-two-norms;
+                               else sequential (the placement's own form) */
     /* llama3's rope_scaling; factor 0 without */
     vp_rope_scaling rope_scaling;
     int tied;              /* the head is the embedding (tie_word_embeddings) */

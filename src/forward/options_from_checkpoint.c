@@ -3,6 +3,16 @@
 
 #include "varprof/forward_setup.h"
 
+/* The norm's eps under the family's name for it. */
+static const char *eps_key(const vp_hf_architecture *a)
+{
+    if (strcmp(a->model_type, "gpt2") == 0)
+        return "layer_norm_epsilon";
+    if (strcmp(a->model_type, "starcoder2") == 0)
+        return "norm_epsilon";
+    return "rms_norm_eps";
+}
+
 /* A kept value config.json disagrees with: the fact, and the setting to
    leave to the file. */
 static vp_status arch_conflict(const vp_hf_architecture *a, unsigned keep,
@@ -14,7 +24,7 @@ static vp_status arch_conflict(const vp_hf_architecture *a, unsigned keep,
                            o->heads, gpt2 ? "n_head" : "num_attention_heads", a->heads);
     if ((keep & VP_KEEP_EPS) && o->eps != a->eps)
         return vp_fail_fix(err, VP_EINVAL, VP_FIX_EPS, "norm eps %g, but config.json's '%s' is %g",
-                           o->eps, gpt2 ? "layer_norm_epsilon" : "rms_norm_eps", a->eps);
+                           o->eps, eps_key(a), a->eps);
     if ((keep & VP_KEEP_MLP) && o->mlp != a->mlp)
         return vp_fail_fix(err, VP_EINVAL, VP_FIX_MLP, "MLP %s, but config.json's '%s' makes it %s",
                            vp_mlp_name(o->mlp), gpt2 ? "activation_function" : "hidden_act",
@@ -60,7 +70,9 @@ static vp_status adopt_arch(const vp_hf_architecture *a, unsigned keep, vp_confi
     o->eps = a->eps;
     o->mlp = a->mlp;
     o->positions = a->positions;
-    if (a->positions == VP_POSITIONS_ROPE) {
+    o->rope_fraction = a->rope_fraction;
+    o->residual = a->residual;
+    if (vp_positions_traits_of(a->positions)->rotary) {
         o->rope_theta = a->rope_theta;
         o->rope_scaling = a->rope_scaling;
     }
@@ -69,6 +81,7 @@ static vp_status adopt_arch(const vp_hf_architecture *a, unsigned keep, vp_confi
     o->tie_embeddings = a->tied;
     o->head_unbiased = !a->head_bias;
     o->embed_padding = a->pad_token_id >= 0 ? (size_t)a->pad_token_id + 1 : 0;
+    o->position_offset = a->position_offset;
     o->embed_scale = a->embed_scale;
     o->attn_scale = a->attn_scale;
     o->attn_softcap = a->attn_softcap;
@@ -115,6 +128,7 @@ static vp_status adopt_shape(const vp_safetensors *weights, unsigned keep, vp_co
         return status;
     if (!(keep & VP_KEEP_WIDTH))
         o->width = file.width;
+    o->embed_dim = file.embed_dim; /* OPT's, with project_in and project_out */
     if (!(keep & VP_KEEP_VOCAB))
         o->vocab = file.vocab;
     if (!(keep & VP_KEEP_FFN)) {

@@ -27,7 +27,7 @@ typedef struct {
     hf_shards c;
     vp_hf_architecture a;
     planned *plan;
-    float scratch[]; /* a Conv1D's or a fused bias's whole stored tensor */
+    float scratch[]; /* a Conv1D's or a fused tensor's whole stored tensor */
 } lazy_source;
 
 static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
@@ -55,9 +55,20 @@ static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
         return;
     }
     case HOW_SLICE:
+    case HOW_QKV:
         vp_safetensors_to_float(shard, p->source, l->scratch);
-        memcpy(out, l->scratch + elements * (size_t)r->part, elements * sizeof *out);
+        memcpy(out, l->scratch + hf_part_offset(r, &l->a), elements * sizeof *out);
         return;
+    case HOW_QKV_HEADS: {
+        /* head h's part at rows (h parts + part) hd of the stored tensor */
+        vp_safetensors_to_float(shard, p->source, l->scratch);
+        const size_t hd = l->a.head_dim, heads = rows / hd, row = cols ? cols : 1;
+        for (size_t h = 0; h < heads; h++)
+            memcpy(out + h * hd * row,
+                   l->scratch + (h * (size_t)r->parts + (size_t)r->part) * hd * row,
+                   hd * row * sizeof *out);
+        return;
+    }
     }
 }
 
@@ -89,7 +100,8 @@ static vp_status build(builder *b, vp_safetensors *out)
 {
     size_t biggest = 1;
     for (size_t i = 0; i < b->n_plan; i++)
-        if ((b->plan[i].row->how == HOW_CONV1D || b->plan[i].row->how == HOW_SLICE) &&
+        if ((b->plan[i].row->how == HOW_CONV1D || b->plan[i].row->how == HOW_SLICE ||
+             b->plan[i].row->how == HOW_QKV || b->plan[i].row->how == HOW_QKV_HEADS) &&
             b->plan[i].source->elements > biggest)
             biggest = b->plan[i].source->elements;
     lazy_source *l = calloc(1, sizeof *l + biggest * sizeof *l->scratch);

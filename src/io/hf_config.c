@@ -41,18 +41,28 @@ vp_status hf_read_text(const char *path, char **text, size_t *length, vp_error *
 }
 
 static const hf_key_tables gpt2_keys = {hf_gpt2_keys, hf_common_keys, NULL};
+static const hf_key_tables opt_keys = {hf_opt_keys, hf_common_keys, NULL};
 static const hf_key_tables llama_keys = {hf_llama_keys, hf_common_keys, NULL};
 static const hf_key_tables gemma2_keys = {hf_gemma2_keys, hf_llama_keys, hf_common_keys, NULL};
+static const hf_key_tables starcoder2_keys = {hf_starcoder2_keys, hf_common_keys, NULL};
+static const hf_key_tables phi3_keys = {hf_phi3_keys, hf_common_keys, NULL};
+static const hf_key_tables gpt_neox_keys = {hf_gpt_neox_keys, hf_common_keys, NULL};
+static const hf_key_tables phi_keys = {hf_phi_keys, hf_common_keys, NULL};
 
 static const struct {
     const char *model_type;
     vp_status (*read)(hf_json *c, vp_hf_architecture *a);
     const hf_key *const *keys;
-} families[] = {{"gpt2", hf_read_gpt2, gpt2_keys},      {"llama", hf_read_llama, llama_keys},
-                {"mistral", hf_read_llama, llama_keys}, {"qwen2", hf_read_llama, llama_keys},
-                {"gemma2", hf_read_llama, gemma2_keys}, {"olmo2", hf_read_llama, llama_keys}};
+} families[] = {
+    {"gpt2", hf_read_gpt2, gpt2_keys},      {"llama", hf_read_llama, llama_keys},
+    {"mistral", hf_read_llama, llama_keys}, {"qwen2", hf_read_llama, llama_keys},
+    {"gemma2", hf_read_llama, gemma2_keys}, {"olmo2", hf_read_llama, llama_keys},
+    {"qwen3", hf_read_qwen3, llama_keys},   {"starcoder2", hf_read_starcoder2, starcoder2_keys},
+    {"phi3", hf_read_phi3, phi3_keys},      {"gpt_neox", hf_read_gpt_neox, gpt_neox_keys},
+    {"phi", hf_read_phi, phi_keys},         {"opt", hf_read_opt, opt_keys}};
 
-#define FAMILY_LIST "gpt2, llama, mistral, qwen2, gemma2 and olmo2"
+#define FAMILY_LIST                                                                                \
+    "gpt2, llama, mistral, qwen2, qwen3, starcoder2, phi3, gemma2, olmo2, gpt_neox, phi and opt"
 
 /* Known families varprof does not read yet, and why. */
 static const struct {
@@ -109,6 +119,8 @@ vp_status hf_config_read(const char *dir, vp_hf_architecture *a, vp_error *err)
     }
     hf_json c = {.root = root, .err = err};
     s = read_root(&c, a);
+    if (!a->embed_dim) /* the families but opt: the embedding is as wide as the stream */
+        a->embed_dim = a->width;
     cJSON_Delete(root);
     return s;
 }

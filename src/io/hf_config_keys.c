@@ -132,6 +132,27 @@ const hf_key hf_gpt2_keys[] = {
     {NULL, HF_KEY_READ, NULL},
 };
 
+/* OPT (OPTConfig): Post-LN or pre-norm, learned positions, project_in/out. */
+const hf_key hf_opt_keys[] = {
+    READ("hidden_size"),
+    READ("num_attention_heads"),
+    READ("num_hidden_layers"),
+    READ("vocab_size"),
+    READ("ffn_dim"),
+    READ("max_position_embeddings"),
+    READ("word_embed_proj_dim"),
+    READ("do_layer_norm_before"),
+    READ("_remove_final_layer_norm"),
+    READ("layer_norm_elementwise_affine"),
+    READ("enable_bias"),
+    READ("activation_function"),
+    READ("tie_word_embeddings"),
+    READ("pad_token_id"),
+    HARMLESS("layerdrop", "drops whole layers in training only; every layer runs in evaluation"),
+    HARMLESS("activation_dropout", DROPOUT),
+    {NULL, HF_KEY_READ, NULL},
+};
+
 /* Llama, Mistral, Qwen2 and OLMo-2, and Gemma-2 under its own keys. */
 const hf_key hf_llama_keys[] = {
     READ("hidden_size"),

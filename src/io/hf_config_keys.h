@@ -25,8 +25,13 @@ typedef const hf_key *const hf_key_tables[];
 
 extern const hf_key hf_common_keys[];
 extern const hf_key hf_gpt2_keys[];
+extern const hf_key hf_opt_keys[];
 extern const hf_key hf_llama_keys[];
 extern const hf_key hf_gemma2_keys[];
+extern const hf_key hf_starcoder2_keys[]; /* hf_family_starcoder2.c */
+extern const hf_key hf_phi3_keys[];       /* hf_family_phi3.c */
+extern const hf_key hf_gpt_neox_keys[];   /* hf_family_neox.c */
+extern const hf_key hf_phi_keys[];        /* hf_family_phi.c */
 
 /* Holds the root's keys to the tables, after the family reader ran: a key
  * the reader read must be listed as read (else VP_EFORMAT naming it, a

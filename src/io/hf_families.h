@@ -14,7 +14,31 @@ vp_status hf_width_and_heads(hf_json *c, const char *width_key, const char *head
 /* gpt2 */
 vp_status hf_read_gpt2(hf_json *c, vp_hf_architecture *a);
 
+/* opt: Post-LN or pre-norm by do_layer_norm_before */
+vp_status hf_read_opt(hf_json *c, vp_hf_architecture *a);
+
+/* gpt_neox (hf_family_neox.c) */
+vp_status hf_read_gpt_neox(hf_json *c, vp_hf_architecture *a);
+
+/* phi, Phi-1 and Phi-2 (hf_family_phi.c) */
+vp_status hf_read_phi(hf_json *c, vp_hf_architecture *a);
+
 /* llama, mistral, qwen2, olmo2 and gemma2 */
 vp_status hf_read_llama(hf_json *c, vp_hf_architecture *a);
+
+/* pad_token_id into a->pad_token_id (nn.Embedding's padding_idx, a
+   negative id counted from the end); absent, fallback (-1: none); null,
+   none. VP_EFORMAT when not a whole number within the vocabulary. */
+vp_status hf_pad_token(hf_json *c, long fallback, vp_hf_architecture *a);
+
+/* qwen3: Llama's reader, then per-head QK-norm, head_dim 128 by default
+   and Qwen3's sliding-window rule (hf_family_qwen3.c) */
+vp_status hf_read_qwen3(hf_json *c, vp_hf_architecture *a);
+
+/* starcoder2: LayerNorm with bias, use_bias, a two-matrix MLP */
+vp_status hf_read_starcoder2(hf_json *c, vp_hf_architecture *a);
+
+/* phi3: Llama's blocks under Phi-3's keys; longrope refused by name */
+vp_status hf_read_phi3(hf_json *c, vp_hf_architecture *a);
 
 #endif

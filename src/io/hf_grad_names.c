@@ -34,6 +34,20 @@ static vp_status join(const vp_safetensors *weights, const vp_grad_norms *in, jo
     return VP_OK;
 }
 
+/* Stored names transformers loads under another: its parameter's name is
+   the one PyTorch prints (GPT-NeoX's embed_out is GPTNeoXForCausalLM's
+   lm_head since transformers 5) */
+static const char *parameter_name(const char *stored)
+{
+    static const struct {
+        const char *stored, *parameter;
+    } renamed[] = {{"embed_out.weight", "lm_head.weight"}};
+    for (size_t i = 0; i < sizeof renamed / sizeof *renamed; i++)
+        if (strcmp(stored, renamed[i].stored) == 0)
+            return renamed[i].parameter;
+    return stored;
+}
+
 vp_status vp_hf_grad_norms_stored(const vp_safetensors *weights, const vp_grad_norms *in,
                                   vp_grad_norms *out, vp_error *err)
 {
@@ -48,7 +62,7 @@ vp_status vp_hf_grad_norms_stored(const vp_safetensors *weights, const vp_grad_n
     for (size_t r = 0; s == VP_OK && r < n; r++) {
         const vp_tensor_info *t = rows[r].stored;
         vp_grad_norm *g = &made[n - 1 - r];
-        snprintf(g->name, sizeof g->name, "%s", t->name);
+        snprintf(g->name, sizeof g->name, "%s", parameter_name(t->name));
         g->rank = t->rank == 1 ? 1 : 2;
         g->shape[0] = t->shape[0];
         g->shape[1] = t->rank == 1 ? 0 : t->shape[1];

@@ -136,6 +136,11 @@ family hf_family_of(const vp_hf_architecture *a)
         return (family){gemma2_rows, sizeof gemma2_rows / sizeof *gemma2_rows, llama_ignored};
     if (strcmp(a->model_type, "olmo2") == 0)
         return (family){olmo2_rows, sizeof olmo2_rows / sizeof *olmo2_rows, llama_ignored};
+    if (strcmp(a->model_type, "opt") == 0)
+        return hf_family_opt();
+    family kin;
+    if (hf_family_llama_kin(a, llama_ignored, &kin) || hf_family_parallel(a, &kin))
+        return kin;
     return (family){llama_rows, sizeof llama_rows / sizeof *llama_rows, llama_ignored};
 }
 
@@ -145,6 +150,9 @@ static int row_applies(const name_row *r, const vp_hf_architecture *a)
     case WHEN_ALWAYS: return 1;
     case WHEN_UNTIED: return !a->tied;
     case WHEN_QKV_BIAS: return a->bias == VP_BIAS_QKV;
+    case WHEN_PROJECTED: return a->embed_dim != a->width;
+    case WHEN_FINAL_NORM: return vp_placement_traits_of(a->placement)->final_norm;
+    case WHEN_ALL_BIAS: return a->bias == VP_BIAS_ALL;
     }
     return 0;
 }
@@ -160,8 +168,22 @@ size_t hf_dim_size(dim d, const vp_hf_architecture *a)
     case DIM_CTX: return a->n_ctx;
     case DIM_Q: return a->heads * a->head_dim;
     case DIM_KV: return a->kv_heads * a->head_dim;
+    case DIM_E: return a->embed_dim;
+    case DIM_HD: return a->head_dim;
     }
     return 0;
+}
+
+size_t hf_part_offset(const name_row *r, const vp_hf_architecture *a)
+{
+    const size_t cols = hf_dim_size(r->cols, a), width = cols ? cols : 1;
+    if (r->how == HOW_SLICE)
+        return hf_dim_size(r->rows, a) * width * (size_t)r->part;
+    if (r->how != HOW_QKV || r->part == 0)
+        return 0;
+    /* k after q's H hd rows, v after k's H_kv hd more */
+    const size_t q = hf_dim_size(DIM_Q, a), kv = hf_dim_size(DIM_KV, a);
+    return (q + (r->part == 2 ? kv : 0)) * width;
 }
 
 /* A pattern with its layer filled in, and the prefix before it unless it
@@ -189,8 +211,11 @@ static void source_shape(const name_row *r, const vp_hf_architecture *a, size_t 
     if (r->how == HOW_CONV1D) {
         shape[0] = cols;
         shape[1] = rows * (size_t)r->parts;
+    } else if (r->how == HOW_QKV) {
+        shape[0] = hf_dim_size(DIM_Q, a) + 2 * hf_dim_size(DIM_KV, a);
+        shape[1] = cols;
     } else {
-        shape[0] = rows * (size_t)(r->how == HOW_SLICE ? r->parts : 1);
+        shape[0] = rows * (size_t)(r->how == HOW_SLICE || r->how == HOW_QKV_HEADS ? r->parts : 1);
         shape[1] = cols;
     }
 }

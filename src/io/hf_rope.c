@@ -221,10 +221,18 @@ vp_status hf_rope_read(hf_json *c, double default_theta, vp_hf_architecture *a)
         return s;
     const rope_set *use = have_v5 ? &v5 : &hub;
     const double theta = hub.have_theta ? hub.theta : v5.have_theta ? v5.theta : default_theta;
-    const double partial = hub.have_partial ? hub.partial : v5.have_partial ? v5.partial : 1.0;
+    /* a family that reads a share (a->rope_fraction set, its default) */
+    const double fallback = a->rope_fraction > 0.0 ? a->rope_fraction : 1.0;
+    const double partial = hub.have_partial ? hub.partial : v5.have_partial ? v5.partial : fallback;
     if (!(theta > 0.0) || !isfinite(theta))
         return vp_fail(c->err, VP_EFORMAT, "config.json: rope_theta %g must be above 0", theta);
-    if (partial != 1.0)
+    if (a->rope_fraction > 0.0 && !(partial > 0.0 && partial <= 1.0))
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: partial_rotary_factor %g must be above 0 and at most 1",
+                       partial);
+    if (a->rope_fraction > 0.0)
+        a->rope_fraction = partial;
+    else if (partial != 1.0)
         return vp_fail(c->err, VP_EFORMAT,
                        "config.json: partial_rotary_factor %g is not read for model_type '%s'; "
                        "varprof rotates every coordinate of a head",

@@ -33,7 +33,9 @@
 /* The model_types varprof reads. A case whose expected.json names one of
  * these is held to transformers' numbers; any other must be refused. When a
  * family is added, its model_type moves into this list. */
-static const char *const families_read[] = {"gpt2", "llama", "mistral", "qwen2", "gemma2", "olmo2"};
+static const char *const families_read[] = {"gpt2",   "llama",    "mistral", "qwen2",
+                                            "gemma2", "olmo2",    "qwen3",   "starcoder2",
+                                            "phi3",   "gpt_neox", "phi",     "opt"};
 
 /* Every case of the corpus (its cases.txt, checked below), a directory of
    tests/data/conformance and the name of its test; a *_hub_config case has
@@ -72,6 +74,12 @@ static const char *cases[] = {
 #define TOLERANCE 1e-5
 #define GRAD_TOLERANCE 1e-4
 #define ZERO_BOUND 1e-12
+/* A gradient zero in exact arithmetic comes out of float32 as rounding: a
+   key bias with no rotation after it (OPT's; GPT-2's too, hidden inside
+   c_attn) shifts every score of a row alike, which the softmax ignores.
+   Where transformers' figure is below float32's epsilon times the global
+   norm, varprof's must be too. */
+#define ROUNDING_FLOOR 1.2e-7
 
 enum { STREAM, LOSS, GRAD, GLOBAL, KINDS };
 static const char *const kind_names[KINDS] = {"stream", "loss", "gradient", "global gradient"};
@@ -303,6 +311,7 @@ static void check_grads(const char *path, const cJSON *want, tally *t)
                 *grad = cJSON_GetObjectItemCaseSensitive(want, "grad");
     const int n = cJSON_GetArraySize(parameters), c_name = csv_column_of(text, "name"),
               c_frob = csv_column_of(text, "frobenius");
+    const double global = cJSON_GetObjectItemCaseSensitive(want, "grad_global")->valuedouble;
     int *seen = calloc((size_t)n + 1, sizeof *seen), extra = 0, missing = 0;
     assert_non_null(seen);
     double sum = 0;
@@ -318,7 +327,17 @@ static void check_grads(const char *path, const cJSON *want, tally *t)
             continue;
         }
         const cJSON *g = cJSON_GetObjectItemCaseSensitive(grad, name);
-        compare(t, GRAD, name, frobenius, cJSON_IsNumber(g) ? g->valuedouble : 0, GRAD_TOLERANCE);
+        const double w = cJSON_IsNumber(g) ? g->valuedouble : 0, noise = ROUNDING_FLOOR * global;
+        if (w > 0 && w < noise) {
+            t->count[GRAD]++;
+            if (!(frobenius <= noise) && !t->missed[GRAD]++)
+                print_error("%s on %s: %s: %.17g, transformers %.17g, both to be below %.3g "
+                            "(rounding around an exact 0)\n",
+                            t->name, t->isa, name, frobenius, w, noise);
+            t->bad |= !(frobenius <= noise);
+            continue;
+        }
+        compare(t, GRAD, name, frobenius, w, GRAD_TOLERANCE);
     }
     const char *first_missing = NULL;
     for (int k = 0; k < n; k++)
@@ -333,8 +352,7 @@ static void check_grads(const char *path, const cJSON *want, tally *t)
                     "first '%s'\n",
                     t->name, t->isa, missing, n, first_missing);
     t->bad |= extra || missing;
-    compare(t, GLOBAL, "sqrt(sum frobenius^2)", sqrt(sum),
-            cJSON_GetObjectItemCaseSensitive(want, "grad_global")->valuedouble, TOLERANCE);
+    compare(t, GLOBAL, "sqrt(sum frobenius^2)", sqrt(sum), global, TOLERANCE);
     free(seen);
     free(text);
 }

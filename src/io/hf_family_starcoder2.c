@@ -1,0 +1,122 @@
+/* StarCoder2's config.json (Starcoder2Config): LayerNorm with bias
+ * (norm_epsilon), RoPE, grouped-query attention, every projection biased
+ * under use_bias, a two-matrix MLP c_fc, c_proj; tied by default. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "hf_config_keys.h"
+#include "hf_families.h"
+#include "hf_rope.h"
+
+/* Starcoder2Config's defaults where the file is silent */
+#define STARCODER2_KV_HEADS 2
+
+const hf_key hf_starcoder2_keys[] = {
+    {"hidden_size", HF_KEY_READ, NULL},
+    {"num_attention_heads", HF_KEY_READ, NULL},
+    {"num_hidden_layers", HF_KEY_READ, NULL},
+    {"vocab_size", HF_KEY_READ, NULL},
+    {"intermediate_size", HF_KEY_READ, NULL},
+    {"num_key_value_heads", HF_KEY_READ, NULL},
+    {"head_dim", HF_KEY_READ, NULL}, /* the attention's getattr(config, "head_dim") */
+    {"norm_epsilon", HF_KEY_READ, NULL},
+    {"rope_theta", HF_KEY_READ, NULL},
+    {"rope_scaling", HF_KEY_READ, NULL},
+    {"rope_parameters", HF_KEY_READ, NULL},
+    {"partial_rotary_factor", HF_KEY_READ, NULL},
+    {"hidden_act", HF_KEY_READ, NULL},
+    {"use_bias", HF_KEY_READ, NULL},
+    {"tie_word_embeddings", HF_KEY_READ, NULL},
+    {"sliding_window", HF_KEY_READ, NULL},
+    {"pad_token_id", HF_KEY_READ, NULL},
+    {"max_position_embeddings", HF_KEY_HARMLESS,
+     "the longest context trained: RoPE's frequencies do not depend on it"},
+    /* the Hub's StarCoder2 configs still carry these pre-release settings */
+    {"norm_type", HF_KEY_HARMLESS,
+     "not read by Starcoder2Config: its norms are nn.LayerNorm whatever it says"},
+    {"mlp_type", HF_KEY_HARMLESS,
+     "not read by Starcoder2Config: its MLP is c_fc, c_proj whatever it says"},
+    {NULL, HF_KEY_READ, NULL},
+};
+
+/* hidden_act, as transformers' ACT2FN names it, to a two-matrix MLP */
+static vp_status activation(hf_json *c, vp_hf_architecture *a)
+{
+    static const struct {
+        const char *hf;
+        vp_mlp mlp;
+    } acts[] = {{"gelu_pytorch_tanh", VP_MLP_GELU_TANH},
+                {"gelu_new", VP_MLP_GELU_TANH},
+                {"gelu", VP_MLP_GELU},
+                {"relu", VP_MLP_RELU}};
+    const char *act = NULL;
+    const vp_status s = hf_text(c, "hidden_act", "gelu_pytorch_tanh", &act);
+    if (s != VP_OK)
+        return s;
+    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
+        if (strcmp(act, acts[i].hf) == 0) {
+            a->mlp = acts[i].mlp;
+            return VP_OK;
+        }
+    return vp_fail(c->err, VP_EFORMAT,
+                   "config.json: 'hidden_act' '%.40s' is not one varprof runs for starcoder2 "
+                   "(gelu_pytorch_tanh, gelu_new, gelu, relu)",
+                   act);
+}
+
+static vp_status shape(hf_json *c, vp_hf_architecture *a)
+{
+    vp_status s = hf_width_and_heads(c, "hidden_size", "num_attention_heads", 1, a);
+    if (s == VP_OK)
+        s = hf_whole(c, "num_hidden_layers", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
+    if (s == VP_OK)
+        s = hf_whole(c, "vocab_size", 1, 0, 1, VP_FORWARD_MAX_VOCAB, &a->vocab);
+    if (s == VP_OK)
+        s = hf_whole(c, "intermediate_size", 1, 0, 1, VP_FORWARD_MAX_FFN_WIDTH, &a->ffn_width);
+    if (s == VP_OK)
+        s = hf_whole(c, "num_key_value_heads", 0, STARCODER2_KV_HEADS, 1, VP_FORWARD_MAX_WIDTH,
+                     &a->kv_heads);
+    if (s == VP_OK)
+        s = hf_whole(c, "head_dim", 0, a->width / a->heads, 1, VP_FORWARD_MAX_WIDTH, &a->head_dim);
+    if (s != VP_OK)
+        return s;
+    if (a->kv_heads > a->heads || a->heads % a->kv_heads != 0)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'num_key_value_heads' %zu does not divide "
+                       "'num_attention_heads' %zu",
+                       a->kv_heads, a->heads);
+    if (a->heads * a->head_dim > VP_FORWARD_MAX_WIDTH)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'num_attention_heads' %zu x 'head_dim' %zu is above %u",
+                       a->heads, a->head_dim, VP_FORWARD_MAX_WIDTH);
+    return VP_OK;
+}
+
+vp_status hf_read_starcoder2(hf_json *c, vp_hf_architecture *a)
+{
+    int use_bias = 1;
+    vp_status s = shape(c, a);
+    if (s == VP_OK)
+        s = hf_real(c, "norm_epsilon", 1e-5, &a->eps);
+    if (s == VP_OK)
+        s = hf_rope_read(c, 10000.0, a);
+    if (s == VP_OK)
+        s = activation(c, a);
+    if (s == VP_OK)
+        s = hf_boolean(c, "use_bias", 1, &use_bias);
+    if (s == VP_OK)
+        s = hf_boolean(c, "tie_word_embeddings", 1, &a->tied);
+    /* every layer attends within the window (Mistral's attention); null,
+       the default, none */
+    if (s == VP_OK && hf_present(c, "sliding_window"))
+        s = hf_whole(c, "sliding_window", 0, 0, 1, (size_t)1 << 40, &a->sliding_window);
+    if (s == VP_OK)
+        s = hf_pad_token(c, -1, a);
+    if (s != VP_OK)
+        return s;
+    a->bias = use_bias ? VP_BIAS_ALL : VP_BIAS_NONE; /* q, k, v, o, c_fc, c_proj */
+    a->head_bias = 0;                                /* lm_head: bias=False */
+    a->norm = VP_NORM_LAYERNORM;                     /* nn.LayerNorm: always a bias */
+    a->positions = VP_POSITIONS_ROPE;
+    return VP_OK;
+}

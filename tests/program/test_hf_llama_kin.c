@@ -1,0 +1,194 @@
+/* The config.json facts of qwen3, starcoder2 and phi3 that the conformance
+ * corpus does not vary, on copies of its cases with config.json edited:
+ * each refusal names what is wrong (Phi-3's longrope, a batch longer than a
+ * sliding window, Qwen3's default head_dim of 128, Phi-3's default
+ * pad_token_id outside a small vocabulary, use_bias false against biased
+ * tensors), and the edits transformers reads as no change give the
+ * unedited case's output byte for byte and say nothing (Qwen3's window kept
+ * only under use_sliding_window, and only from max_window_layers on; the
+ * Hub's leftover keys). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "run_program.h"
+#include "test_filter.h"
+#include "text_file.h"
+
+/* One edit of config.json: its first `from` becomes `to`. */
+typedef struct {
+    const char *from, *to;
+} edit;
+
+typedef struct {
+    const char *base;    /* a case of tests/data/conformance */
+    edit edits[4];       /* in turn; a NULL from ends them */
+    const char *says[2]; /* in the message, for a refusal; NULL: the same output */
+} kin_case;
+
+/* Qwen3's layer_types, as the corpus's config.json spells them */
+#define QWEN3_LAYER_TYPES                                                                          \
+    "\"layer_types\": [\n    \"full_attention\",\n    \"full_attention\"\n  ],\n"
+
+/* dir: a copy of the case with config.json edited */
+static void make_copy(const kin_case *c, const char *dir)
+{
+    test_remove_tree(dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    static const char *const files[] = {"config.json", "model.safetensors", "tokens.csv"};
+    char from[1024], to[1024];
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(from, sizeof from, "%s/%s/%s", test_data_path("conformance"), c->base, files[i]);
+        snprintf(to, sizeof to, "%s/%s", dir, files[i]);
+        copy_file(from, to);
+    }
+    snprintf(to, sizeof to, "%s/config.json", dir);
+    static char text[1 << 16], next[1 << 16];
+    snprintf(text, sizeof text, "%s", read_text(to));
+    for (size_t i = 0; i < 4 && c->edits[i].from; i++) {
+        const char *at = strstr(text, c->edits[i].from);
+        if (!at)
+            fail_msg("%s: '%s' is not in config.json", c->base, c->edits[i].from);
+        snprintf(next, sizeof next, "%.*s%s%s", (int)(at - text), text, c->edits[i].to,
+                 at + strlen(c->edits[i].from));
+        memcpy(text, next, sizeof text);
+    }
+    write_text(to, text);
+}
+
+/* The conformance test's command, on dir's own tokens. */
+static program_run run_dir(const char *dir)
+{
+    char tokens[1100];
+    snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
+    const char *args[] = {"--engine", "forward", "--weights", dir,        "--token-ids", tokens,
+                          "--grad",   "--loss",  "next",      "--format", "csv",         NULL};
+    return run_varprof(args);
+}
+
+/* A case beside its unedited base: refused (a non-zero exit, nothing out,
+   every says in the message) or, with no says, exit 0 and the same output;
+   1 if it is not. */
+static int expect(size_t i, const kin_case *c)
+{
+    char dir[512], base[1100];
+    snprintf(dir, sizeof dir, "%s/kin%zu", test_scratch(), i);
+    snprintf(base, sizeof base, "%s/%s", test_data_path("conformance"), c->base);
+    make_copy(c, dir);
+    program_run want = run_dir(base), run = run_dir(dir);
+    const int refuse = c->says[0] != NULL;
+    const int same = want.status == 0 && run.status == 0 && strcmp(run.out, want.out) == 0;
+    int bad = refuse ? run.status == 0 || run.out_length != 0 : !same || run.err[0] != '\0';
+    for (size_t s = 0; s < 2 && c->says[s]; s++)
+        bad |= !strstr(run.err, c->says[s]);
+    if (bad)
+        print_error("case %zu (%s, '%s' -> '%s'): exit %d, %zu bytes out, %s the unedited run's; "
+                    "want %s '%s' '%s': %s",
+                    i, c->base, c->edits[0].from, c->edits[0].to, run.status, run.out_length,
+                    same ? "as" : "unlike",
+                    refuse ? "a refusal naming" : "exit 0 and the same output",
+                    c->says[0] ? c->says[0] : "", c->says[1] ? c->says[1] : "", run.err);
+    else if (refuse)
+        print_message("  %2zu %-10s exit %d: %s", i, c->base, run.status, run.err);
+    else
+        print_message("  %2zu %-10s exit 0, the unedited output (%zu bytes)\n", i, c->base,
+                      run.out_length);
+    program_run_free(&run);
+    program_run_free(&want);
+    test_remove_tree(dir);
+    return bad;
+}
+
+/* clang-format off */
+static const kin_case refused[] = {
+    /* Phi-3's 128k scaling, in either spelling and under its older name */
+    {"phi3", {{"\"rope_type\": \"default\"", "\"rope_type\": \"longrope\""}},
+     {"rope_parameters of type 'longrope'", "longrope scaling"}},
+    {"phi3_hub_config", {{"\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": "
+                          "{\"type\": \"su\", \"short_factor\": [1], \"long_factor\": [1]}"}},
+     {"rope_scaling of type 'su'", "longrope scaling"}},
+    {"phi3", {{"\"rope_type\": \"default\"", "\"rope_type\": \"linear\", \"factor\": 2.0"}},
+     {"'linear'", "Phi-3 has RoPE of type default or longrope"}},
+    /* Phi3Config's pad_token_id 32000 where the file is silent */
+    {"phi3", {{"\"pad_token_id\": null,\n", ""}}, {"'pad_token_id' is absent", "32000"}},
+    {"phi3", {{"\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\""}}, {"'hidden_act' 'gelu'"}},
+    /* a batch of 11 tokens against windows of 8 */
+    {"starcoder2", {{"\"sliding_window\": 4096", "\"sliding_window\": 8"}},
+     {"sliding_window is 8", "11 tokens"}},
+    {"phi3", {{"\"sliding_window\": null", "\"sliding_window\": 8"}}, {"sliding_window is 8"}},
+    {"qwen3", {{"\"use_sliding_window\": false", "\"use_sliding_window\": true"},
+               {"\"sliding_window\": null", "\"sliding_window\": 8"},
+               {QWEN3_LAYER_TYPES, ""},
+               {"\"max_window_layers\": 28", "\"max_window_layers\": 1"}},
+     {"sliding_window is 8"}},
+    /* and where layer_types names a sliding layer */
+    {"qwen3", {{"\"use_sliding_window\": false", "\"use_sliding_window\": true"},
+               {"\"sliding_window\": null", "\"sliding_window\": 8"},
+               {"\"full_attention\"\n  ]", "\"sliding_attention\"\n  ]"}},
+     {"sliding_window is 8"}},
+    /* use_bias false: the file's biases are of no such checkpoint */
+    {"starcoder2", {{"\"use_bias\": true", "\"use_bias\": false"}},
+     {".bias' is not one a starcoder2 checkpoint"}},
+    /* Qwen3Config's head_dim 128 where the file is silent */
+    {"qwen3", {{"\"head_dim\": 16,", ""}}, {"q_proj.weight' has shape [64, 32]", "[512, 32]"}},
+    {"starcoder2", {{"\"hidden_act\": \"gelu_pytorch_tanh\"", "\"hidden_act\": \"silu\""}},
+     {"'hidden_act' 'silu'"}},
+};
+
+static const kin_case unchanged[] = {
+    /* Qwen3Config drops the window without use_sliding_window */
+    {"qwen3", {{"\"sliding_window\": null", "\"sliding_window\": 8"},
+               {QWEN3_LAYER_TYPES, ""}}, {NULL}},
+    /* and with it, no layer from max_window_layers (2) on */
+    {"qwen3", {{"\"use_sliding_window\": false", "\"use_sliding_window\": true"},
+               {"\"sliding_window\": null", "\"sliding_window\": 8"},
+               {QWEN3_LAYER_TYPES, ""},
+               {"\"max_window_layers\": 28", "\"max_window_layers\": 2"}}, {NULL}},
+    /* the window no batch here reaches, and longrope's context */
+    {"starcoder2", {{"\"sliding_window\": 4096", "\"sliding_window\": 11"}}, {NULL}},
+    {"phi3", {{"\"original_max_position_embeddings\": 4096",
+               "\"original_max_position_embeddings\": 131072"}}, {NULL}},
+    /* keys the Hub's configs carry that transformers passes over, silently */
+    {"phi3", {{"\"embd_pdrop\": 0.0,", "\"embd_pdrop\": 0.0, \"attention_bias\": false, "
+               "\"auto_map\": {\"AutoConfig\": \"configuration_phi3.Phi3Config\"},"}}, {NULL}},
+    {"starcoder2", {{"\"use_bias\": true,", "\"use_bias\": true, \"norm_type\": \"layer_norm\", "
+                     "\"mlp_type\": \"default\","}}, {NULL}},
+};
+/* clang-format on */
+
+static void refusals_name_what_is_wrong(void **state)
+{
+    (void)state;
+    int bad = 0;
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        bad |= expect(i, &refused[i]);
+    if (bad)
+        fail();
+}
+
+static void edits_transformers_reads_as_none_change_nothing(void **state)
+{
+    (void)state;
+    int bad = 0;
+    for (size_t i = 0; i < sizeof unchanged / sizeof *unchanged; i++)
+        bad |= expect(i, &unchanged[i]);
+    if (bad)
+        fail();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(refusals_name_what_is_wrong),
+        cmocka_unit_test(edits_transformers_reads_as_none_change_nothing),
+    };
+    test_filter_from_environment();
+    return cmocka_run_group_tests_name("qwen3, starcoder2 and phi3 config.json", tests,
+                                       test_scratch_setup, test_scratch_teardown);
+}
