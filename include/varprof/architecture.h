@@ -1,10 +1,10 @@
 /* The architecture's axes: the MLP's kind, the projections' biases, the
  * positions and the loss, each an enum with one table row per value.
  *
- * Each axis is a table in src/core/ sized by the enum's count, with a static
- * assertion on the count, so that a new value fails to compile until every
- * table has its row (HACKING.md, "Architecture axes"). Engines read the rows'
- * facts instead of testing for named values. forward.h and profile.h include
+ * Each axis is a table in the library sized by the enum's count, with a
+ * static assertion on the count, so that a new value fails to compile until
+ * every table has its row. Engines read the rows' facts instead of testing
+ * for named values. forward.h and profile.h include
  * this header; it needs no engine.
  */
 #ifndef VARPROF_ARCHITECTURE_H
