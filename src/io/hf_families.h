@@ -11,6 +11,13 @@
 vp_status hf_width_and_heads(hf_json *c, const char *width_key, const char *heads_key,
                              int has_head_dim, vp_hf_architecture *a);
 
+/* The sizes every Llama-like config names alike: hidden_size and
+   num_attention_heads (hf_width_and_heads, has_head_dim as there),
+   num_hidden_layers, vocab_size, and the MLP's width under ffn_key
+   (intermediate_size; OPT's ffn_dim), each required and in its range. */
+vp_status hf_decoder_sizes(hf_json *c, int has_head_dim, const char *ffn_key,
+                           vp_hf_architecture *a);
+
 /* gpt2 */
 vp_status hf_read_gpt2(hf_json *c, vp_hf_architecture *a);
 

@@ -55,13 +55,7 @@ vp_status hf_read_gpt_neox(hf_json *c, vp_hf_architecture *a)
 {
     const char *act = NULL;
     int parallel = 1, attention_bias = 1;
-    vp_status s = hf_width_and_heads(c, "hidden_size", "num_attention_heads", 0, a);
-    if (s == VP_OK)
-        s = hf_whole(c, "num_hidden_layers", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
-    if (s == VP_OK)
-        s = hf_whole(c, "vocab_size", 1, 0, 1, VP_FORWARD_MAX_VOCAB, &a->vocab);
-    if (s == VP_OK)
-        s = hf_whole(c, "intermediate_size", 1, 0, 1, VP_FORWARD_MAX_FFN_WIDTH, &a->ffn_width);
+    vp_status s = hf_decoder_sizes(c, 0, "intermediate_size", a);
     if (s == VP_OK)
         s = hf_real(c, "layer_norm_eps", 1e-5, &a->eps);
     if (s == VP_OK)

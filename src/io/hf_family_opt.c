@@ -52,13 +52,7 @@ static vp_status refusals(hf_json *c, int norm_before, int removed, int affine)
 static vp_status shape(hf_json *c, vp_hf_architecture *a)
 {
     size_t positions = 0;
-    vp_status s = hf_width_and_heads(c, "hidden_size", "num_attention_heads", 0, a);
-    if (s == VP_OK)
-        s = hf_whole(c, "num_hidden_layers", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
-    if (s == VP_OK)
-        s = hf_whole(c, "vocab_size", 1, 0, 1, VP_FORWARD_MAX_VOCAB, &a->vocab);
-    if (s == VP_OK)
-        s = hf_whole(c, "ffn_dim", 1, 0, 1, VP_FORWARD_MAX_FFN_WIDTH, &a->ffn_width);
+    vp_status s = hf_decoder_sizes(c, 0, "ffn_dim", a);
     if (s == VP_OK)
         s = hf_whole(c, "max_position_embeddings", 1, 0, 1,
                      VP_FORWARD_MAX_TOKENS - OPT_POSITION_OFFSET, &positions);

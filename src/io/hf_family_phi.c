@@ -30,13 +30,7 @@ const hf_key hf_phi_keys[] = {
 
 static vp_status shape(hf_json *c, vp_hf_architecture *a)
 {
-    vp_status s = hf_width_and_heads(c, "hidden_size", "num_attention_heads", 0, a);
-    if (s == VP_OK)
-        s = hf_whole(c, "num_hidden_layers", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
-    if (s == VP_OK)
-        s = hf_whole(c, "vocab_size", 1, 0, 1, VP_FORWARD_MAX_VOCAB, &a->vocab);
-    if (s == VP_OK)
-        s = hf_whole(c, "intermediate_size", 1, 0, 1, VP_FORWARD_MAX_FFN_WIDTH, &a->ffn_width);
+    vp_status s = hf_decoder_sizes(c, 0, "intermediate_size", a);
     if (s == VP_OK)
         s = hf_whole(c, "num_key_value_heads", 0, a->heads, 1, VP_FORWARD_MAX_WIDTH, &a->kv_heads);
     if (s == VP_OK && (a->kv_heads > a->heads || a->heads % a->kv_heads != 0))

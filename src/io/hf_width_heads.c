@@ -1,4 +1,4 @@
-/* The width and the heads, under whichever names a family gives them. */
+/* The width and heads under a family's names, and the sizes Llama-like configs share. */
 #include <cjson/cJSON.h>
 #include <string.h>
 
@@ -25,4 +25,16 @@ vp_status hf_width_and_heads(hf_json *c, const char *width_key, const char *head
     a->kv_heads = a->heads;
     a->head_dim = a->width / a->heads; /* the family's reader reads head_dim where given */
     return VP_OK;
+}
+
+vp_status hf_decoder_sizes(hf_json *c, int has_head_dim, const char *ffn_key, vp_hf_architecture *a)
+{
+    vp_status s = hf_width_and_heads(c, "hidden_size", "num_attention_heads", has_head_dim, a);
+    if (s == VP_OK)
+        s = hf_whole(c, "num_hidden_layers", 1, 0, 1, VP_MAX_LAYERS, &a->layers);
+    if (s == VP_OK)
+        s = hf_whole(c, "vocab_size", 1, 0, 1, VP_FORWARD_MAX_VOCAB, &a->vocab);
+    if (s == VP_OK)
+        s = hf_whole(c, ffn_key, 1, 0, 1, VP_FORWARD_MAX_FFN_WIDTH, &a->ffn_width);
+    return s;
 }
