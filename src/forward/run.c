@@ -304,9 +304,9 @@ vp_status fw_run_network(const fw_model *m, const vp_config *cfg, const vp_forwa
                 .rows = o->batch * o->tokens,
                 .token_ids = (uint32_t *)token_ids,
                 .meter = &meter};
-    /* a stack whose sub-block is a few microseconds of work (the seed
-       stack's: 24 rows of width 48) runs on the calling thread alone: handing
-       each step to the pool's threads costs more than the step */
+    /* a stack whose sub-block is little work (the seed stack's: 24 rows of
+       width 48) runs on the calling thread alone: handing each step to the
+       pool's threads costs more than the step */
     const double work =
         (double)r.rows * (double)m->d * (double)(m->hidden > m->d ? m->hidden : m->d);
     const double filled = floor(work / FW_WORK_PER_THREAD);

@@ -17,9 +17,9 @@
    it sleeps on a condition variable. A pass hands the pool a run for every
    matmul, norm and attention, often less than a millisecond apart; waking a
    sleeping thread takes a system call and, on a virtual machine, the
-   waking of its idle virtual CPU. 4096 pauses are about a hundred
-   microseconds on AMD Zen 5, where they made the d = 1024 attention+MLP
-   pass on two threads (a VM) faster (figures in tests/bench/RESULTS.md). */
+   waking of its idle virtual CPU. 4096 pauses made the d = 1024
+   attention+MLP pass on two threads (a VM) faster (what they last and the
+   figures are in tests/bench/RESULTS.md). */
 #define SPIN_ROUNDS 4096
 
 struct thread_pool {

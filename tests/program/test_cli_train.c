@@ -25,9 +25,9 @@
 #define LOSS_FLOOR 5e-7
 #define GRAD_NORM_FLOOR 1e-6
 
-/* Every instruction set is held to all 301 steps. The scalar reference
-   takes about 20 s a run on two threads (AMD Zen 5), so the seed's text
-   table, a second whole run, is read from the SIMD sets' runs alone. */
+/* Every instruction set is held to all 301 steps. The scalar reference is
+   by far the slowest set to run them, so the seed's text table, a second
+   whole run, is read from the SIMD sets' runs alone. */
 #define STEPS 301
 
 /* Under the sanitizers (make check-san) the program runs several times
