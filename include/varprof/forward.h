@@ -37,6 +37,13 @@
 #define VP_FORWARD_MAX_BATCH 65536u
 #define VP_FORWARD_MAX_FFN_MULT 64u
 #define VP_FORWARD_MAX_FFN_WIDTH 262144u
+/* The rest of vp_forward_options_init's network: the MLP's width in widths,
+   the vocabulary, the batch and its tokens, the norms' eps. */
+#define VP_FORWARD_DEFAULT_FFN_MULT 4u
+#define VP_FORWARD_DEFAULT_VOCAB 512u
+#define VP_FORWARD_DEFAULT_BATCH 2u
+#define VP_FORWARD_DEFAULT_TOKENS 64u
+#define VP_FORWARD_DEFAULT_EPS 1e-5
 
 typedef enum {
     VP_INIT_GAIN,  /* normal weights, each branch's last projection scaled so that its

@@ -34,6 +34,19 @@
 #include "varprof/status.h"
 
 #define VP_TRAIN_MAX_STEPS 10000000u
+/* The most layers a trained stack may have. */
+#define VP_TRAIN_MAX_LAYERS 1000u
+/* vp_train_options_init's steps and learning rate: the seed's. */
+#define VP_TRAIN_DEFAULT_STEPS 301u
+#define VP_TRAIN_DEFAULT_LR 1e-3
+/* The seed's network, varprof train's defaults: 24 MLP layers of width 48,
+   the MLP twice as wide, a vocabulary of 24, batches of 16 x 12 tokens. */
+#define VP_TRAIN_SEED_LAYERS 24u
+#define VP_TRAIN_SEED_WIDTH 48u
+#define VP_TRAIN_SEED_FFN_MULT 2u
+#define VP_TRAIN_SEED_VOCAB 24u
+#define VP_TRAIN_SEED_BATCH 16u
+#define VP_TRAIN_SEED_TOKENS 12u
 
 typedef enum {
     VP_TASK_COPY, /* predict token t at position t (the seed's): loss copy */

@@ -58,7 +58,35 @@ static const struct {
     {"max_font_pt", VP_PLOT_MAX_FONT_PT},
     {"default_font_pt", VP_PLOT_DEFAULT_FONT_PT},
     {"max_steps", VP_TRAIN_MAX_STEPS},
+    {"default_eps", VP_MC_DEFAULT_EPS},
+    {"default_ffn_mult", VP_FORWARD_DEFAULT_FFN_MULT},
+    {"default_vocab", VP_FORWARD_DEFAULT_VOCAB},
+    {"default_batch", VP_FORWARD_DEFAULT_BATCH},
+    {"default_tokens", VP_FORWARD_DEFAULT_TOKENS},
+    {"train_max_layers", VP_TRAIN_MAX_LAYERS},
+    {"train_default_layers", VP_TRAIN_SEED_LAYERS},
+    {"train_default_width", VP_TRAIN_SEED_WIDTH},
+    {"train_default_vocab", VP_TRAIN_SEED_VOCAB},
+    {"train_default_ffn_mult", VP_TRAIN_SEED_FFN_MULT},
+    {"train_default_batch", VP_TRAIN_SEED_BATCH},
+    {"train_default_tokens", VP_TRAIN_SEED_TOKENS},
+    {"train_default_lr", VP_TRAIN_DEFAULT_LR},
+    {"train_default_steps", VP_TRAIN_DEFAULT_STEPS},
 };
+
+/* A number as the help writes it: a small one as 1e-5, never 1e-05 or
+   0.00001; the others with %.10g. */
+static int format_number(char *out, size_t size, double value)
+{
+    if (value > 0.0 && value < 0.01) {
+        int exponent = 0;
+        double mantissa = value;
+        while (mantissa < 1.0)
+            mantissa *= 10.0, exponent--;
+        return snprintf(out, size, "%.10ge%d", mantissa, exponent);
+    }
+    return snprintf(out, size, "%.10g", value);
+}
 
 /* text with each "{name}" of help_numbers written as its number, into out
    (cut short at size). */
@@ -76,7 +104,7 @@ static void expand_numbers(const char *text, char *out, size_t size)
             out[n++] = *text++;
             continue;
         }
-        const int w = snprintf(out + n, size - n, "%.10g", help_numbers[i].value);
+        const int w = format_number(out + n, size - n, help_numbers[i].value);
         n = w < 0 || (size_t)w >= size - n ? size - 1 : n + (size_t)w;
         text = close + 1;
     }

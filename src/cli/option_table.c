@@ -44,8 +44,9 @@ const option_spec cli_options[OPT_COUNT] = {
                      "result is the same for any T"},
     [OPT_NORM] = {"norm", "layernorm|rmsnorm", CMD_TRAIN | CMD_PROFILE,
                   "Monte Carlo and forward: the norm; default layernorm"},
-    [OPT_NORM_EPS] = {"norm-eps", "E", CMD_TRAIN | CMD_PROFILE,
-                      "Monte Carlo and forward: the norms' eps, > 0 and < 1; default 1e-5"},
+    [OPT_NORM_EPS] =
+        {"norm-eps", "E", CMD_TRAIN | CMD_PROFILE,
+         "Monte Carlo and forward: the norms' eps, > 0 and < 1; default {default_eps}"},
     [OPT_HEADS] = {"heads", "H", CMD_TRAIN | CMD_PROFILE,
                    "forward: attention heads, dividing the width; default {default_heads}"},
     [OPT_KV_HEADS] = {"kv-heads", "H", CMD_TRAIN | CMD_PROFILE,
@@ -57,7 +58,8 @@ const option_spec cli_options[OPT_COUNT] = {
          "{forward_max_width} "
          "(even with --positions rope); default width / heads"},
     [OPT_FFN_MULT] = {"ffn-mult", "M", CMD_PROFILE,
-                      "forward: the MLP's hidden width in widths, 1 to {max_ffn_mult}; default 4"},
+                      "forward: the MLP's hidden width in widths, 1 to {max_ffn_mult}; default "
+                      "{default_ffn_mult}"},
     [OPT_FFN_WIDTH] =
         {"ffn-width", "N", CMD_TRAIN | CMD_PROFILE,
          "forward: the MLP's hidden width exactly, 1 to {max_ffn_width} (11008, 14336, "
@@ -82,9 +84,11 @@ const option_spec cli_options[OPT_COUNT] = {
                          "activations, or each one's input alone with the rest recomputed "
                          "before its backward (one more forward pass, the same bits); auto "
                          "keeps them unless that would not fit; default auto"},
-    [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default 512"},
-    [OPT_BATCH] = {"batch", "B", CMD_PROFILE, "forward: sequences in the batch; default 2"},
-    [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE, "forward: tokens per sequence; default 64"},
+    [OPT_VOCAB] = {"vocab", "V", CMD_PROFILE, "forward: vocabulary size; default {default_vocab}"},
+    [OPT_BATCH] = {"batch", "B", CMD_PROFILE,
+                   "forward: sequences in the batch; default {default_batch}"},
+    [OPT_TOKENS] = {"tokens", "T", CMD_PROFILE,
+                    "forward: tokens per sequence; default {default_tokens}"},
     [OPT_QK_NORM] = {"qk-norm", NULL, CMD_TRAIN | CMD_PROFILE,
                      "forward: RMSNorm over each head's queries and keys"},
     [OPT_POSITIONS] = {"positions", "none|learned|rope|rope-interleaved", CMD_TRAIN | CMD_PROFILE,
@@ -193,14 +197,19 @@ const option_spec cli_options[OPT_COUNT] = {
     [OPT_TRAIN_PLACEMENT] = {"placement", "NAME[,NAME...]", CMD_TRAIN,
                              "the placements to train, a list sweeps; default pre-norm,post-ln "
                              "(the seed's two)"},
-    [OPT_TRAIN_LAYERS] = {"layers", "L[,L...]", CMD_TRAIN,
-                          "layers, 1 to 1000; default 24; a list sweeps"},
-    [OPT_TRAIN_WIDTH] = {"width", "D", CMD_TRAIN, "the stream's width; default 48"},
-    [OPT_TRAIN_VOCAB] = {"vocab", "V", CMD_TRAIN, "vocabulary size; default 24"},
-    [OPT_TRAIN_FFN_MULT] = {"ffn-mult", "M", CMD_TRAIN,
-                            "the MLP's hidden width in widths, 1 to {max_ffn_mult}; default 2"},
-    [OPT_TRAIN_BATCH] = {"batch", "B", CMD_TRAIN, "sequences per step; default 16"},
-    [OPT_TRAIN_TOKENS] = {"tokens", "T", CMD_TRAIN, "tokens per sequence; default 12"},
+    [OPT_TRAIN_LAYERS] =
+        {"layers", "L[,L...]", CMD_TRAIN,
+         "layers, 1 to {train_max_layers}; default {train_default_layers}; a list sweeps"},
+    [OPT_TRAIN_WIDTH] = {"width", "D", CMD_TRAIN,
+                         "the stream's width; default {train_default_width}"},
+    [OPT_TRAIN_VOCAB] = {"vocab", "V", CMD_TRAIN, "vocabulary size; default {train_default_vocab}"},
+    [OPT_TRAIN_FFN_MULT] =
+        {"ffn-mult", "M", CMD_TRAIN,
+         "the MLP's hidden width in widths, 1 to {max_ffn_mult}; default {train_default_ffn_mult}"},
+    [OPT_TRAIN_BATCH] = {"batch", "B", CMD_TRAIN,
+                         "sequences per step; default {train_default_batch}"},
+    [OPT_TRAIN_TOKENS] = {"tokens", "T", CMD_TRAIN,
+                          "tokens per sequence; default {train_default_tokens}"},
     [OPT_TRAIN_BLOCK] = {"block", "mlp|attn-mlp", CMD_TRAIN,
                          "a layer is the MLP alone, or attention then MLP; default mlp"},
     [OPT_TRAIN_INIT] = {"init", "torch|gain", CMD_TRAIN,
@@ -219,11 +228,12 @@ const option_spec cli_options[OPT_COUNT] = {
                   "predict token t (copy, the seed's) or t + 1 of a fixed random successor "
                   "chain (next); default copy"},
     [OPT_LR] = {"lr", "R[,R...]", CMD_TRAIN,
-                "Adam's learning rate, > 0; default 1e-3; a list sweeps"},
+                "Adam's learning rate, > 0; default {train_default_lr}; a list sweeps"},
     [OPT_WARMUP] = {"warmup", "N[,N...]", CMD_TRAIN,
                     "linear warm-up: lr x min(1, (t+1)/N) at step t, 0 to --steps; default 0 "
                     "(none); a list sweeps"},
-    [OPT_STEPS] = {"steps", "N", CMD_TRAIN, "optimiser steps, 1 to {max_steps}; default 301"},
+    [OPT_STEPS] = {"steps", "N", CMD_TRAIN,
+                   "optimiser steps, 1 to {max_steps}; default {train_default_steps}"},
     [OPT_SCHEDULE] = {"schedule", "constant|cosine", CMD_TRAIN,
                       "after warm-up: constant, or times (1 + cos(pi t / steps)) / 2; default "
                       "constant"},

@@ -69,8 +69,8 @@ static int read_lists(const cli_args *args, train_request *req)
 {
     int rc;
     size_t seeds[CLI_LIST_MAX];
-    if ((rc = cli_size_list(args, OPT_TRAIN_LAYERS, 1, 1000, req->layers, CLI_LIST_MAX,
-                            &req->n_layers)) != EXIT_OK ||
+    if ((rc = cli_size_list(args, OPT_TRAIN_LAYERS, 1, VP_TRAIN_MAX_LAYERS, req->layers,
+                            CLI_LIST_MAX, &req->n_layers)) != EXIT_OK ||
         (rc = cli_double_list(args, OPT_LR, 0.0, 1, req->lrs, CLI_LIST_MAX, &req->n_lrs)) !=
             EXIT_OK ||
         (rc = cli_size_list(args, OPT_WARMUP, 0, VP_TRAIN_MAX_STEPS, req->warmups, CLI_LIST_MAX,
@@ -79,7 +79,7 @@ static int read_lists(const cli_args *args, train_request *req)
                             &req->n_seeds)) != EXIT_OK)
         return rc;
     if (!req->n_layers)
-        req->layers[req->n_layers++] = 24;
+        req->layers[req->n_layers++] = VP_TRAIN_SEED_LAYERS;
     if (!req->n_lrs)
         req->lrs[req->n_lrs++] = 1e-3;
     if (!req->n_warmups)
@@ -225,18 +225,18 @@ static int read_format(const cli_args *args, train_request *req)
 
 static int read_request(const cli_args *args, train_request *req)
 {
-    vp_config_init(&req->base, VP_PRE_NORM, 24);
+    vp_config_init(&req->base, VP_PRE_NORM, VP_TRAIN_SEED_LAYERS);
     req->base.final_norm = VP_FINAL_NORM_NO;
     int rc = read_forward_options(args, &req->network); /* threads, norm, eps, heads, qk-norm */
     if (rc != EXIT_OK)
         return rc;
     vp_forward_options *n = &req->network;
     req->threads = n->threads;
-    n->width = 48;
-    n->vocab = 24;
-    n->ffn_mult = 2;
-    n->batch = 16;
-    n->tokens = 12;
+    n->width = VP_TRAIN_SEED_WIDTH;
+    n->vocab = VP_TRAIN_SEED_VOCAB;
+    n->ffn_mult = VP_TRAIN_SEED_FFN_MULT;
+    n->batch = VP_TRAIN_SEED_BATCH;
+    n->tokens = VP_TRAIN_SEED_TOKENS;
     vp_train_options_init(&req->train);
     req->every = 100;
     if ((rc = read_placements(args, req)) != EXIT_OK || (rc = read_lists(args, req)) != EXIT_OK ||

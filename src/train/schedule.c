@@ -11,8 +11,8 @@ void vp_train_options_init(vp_train_options *o)
 {
     memset(o, 0, sizeof *o);
     o->task = VP_TASK_COPY;
-    o->lr = 1e-3;
-    o->steps = 301;
+    o->lr = VP_TRAIN_DEFAULT_LR;
+    o->steps = VP_TRAIN_DEFAULT_STEPS;
     o->schedule = VP_SCHEDULE_CONSTANT;
     o->beta1 = 0.9;
     o->beta2 = 0.999;
