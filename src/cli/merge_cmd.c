@@ -22,30 +22,43 @@
 
 typedef struct {
     const char *path;
-    char *text;
+    const char *text; /* in the one buffer all the parts are read into */
     size_t size;
     size_t body, body_end; /* the rows: text[body, body_end) */
 } merge_part;
 
-static int read_part(const char *path, merge_part *part)
+/* The part's size, a regular file's of at most MERGE_MAX_BYTES; EXIT_RUNTIME
+   after saying why otherwise. */
+static int size_part(const char *path, merge_part *part)
 {
-    *part = (merge_part){.path = path};
-    FILE *f = fopen(path, "rb");
     struct stat st;
-    if (!f)
-        return cli_runtime_error("merge: cannot open %s: %s", path, strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
-        (size_t)st.st_size > MERGE_MAX_BYTES) {
-        fclose(f);
-        return cli_runtime_error("merge: %s is not a regular file of at most 4 GiB", path);
+    *part = (merge_part){.path = path};
+    if (stat(path, &st) != 0) {
+        cli_runtime_error("merge: cannot open %s: %s", path, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    if (!S_ISREG(st.st_mode) || (size_t)st.st_size > MERGE_MAX_BYTES) {
+        cli_runtime_error("merge: %s is not a regular file of at most 4 GiB", path);
+        return EXIT_RUNTIME;
     }
     part->size = (size_t)st.st_size;
-    part->text = malloc(part->size + 1);
-    const int ok = part->text && fread(part->text, 1, part->size, f) == part->size;
-    fclose(f);
-    if (!ok)
-        return cli_runtime_error("merge: cannot read %s", path);
-    part->text[part->size] = '\0';
+    return EXIT_OK;
+}
+
+/* The part's whole text into its room, size + 1 bytes, NUL-ended. */
+static int read_part(merge_part *part, char *room)
+{
+    FILE *f = fopen(part->path, "rb");
+    int ok = f && fread(room, 1, part->size, f) == part->size && fgetc(f) == EOF;
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    if (!ok) {
+        cli_runtime_error("merge: cannot read %s whole (did it change while it was read?)",
+                          part->path);
+        return EXIT_RUNTIME;
+    }
+    room[part->size] = '\0';
+    part->text = room;
     return EXIT_OK;
 }
 
@@ -108,12 +121,29 @@ static int write_merged(FILE *out, const merge_part *parts, size_t n, int json)
     return ok ? EXIT_OK : cli_runtime_error("merge: cannot write the output: %s", strerror(errno));
 }
 
-static int read_parts(const cli_args *args, merge_part *parts, int *json)
+/* Every part read into one buffer, *all (the caller frees it), and split
+   into its header and rows, each checked against the first. */
+static int read_parts(const cli_args *args, merge_part *parts, char **all, int *json)
 {
+    size_t total = 0;
+    for (size_t i = 0; i < args->n_operands; i++) {
+        if (size_part(args->operands[i], &parts[i]) != EXIT_OK)
+            return EXIT_RUNTIME;
+        total += parts[i].size + 1;
+        if (total > MERGE_MAX_BYTES) {
+            cli_runtime_error("merge: the parts hold more than 4 GiB together");
+            return EXIT_RUNTIME;
+        }
+    }
+    if (!(*all = malloc(total))) {
+        cli_runtime_error("merge: no memory for the parts' %zu bytes", total);
+        return EXIT_RUNTIME;
+    }
     int rc = EXIT_OK;
-    for (size_t i = 0; i < args->n_operands && rc == EXIT_OK; i++) {
-        if ((rc = read_part(args->operands[i], &parts[i])) != EXIT_OK)
-            break;
+    for (size_t i = 0, at = 0; i < args->n_operands && rc == EXIT_OK; i++) {
+        if (read_part(&parts[i], *all + at) != EXIT_OK)
+            return EXIT_RUNTIME;
+        at += parts[i].size + 1;
         const int is_json = parts[i].size > 0 && parts[i].text[0] == '{';
         if (i == 0)
             *json = is_json;
@@ -136,15 +166,15 @@ int run_merge(const cli_args *args)
     if (!parts)
         return cli_runtime_error("merge: no memory for %zu files", args->n_operands);
     int json = 0;
-    int rc = read_parts(args, parts, &json);
+    char *all = NULL;
+    int rc = read_parts(args, parts, &all, &json);
     output_file out = {0};
     if (rc == EXIT_OK &&
         (rc = output_open(&out, args->value[OPT_OUTPUT], args->given[OPT_FORCE])) == EXIT_OK) {
         rc = write_merged(out.stream, parts, args->n_operands, json);
         rc = rc == EXIT_OK ? output_commit(&out) : (output_abort(&out), rc);
     }
-    for (size_t i = 0; i < args->n_operands; i++)
-        free(parts[i].text);
+    free(all);
     free(parts);
     return rc;
 }

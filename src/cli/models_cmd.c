@@ -166,7 +166,7 @@ int run_models(const cli_args *args)
     int rc = read_output_format(args, &format);
     if (rc != EXIT_OK || (rc = read_model_columns(args, format, &columns)) != EXIT_OK)
         return rc;
-    vp_model_table table;
+    vp_model_table table = {0};
     if ((rc = load_models(&table)) != EXIT_OK)
         return rc;
     if (format != FORMAT_TEXT) {

@@ -279,7 +279,7 @@ vp_status hf_plan(builder *b)
         return vp_fail(b->err, VP_EFORMAT,
                        "config.json's %zu layers need more tensors than the %zu stored",
                        b->a->layers, stored);
-    if (!(b->plan = calloc(most, sizeof *b->plan)))
+    if (!(b->plan = calloc(most ? most : 1, sizeof *b->plan)))
         return vp_fail(b->err, VP_ENOMEM, "no memory for %zu tensors", most);
     vp_status s = VP_OK;
     /* the global rows first, then layer by layer: the loader finds them by name */

@@ -104,7 +104,7 @@ static const name_row phi3_rows[] = {
 #undef D
 #undef NO
 
-#define FAMILY(rows, ignored) ((family){rows, sizeof rows / sizeof *rows, ignored})
+#define FAMILY(rows, ignored) ((family){(rows), sizeof(rows) / sizeof *(rows), (ignored)})
 
 int hf_family_llama_kin(const vp_hf_architecture *a, const char *const *ignored, family *f)
 {

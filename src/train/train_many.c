@@ -1,7 +1,6 @@
 /* A sweep's configurations trained over the threads (vp_train_many): the
  * jobs are independent, each deterministic on any number of threads, so
  * which thread runs which changes nothing. */
-#define _GNU_SOURCE /* qsort_r */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,12 +83,19 @@ static void run_in_order(void *ctx, size_t index, size_t thread)
     run_job(d->all, d->order[index], d->threads_each);
 }
 
-static int longer_first(const void *a, const void *b, void *jobs)
+/* A run's place in the order of starting, by its cost. */
+typedef struct {
+    double cost;
+    size_t index;
+} ranked;
+
+static int longer_first(const void *a, const void *b)
 {
-    const size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    const double ci = job_cost((const vp_train_job *)jobs + i);
-    const double cj = job_cost((const vp_train_job *)jobs + j);
-    return ci > cj ? -1 : ci < cj ? 1 : i < j ? -1 : i > j;
+    const ranked *x = a, *y = b;
+    return x->cost > y->cost     ? -1
+           : x->cost < y->cost   ? 1
+           : x->index < y->index ? -1
+                                 : x->index > y->index;
 }
 
 /* Runs first, then threads within a run: min(runs, threads) runs at once,
@@ -104,11 +110,18 @@ static vp_status run_all(many *all, size_t n, size_t threads, vp_error *err)
         return VP_OK;
     }
     size_t *order = malloc(n * sizeof *order);
-    if (!order)
+    ranked *rank = malloc(n * sizeof *rank);
+    if (!order || !rank) {
+        free(order);
+        free(rank);
         return vp_fail(err, VP_ENOMEM, "no memory for %zu training runs", n);
+    }
     for (size_t i = 0; i < n; i++)
-        order[i] = i;
-    qsort_r(order, n, sizeof *order, longer_first, all->jobs);
+        rank[i] = (ranked){job_cost(&all->jobs[i]), i};
+    qsort(rank, n, sizeof *rank, longer_first);
+    for (size_t i = 0; i < n; i++)
+        order[i] = rank[i].index;
+    free(rank);
     thread_pool *pool = thread_pool_create(at_once, err);
     if (pool) {
         dispatch d = {all, order, threads / at_once};
