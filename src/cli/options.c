@@ -210,7 +210,6 @@ static int refuse_non_option(char **argv, int i, const cli_args *args)
  * one and none is joined. */
 static int read_option(int argc, char **argv, int *i, cli_args *args)
 {
-    int rc;
     const char *arg = argv[*i];
     const char *name = arg + 2;
     const char *equals = strchr(name, '=');
@@ -235,7 +234,8 @@ static int read_option(int argc, char **argv, int *i, cli_args *args)
             value = argv[++*i];
         else
             return cli_usage_error("--%s needs a value: %s", spec->name, spec->metavar);
-        if ((rc = check_value_text(spec, value)) != EXIT_OK)
+        const int rc = check_value_text(spec, value);
+        if (rc != EXIT_OK)
             return rc;
     } else if (equals) {
         return cli_usage_error("--%s takes no value, but was given '%s'", spec->name, equals + 1);
