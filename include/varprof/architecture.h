@@ -20,6 +20,7 @@ typedef enum {
     VP_BIAS_ALL,  /* every projection and the head: GPT-2's layers */
     VP_BIAS_NONE, /* none: Llama's, Mistral's */
     VP_BIAS_QKV,  /* the attention's q, k and v alone: Qwen2's */
+    VP_BIAS_MLP,  /* the MLP's projections and the head, none in attention: GPT-J's */
     VP_BIAS_COUNT
 } vp_bias;
 
@@ -75,8 +76,29 @@ typedef enum {
     VP_POSITIONS_ROPE_INTERLEAVED, /* rotary with GPT-J's and Meta's original pairing:
                              (q_{2i}, q_{2i+1}) rotated by t rope_theta^(-2i/r), the
                              same angles as rope's on other pairs of coordinates */
+    VP_POSITIONS_ALIBI,            /* ALiBi, BLOOM's: no table, no rotation; head h's
+                             score of query t for key s gets slope_h s added
+                             (vp_alibi_slopes), the same as slope_h (s - t) under
+                             the softmax, BLOOM's alibi + scale q.k */
     VP_POSITIONS_COUNT
 } vp_positions;
+
+/* A norm on the token embedding before the first block (HACKING.md, "The
+ * next axes"): BLOOM's word_embeddings_layernorm. */
+typedef enum {
+    VP_EMBEDDING_NORM_NONE,      /* the looked-up rows are the stream */
+    VP_EMBEDDING_NORM_LAYERNORM, /* a LayerNorm of the looked-up rows (after any learned
+                                    positions), weight and bias embed_norm.*, the blocks'
+                                    eps, whatever the blocks' norm */
+    VP_EMBEDDING_NORM_COUNT
+} vp_embedding_norm;
+
+/* An embedding norm's row. */
+typedef struct {
+    const char *name;   /* "none", "layernorm" */
+    int norm;           /* a norm runs on the embedding's rows */
+    const char *prefix; /* its tensors' names, PREFIX.weight and PREFIX.bias; NULL for none */
+} vp_embedding_norm_traits;
 
 /* Which coordinates of a head rotary positions rotate together
    (vp_positions_traits.rotary). */
@@ -138,14 +160,17 @@ typedef struct {
     int rotary;       /* a vp_rotary_pairing: q and k rotated after the projections
                          and QK-norm (0: not); needs attention and an even rotated
                          width */
+    int score_bias;   /* a per-head slope times the key's position added to the
+                         attention's scores (ALiBi); needs attention */
 } vp_positions_traits;
 
 /* A bias setting's row. */
 typedef struct {
-    const char *name;  /* "yes", "no", "qkv" */
+    const char *name;  /* "yes", "no", "qkv", "mlp" */
     const char *gloss; /* "every projection", for the "one of" message */
     int qkv;           /* the attention's q, k and v projections carry one */
-    int others;        /* the attention's output, the MLP's and the head's do */
+    int others;        /* the MLP's projections and the head do */
+    int attn_out;      /* the attention's output projection does */
 } vp_bias_traits;
 
 /* A loss's row. */
@@ -177,7 +202,7 @@ int vp_mlp_gated(vp_mlp mlp);
 /* "gelu-erf", "gelu-tanh", "relu", "silu"; NULL for a value out of range. */
 const char *vp_activation_name(vp_activation activation);
 
-/* "yes", "no", "qkv"; NULL for a value out of range. */
+/* "yes", "no", "qkv", "mlp"; NULL for a value out of range. */
 const char *vp_bias_name(vp_bias bias);
 
 /* The bias setting of that name; VP_EINVAL naming the settings there are. */
@@ -189,7 +214,15 @@ const char *vp_loss_name(vp_loss loss);
 /* The loss of that name; VP_EINVAL naming the losses there are. */
 vp_status vp_loss_parse(const char *name, vp_loss *out, vp_error *err);
 
-/* "none", "learned", "rope", "rope-interleaved"; NULL for a value out of range. */
+/* ALiBi's slopes of H heads, BLOOM's build_alibi_tensor: with P the largest
+ * power of two <= H, slope_h = b^(h + 1) for h < P, b = 2^(-8 / P); the
+ * remaining H - P heads take the odd powers 1, 3, 5, ... of 2^(-8 / 2P), as
+ * many as there are (at most P). Each the float nearest b^(h + 1) for b
+ * rounded to float, as transformers' float32 pow. Writes slopes[0 .. H - 1];
+ * nothing for H = 0. */
+void vp_alibi_slopes(float *slopes, size_t H);
+
+/* "none", "learned", "rope", "rope-interleaved", "alibi"; NULL for a value out of range. */
 const char *vp_positions_name(vp_positions positions);
 
 /* The positions of that name; VP_EINVAL naming the ones there are. */
@@ -202,6 +235,18 @@ vp_status vp_mlp_check(vp_mlp mlp, vp_error *err);
 vp_status vp_bias_check(vp_bias bias, vp_error *err);
 vp_status vp_loss_check(vp_loss loss, vp_error *err);
 vp_status vp_positions_check(vp_positions positions, vp_error *err);
+
+/* The embedding norm's row; NULL for a value out of range. */
+const vp_embedding_norm_traits *vp_embedding_norm_traits_of(vp_embedding_norm norm);
+
+/* "none", "layernorm"; NULL for a value out of range. */
+const char *vp_embedding_norm_name(vp_embedding_norm norm);
+
+/* The embedding norm of that name; VP_EINVAL naming the ones there are. */
+vp_status vp_embedding_norm_parse(const char *name, vp_embedding_norm *out, vp_error *err);
+
+/* VP_OK for a value of the enum, else VP_EINVAL naming the values there are. */
+vp_status vp_embedding_norm_check(vp_embedding_norm norm, vp_error *err);
 
 /* The residual form's row; NULL for a value out of range. */
 const vp_residual_traits *vp_residual_traits_of(vp_residual residual);

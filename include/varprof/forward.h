@@ -15,8 +15,9 @@
  * norm of the batch's stream. The result does not depend on the thread count.
  *
  * Positions (options->positions): none; learned, a table's row added to the
- * token embedding; or rotary, q and k turned after the projections and
- * QK-norm.
+ * token embedding; rotary, q and k turned after the projections and
+ * QK-norm; or ALiBi, a per-head slope times the key's position added to the
+ * attention's scores.
  */
 #ifndef VARPROF_FORWARD_H
 #define VARPROF_FORWARD_H
@@ -117,8 +118,9 @@ typedef struct {
     vp_param_grad_fn on_param_grad;        /* NULL: parameter gradients not wanted */
     vp_param_grad_dest_fn param_grad_dest; /* NULL: the backward's own buffers */
     void *param_grad_ctx;                  /* both callbacks' */
-    /* positions: none, learned (n_ctx = tokens, or the file's rows) or rope;
-       vp_forward_options_init: none, and theta 10000 */
+    /* positions: none, learned (n_ctx = tokens, or the file's rows), rope or
+       alibi (which needs attention); vp_forward_options_init: none, and
+       theta 10000 */
     vp_positions positions;
     double rope_theta; /* with rope: the base theta, > 0 and finite */
     /* the head's weight is the embedding (one tensor, embed.weight, whose
@@ -136,6 +138,9 @@ typedef struct {
                              softmax (attn_logit_softcapping); 0: none */
     double logit_softcap; /* > 0: the head's logits likewise, before the loss
                              (final_logit_softcapping); 0: none */
+    double logit_scale;   /* the head's logits are multiplied by it, before any
+                             soft cap and the loss (Cohere's logit_scale); 1,
+                             0 read as 1 */
     /* drawn weights (not weights): 0, each made panel by panel right
        before the matmul reads it and then dropped, never stored whole (a
        network's memory is its activations); 1, each drawn whole once and
@@ -146,6 +151,10 @@ typedef struct {
     /* 1: the head has no bias even where bias is VP_BIAS_ALL (GPT-2's
        lm_head, bias=False, beside biases on every other projection); 0 */
     int head_unbiased;
+    /* 1: LayerNorm's norms have a weight and no bias (Cohere's
+       CohereLayerNorm: the mean subtracted, no shift added); a file's norms
+       without biases are then LayerNorms, not RMSNorms (vp_forward_infer); 0 */
+    int norm_unbiased;
     /* 1 + the token id whose embedding row gets no gradient from the
        lookups (PyTorch's nn.Embedding padding_idx, a checkpoint's
        pad_token_id); a tied head's use of the row still counts; 0: none */
@@ -169,6 +178,10 @@ typedef struct {
        default, is the placement's own form (the parallel placement's is
        parallel-shared-norm); a parallel form needs the parallel placement */
     vp_residual residual;
+    /* a norm on the embedding before the first block (BLOOM's
+       word_embeddings_layernorm): none by default; layernorm's
+       embed_norm.weight [d] and embed_norm.bias [d], 1 and 0 when drawn */
+    vp_embedding_norm embedding_norm;
 } vp_forward_options;
 
 /* What the forward pass keeps for its backward (vp_forward_options.activations). */
@@ -199,6 +212,7 @@ void vp_forward_options_init(vp_forward_options *options);
  * from 0:
  *   embed.weight [V, d]
  *   pos_embed.weight [n_ctx, d]     with positions learned (rope has no tensor)
+ *   embed_norm.weight [d], embed_norm.bias [d]   with embedding_norm layernorm
  *   project_in.weight [d, e], project_out.weight [e, d]   with an embedding
  *     narrower than the stream (embed_dim e < d: embed.weight is then [V, e])
  *   layers.i.attn.q.weight [H hd, d], .bias [H hd]; layers.i.attn.{k,v}.weight
@@ -220,7 +234,8 @@ void vp_forward_options_init(vp_forward_options *options);
  *   head.weight [V, d], .bias [V]: the output head (the losses copy and next);
  *     with tie_embeddings no head.weight: the head is embed.weight
  * A projection without a bias (o->bias: VP_BIAS_NONE, or all but q, k and v
- * for VP_BIAS_QKV, the head included) has no .bias tensor, in a file or in
+ * for VP_BIAS_QKV, the head included, or the attention's four for
+ * VP_BIAS_MLP) has no .bias tensor, in a file or in
  * the gradients. An MLP-only layer has no attn tensors. With a file, the presence of
  * final_norm.weight decides the final norm; a file without head.* still
  * serves the forward profile and the loss random. */
@@ -232,7 +247,8 @@ void vp_forward_options_init(vp_forward_options *options);
  * ffn_width 0; else ffn_width), whether the MLP is gated (mlp.gate.weight)
  * or not (mlp.fc1.weight), QK-norm, LayerNorm (norms with biases) or
  * RMSNorm, and which projections have biases (layer 0's q and MLP's first
- * projection tell: VP_BIAS_ALL, VP_BIAS_QKV or VP_BIAS_NONE). Sets those
+ * projection tell: VP_BIAS_ALL, VP_BIAS_MLP where q has none, VP_BIAS_QKV
+ * or VP_BIAS_NONE). Sets those
  * fields of cfg and o. The heads' shape: o->heads and o->head_dim are what
  * the caller was given, 0 for not given. hd is the per-head QK-norm weights'
  * length, else o->head_dim, else q's rows / o->heads; with neither given,
@@ -244,8 +260,9 @@ void vp_forward_options_init(vp_forward_options *options);
  * kv_heads and head_dim left 0 where they are the defaults. A q_norm
  * weight as long as q's rows is QK-norm over the full width
  * (VP_QK_NORM_FULL) with o's heads; shorter, per head (VP_QK_NORM_HEAD).
- * head_unbiased is set where every projection has a bias but the head has
- * none (no head.bias). The names do not tell the activation: o->mlp
+ * head_unbiased is set where the MLP's projections have biases but the head
+ * has none (no head.bias); embedding_norm is layernorm where the file has
+ * embed_norm.weight (BLOOM's). The names do not tell the activation: o->mlp
  * stays as it was when its gating agrees with the file's, else becomes
  * VP_MLP_SWIGLU (gated) or VP_MLP_GELU. VP_EFORMAT when embed.weight or the
  * layers' MLPs are missing or of no consistent shape, or when layer 0 has q
@@ -276,8 +293,9 @@ size_t vp_forward_ffn_width(const vp_forward_options *o);
  * loss needs one and a final norm agreeing with cfg->final_norm (unless
  * VP_FINAL_NORM_DEFAULT); positions in range, rope with attention, an even
  * head width and a finite theta > 0, learned positions from a file at least
- * as many as the tokens. VP_EINVAL or VP_ENOMEM, with a message naming the
- * limit; nothing is allocated. */
+ * as many as the tokens, alibi with attention; an embedding norm in range,
+ * and none beside an embedding narrower than the stream. VP_EINVAL or
+ * VP_ENOMEM, with a message naming the limit; nothing is allocated. */
 vp_status vp_forward_check(const vp_config *cfg, const vp_forward_options *options, vp_error *err);
 
 /* Fills *out with the header vp_forward_profile gives the profile of cfg

@@ -57,6 +57,7 @@ typedef struct {
     /* Gemma-2's: the embedding's factor (0 or 1: none), the scores' factor
        where not 1/sqrt(hd) and the scores' and logits' soft caps (0: none) */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;
+    double logit_scale;     /* Cohere's: the logits' factor (0 or 1: none) */
     vp_loss loss;           /* the forward pass's loss, where has_loss */
     int has_loss;           /* 1: the forward pass's backward made a loss (VP_HAS_GRAD) */
     vp_positions positions; /* the forward pass's positions; none for the Monte Carlo */

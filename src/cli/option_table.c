@@ -67,10 +67,10 @@ const option_spec cli_options[OPT_COUNT] = {
     [OPT_MLP] = {"mlp", "gelu|gelu-tanh|relu|swiglu|geglu|geglu-tanh", CMD_TRAIN | CMD_PROFILE,
                  "forward: the MLP's activation; swiglu, geglu and geglu-tanh (Gemma's) are "
                  "gated, down(act(gate h) * up h); default gelu (erf)"},
-    [OPT_BIAS] = {"bias", "yes|no|qkv", CMD_TRAIN | CMD_PROFILE,
+    [OPT_BIAS] = {"bias", "yes|no|qkv|mlp", CMD_TRAIN | CMD_PROFILE,
                   "forward: which projections carry a bias: yes, every one and the head "
                   "(GPT-2); no, none (Llama); qkv, the attention's q, k and v alone (Qwen2); "
-                  "default yes"},
+                  "mlp, the MLP's and the head (GPT-J); default yes"},
     [OPT_TIE_EMBEDDINGS] = {"tie-embeddings", "yes|no", CMD_TRAIN | CMD_PROFILE,
                             "forward: the head's weight is the embedding (GPT-2, Gemma), one "
                             "tensor whose gradient sums both uses; default no, or the model's"},
@@ -91,10 +91,12 @@ const option_spec cli_options[OPT_COUNT] = {
                     "forward: tokens per sequence; default {default_tokens}"},
     [OPT_QK_NORM] = {"qk-norm", NULL, CMD_TRAIN | CMD_PROFILE,
                      "forward: RMSNorm over each head's queries and keys"},
-    [OPT_POSITIONS] = {"positions", "none|learned|rope|rope-interleaved", CMD_TRAIN | CMD_PROFILE,
+    [OPT_POSITIONS] = {"positions", "none|learned|rope|rope-interleaved|alibi",
+                       CMD_TRAIN | CMD_PROFILE,
                        "forward: positional information: none, learned (GPT-2's wpe, "
                        "pos_embed.weight), rope (rotary, Llama's and GPT-NeoX's rotate-half "
-                       "pairing) or rope-interleaved (GPT-J's pairs 2i, 2i+1); default none, "
+                       "pairing), rope-interleaved (GPT-J's pairs 2i, 2i+1) or alibi "
+                       "(BLOOM's per-head linear bias on the scores); default none, "
                        "learned when --weights has pos_embed.weight"},
     [OPT_ROPE_THETA] = {"rope-theta", "T", CMD_TRAIN | CMD_PROFILE,
                         "forward with --positions rope: the rotary base theta > 0; default "
@@ -102,11 +104,18 @@ const option_spec cli_options[OPT_COUNT] = {
     [OPT_ROPE_FRACTION] = {"rope-fraction", "F", CMD_TRAIN | CMD_PROFILE,
                            "forward with rotary positions: the share of each head rotated, "
                            "its first hd F coordinates (GPT-NeoX's rotary_pct); default 1"},
+    [OPT_LOGIT_SCALE] = {"logit-scale", "S", CMD_TRAIN | CMD_PROFILE,
+                         "forward: the head's logits multiplied by S > 0 before the loss "
+                         "(Cohere's logit_scale); default 1. No variance of the stream "
+                         "changes, so the closed form and the Monte Carlo ignore it"},
     [OPT_RESIDUAL] = {"residual", "sequential|parallel-shared-norm|parallel-two-norms",
                       CMD_TRAIN | CMD_PROFILE,
                       "forward with --placement parallel: one norm shared by attention and "
                       "the MLP (GPT-J's, the default) or one each (GPT-NeoX's); the closed "
                       "form and the Monte Carlo model the shared norm alone"},
+    [OPT_EMBEDDING_NORM] = {"embedding-norm", "none|layernorm", CMD_TRAIN | CMD_PROFILE,
+                            "forward: a LayerNorm on the embedding before the first block "
+                            "(BLOOM's word_embeddings_layernorm); default none"},
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
                    "default attn-mlp"},

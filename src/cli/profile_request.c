@@ -279,6 +279,20 @@ static int read_stack(const cli_args *args, profile_request *req)
     return read_block(args, req);
 }
 
+/* A LayerNorm after the embedding sets sub-block 0's variance to its own;
+ * the closed form and the Monte Carlo take the embedding's variance as given
+ * and model no norm on it: refused beside them, not ignored. */
+static int check_embedding_norm(const cli_args *args, const profile_request *req)
+{
+    if (!args->given[OPT_EMBEDDING_NORM] || strcmp(args->value[OPT_EMBEDDING_NORM], "none") == 0 ||
+        !(profile_has(req, ENGINE_MC) || profile_has(req, ENGINE_CLOSED)))
+        return EXIT_OK;
+    return cli_usage_error("--embedding-norm %s: the closed form and the Monte Carlo take the "
+                           "embedding's variance as given and model no norm on it; use --engine "
+                           "forward",
+                           args->value[OPT_EMBEDDING_NORM]);
+}
+
 /* Each option of an engine the request does not run, refused naming the
  * engines it applies to; and the options that need another. */
 static int check_scoped(const cli_args *args, const profile_request *req)
@@ -311,7 +325,9 @@ static int check_scoped(const cli_args *args, const profile_request *req)
         {OPT_POSITIONS, forward, "forward or all"},
         {OPT_ROPE_THETA, forward, "forward or all"},
         {OPT_ROPE_FRACTION, forward, "forward or all"},
+        {OPT_LOGIT_SCALE, forward, "forward or all"},
         {OPT_RESIDUAL, forward, "forward or all"},
+        {OPT_EMBEDDING_NORM, forward, "forward or all"},
         {OPT_INIT, forward, "forward or all"},
         {OPT_WEIGHTS, forward, "forward or all"},
         {OPT_TOKEN_IDS, forward, "forward or all"},
@@ -422,6 +438,7 @@ int profile_read_request(const cli_args *raw_args, profile_request *req)
         (forward && (rc = read_forward_options(args, &req->forward)) != EXIT_OK) ||
         (rc = profile_read_network(args, req)) != EXIT_OK ||
         (rc = check_scoped(args, req)) != EXIT_OK ||
+        (rc = check_embedding_norm(args, req)) != EXIT_OK ||
         (rc = check_width_list(raw_args, req)) != EXIT_OK || (rc = make_sweep(req)) != EXIT_OK ||
         (rc = check_backward_options(args, req)) != EXIT_OK)
         return rc;

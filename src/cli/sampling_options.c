@@ -55,7 +55,10 @@ int read_sampling_options(const cli_args *args, vp_mc_options *mc)
 /* --positions, --residual and --rope-fraction, and --rope-theta, which only rope takes */
 static int read_positions(const cli_args *args, vp_forward_options *fw)
 {
-    static const char *const names[] = {"none", "learned", "rope", "rope-interleaved", NULL};
+    /* the library's names, so that a new row reaches the option */
+    const char *names[VP_POSITIONS_COUNT + 1] = {NULL};
+    for (int p = 0; p < VP_POSITIONS_COUNT; p++)
+        names[p] = vp_positions_name((vp_positions)p);
     int which = VP_POSITIONS_NONE, rc;
     if ((rc = cli_choice(args, OPT_POSITIONS, names, &which)) != EXIT_OK)
         return rc;
@@ -88,6 +91,24 @@ static int read_positions(const cli_args *args, vp_forward_options *fw)
         return cli_usage_error("--rope-theta: '%s' is out of range; it must be finite and > 0",
                                args->value[OPT_ROPE_THETA]);
     return EXIT_OK;
+}
+
+/* --logit-scale, for a network whose head says none: a checkpoint
+   directory's config.json says its own (Cohere's logit_scale) */
+static int read_logit_scale(const cli_args *args, vp_forward_options *fw)
+{
+    if (!args->given[OPT_LOGIT_SCALE])
+        return EXIT_OK;
+    if (args->given[OPT_WEIGHTS] && vp_hf_is_checkpoint_dir(args->value[OPT_WEIGHTS]))
+        return cli_usage_error("--logit-scale: a checkpoint directory's config.json says its "
+                               "logits' scale (Cohere's logit_scale, 1 elsewhere); drop "
+                               "--logit-scale");
+    int rc = cli_double(args, OPT_LOGIT_SCALE, 0.0, 1, &fw->logit_scale);
+    if (rc == EXIT_OK && !(fw->logit_scale >= 1e-30 && fw->logit_scale <= 1e30))
+        return cli_usage_error("--logit-scale: '%s' is out of range; it must be from 1e-30 "
+                               "to 1e30",
+                               args->value[OPT_LOGIT_SCALE]);
+    return rc;
 }
 
 /* --heads against the width, --kv-heads against --heads, --head-dim against
@@ -128,7 +149,10 @@ static int read_kinds(const cli_args *args, vp_forward_options *fw)
     if ((rc = cli_choice(args, OPT_MLP, mlps, &mlp)) != EXIT_OK)
         return rc;
     fw->mlp = (vp_mlp)mlp;
-    static const char *const biases[] = {"yes", "no", "qkv", NULL};
+    /* the library's names, so that a new row reaches the option */
+    const char *biases[VP_BIAS_COUNT + 1] = {NULL};
+    for (int b = 0; b < VP_BIAS_COUNT; b++)
+        biases[b] = vp_bias_name((vp_bias)b);
     int bias = VP_BIAS_ALL;
     if ((rc = cli_choice(args, OPT_BIAS, biases, &bias)) != EXIT_OK)
         return rc;
@@ -148,6 +172,14 @@ static int read_kinds(const cli_args *args, vp_forward_options *fw)
     if ((rc = cli_choice(args, OPT_ACTIVATIONS, keeps, &activations)) != EXIT_OK)
         return rc;
     fw->activations = activations;
+    /* the library's names, so that a new row reaches the option */
+    const char *norms[VP_EMBEDDING_NORM_COUNT + 1] = {NULL};
+    for (int n = 0; n < VP_EMBEDDING_NORM_COUNT; n++)
+        norms[n] = vp_embedding_norm_name((vp_embedding_norm)n);
+    int norm = VP_EMBEDDING_NORM_NONE;
+    if ((rc = cli_choice(args, OPT_EMBEDDING_NORM, norms, &norm)) != EXIT_OK)
+        return rc;
+    fw->embedding_norm = (vp_embedding_norm)norm;
     return EXIT_OK;
 }
 
@@ -187,7 +219,7 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         return rc;
     fw->loss = (vp_loss)loss;
     fw->qk_norm = args->given[OPT_QK_NORM];
-    if ((rc = read_positions(args, fw)) != EXIT_OK)
+    if ((rc = read_positions(args, fw)) != EXIT_OK || (rc = read_logit_scale(args, fw)) != EXIT_OK)
         return rc;
     fw->seed = seed;
     return read_attention_shape(fw, args->given[OPT_WEIGHTS]);

@@ -14,11 +14,13 @@ _Static_assert(VP_MLP_COUNT == 6, "a new MLP kind needs a row in mlps (core/arch
 _Static_assert(VP_ACTIVATION_COUNT == 4,
                "a new activation needs a row in activations (core/architecture.c) and in "
                "fw_activation_kernels (forward/activation_kernels.c)");
-_Static_assert(VP_POSITIONS_COUNT == 4,
+_Static_assert(VP_POSITIONS_COUNT == 5,
                "a new positions setting needs a row in positions (core/architecture.c)");
-_Static_assert(VP_BIAS_COUNT == 3,
+_Static_assert(VP_BIAS_COUNT == 4,
                "a new bias setting needs a row in biases (core/architecture.c)");
 _Static_assert(VP_LOSS_COUNT == 3, "a new loss needs a row in losses (core/architecture.c)");
+_Static_assert(VP_EMBEDDING_NORM_COUNT == 2,
+               "a new embedding norm needs a row in embedding_norms (core/architecture.c)");
 _Static_assert(VP_RESIDUAL_COUNT == 3,
                "a new residual form needs a row in residuals (core/architecture.c)");
 
@@ -62,11 +64,34 @@ static const vp_activation_traits activations[VP_ACTIVATION_COUNT] = {
 };
 
 static const vp_positions_traits positions[VP_POSITIONS_COUNT] = {
-    [VP_POSITIONS_NONE] = {"none", 0, VP_ROTARY_NONE},
-    [VP_POSITIONS_LEARNED] = {"learned", 1, VP_ROTARY_NONE},
-    [VP_POSITIONS_ROPE] = {"rope", 0, VP_ROTARY_HALF},
-    [VP_POSITIONS_ROPE_INTERLEAVED] = {"rope-interleaved", 0, VP_ROTARY_INTERLEAVED},
+    [VP_POSITIONS_NONE] = {"none", 0, VP_ROTARY_NONE, 0},
+    [VP_POSITIONS_LEARNED] = {"learned", 1, VP_ROTARY_NONE, 0},
+    [VP_POSITIONS_ROPE] = {"rope", 0, VP_ROTARY_HALF, 0},
+    [VP_POSITIONS_ROPE_INTERLEAVED] = {"rope-interleaved", 0, VP_ROTARY_INTERLEAVED, 0},
+    [VP_POSITIONS_ALIBI] = {"alibi", 0, VP_ROTARY_NONE, 1},
 };
+
+/* b^n for b = 2^(-8 / p), b rounded to float first and the power then
+   rounded once: transformers' float32 base and torch.pow */
+static float alibi_power(size_t p, size_t n)
+{
+    const float base = (float)exp2(-8.0 / (double)p);
+    return (float)pow((double)base, (double)n);
+}
+
+void vp_alibi_slopes(float *slopes, size_t H)
+{
+    if (H == 0)
+        return;
+    size_t p = 1;
+    while (2 * p <= H)
+        p *= 2;
+    for (size_t h = 0; h < p; h++)
+        slopes[h] = alibi_power(p, h + 1);
+    /* the heads past P: odd powers of the next power of two's base */
+    for (size_t i = 0; p + i < H; i++)
+        slopes[p + i] = alibi_power(2 * p, 2 * i + 1);
+}
 
 static const vp_residual_traits residuals[VP_RESIDUAL_COUNT] = {
     [VP_RESIDUAL_SEQUENTIAL] = {"sequential", 1, 2, 1},
@@ -74,10 +99,16 @@ static const vp_residual_traits residuals[VP_RESIDUAL_COUNT] = {
     [VP_RESIDUAL_PARALLEL_TWO_NORMS] = {"parallel-two-norms", 2, 1, 2},
 };
 
+static const vp_embedding_norm_traits embedding_norms[VP_EMBEDDING_NORM_COUNT] = {
+    [VP_EMBEDDING_NORM_NONE] = {"none", 0, NULL},
+    [VP_EMBEDDING_NORM_LAYERNORM] = {"layernorm", 1, "embed_norm"},
+};
+
 static const vp_bias_traits biases[VP_BIAS_COUNT] = {
-    [VP_BIAS_ALL] = {"yes", "every projection", 1, 1},
-    [VP_BIAS_NONE] = {"no", "none", 0, 0},
-    [VP_BIAS_QKV] = {"qkv", "the attention's q, k and v alone", 1, 0},
+    [VP_BIAS_ALL] = {"yes", "every projection", 1, 1, 1},
+    [VP_BIAS_NONE] = {"no", "none", 0, 0, 0},
+    [VP_BIAS_QKV] = {"qkv", "the attention's q, k and v alone", 1, 0, 0},
+    [VP_BIAS_MLP] = {"mlp", "the MLP's and the head's alone", 0, 1, 0},
 };
 
 static const vp_loss_traits losses[VP_LOSS_COUNT] = {
@@ -221,4 +252,29 @@ vp_status vp_residual_parse(const char *name, vp_residual *out, vp_error *err)
 vp_status vp_residual_check(vp_residual residual, vp_error *err)
 {
     return name_table_check(NAME_ROWS(residuals), "residual form", (int)residual, err);
+}
+
+const vp_embedding_norm_traits *vp_embedding_norm_traits_of(vp_embedding_norm norm)
+{
+    return (unsigned)norm < VP_EMBEDDING_NORM_COUNT ? &embedding_norms[norm] : NULL;
+}
+
+const char *vp_embedding_norm_name(vp_embedding_norm norm)
+{
+    return name_table_name(NAME_ROWS(embedding_norms), (int)norm);
+}
+
+vp_status vp_embedding_norm_parse(const char *name, vp_embedding_norm *out, vp_error *err)
+{
+    int value = 0;
+    const vp_status s =
+        name_table_parse(NAME_ROWS(embedding_norms), "embedding norm", name, &value, err);
+    if (s == VP_OK)
+        *out = (vp_embedding_norm)value;
+    return s;
+}
+
+vp_status vp_embedding_norm_check(vp_embedding_norm norm, vp_error *err)
+{
+    return name_table_check(NAME_ROWS(embedding_norms), "embedding norm", (int)norm, err);
 }

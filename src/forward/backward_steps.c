@@ -171,6 +171,7 @@ void fw_bw_norm(fw_bw *b, const char *prefix, float *dx, const float *dy, const 
                 int has_bias)
 {
     const size_t tasks = b->r->n_tasks;
+    has_bias = has_bias && !b->r->m->norm_unbiased; /* Cohere's LayerNorm: no bias tensor */
     norm_job j = {b, dx, dy, x, weight, width, rows, (rows + tasks - 1) / tasks, rms, kept};
     fw_parallel(b->r, tasks, norm_task, &j);
     if (!b->o->on_param_grad)

@@ -155,6 +155,20 @@ void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm)
     fw_normalise_keep(r, out, NULL, in, norm);
 }
 
+void fw_embed_normalise(fw_run *r, float *x)
+{
+    const fw_norm *norm = &r->m->embed_norm;
+    rowwise_job j = {.run = r,
+                     .out = x,
+                     .in = x,
+                     .weight = norm->weight,
+                     .bias = norm->bias,
+                     .width = r->m->d,
+                     .rows_per_task = r->rows_per_task,
+                     .rows = r->rows};
+    fw_parallel(r, r->n_tasks, rowwise_task, &j);
+}
+
 /* out = act(in), or act(in) * in2 for a gated MLP */
 static void activate(fw_run *r, float *out, const float *in, const float *in2)
 {
@@ -236,7 +250,7 @@ static void attention_task(void *ctx, size_t task, size_t thread)
     const size_t at = b * r->tokens * m->q_width + h * m->head_dim;
     m->kernels->attention(r->att + at, m->q_width, r->q + at, r->k_exp + at, r->v_exp + at,
                           m->q_width, r->tokens, 1, m->head_dim, m->attn_scale, m->attn_softcap,
-                          r->att_scratch[thread]);
+                          r->alibi_slopes ? r->alibi_slopes + h : NULL, r->att_scratch[thread]);
 }
 
 /* ---- the branches ---- */

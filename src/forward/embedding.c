@@ -17,7 +17,17 @@ void fw_embed_row(const fw_model *m, float *out, uint32_t token)
 
 vp_status fw_embedding_check(const vp_forward_options *o, vp_error *err)
 {
-    if (o->embed_dim == 0 || o->embed_dim == o->width)
+    const vp_status status = vp_embedding_norm_check(o->embedding_norm, err);
+    if (status != VP_OK)
+        return status;
+    const int narrow = o->embed_dim != 0 && o->embed_dim != o->width;
+    if (narrow && vp_embedding_norm_traits_of(o->embedding_norm)->norm)
+        return vp_fail(err, VP_EINVAL,
+                       "embedding norm %s with an embedding of width %zu on a stream of %zu: "
+                       "the norm runs on the stream's width; use embedding norm none, or an "
+                       "embedding as wide as the stream",
+                       vp_embedding_norm_name(o->embedding_norm), o->embed_dim, o->width);
+    if (!narrow)
         return VP_OK;
     if (o->embed_dim > o->width)
         return vp_fail(err, VP_EINVAL,

@@ -186,7 +186,8 @@ static vp_status check_scales(const vp_config *cfg, const vp_forward_options *o,
     } factors[] = {{"embedding scale", o->embed_scale, 1},
                    {"attention scale", o->attn_scale, 1},
                    {"attention soft cap", o->attn_softcap, 1},
-                   {"logit soft cap", o->logit_softcap, 1}};
+                   {"logit soft cap", o->logit_softcap, 1},
+                   {"logit scale", o->logit_scale, 1}};
     for (size_t i = 0; i < sizeof factors / sizeof *factors; i++)
         if (!(factors[i].zero_is_off && factors[i].value == 0.0) &&
             !(factors[i].value >= FW_FACTOR_MIN && factors[i].value <= FW_FACTOR_MAX))

@@ -48,6 +48,7 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
         .attn_scale = o->attn_scale,
         .attn_softcap = o->attn_softcap,
         .logit_softcap = o->logit_softcap,
+        .logit_scale = o->logit_scale > 0.0 ? o->logit_scale : 1.0,
         .tokens_drawn = o->token_ids == NULL};
     profile_set_header(profile, VP_ENGINE_FORWARD, o->norm, cfg,
                        VP_HAS_MEASURED | VP_HAS_STREAM_NORM, &sampling);

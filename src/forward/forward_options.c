@@ -29,6 +29,7 @@ void vp_forward_options_init(vp_forward_options *o)
         .positions = VP_POSITIONS_NONE,
         .rope_theta = 10000.0,
         .embed_scale = 1.0,
+        .logit_scale = 1.0,
     };
 }
 

@@ -32,6 +32,16 @@ static int target_of(const fw_bw *b, size_t row, uint32_t *target)
     return 1;
 }
 
+/* Cohere's logit_scale: z becomes s z in float, as PyTorch's
+   lm_head(h) * logit_scale rounds it; 1 leaves the bits alone */
+static void scale_row(float *z, size_t n, float s)
+{
+    if (s == 1.0f)
+        return;
+    for (size_t i = 0; i < n; i++)
+        z[i] *= s;
+}
+
 static void loss_task(void *ctx, size_t task, size_t thread)
 {
     (void)thread;
@@ -54,14 +64,16 @@ static void loss_task(void *ctx, size_t task, size_t thread)
         uint32_t target;
         float *logits = b->logits + row * V;
         if (target_of(b, row, &target)) { /* a row at a time: its loss kept apart */
-            const float cap = b->r->m->logit_softcap;
+            const float cap = b->r->m->logit_softcap, factor = b->r->m->logit_scale;
             float *tanh_row = cap > 0.0f ? b->logit_tanh + row * V : NULL;
+            scale_row(logits, V, factor);
             if (cap > 0.0f)
                 kern_softcap(logits, tanh_row, V, cap);
             b->row_loss[row] =
                 b->r->m->kernels->cross_entropy(logits, logits, &target, 1, V, j->scale);
             for (size_t i = 0; tanh_row && i < V; i++) /* d cap(z)/dz = 1 - tanh^2 */
                 logits[i] *= 1.0f - tanh_row[i] * tanh_row[i];
+            scale_row(logits, V, factor); /* d (s z)/dz = s */
         } else {
             b->row_loss[row] = 0.0;
             memset(logits, 0, V * sizeof *logits);

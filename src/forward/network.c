@@ -45,6 +45,7 @@ static size_t layer_floats(const fw_model *shape, const kern_table *kern)
 static size_t top_floats(const fw_model *shape, const kern_table *kern)
 {
     size_t n = shape->has_final_norm ? 2 * aligned(shape->d) : 0;
+    n += vp_embedding_norm_traits_of(shape->embedding_norm)->norm ? 2 * aligned(shape->d) : 0;
     if (shape->has_head)
         n += linear_floats(shape, kern, shape->embed_dim, shape->vocab);
     if (shape->embed_dim != shape->d) /* OPT's project_in and project_out */
@@ -108,6 +109,7 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
     m->gated = vp_mlp_gated(o->mlp);
     m->bias = o->bias;
     m->head_unbiased = o->head_unbiased;
+    m->norm_unbiased = o->norm_unbiased;
     m->embed_padding = o->embed_padding;
     m->vocab = o->vocab;
     m->layers = cfg->layers;
@@ -115,6 +117,7 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
     m->recompute = cfg->grad && recompute;
     fw_model_parts(cfg, o, &m->has_head, &m->has_final_norm);
     m->positions = o->positions;
+    m->embedding_norm = o->embedding_norm;
     m->rope_theta = o->rope_theta;
     m->rope_scaling = o->rope_scaling;
     m->rope_dim = fw_rope_dim(o);
@@ -128,6 +131,7 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
         o->attn_scale > 0.0 ? (float)o->attn_scale : (float)(1.0 / sqrt((double)m->head_dim));
     m->attn_softcap = (float)o->attn_softcap;
     m->logit_softcap = (float)o->logit_softcap;
+    m->logit_scale = o->logit_scale > 0.0 ? (float)o->logit_scale : 1.0f;
     m->embed_dim = o->embed_dim ? o->embed_dim : o->width;
     m->position_offset = o->position_offset;
     m->n_ctx = 0;
@@ -175,13 +179,13 @@ static void make_norm(fw_model *m, fw_norm *n, float weight)
         n->weight[i] = weight;
         n->bias[i] = 0.0f;
     }
-    if (m->norm == VP_NORM_RMSNORM)
+    if (m->norm == VP_NORM_RMSNORM && n != &m->embed_norm) /* the embedding's: a LayerNorm */
         n->bias = NULL;
 }
 
-/* A projection's bias, by the model's setting: q, k and v have one unless
-   none do; the others, the head among them, only when all do. */
-enum { OTHER_PROJECTION, QKV_PROJECTION, HEAD_PROJECTION, UNBIASED_PROJECTION };
+/* A projection's bias, by the setting's row: q, k and v by its qkv, the
+   attention's output by its attn_out, the MLP's and the head by its others. */
+enum { OTHER_PROJECTION, QKV_PROJECTION, HEAD_PROJECTION, UNBIASED_PROJECTION, OUT_PROJECTION };
 static int has_bias(const fw_model *m, int kind)
 {
     if (kind == UNBIASED_PROJECTION) /* OPT's project_in and project_out */
@@ -189,7 +193,7 @@ static int has_bias(const fw_model *m, int kind)
     if (kind == HEAD_PROJECTION && m->head_unbiased)
         return 0;
     const vp_bias_traits *t = vp_bias_traits_of(m->bias);
-    return kind == QKV_PROJECTION ? t->qkv : t->others;
+    return kind == QKV_PROJECTION ? t->qkv : kind == OUT_PROJECTION ? t->attn_out : t->others;
 }
 
 static void make_linear(fw_model *m, fw_linear *l, size_t in, size_t out, int kind)
@@ -230,6 +234,8 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
     memset(m->arena, 0, m->arena_size * sizeof(float));
     m->embed = m->drawn ? NULL : take(m, m->vocab * m->embed_dim);
     m->pos_embed = m->n_ctx ? take(m, m->n_ctx * m->d) : NULL;
+    if (vp_embedding_norm_traits_of(m->embedding_norm)->norm)
+        make_norm(m, &m->embed_norm, 1.0f);
     const float gamma = (float)cfg->gamma;
     const int out_norms = m->traits->norm_out;
     for (size_t l = 0; l < m->layers; l++) {
@@ -247,7 +253,7 @@ static fw_model *model_alloc(const vp_config *cfg, const vp_forward_options *o,
             make_linear(m, &layer->q, m->d, m->q_width, QKV_PROJECTION);
             make_linear(m, &layer->k, m->d, m->kv_width, QKV_PROJECTION);
             make_linear(m, &layer->v, m->d, m->kv_width, QKV_PROJECTION);
-            make_linear(m, &layer->o, m->q_width, m->d, OTHER_PROJECTION);
+            make_linear(m, &layer->o, m->q_width, m->d, OUT_PROJECTION);
             layer->q_norm = take(m, fw_q_norm_width(m, 0));
             layer->k_norm = take(m, fw_q_norm_width(m, 1));
             for (size_t i = 0; i < fw_q_norm_width(m, 0); i++)

@@ -59,6 +59,7 @@ typedef struct fw_model {
     int gated;            /* vp_mlp_gated(mlp) */
     vp_bias bias;         /* which projections carry a bias (fw_linear.bias NULL when not) */
     int head_unbiased;    /* the head has none even with VP_BIAS_ALL (GPT-2's) */
+    int norm_unbiased;    /* LayerNorm's bias stays 0 and is no tensor (Cohere's) */
     size_t embed_padding; /* 1 + the id whose row the lookups leave alone; 0 */
     vp_norm norm;
     float eps;
@@ -94,6 +95,9 @@ typedef struct fw_model {
     vp_rope_scaling rope_scaling; /* Llama 3's, factor 0 for none */
     size_t rope_dim;              /* rotary: each head's first rope_dim coordinates turn
                                      (vp_forward_options.rope_fraction); else 0 */
+    vp_embedding_norm embedding_norm;
+    fw_norm embed_norm; /* the embedding's LayerNorm (embedding_norm); its weight NULL
+                           for none */
     /* the residual form: the parallel placement's shared norm, or
        vp_forward_options.residual's two norms (attn_norm, mlp_norm) */
     const vp_residual_traits *residual;
@@ -101,6 +105,7 @@ typedef struct fw_model {
        attention scores' factor (1/sqrt(hd) by default), their soft cap and
        the logits' (0: none) */
     float embed_scale, attn_scale, attn_softcap, logit_softcap;
+    float logit_scale; /* Cohere's: the head's logits' factor (1: none) */
     const kern_table *kernels;
     float *arena; /* every weight, one allocation */
     size_t arena_used, arena_size;

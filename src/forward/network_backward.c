@@ -121,7 +121,7 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
     if (m->kv_heads == m->heads) {
         m->kernels->attention_backward(b->dq + at, b->dk + at, b->dv + at, qw, b->datt + at, qw,
                                        s->q + at, s->k + at, s->v + at, qw, r->tokens, m->heads,
-                                       m->head_dim, m->attn_scale, m->attn_softcap,
+                                       m->head_dim, m->attn_scale, m->attn_softcap, r->alibi_slopes,
                                        b->thread_ws[thread]);
         return;
     }
@@ -129,7 +129,7 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
     fw_repeat_kv(m, b->v_exp + at, s->v + kv_at, r->tokens);
     m->kernels->attention_backward(b->dq + at, b->dk_exp + at, b->dv_exp + at, qw, b->datt + at, qw,
                                    s->q + at, b->k_exp + at, b->v_exp + at, qw, r->tokens, m->heads,
-                                   m->head_dim, m->attn_scale, m->attn_softcap,
+                                   m->head_dim, m->attn_scale, m->attn_softcap, r->alibi_slopes,
                                    b->thread_ws[thread]);
     fw_sum_kv(m, b->dk + kv_at, b->dk_exp + at, r->tokens);
     fw_sum_kv(m, b->dv + kv_at, b->dv_exp + at, r->tokens);
@@ -348,15 +348,39 @@ static const float *project_in_backward(fw_bw *b)
     return b->dh;
 }
 
-/* dL/dE: each row's dL/dx_0 (through project_in, where there is one)
-   added to its token's row, in row order; then the learned positions' */
+/* The embedding's LayerNorm (BLOOM's): its input made again (into b->df:
+   looked up, learned positions added; never with project_in, which
+   fw_embedding_check refuses beside it), then its backward from dL/dx_0 in
+   b->dx to dL/d(its input) in b->dh, which it returns */
+static const float *embed_norm_backward(fw_bw *b)
+{
+    const fw_run *r = b->r;
+    const fw_model *m = r->m;
+    const size_t d = m->d;
+    for (size_t row = 0; row < r->rows; row++) {
+        float *x = b->df + row * d;
+        fw_embed_row(m, x, r->token_ids[row]);
+        const float *pos =
+            m->pos_embed ? m->pos_embed + (row % r->tokens + m->position_offset) * d : NULL;
+        for (size_t i = 0; pos && i < d; i++)
+            x[i] += pos[i];
+    }
+    fw_bw_norm(b, vp_embedding_norm_traits_of(m->embedding_norm)->prefix, b->dh, b->dx, b->df, NULL,
+               m->embed_norm.weight, r->rows, d, 0, 1);
+    return b->dh;
+}
+
+/* dL/dE: each row's dL/dx_0 (through the embedding's norm and project_in,
+   where there are) added to its token's row, in row order; then the learned
+   positions' */
 static void embedding_backward(fw_bw *b)
 {
     if (!b->o->on_param_grad)
         return;
     const fw_run *r = b->r;
     const size_t d = r->m->d, e = r->m->embed_dim;
-    const float *de = e == d ? b->dx : project_in_backward(b);
+    const float *dx0 = r->m->embed_norm.weight ? embed_norm_backward(b) : b->dx;
+    const float *de = e == d ? dx0 : project_in_backward(b);
     float *dw = fw_bw_grad_at(b, r->m->embed);
     memset(dw, 0, r->m->vocab * e * sizeof *dw);
     const float scale = r->m->embed_scale;
@@ -383,7 +407,7 @@ static void embedding_backward(fw_bw *b)
     dw = fw_bw_grad_at(b, r->m->pos_embed);
     memset(dw, 0, r->m->n_ctx * d * sizeof *dw);
     for (size_t row = 0; row < r->rows; row++)
-        add_into(dw + (row % r->tokens + r->m->position_offset) * d, b->dx + row * d, d);
+        add_into(dw + (row % r->tokens + r->m->position_offset) * d, dx0 + row * d, d);
     fw_bw_emit(b, "pos_embed.weight", dw, r->m->n_ctx, d);
 }
 

@@ -47,6 +47,11 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
     if ((status = fw_residual_check(cfg, o, err)) != VP_OK)
         return status;
     const vp_positions_traits *traits = vp_positions_traits_of(o->positions);
+    if (traits->score_bias && cfg->mlp_only)
+        return vp_fail(err, VP_EINVAL,
+                       "positions %s with layers of MLPs alone: there are no attention scores "
+                       "to bias; use positions none or learned, or attention layers",
+                       traits->name);
     if (traits->rotary && (status = check_fraction(o, err)) != VP_OK)
         return status;
     if (traits->rotary) {

@@ -117,11 +117,12 @@ static void embed(fw_run *r, vp_profile *profile)
         fw_embed_row(m, looked_up + row * e, r->token_ids[row]);
     if (e != d)
         fw_project(r, r->x, looked_up, &m->project_in);
+    for (size_t row = 0; m->pos_embed && row < r->rows; row++) /* position t, offset rows on */
+        add_position(r->x + row * d, m->pos_embed + (row % r->tokens + m->position_offset) * d, d);
+    if (m->embed_norm.weight) /* BLOOM's word_embeddings_layernorm */
+        fw_embed_normalise(r, r->x);
     double xx = 0.0;
     for (size_t row = 0; row < r->rows; row++) {
-        if (m->pos_embed) /* position t of its sequence, offset rows on */
-            add_position(r->x + row * d, m->pos_embed + (row % r->tokens + m->position_offset) * d,
-                         d);
         for (size_t i = 0; i < d; i++)
             xx += (double)r->x[row * d + i] * r->x[row * d + i];
     }
@@ -212,6 +213,7 @@ static void point_at(fw_run *r, fw_workspace *ws)
     r->unmeasured = ws->unmeasured;
     r->rope_cos = ws->rope_cos;
     r->rope_sin = ws->rope_sin;
+    r->alibi_slopes = ws->alibi_slopes;
     r->grads = ws->grads;
     r->x = p, p += block;
     r->c = p, p += block;

@@ -56,6 +56,7 @@ typedef struct {
     int no_weight_grad;               /* the workspace's: the backward skips weight_grad (NaN) */
     int unmeasured;                   /* the workspace's: no profile row, no overflow check */
     const float *rope_cos, *rope_sin; /* with rope: the workspace's [tokens][hd / 2] */
+    const float *alibi_slopes;        /* with ALiBi: the workspace's [heads]; else NULL */
     const fw_grads *grads;            /* the workspace's: where the backward makes each
                                          parameter's gradient; NULL: its own buffers */
 } fw_run;
@@ -90,6 +91,7 @@ struct fw_workspace {
     int no_weight_grad;         /* fw_workspace_skip_weight_grad */
     int unmeasured;             /* fw_workspace_set_measured(ws, 0) */
     float *rope_cos, *rope_sin; /* with rope: fw_rope_fill's angles, once */
+    float *alibi_slopes;        /* with ALiBi: vp_alibi_slopes of the heads, once */
     const fw_grads *grads;      /* fw_workspace_set_grads; NULL: none */
 };
 
@@ -121,6 +123,10 @@ void fw_project_wt(fw_run *r, float *out, const float *in, const float *wt, size
 /* The model's norm (LayerNorm or RMSNorm) of every row of d; with stats
    (not NULL), each row's statistics kept there as well ([rows][2]). */
 void fw_normalise(fw_run *r, float *out, const float *in, const fw_norm *norm);
+
+/* The embedding's LayerNorm (m->embed_norm) over the run's rows of x, in
+ * place: a LayerNorm whatever the blocks' norm (vp_embedding_norm). */
+void fw_embed_normalise(fw_run *r, float *x);
 void fw_normalise_keep(fw_run *r, float *out, float *stats, const float *in, const fw_norm *norm);
 
 /* Rows per task: about four tasks a thread (one on one thread), in whole

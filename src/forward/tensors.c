@@ -26,7 +26,7 @@ static void visit_norm(walker *w, const char *prefix, fw_norm *n)
     char name[FW_TENSOR_NAME_MAX];
     snprintf(name, sizeof name, "%s.weight", prefix);
     visit(w, name, w->m->d, 0, n->weight, NULL);
-    if (n->bias) {
+    if (n->bias && !w->m->norm_unbiased) { /* Cohere's: zeros, no tensor */
         snprintf(name, sizeof name, "%s.bias", prefix);
         visit(w, name, w->m->d, 0, n->bias, NULL);
     }
@@ -102,6 +102,8 @@ vp_status fw_model_tensors(fw_model *m, fw_tensor_fn fn, void *ctx)
         visit_linear(&w, "project_in", &m->project_in);
     if (m->pos_embed)
         visit(&w, "pos_embed.weight", m->n_ctx, m->d, m->pos_embed, NULL);
+    if (m->embed_norm.weight) /* BLOOM's word_embeddings_layernorm */
+        visit_norm(&w, "embed_norm", &m->embed_norm);
     for (size_t i = 0; i < m->layers; i++)
         visit_layer(&w, i, &m->layers_[i]);
     if (m->has_final_norm)

@@ -303,25 +303,32 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     }
     if (vp_safetensors_find(weights, "pos_embed.weight"))
         o->positions = VP_POSITIONS_LEARNED;
-    /* LayerNorm's norms carry biases; RMSNorm's do not */
+    if (vp_safetensors_find(weights, "embed_norm.weight")) /* BLOOM's */
+        o->embedding_norm = VP_EMBEDDING_NORM_LAYERNORM;
+    /* LayerNorm's norms carry biases, but for norm_unbiased (Cohere's); RMSNorm's do not */
     int norms = 0, biases = 0;
     for (size_t t = 0; t < weights->count; t++) {
         const char *name = weights->tensors[t].name;
-        if (strstr(name, "_norm.") && !strstr(name, "q_norm.") && !strstr(name, "k_norm.")) {
+        /* the blocks' norms: not QK-norm's, nor the embedding's LayerNorm */
+        if (strstr(name, "_norm.") && !strstr(name, "q_norm.") && !strstr(name, "k_norm.") &&
+            !strstr(name, "embed_norm.")) {
             norms += ends_with(name, ".weight");
             biases += ends_with(name, ".bias");
         }
     }
     if (norms > 0)
-        o->norm = biases > 0 ? VP_NORM_LAYERNORM : VP_NORM_RMSNORM;
-    /* the projections' biases: the MLP's first projection has one only when
-       all do; q has one with all or with q, k and v alone (an MLP-only file
-       has no q: its MLP decides) */
+        o->norm = biases > 0 || o->norm_unbiased ? VP_NORM_LAYERNORM : VP_NORM_RMSNORM;
+    /* the projections' biases: the MLP's first projection has one when all
+       do or the MLP's alone (GPT-J's, q without one); q has one with all or
+       with q, k and v alone (an MLP-only file has no q: its MLP decides) */
     const int mlp_bias = vp_safetensors_find(weights, gate ? "layers.0.mlp.gate.bias"
                                                            : "layers.0.mlp.fc1.bias") != NULL;
     const int q_bias = vp_safetensors_find(weights, "layers.0.attn.q.bias") != NULL;
-    o->bias = mlp_bias ? VP_BIAS_ALL : q_bias ? VP_BIAS_QKV : VP_BIAS_NONE;
-    /* a head with all the other biases but none of its own: GPT-2's */
-    o->head_unbiased = o->bias == VP_BIAS_ALL && !vp_safetensors_find(weights, "head.bias");
+    const int q_unbiased = !q_bias && vp_safetensors_find(weights, "layers.0.attn.q.weight");
+    o->bias = mlp_bias ? (q_unbiased ? VP_BIAS_MLP : VP_BIAS_ALL)
+              : q_bias ? VP_BIAS_QKV
+                       : VP_BIAS_NONE;
+    /* a head without a bias beside the MLP's: GPT-2's */
+    o->head_unbiased = mlp_bias && !vp_safetensors_find(weights, "head.bias");
     return VP_OK;
 }

@@ -117,13 +117,18 @@ vp_status fw_workspace_create(const fw_model *m, size_t batch, size_t tokens, si
         ws->rope_cos = malloc(rope * sizeof(float));
         ws->rope_sin = ws->rope_cos ? ws->rope_cos + rope / 2 : NULL;
     }
+    const int alibi = vp_positions_traits_of(m->positions)->score_bias;
+    ws->alibi_slopes = alibi ? malloc(m->heads * sizeof(float)) : NULL;
     if (!ws->activations || !ws->stats || make_thread_scratch(ws) != 0 ||
-        (m->backward && make_backward(ws) != 0) || (rope && !ws->rope_cos)) {
+        (m->backward && make_backward(ws) != 0) || (rope && !ws->rope_cos) ||
+        (alibi && !ws->alibi_slopes)) {
         fw_workspace_free(ws);
         return vp_fail(err, VP_ENOMEM, "no memory for the activations");
     }
     if (rope) /* once: every run of the workspace is at the same positions */
         fw_rope_fill(ws->rope_cos, ws->rope_sin, m, tokens);
+    if (alibi) /* ALiBi's slopes, a function of the heads alone */
+        vp_alibi_slopes(ws->alibi_slopes, m->heads);
     *out = ws;
     return VP_OK;
 }
@@ -161,6 +166,7 @@ void fw_workspace_free(fw_workspace *ws)
     free(ws->stats);
     free(ws->activations);
     free(ws->rope_cos); /* rope_sin is its second half */
+    free(ws->alibi_slopes);
     thread_pool_free(ws->pool);
     free(ws);
 }

@@ -99,6 +99,8 @@ static void add_network(cJSON *sampling, const vp_profile *profile)
         add_number(sampling, "attn_scale", sm->attn_scale, 1);
     if (sm->attn_softcap > 0.0)
         add_number(sampling, "attn_softcap", sm->attn_softcap, 1);
+    if (sm->logit_scale > 0.0 && sm->logit_scale != 1.0)
+        add_number(sampling, "logit_scale", sm->logit_scale, 1);
     if (sm->logit_softcap > 0.0)
         add_number(sampling, "logit_softcap", sm->logit_softcap, 1);
     add_positions(sampling, sm);

@@ -13,11 +13,12 @@
 #include "core/profile_header.h"
 #include "io/text_internal.h"
 
-/* Gemma-2's departures, each said where it is on */
+/* Gemma-2's departures and Cohere's logit scale, each said where it is on */
 static void write_scales(FILE *out, const vp_sampling *s)
 {
+    const int logit_scale = s->logit_scale > 0.0 && s->logit_scale != 1.0;
     if (!((s->embed_scale > 0.0 && s->embed_scale != 1.0) || s->attn_scale > 0.0 ||
-          s->attn_softcap > 0.0 || s->logit_softcap > 0.0))
+          s->attn_softcap > 0.0 || s->logit_softcap > 0.0 || logit_scale))
         return;
     char what[200] = "";
     size_t n = 0;
@@ -28,6 +29,8 @@ static void write_scales(FILE *out, const vp_sampling *s)
     if (s->attn_softcap > 0.0)
         n +=
             (size_t)snprintf(what + n, sizeof what - n, ", scores capped at %.6g", s->attn_softcap);
+    if (logit_scale)
+        n += (size_t)snprintf(what + n, sizeof what - n, ", logits x %.6g", s->logit_scale);
     if (s->logit_softcap > 0.0)
         snprintf(what + n, sizeof what - n, ", logits capped at %.6g", s->logit_softcap);
     fprintf(out, "scales: %s\n", what + 2);

@@ -326,7 +326,8 @@ static void attention_copy_rows(float *dst, const float *src, size_t ld, size_t 
    key t up to the block's last. */
 static void attention_block_probs(float *p, float *ds, float *capped, const float *qb,
                                   const float *ob, const float *kp, const float *vp, size_t t0,
-                                  size_t rows, size_t Tp, size_t hd, float scale, float softcap)
+                                  size_t rows, size_t Tp, size_t hd, float scale, float softcap,
+                                  const float *slope)
 {
     for (size_t r0 = 0; r0 < rows; r0 += 4) {
         const size_t nr = att_min(4, rows - r0), keys = t0 + r0 + nr;
@@ -341,6 +342,9 @@ static void attention_block_probs(float *p, float *ds, float *capped, const floa
     for (size_t r = 0; r < rows; r++) {
         const size_t t = t0 + r;
         float *pr = p + r * Tp, *dsr = ds + r * Tp, *tr = capped + r * Tp;
+        if (slope) /* ALiBi, as the forward adds it */
+            for (size_t s = 0; s <= t; s++)
+                pr[s] = pr[s] + *slope * (float)s;
         if (softcap > 0.0f)
             kern_softcap(pr, tr, t + 1, softcap);
         KERN_FN(kern_softmax)(pr, t + 1);
@@ -368,7 +372,8 @@ static void attention_block_probs(float *p, float *ds, float *capped, const floa
 void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ldg,
                                       const float *dout, size_t ldo, const float *q, const float *k,
                                       const float *v, size_t ld, size_t T, size_t H, size_t hd,
-                                      float scale, float softcap, float *scratch)
+                                      float scale, float softcap, const float *slopes,
+                                      float *scratch)
 {
     // q, k, v: (T, H * hd) stride ld; dout: stride ldo; dq, dk, dv: stride ldg;
     // scratch: KERN_ATTENTION_BACKWARD_SCRATCH(T, hd)
@@ -392,7 +397,8 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
             const size_t rows = att_min(B, T - t0), keys = t0 + rows;
             attention_copy_rows(qb, q + t0 * ld + col, ld, rows, hd);
             attention_copy_rows(ob, dout + t0 * ldo + col, ldo, rows, hd);
-            attention_block_probs(p, ds, capped, qb, ob, kp, vp, t0, rows, Tp, hd, scale, softcap);
+            attention_block_probs(p, ds, capped, qb, ob, kp, vp, t0, rows, Tp, hd, scale, softcap,
+                                  slopes ? slopes + h : NULL);
             for (size_t r0 = 0; r0 < rows; r0 += 4)
                 for (size_t j = 0; j < hd; j += 2 * W)
                     attention_tile(dq + (t0 + r0) * ldg + col + j, ldg, att_min(4, rows - r0),

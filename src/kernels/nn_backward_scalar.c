@@ -214,7 +214,7 @@ static float dot_scalar(const float *a, const float *b, size_t n)
 void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg, const float *dout,
                                     size_t ldo, const float *q, const float *k, const float *v,
                                     size_t ld, size_t T, size_t H, size_t hd, float scale,
-                                    float softcap, float *scratch)
+                                    float softcap, const float *slopes, float *scratch)
 {
     // q, k, v: (T, H * hd) stride ld; dout: stride ldo; dq, dk, dv: stride ldg;
     // scratch: (3 T)
@@ -227,8 +227,11 @@ void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg,
         for (size_t t = 0; t < T; t++) {
             const float *qt = q + t * ld + col, *dout_t = dout + t * ldo + col;
             /* the forward's probabilities, as kern_attention_scalar makes them */
-            for (size_t s = 0; s <= t; s++)
+            for (size_t s = 0; s <= t; s++) {
                 p[s] = dot_scalar(qt, k + s * ld + col, hd) * scale;
+                if (slopes)
+                    p[s] = p[s] + slopes[h] * (float)s;
+            }
             if (softcap > 0.0f)
                 kern_softcap(p, capped, t + 1, softcap);
             kern_softmax_scalar(p, t + 1);

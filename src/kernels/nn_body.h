@@ -277,7 +277,7 @@ static inline void weighted_rows(float *out, const float *p, const float *v, siz
 
 void KERN_FN(kern_attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
                              size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
-                             float *scratch)
+                             const float *slopes, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)
@@ -286,6 +286,9 @@ void KERN_FN(kern_attention)(float *out, size_t ldo, const float *q, const float
             const float *qt = q + t * ld + h * hd;
             for (size_t s = 0; s <= t; s++)
                 scratch[s] = dot(qt, k + s * ld + h * hd, hd) * scale;
+            if (slopes) /* ALiBi, as the scalar kernel adds it */
+                for (size_t s = 0; s <= t; s++)
+                    scratch[s] = scratch[s] + slopes[h] * (float)s;
             if (softcap > 0.0f)
                 kern_softcap(scratch, NULL, t + 1, softcap);
             KERN_FN(kern_softmax)(scratch, t + 1);

@@ -154,7 +154,7 @@ void kern_softmax_scalar(float *x, size_t n)
 
 void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
                            size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
-                           float *scratch)
+                           const float *slopes, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)
@@ -169,6 +169,8 @@ void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *
                 for (size_t j = 0; j < hd; j++)
                     dot += qt[j] * ks[j];
                 scratch[s] = dot * scale;
+                if (slopes) /* ALiBi: its product rounded, then added */
+                    scratch[s] = scratch[s] + slopes[h] * (float)s;
             }
             if (softcap > 0.0f)
                 kern_softcap(scratch, NULL, t + 1, softcap);

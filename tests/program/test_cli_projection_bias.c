@@ -29,7 +29,7 @@ static void command_line_names_the_settings(void **state)
     (void)state;
     program_run run = RUN("--engine", "forward", "--bias", "maybe");
     assert_int_equal(run.status, 2);
-    refused(run, "'maybe' is not one of: yes, no, qkv");
+    refused(run, "'maybe' is not one of: yes, no, qkv, mlp");
     refused(RUN("--bias", "no"), "--bias applies to");
     refused(RUN("--engine", "forward", "--weights",
                 test_data_path("attn_grads_pre_norm.safetensors"), "--bias", "qkv"),
@@ -43,6 +43,16 @@ static void command_line_names_the_settings(void **state)
     assert_null(strstr(run.out, "mlp.fc2.bias"));
     assert_null(strstr(run.out, "head.bias"));
     assert_non_null(strstr(run.out, "mlp_norm.bias")); /* LayerNorm's own */
+    program_run_free(&run);
+    /* GPT-J's: the MLP's and the head's gradients alone among the projections' biases */
+    run = RUN("--engine", "forward", "--layers", "2", "--width", "32", "--heads", "2", "--bias",
+              "mlp", "--init", "torch", "--grad", "--grads-out", "-");
+    assert_int_equal(run.status, 0);
+    assert_non_null(strstr(run.out, "layers.1.mlp.fc1.bias"));
+    assert_non_null(strstr(run.out, "layers.1.mlp.fc2.bias"));
+    assert_non_null(strstr(run.out, "head.bias"));
+    assert_null(strstr(run.out, "attn.q.bias"));
+    assert_null(strstr(run.out, "attn.o.bias"));
     program_run_free(&run);
 }
 

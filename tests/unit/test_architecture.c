@@ -165,10 +165,10 @@ static const axis axes[] = {
      "MLP 'bogus' is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh"},
     {VP_BIAS_COUNT, bias_name, bias_parse,
      "bias 'bogus' is not one of: yes (every projection), no (none), qkv (the attention's q, "
-     "k and v alone)"},
+     "k and v alone), mlp (the MLP's and the head's alone)"},
     {VP_LOSS_COUNT, loss_name, loss_parse, "loss 'bogus' is not one of: copy, next, random"},
     {VP_POSITIONS_COUNT, positions_name, positions_parse,
-     "positions 'bogus' is not one of: none, learned, rope, rope-interleaved"},
+     "positions 'bogus' is not one of: none, learned, rope, rope-interleaved, alibi"},
     {VP_PLACEMENT_COUNT, placement_name, placement_parse,
      "unknown placement 'bogus'; valid: post-ln, pre-norm (or pre-ln), sandwich (or "
      "peri-norm), output-norm, deepnorm, parallel, none, all"},
@@ -224,7 +224,7 @@ static void hand_set_values_are_checked(void **state)
     assert_string_equal(
         err.message, "MLP kind 6 is not one of: gelu, gelu-tanh, relu, swiglu, geglu, geglu-tanh");
     assert_int_equal(vp_bias_check((vp_bias)-1, &err), VP_EINVAL);
-    assert_string_equal(err.message, "bias setting -1 is not one of: yes, no, qkv");
+    assert_string_equal(err.message, "bias setting -1 is not one of: yes, no, qkv, mlp");
     assert_int_equal(vp_loss_check(VP_LOSS_COUNT, &err), VP_EINVAL);
     assert_string_equal(err.message, "loss 3 is not one of: copy, next, random");
     assert_int_equal(vp_positions_check(VP_POSITIONS_COUNT, &err), VP_EINVAL);
@@ -285,6 +285,11 @@ static void the_rows_say_what_the_kinds_are(void **state)
     assert_true(vp_bias_traits_of(VP_BIAS_ALL)->qkv && vp_bias_traits_of(VP_BIAS_ALL)->others);
     assert_false(vp_bias_traits_of(VP_BIAS_NONE)->qkv || vp_bias_traits_of(VP_BIAS_NONE)->others);
     assert_true(vp_bias_traits_of(VP_BIAS_QKV)->qkv && !vp_bias_traits_of(VP_BIAS_QKV)->others);
+    /* GPT-J's: the MLP's and the head's, none of the attention's */
+    assert_true(vp_bias_traits_of(VP_BIAS_MLP)->others && !vp_bias_traits_of(VP_BIAS_MLP)->qkv &&
+                !vp_bias_traits_of(VP_BIAS_MLP)->attn_out);
+    assert_true(vp_bias_traits_of(VP_BIAS_ALL)->attn_out &&
+                !vp_bias_traits_of(VP_BIAS_QKV)->attn_out);
     /* losses: random alone needs no head and draws from the seed */
     for (int l = 0; l < VP_LOSS_COUNT; l++) {
         assert_int_equal(vp_loss_traits_of((vp_loss)l)->needs_head, l != VP_LOSS_RANDOM);

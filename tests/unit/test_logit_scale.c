@@ -1,0 +1,271 @@
+/* The head's logit scale and LayerNorm without bias, held to transformers:
+ * the corpus's cohere checkpoint (tests/data/conformance, written and run by
+ * transformers' CohereForCausalLM, logit_scale 0.125, CohereLayerNorm with
+ * no bias) is read as safetensors, its tensors renamed to varprof's in
+ * memory, and run through vp_forward_profile with the options set by hand
+ * (not by the checkpoint reader): the stream norms, the loss and every
+ * gradient must be transformers' (expected.json), and the loss must miss
+ * them without the scale. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "test_filter.h"
+#include "varprof/varprof.h"
+
+#define CASE "tests/data/conformance/cohere/"
+#define BATCH 2
+#define TOKENS 11
+#define LAYERS 2
+#define MOST_TENSORS 64
+#define LOGIT_SCALE 0.125 /* the case's config.json */
+/* the conformance test's bounds */
+#define TOLERANCE 1e-5
+#define GRAD_TOLERANCE 1e-4
+
+/* Cohere's names, after model., and varprof's ("%zu" a layer) */
+static const char *const names[][2] = {
+    {"embed_tokens.weight", "embed.weight"},
+    {"norm.weight", "final_norm.weight"},
+    {"layers.%zu.input_layernorm.weight", "layers.%zu.attn_norm.weight"},
+    {"layers.%zu.self_attn.q_proj.weight", "layers.%zu.attn.q.weight"},
+    {"layers.%zu.self_attn.k_proj.weight", "layers.%zu.attn.k.weight"},
+    {"layers.%zu.self_attn.v_proj.weight", "layers.%zu.attn.v.weight"},
+    {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight"},
+    {"layers.%zu.mlp.gate_proj.weight", "layers.%zu.mlp.gate.weight"},
+    {"layers.%zu.mlp.up_proj.weight", "layers.%zu.mlp.up.weight"},
+    {"layers.%zu.mlp.down_proj.weight", "layers.%zu.mlp.down.weight"},
+};
+#define N_NAMES (sizeof names / sizeof *names)
+
+/* The other spelling of name: from (0 Cohere's, 1 varprof's) into out, 1;
+   0 when it has none */
+static int renamed(const char *name, int from, char *out, size_t size)
+{
+    const char *prefix = from == 0 ? "model." : "";
+    if (strncmp(name, prefix, strlen(prefix)) != 0)
+        return 0;
+    name += strlen(prefix);
+    char spelled[128];
+    for (size_t i = 0; i < N_NAMES; i++)
+        for (size_t layer = 0; layer < LAYERS; layer++) {
+            snprintf(spelled, sizeof spelled, names[i][from], layer);
+            if (strcmp(spelled, name) == 0) {
+                snprintf(out, size, "%s", from == 0 ? "" : "model.");
+                snprintf(out + strlen(out), size - strlen(out), names[i][1 - from], layer);
+                return 1;
+            }
+        }
+    return 0;
+}
+
+typedef struct {
+    char name[MOST_TENSORS][96];
+    double frobenius[MOST_TENSORS];
+    size_t count;
+} gradients;
+
+static void collect(void *ctx, const vp_param_grad *g)
+{
+    gradients *all = ctx;
+    assert_true(all->count < MOST_TENSORS);
+    const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += (double)g->gradient[i] * g->gradient[i];
+    snprintf(all->name[all->count], sizeof all->name[all->count], "%s", g->name);
+    all->frobenius[all->count++] = sqrt(sum);
+}
+
+static cJSON *read_json(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("%s: cannot be opened", path);
+    static char text[1 << 16];
+    const size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *doc = cJSON_Parse(text);
+    if (!doc)
+        fail_msg("%s: not JSON", path);
+    return doc;
+}
+
+static void read_tokens(const char *path, unsigned *ids)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("%s: cannot be opened", path);
+    for (size_t i = 0; i < BATCH * TOKENS; i++)
+        if (fscanf(f, " %u ,", &ids[i]) != 1)
+            fail_msg("%s: token %zu is not a number", path, i);
+    fclose(f);
+}
+
+static double relative(double got, double want)
+{
+    return fabs(got - want) / fabs(want);
+}
+
+static void near(const char *what, double got, double want, double tolerance)
+{
+    if (!(relative(got, want) <= tolerance))
+        fail_msg("%s: %.17g, transformers %.17g (%.2g relative > %g)", what, got, want,
+                 relative(got, want), tolerance);
+}
+
+/* The case's tensors under varprof's names, and Cohere's options by hand:
+   parallel branches on one shared LayerNorm without bias, SwiGLU, GQA,
+   RoPE with interleaved pairs (theta 500000), a tied head. */
+static void cohere_options(vp_safetensors *file, vp_config *cfg, vp_forward_options *o)
+{
+    vp_error err;
+    if (vp_safetensors_read(CASE "model.safetensors", file, &err) != VP_OK)
+        fail_msg("%s", err.message);
+    for (size_t t = 0; t < file->count; t++) {
+        char own[96];
+        if (!renamed(file->tensors[t].name, 0, own, sizeof own))
+            fail_msg("tensor '%s' has no varprof name here", file->tensors[t].name);
+        free(file->tensors[t].name);
+        file->tensors[t].name = strdup(own);
+        assert_non_null(file->tensors[t].name);
+    }
+    vp_config_init(cfg, VP_PARALLEL, 1);
+    cfg->grad = 1;
+    vp_forward_options_init(o);
+    o->heads = 4;
+    o->kv_heads = 2;
+    o->mlp = VP_MLP_SWIGLU;
+    o->norm_unbiased = 1; /* so that norms without biases read as LayerNorms */
+    if (vp_forward_infer(file, cfg, o, &err) != VP_OK)
+        fail_msg("vp_forward_infer: %s", err.message);
+    assert_int_equal(o->norm, VP_NORM_LAYERNORM);
+    assert_int_equal(o->bias, VP_BIAS_NONE);
+    assert_int_equal(cfg->layers, LAYERS);
+    o->eps = 1e-5;
+    o->residual = VP_RESIDUAL_PARALLEL_SHARED_NORM;
+    o->positions = VP_POSITIONS_ROPE_INTERLEAVED;
+    o->rope_theta = 500000.0;
+    o->tie_embeddings = 1;
+    o->batch = BATCH;
+    o->tokens = TOKENS;
+    o->loss = VP_LOSS_NEXT;
+    o->weights = file;
+}
+
+/* The loss, and the gradients into *grads, at the given logit scale. */
+static vp_profile *run(double logit_scale, gradients *grads)
+{
+    static unsigned ids[BATCH * TOKENS];
+    read_tokens(CASE "tokens.csv", ids);
+    vp_safetensors file;
+    vp_config cfg;
+    vp_forward_options o;
+    cohere_options(&file, &cfg, &o);
+    o.token_ids = ids;
+    o.logit_scale = logit_scale;
+    o.on_param_grad = collect;
+    o.param_grad_ctx = grads;
+    vp_profile *p = NULL;
+    vp_error err;
+    if (vp_forward_profile(&cfg, &o, &p, &err) != VP_OK)
+        fail_msg("vp_forward_profile: %s", err.message);
+    vp_safetensors_free(&file);
+    return p;
+}
+
+static void scaled_logits_are_transformers(void **state)
+{
+    (void)state;
+    gradients grads = {0};
+    vp_profile *p = run(LOGIT_SCALE, &grads);
+    cJSON *want = read_json(CASE "expected.json");
+    const cJSON *stream = cJSON_GetObjectItem(want, "stream");
+    assert_int_equal(p->n_rows, LAYERS + 1);
+    for (int k = 0; k <= LAYERS; k++) {
+        char what[64];
+        snprintf(what, sizeof what, "sub-block %d's stream norm", k);
+        near(what, p->rows[k].stream_norm, cJSON_GetArrayItem(stream, k)->valuedouble, TOLERANCE);
+    }
+    near("loss", p->loss, cJSON_GetObjectItem(want, "loss")->valuedouble, TOLERANCE);
+    assert_true(p->sampling.logit_scale == LOGIT_SCALE);
+    /* every tensor's gradient, the norms' biases among none of them */
+    const cJSON *grad = cJSON_GetObjectItem(want, "grad");
+    assert_int_equal(grads.count, (size_t)cJSON_GetArraySize(grad));
+    double sum = 0.0;
+    for (size_t i = 0; i < grads.count; i++) {
+        char hf[96];
+        if (!renamed(grads.name[i], 1, hf, sizeof hf))
+            fail_msg("gradient '%s' is of no tensor of the checkpoint", grads.name[i]);
+        const cJSON *w = cJSON_GetObjectItem(grad, hf);
+        if (!w)
+            fail_msg("gradient '%s' (%s) is not in expected.json", grads.name[i], hf);
+        near(grads.name[i], grads.frobenius[i], w->valuedouble, GRAD_TOLERANCE);
+        sum += grads.frobenius[i] * grads.frobenius[i];
+    }
+    near("the global gradient norm", sqrt(sum),
+         cJSON_GetObjectItem(want, "grad_global")->valuedouble, TOLERANCE);
+    cJSON_Delete(want);
+    vp_profile_free(p);
+}
+
+/* Without the scale the same network's loss is another: the agreement
+   above is the scale's. And 0 reads as 1 (a zeroed options struct). */
+static void unscaled_logits_miss(void **state)
+{
+    (void)state;
+    gradients one = {0}, zero = {0};
+    vp_profile *p = run(1.0, &one);
+    vp_profile *q = run(0.0, &zero);
+    cJSON *want = read_json(CASE "expected.json");
+    const double loss = cJSON_GetObjectItem(want, "loss")->valuedouble;
+    if (!(relative(p->loss, loss) > 1e-2))
+        fail_msg("logit scale 1: loss %.17g within 1e-2 of transformers' %.17g at scale %g",
+                 p->loss, loss, LOGIT_SCALE);
+    assert_true(p->loss == q->loss);
+    assert_true(q->sampling.logit_scale == 1.0);
+    for (size_t i = 0; i < one.count; i++)
+        assert_true(one.frobenius[i] == zero.frobenius[i]);
+    cJSON_Delete(want);
+    vp_profile_free(p);
+    vp_profile_free(q);
+}
+
+/* A scale outside floats' range is refused, naming it. */
+static void refusals(void **state)
+{
+    (void)state;
+    vp_config cfg;
+    vp_config_init(&cfg, VP_PRE_NORM, 2);
+    vp_forward_options o;
+    vp_forward_options_init(&o);
+    vp_error err;
+    o.logit_scale = -1.0;
+    assert_int_equal(vp_forward_check(&cfg, &o, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "logit scale is -1"));
+    o.logit_scale = 1e31;
+    assert_int_equal(vp_forward_check(&cfg, &o, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "logit scale"));
+    o.logit_scale = 0.0625;
+    assert_int_equal(vp_forward_check(&cfg, &o, &err), VP_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scaled_logits_are_transformers),
+        cmocka_unit_test(unscaled_logits_miss),
+        cmocka_unit_test(refusals),
+    };
+    test_filter_from_environment();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
