@@ -34,6 +34,11 @@
  *                      (pre-norm only); the head is embed_tokens (tied). Pre-norm,
  *                      or Post-LN without a final norm where do_layer_norm_before
  *                      is false.
+ *   cohere             llama's names without post_attention_layernorm:
+ *                      input_layernorm (a LayerNorm without bias) feeds
+ *                      attention and the MLP side by side (parallel); RoPE
+ *                      with interleaved pairs; logit_scale on the logits;
+ *                      tied by default.
  *
  * Memory: the shards are mapped read-only (vp_safetensors_map), so their
  * bytes stay in the page cache, and no float copy is made: the file
@@ -57,7 +62,10 @@
 /* Most unknown config.json keys vp_hf_architecture names. */
 #define VP_HF_MOST_UNKNOWN_KEYS 16
 
-/* What config.json says of the network, with the names it came from. */
+/* What config.json says of the network, with the names it came from. Its
+ * fields follow the config's order of ideas rather than their sizes: it is
+ * made once a checkpoint, so its padding costs nothing. */
+// NOLINTNEXTLINE(clang-analyzer-optin.performance.Padding) grouped by meaning, made once
 typedef struct {
     char model_type[32];    /* "gpt2", "llama", "mistral", "qwen2", "gemma2", "olmo2" */
     vp_placement placement; /* VP_PRE_NORM; gemma2 VP_SANDWICH, olmo2 VP_OUTPUT_NORM */
@@ -93,7 +101,11 @@ typedef struct {
        query_pre_attn_scalar^-1/2, attn_logit_softcapping and
        final_logit_softcapping (0: null); 1, 0, 0, 0 for the others */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;
-    int head_bias;     /* the head has a bias: none of the families read so far */
+    int head_bias; /* the head has a bias: none of the families read so far */
+    /* cohere's logit_scale on the logits (0 for the others: none), and its
+       LayerNorm without bias (norm_unbiased 1; 0 for the others) */
+    double logit_scale;
+    int norm_unbiased;
     long pad_token_id; /* the llama-like families' pad_token_id (nn.Embedding's
                           padding_idx: the lookups give its row no gradient);
                           -1 for none, and for GPT-2, whose embedding has none */

@@ -86,6 +86,8 @@ static vp_status adopt_arch(const vp_hf_architecture *a, unsigned keep, vp_confi
     o->attn_scale = a->attn_scale;
     o->attn_softcap = a->attn_softcap;
     o->logit_softcap = a->logit_softcap;
+    o->logit_scale = a->logit_scale;
+    o->norm_unbiased = a->norm_unbiased;
     return VP_OK;
 }
 
@@ -147,6 +149,8 @@ static vp_status adopt_shape(const vp_safetensors *weights, unsigned keep, vp_co
             o->kv_heads = file.kv_heads;
     }
     o->head_unbiased = file.head_unbiased;
+    /* embed_norm.weight's, BLOOM's word_embeddings_layernorm */
+    o->embedding_norm = file.embedding_norm;
     if (file.qk_norm) /* the file's: per head or over the full width */
         o->qk_norm = file.qk_norm;
     /* pos_embed.weight makes the positions learned, unless the caller kept

@@ -69,6 +69,20 @@ static void lazy_to_float(vp_tensor_source *source, size_t index, float *out)
                    hd * row * sizeof *out);
         return;
     }
+    case HOW_QKV_GROUPS: {
+        /* out's head o is stored block g (G + 2) + j: a query head's group
+           g = o / G at j = o mod G, a kv head's g = o at j = G (k) or G + 1 (v) */
+        vp_safetensors_to_float(shard, p->source, l->scratch);
+        const size_t hd = l->a.head_dim, heads = rows / hd, row = cols ? cols : 1;
+        const size_t group = l->a.heads / l->a.kv_heads;
+        for (size_t o = 0; o < heads; o++) {
+            const size_t g = r->part == 0 ? o / group : o;
+            const size_t j = r->part == 0 ? o % group : group + (size_t)r->part - 1;
+            memcpy(out + o * hd * row, l->scratch + (g * (group + 2) + j) * hd * row,
+                   hd * row * sizeof *out);
+        }
+        return;
+    }
     }
 }
 
@@ -101,7 +115,8 @@ static vp_status build(builder *b, vp_safetensors *out)
     size_t biggest = 1;
     for (size_t i = 0; i < b->n_plan; i++)
         if ((b->plan[i].row->how == HOW_CONV1D || b->plan[i].row->how == HOW_SLICE ||
-             b->plan[i].row->how == HOW_QKV || b->plan[i].row->how == HOW_QKV_HEADS) &&
+             b->plan[i].row->how == HOW_QKV || b->plan[i].row->how == HOW_QKV_HEADS ||
+             b->plan[i].row->how == HOW_QKV_GROUPS) &&
             b->plan[i].source->elements > biggest)
             biggest = b->plan[i].source->elements;
     lazy_source *l = calloc(1, sizeof *l + biggest * sizeof *l->scratch);
@@ -150,6 +165,11 @@ vp_status vp_hf_checkpoint_read(const char *dir, vp_safetensors *weights, vp_hf_
     if (s == VP_OK && strcmp(arch->model_type, "gpt2") == 0) {
         size_t shard;
         b.prefix = hf_shards_lookup(&b.c, "transformer.wte.weight", &shard) ? "transformer." : "";
+    } else if (s == VP_OK && strcmp(arch->model_type, "bloom") == 0) {
+        size_t shard; /* BloomForCausalLM's, or a BloomModel's saved bare */
+        b.prefix = hf_shards_lookup(&b.c, "transformer.word_embeddings.weight", &shard)
+                       ? "transformer."
+                       : "";
     } else if (s == VP_OK) {
         b.prefix = "model.";
     }

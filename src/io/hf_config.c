@@ -48,21 +48,28 @@ static const hf_key_tables starcoder2_keys = {hf_starcoder2_keys, hf_common_keys
 static const hf_key_tables phi3_keys = {hf_phi3_keys, hf_common_keys, NULL};
 static const hf_key_tables gpt_neox_keys = {hf_gpt_neox_keys, hf_common_keys, NULL};
 static const hf_key_tables phi_keys = {hf_phi_keys, hf_common_keys, NULL};
+static const hf_key_tables gptj_keys = {hf_gptj_keys, hf_common_keys, NULL};
+static const hf_key_tables falcon_keys = {hf_falcon_keys, hf_common_keys, NULL};
+static const hf_key_tables cohere_keys = {hf_cohere_keys, hf_common_keys, NULL};
+static const hf_key_tables bloom_keys = {hf_bloom_keys, hf_common_keys, NULL};
 
 static const struct {
     const char *model_type;
     vp_status (*read)(hf_json *c, vp_hf_architecture *a);
     const hf_key *const *keys;
 } families[] = {
-    {"gpt2", hf_read_gpt2, gpt2_keys},      {"llama", hf_read_llama, llama_keys},
-    {"mistral", hf_read_llama, llama_keys}, {"qwen2", hf_read_llama, llama_keys},
-    {"gemma2", hf_read_llama, gemma2_keys}, {"olmo2", hf_read_llama, llama_keys},
-    {"qwen3", hf_read_qwen3, llama_keys},   {"starcoder2", hf_read_starcoder2, starcoder2_keys},
-    {"phi3", hf_read_phi3, phi3_keys},      {"gpt_neox", hf_read_gpt_neox, gpt_neox_keys},
-    {"phi", hf_read_phi, phi_keys},         {"opt", hf_read_opt, opt_keys}};
+    {"gpt2", hf_read_gpt2, gpt2_keys},       {"llama", hf_read_llama, llama_keys},
+    {"mistral", hf_read_llama, llama_keys},  {"qwen2", hf_read_llama, llama_keys},
+    {"gemma2", hf_read_llama, gemma2_keys},  {"olmo2", hf_read_llama, llama_keys},
+    {"qwen3", hf_read_qwen3, llama_keys},    {"starcoder2", hf_read_starcoder2, starcoder2_keys},
+    {"phi3", hf_read_phi3, phi3_keys},       {"gpt_neox", hf_read_gpt_neox, gpt_neox_keys},
+    {"phi", hf_read_phi, phi_keys},          {"opt", hf_read_opt, opt_keys},
+    {"cohere", hf_read_cohere, cohere_keys}, {"gptj", hf_read_gptj, gptj_keys},
+    {"falcon", hf_read_falcon, falcon_keys}, {"bloom", hf_read_bloom, bloom_keys}};
 
 #define FAMILY_LIST                                                                                \
-    "gpt2, llama, mistral, qwen2, qwen3, starcoder2, phi3, gemma2, olmo2, gpt_neox, phi and opt"
+    "gpt2, llama, mistral, qwen2, qwen3, starcoder2, phi3, gemma2, olmo2, gpt_neox, phi, opt, "    \
+    "cohere, gptj, falcon and bloom"
 
 /* Known families varprof does not read yet, and why. */
 static const struct {

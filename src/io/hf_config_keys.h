@@ -32,6 +32,10 @@ extern const hf_key hf_starcoder2_keys[]; /* hf_family_starcoder2.c */
 extern const hf_key hf_phi3_keys[];       /* hf_family_phi3.c */
 extern const hf_key hf_gpt_neox_keys[];   /* hf_family_neox.c */
 extern const hf_key hf_phi_keys[];        /* hf_family_phi.c */
+extern const hf_key hf_gptj_keys[];       /* hf_family_gptj.c */
+extern const hf_key hf_falcon_keys[];     /* hf_family_falcon.c */
+extern const hf_key hf_cohere_keys[];     /* hf_family_cohere.c */
+extern const hf_key hf_bloom_keys[];      /* hf_family_bloom.c */
 
 /* Holds the root's keys to the tables, after the family reader ran: a key
  * the reader read must be listed as read (else VP_EFORMAT naming it, a

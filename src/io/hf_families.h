@@ -30,6 +30,14 @@ vp_status hf_read_gpt_neox(hf_json *c, vp_hf_architecture *a);
 /* phi, Phi-1 and Phi-2 (hf_family_phi.c) */
 vp_status hf_read_phi(hf_json *c, vp_hf_architecture *a);
 
+/* gptj: one shared norm, every-two RoPE on rotary_dim, the MLP's and the
+   head's biases alone (hf_family_gptj.c) */
+vp_status hf_read_gptj(hf_json *c, vp_hf_architecture *a);
+
+/* falcon: multi-query or one k and v per head, parallel_attn or sequential;
+   alibi and the new decoder refused by name (hf_family_falcon.c) */
+vp_status hf_read_falcon(hf_json *c, vp_hf_architecture *a);
+
 /* llama, mistral, qwen2, olmo2 and gemma2 */
 vp_status hf_read_llama(hf_json *c, vp_hf_architecture *a);
 
@@ -47,5 +55,13 @@ vp_status hf_read_starcoder2(hf_json *c, vp_hf_architecture *a);
 
 /* phi3: Llama's blocks under Phi-3's keys; longrope refused by name */
 vp_status hf_read_phi3(hf_json *c, vp_hf_architecture *a);
+
+/* bloom: pre-norm LayerNorm blocks, ALiBi, the embedding's LayerNorm, a tied
+   head (hf_family_bloom.c) */
+vp_status hf_read_bloom(hf_json *c, vp_hf_architecture *a);
+
+/* cohere: parallel branches on one LayerNorm without bias, interleaved RoPE,
+   logit_scale; use_qk_norm and attention_bias refused by name */
+vp_status hf_read_cohere(hf_json *c, vp_hf_architecture *a);
 
 #endif

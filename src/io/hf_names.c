@@ -138,8 +138,11 @@ family hf_family_of(const vp_hf_architecture *a)
         return (family){olmo2_rows, sizeof olmo2_rows / sizeof *olmo2_rows, llama_ignored};
     if (strcmp(a->model_type, "opt") == 0)
         return hf_family_opt();
+    if (strcmp(a->model_type, "bloom") == 0)
+        return hf_family_bloom();
     family kin;
-    if (hf_family_llama_kin(a, llama_ignored, &kin) || hf_family_parallel(a, &kin))
+    if (hf_family_llama_kin(a, llama_ignored, &kin) || hf_family_parallel(a, &kin) ||
+        hf_family_gptj_falcon(a, &kin))
         return kin;
     return (family){llama_rows, sizeof llama_rows / sizeof *llama_rows, llama_ignored};
 }
@@ -153,6 +156,7 @@ static int row_applies(const name_row *r, const vp_hf_architecture *a)
     case WHEN_PROJECTED: return a->embed_dim != a->width;
     case WHEN_FINAL_NORM: return vp_placement_traits_of(a->placement)->final_norm;
     case WHEN_ALL_BIAS: return a->bias == VP_BIAS_ALL;
+    case WHEN_SEQUENTIAL: return a->residual == VP_RESIDUAL_SEQUENTIAL;
     }
     return 0;
 }
@@ -211,7 +215,7 @@ static void source_shape(const name_row *r, const vp_hf_architecture *a, size_t 
     if (r->how == HOW_CONV1D) {
         shape[0] = cols;
         shape[1] = rows * (size_t)r->parts;
-    } else if (r->how == HOW_QKV) {
+    } else if (r->how == HOW_QKV || r->how == HOW_QKV_GROUPS) {
         shape[0] = hf_dim_size(DIM_Q, a) + 2 * hf_dim_size(DIM_KV, a);
         shape[1] = cols;
     } else {

@@ -16,16 +16,20 @@
 typedef enum { DIM_NONE, DIM_D, DIM_3D, DIM_V, DIM_F, DIM_CTX, DIM_Q, DIM_KV, DIM_HD, DIM_E } dim;
 
 typedef enum {
-    HOW_COPY,      /* as stored, [out, in] */
-    HOW_CONV1D,    /* Conv1D's [in, parts x out]: part `part` of the columns, transposed */
-    HOW_SLICE,     /* a fused tensor [parts x out] or [parts x out, in] of equal parts
+    HOW_COPY,       /* as stored, [out, in] */
+    HOW_CONV1D,     /* Conv1D's [in, parts x out]: part `part` of the columns, transposed */
+    HOW_SLICE,      /* a fused tensor [parts x out] or [parts x out, in] of equal parts
                       (a fused bias; Phi-3's gate_up_proj): part `part` */
-    HOW_QKV,       /* a fused [H hd + 2 H_kv hd, in]: the rows of q (part 0), then of
+    HOW_QKV,        /* a fused [H hd + 2 H_kv hd, in]: the rows of q (part 0), then of
                       k (1), then of v (2), as Phi-3's qkv_proj */
-    HOW_PLUS_ONE,  /* Gemma's RMSNorm weight w, stored as an offset: 1 + w, one float sum
+    HOW_PLUS_ONE,   /* Gemma's RMSNorm weight w, stored as an offset: 1 + w, one float sum
                      as Hugging Face's (1.0 + self.weight.float()) */
-    HOW_QKV_HEADS, /* a fused [H x parts x hd (, in)] laid out head by head, GPT-NeoX's
+    HOW_QKV_HEADS,  /* a fused [H x parts x hd (, in)] laid out head by head, GPT-NeoX's
                       query_key_value: part `part` of every head, [H hd (, in)] */
+    HOW_QKV_GROUPS, /* a fused [H_kv x (H/H_kv + 2) x hd (, in)], Falcon's query_key_value in
+                      each of its forms: each kv head's group of H/H_kv query heads, then
+                      its k, then its v; part 0 the query heads [H hd (, in)], 1 the keys
+                      and 2 the values [H_kv hd (, in)] */
 } how;
 
 typedef enum {
@@ -35,6 +39,8 @@ typedef enum {
     WHEN_ALL_BIAS,
     WHEN_PROJECTED,  /* the embedding's width is not the stream's (opt) */
     WHEN_FINAL_NORM, /* the placement ends the stack with a norm */
+    WHEN_SEQUENTIAL, /* attention, then the MLP: the MLP's own norm (Falcon's
+                        parallel_attn false) */
 } when;
 
 typedef struct {
@@ -79,12 +85,19 @@ family hf_family_of(const vp_hf_architecture *a);
    `ignored` (hf_names_llama_kin.c): 1, or 0 for another model_type. */
 int hf_family_llama_kin(const vp_hf_architecture *a, const char *const *ignored, family *f);
 
-/* GPT-NeoX's or Phi's table into *f (hf_names_parallel.c): 1, or 0 for another
+/* GPT-NeoX's, Phi's or Cohere's table into *f (hf_names_parallel.c): 1, or 0 for another
    model_type. */
 int hf_family_parallel(const vp_hf_architecture *a, family *f);
 
+/* GPT-J's or Falcon's table into *f (hf_names_gptj_falcon.c): 1, or 0 for
+   another model_type. */
+int hf_family_gptj_falcon(const vp_hf_architecture *a, family *f);
+
 /* OPT's table (hf_names_opt.c). */
 family hf_family_opt(void);
+
+/* BLOOM's table (hf_names_bloom.c). */
+family hf_family_bloom(void);
 
 /* A dimension's size under a's config.json; 0 for DIM_NONE. */
 size_t hf_dim_size(dim d, const vp_hf_architecture *a);

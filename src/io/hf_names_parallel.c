@@ -1,5 +1,5 @@
 /* The tensor names of the families whose layers can run attention and the MLP side by
- * side: GPT-NeoX (query_key_value fused head by head) and Phi-1/2. */
+ * side: GPT-NeoX (query_key_value fused head by head), Phi-1/2 and Cohere. */
 #include <string.h>
 
 #include "hf_names.h"
@@ -80,10 +80,35 @@ static const name_row phi_rows[] = {
     {"!lm_head.bias", "head.bias", DIM_V, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
 };
 #undef PHI
+
+/* Cohere: one input_layernorm (a weight, no bias) shared by both branches,
+   Llama's projections, model.norm; the head tied unless lm_head is stored */
+#define COHERE(hf, vp, rows, cols)                                                                 \
+    {                                                                                              \
+        "layers.%zu." hf, "layers.%zu." vp, rows, cols, HOW_COPY, 0, 1, WHEN_ALWAYS                \
+    }
+static const name_row cohere_rows[] = {
+    {"embed_tokens.weight", "embed.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_ALWAYS},
+    COHERE("input_layernorm.weight", "attn_norm.weight", D, NO),
+    COHERE("self_attn.q_proj.weight", "attn.q.weight", DIM_Q, D),
+    COHERE("self_attn.k_proj.weight", "attn.k.weight", DIM_KV, D),
+    COHERE("self_attn.v_proj.weight", "attn.v.weight", DIM_KV, D),
+    COHERE("self_attn.o_proj.weight", "attn.o.weight", D, DIM_Q),
+    COHERE("mlp.gate_proj.weight", "mlp.gate.weight", DIM_F, D),
+    COHERE("mlp.up_proj.weight", "mlp.up.weight", DIM_F, D),
+    COHERE("mlp.down_proj.weight", "mlp.down.weight", D, DIM_F),
+    {"norm.weight", "final_norm.weight", D, NO, HOW_COPY, 0, 1, WHEN_ALWAYS},
+    {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
+};
+#undef COHERE
 #undef D
 #undef NO
 
 static const char *const phi_ignored[] = {"layers.%zu.self_attn.rotary_emb.inv_freq", NULL};
+
+/* a tied checkpoint's copy of the embedding, as Llama's */
+static const char *const cohere_ignored[] = {"layers.%zu.self_attn.rotary_emb.inv_freq",
+                                             "!lm_head.weight", NULL};
 
 /* buffers older checkpoints kept: the causal mask and the rotary frequencies */
 static const char *const gpt_neox_ignored[] = {
@@ -99,6 +124,10 @@ int hf_family_parallel(const vp_hf_architecture *a, family *f)
     }
     if (strcmp(a->model_type, "phi") == 0) {
         *f = (family){phi_rows, sizeof phi_rows / sizeof *phi_rows, phi_ignored};
+        return 1;
+    }
+    if (strcmp(a->model_type, "cohere") == 0) {
+        *f = (family){cohere_rows, sizeof cohere_rows / sizeof *cohere_rows, cohere_ignored};
         return 1;
     }
     return 0;

@@ -1,4 +1,4 @@
-/* The config.json facts of qwen3, starcoder2 and phi3 that the conformance
+/* The config.json facts of qwen3, starcoder2, phi3 and cohere that the conformance
  * corpus does not vary, on copies of its cases with config.json edited:
  * each refusal names what is wrong (Phi-3's longrope, a batch longer than a
  * sliding window, Qwen3's default head_dim of 128, Phi-3's default
@@ -139,6 +139,20 @@ static const kin_case refused[] = {
     {"qwen3", {{"\"head_dim\": 16,", ""}}, {"q_proj.weight' has shape [64, 32]", "[512, 32]"}},
     {"starcoder2", {{"\"hidden_act\": \"gelu_pytorch_tanh\"", "\"hidden_act\": \"silu\""}},
      {"'hidden_act' 'silu'"}},
+    /* Cohere's per-head LayerNorm QK-norm, its attention-only biases, a null
+       logit_scale (CohereForCausalLM cannot run it), another MLP, part of
+       each head rotated (its rotate_half turns every coordinate) */
+    {"cohere", {{"\"use_qk_norm\": false", "\"use_qk_norm\": true"}},
+     {"'use_qk_norm'", "weight per head"}},
+    {"cohere", {{"\"attention_bias\": false", "\"attention_bias\": true"}},
+     {"'attention_bias'", "not the MLP"}},
+    {"cohere", {{"\"logit_scale\": 0.125", "\"logit_scale\": null"}},
+     {"'logit_scale' is null", "0.0625"}},
+    {"cohere", {{"\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\""}},
+     {"'hidden_act' 'gelu'", "Cohere"}},
+    {"cohere_hub_config", {{"\"rope_theta\": 500000.0", "\"rope_theta\": 500000.0, "
+                            "\"partial_rotary_factor\": 0.5"}},
+     {"partial_rotary_factor 0.5", "cohere"}},
 };
 
 static const kin_case unchanged[] = {
@@ -159,6 +173,10 @@ static const kin_case unchanged[] = {
                "\"auto_map\": {\"AutoConfig\": \"configuration_phi3.Phi3Config\"},"}}, {NULL}},
     {"starcoder2", {{"\"use_bias\": true,", "\"use_bias\": true, \"norm_type\": \"layer_norm\", "
                      "\"mlp_type\": \"default\","}}, {NULL}},
+    /* CohereConfig's defaults, spelt out or left out */
+    {"cohere", {{"\"tie_word_embeddings\": true,", ""},
+                {"\"use_qk_norm\": false,", ""},
+                {"\"attention_bias\": false,", ""}}, {NULL}},
 };
 /* clang-format on */
 
