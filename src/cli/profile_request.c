@@ -8,6 +8,7 @@
 #include "nearest_name.h"
 #include "page_tables.h"
 #include "profile_request.h"
+#include "shard_option.h"
 
 int profile_has(const profile_request *req, unsigned engine)
 {
@@ -394,12 +395,8 @@ vp_sweep_point profile_point(const profile_request *req, size_t i)
    coordinates a sub-block) and squared for the forward pass (its matmuls). */
 static int read_shard(const cli_args *args, profile_request *req)
 {
-    vp_shard shard;
-    vp_error err;
     if (!args->given[OPT_SHARD])
         return EXIT_OK;
-    if (vp_shard_parse(args->value[OPT_SHARD], &shard, &err) != VP_OK)
-        return cli_usage_error("--shard: %s", err.message);
     double *costs = malloc(req->n_combinations * sizeof *costs);
     if (!costs)
         return cli_runtime_error("no memory for %zu combinations", req->n_combinations);
@@ -412,10 +409,10 @@ static int read_shard(const cli_args *args, profile_request *req)
         costs[i] = (double)p.layers * per_layer;
     }
     size_t first, end;
-    const vp_status s = vp_shard_range(costs, req->n_combinations, shard, &first, &end, &err);
+    const int rc = cli_shard_range(args, costs, req->n_combinations, &first, &end);
     free(costs);
-    if (s != VP_OK)
-        return cli_usage_error("--shard %s: %s", args->value[OPT_SHARD], err.message);
+    if (rc != EXIT_OK)
+        return rc;
     req->first_combination = first;
     req->n_combinations = end - first;
     return EXIT_OK;

@@ -10,6 +10,7 @@
 #include "output_file.h"
 #include "output_format.h"
 #include "progress_line.h"
+#include "shard_option.h"
 #include "train_layer_stats.h"
 #include "weights_options.h"
 #include "weights_shape.h"
@@ -324,18 +325,13 @@ static int make_jobs(const cli_args *args, train_request *req)
    layer statistics each one fills. */
 static int shard_jobs(const cli_args *args, train_request *req)
 {
-    vp_shard shard;
-    vp_error err;
-    if (!args->given[OPT_SHARD])
-        return EXIT_OK;
-    if (vp_shard_parse(args->value[OPT_SHARD], &shard, &err) != VP_OK)
-        return cli_usage_error("--shard: %s", err.message);
     double costs[MAX_JOBS];
     for (size_t i = 0; i < req->n_jobs; i++)
         costs[i] = (double)req->jobs[i].config.layers;
     size_t first, end;
-    if (vp_shard_range(costs, req->n_jobs, shard, &first, &end, &err) != VP_OK)
-        return cli_usage_error("--shard %s: %s", args->value[OPT_SHARD], err.message);
+    const int rc = cli_shard_range(args, costs, req->n_jobs, &first, &end);
+    if (rc != EXIT_OK)
+        return rc;
     for (size_t i = first; i < end; i++) {
         req->jobs[i - first] = req->jobs[i];
         req->stats[i - first] = req->stats[i];

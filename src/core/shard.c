@@ -55,8 +55,8 @@ vp_status vp_shard_range(const double *costs, size_t n, vp_shard shard, size_t *
     if (shard.count > n)
         return vp_fail(err, VP_EINVAL,
                        "%zu parts of %zu combination%s: a part would have nothing to run; "
-                       "give at most %zu parts",
-                       shard.count, n, n == 1 ? "" : "s", n);
+                       "give at most %zu part%s",
+                       shard.count, n, n == 1 ? "" : "s", n, n == 1 ? "" : "s");
     double total = 0.0;
     for (size_t i = 0; i < n; i++) {
         if (!(costs[i] >= 0.0 && isfinite(costs[i])))
