@@ -58,6 +58,12 @@ typedef struct {
        where not 1/sqrt(hd) and the scores' and logits' soft caps (0: none) */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;
     double logit_scale;     /* Cohere's: the logits' factor (0 or 1: none) */
+    /* the forward pass's residual form as it ran (sequential for the
+       Monte Carlo), the share of each head its rotary positions rotate
+       where below 1 (else 0), and its norm on the embedding */
+    vp_residual residual;
+    double rope_fraction;
+    vp_embedding_norm embedding_norm;
     vp_loss loss;           /* the forward pass's loss, where has_loss */
     int has_loss;           /* 1: the forward pass's backward made a loss (VP_HAS_GRAD) */
     vp_positions positions; /* the forward pass's positions; none for the Monte Carlo */

@@ -60,6 +60,13 @@ static void add_positions(cJSON *sampling, const vp_sampling *sm)
         add_text(sampling, "positions", vp_positions_name(sm->positions));
     if (positions && sm->rope_theta > 0.0)
         add_number(sampling, "rope_theta", sm->rope_theta, 1);
+    if (positions && sm->rope_fraction > 0.0)
+        add_number(sampling, "rope_fraction", sm->rope_fraction, 1);
+    /* the placement names one norm or none; a second is said */
+    if (sm->residual == VP_RESIDUAL_PARALLEL_TWO_NORMS)
+        add_text(sampling, "residual", vp_residual_name(sm->residual));
+    if (sm->embedding_norm != VP_EMBEDDING_NORM_NONE)
+        add_text(sampling, "embedding_norm", vp_embedding_norm_name(sm->embedding_norm));
     if (positions && sm->rope_factor > 0.0) {
         cJSON *scaling = cJSON_AddObjectToObject(sampling, "rope_scaling");
         add_text(scaling, "rope_type", "llama3");

@@ -79,6 +79,9 @@ void text_write_network(FILE *out, const vp_profile *p)
         snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", no biases");
     else if (s->bias == VP_BIAS_QKV)
         snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp), ", biases on q, k, v alone");
+    else if (s->bias == VP_BIAS_MLP)
+        snprintf(mlp + strlen(mlp), sizeof mlp - strlen(mlp),
+                 ", biases on the MLP and the head alone");
     /* "8 heads of 128 sharing 2 kv heads": a width or kv heads of their own
        are said, the defaults (d / H, H) not */
     char heads[96];
@@ -110,10 +113,16 @@ void text_write_network(FILE *out, const vp_profile *p)
                 "%.6g, high_freq_factor %.6g, original context %.6g)\n",
                 positions, s->rope_theta, s->rope_factor, s->rope_low, s->rope_high,
                 s->rope_context);
+    else if (positions && s->rope_theta > 0.0 && s->rope_fraction > 0.0)
+        fprintf(out, "positions: %s, theta %.6g, on the first %.6g of each head\n", positions,
+                s->rope_theta, s->rope_fraction);
     else if (positions && s->rope_theta > 0.0)
         fprintf(out, "positions: %s, theta %.6g\n", positions, s->rope_theta);
     else if (positions)
         fprintf(out, "positions: %s\n", positions);
+    if (s->embedding_norm != VP_EMBEDDING_NORM_NONE)
+        fprintf(out, "embedding: a %s on the looked-up rows\n",
+                vp_embedding_norm_name(s->embedding_norm));
 }
 
 /* The heading's second line: what the run was set to. Loaded weights set
@@ -152,10 +161,13 @@ static void write_settings(FILE *out, const vp_profile *p)
 void text_write_heading_lines(FILE *out, const vp_profile *p)
 {
     const vp_config *c = &p->config;
+    /* a parallel block with two norms normalises each branch's input apart */
+    const char *formula = p->sampling.residual == VP_RESIDUAL_PARALLEL_TWO_NORMS
+                              ? "x <- x + f_attn(N_1(x)) + f_mlp(N_2(x))"
+                              : vp_placement_formula(c->placement);
     fprintf(out, "varprof %s: %s, %s (%s), %zu layer%s = %zu sub-block%s\n", VP_VERSION,
-            vp_engine_title(p->engine), vp_placement_name(c->placement),
-            vp_placement_formula(c->placement), c->layers, c->layers == 1 ? "" : "s", p->sub_blocks,
-            p->sub_blocks == 1 ? "" : "s");
+            vp_engine_title(p->engine), vp_placement_name(c->placement), formula, c->layers,
+            c->layers == 1 ? "" : "s", p->sub_blocks, p->sub_blocks == 1 ? "" : "s");
     write_settings(out, p);
     if (c->grad) /* the top of the backward half, which the final norm decides */
         fprintf(out, "gradients from the head, %s%s\n",
