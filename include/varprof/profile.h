@@ -57,7 +57,7 @@ typedef struct {
     /* Gemma-2's: the embedding's factor (0 or 1: none), the scores' factor
        where not 1/sqrt(hd) and the scores' and logits' soft caps (0: none) */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;
-    double logit_scale;     /* Cohere's: the logits' factor (0 or 1: none) */
+    double logit_scale; /* Cohere's: the logits' factor (0 or 1: none) */
     /* the forward pass's residual form as it ran (sequential for the
        Monte Carlo), the share of each head its rotary positions rotate
        where below 1 (else 0), and its norm on the embedding */
