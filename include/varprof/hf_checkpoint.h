@@ -20,6 +20,9 @@
  *                      pre_feedforward_layernorm and post_feedforward_layernorm
  *                      (attn_norm, attn_out_norm, mlp_norm, mlp_out_norm), each
  *                      norm weight w read as 1 + w; tied by default.
+ *   gemma3_text        gemma2's, with self_attn.{q,k}_norm over each head of q
+ *                      and k, read as 1 + w; one RoPE base (the layer types'
+ *                      bases differing is refused), no soft caps by default.
  *   olmo2              llama's without input norms: post_attention_layernorm
  *                      and post_feedforward_layernorm on the branch outputs,
  *                      self_attn.{q,k}_norm over q's and k's full width.
@@ -139,7 +142,9 @@ int vp_hf_is_checkpoint_dir(const char *path);
  * dividing num_attention_heads, both numbers named); a rope_scaling not
  * llama3's or not in range, scale_attn_by_inverse_layer_idx, attention_bias (but qwen2's and
  * mistral's) or llama's mlp_bias set; gemma2's hidden_activation neither
- * gelu_pytorch_tanh nor gelu;
+ * gelu_pytorch_tanh nor gelu; gemma3_text's sliding and full layers on
+ * different RoPE bases, a RoPE type other than default, or
+ * use_bidirectional_attention set;
  * neither model.safetensors nor the index; an index that is not
  * JSON or has no weight_map object, a shard path that is empty, absolute,
  * has a '..' component, leads outside dir (a symlink included), names the

@@ -52,6 +52,7 @@ static const hf_key_tables gptj_keys = {hf_gptj_keys, hf_common_keys, NULL};
 static const hf_key_tables falcon_keys = {hf_falcon_keys, hf_common_keys, NULL};
 static const hf_key_tables cohere_keys = {hf_cohere_keys, hf_common_keys, NULL};
 static const hf_key_tables bloom_keys = {hf_bloom_keys, hf_common_keys, NULL};
+static const hf_key_tables gemma3_keys = {hf_gemma3_keys, hf_common_keys, NULL};
 
 static const struct {
     const char *model_type;
@@ -65,11 +66,12 @@ static const struct {
     {"phi3", hf_read_phi3, phi3_keys},       {"gpt_neox", hf_read_gpt_neox, gpt_neox_keys},
     {"phi", hf_read_phi, phi_keys},          {"opt", hf_read_opt, opt_keys},
     {"cohere", hf_read_cohere, cohere_keys}, {"gptj", hf_read_gptj, gptj_keys},
-    {"falcon", hf_read_falcon, falcon_keys}, {"bloom", hf_read_bloom, bloom_keys}};
+    {"falcon", hf_read_falcon, falcon_keys}, {"gemma3_text", hf_read_gemma3, gemma3_keys},
+    {"bloom", hf_read_bloom, bloom_keys}};
 
 #define FAMILY_LIST                                                                                \
-    "gpt2, llama, mistral, qwen2, qwen3, starcoder2, phi3, gemma2, olmo2, gpt_neox, phi, opt, "    \
-    "cohere, gptj, falcon and bloom"
+    "gpt2, llama, mistral, qwen2, qwen3, starcoder2, phi3, gemma2, gemma3_text, olmo2, "           \
+    "gpt_neox, phi, opt, cohere, gptj, falcon and bloom"
 
 /* Known families varprof does not read yet, and why. */
 static const struct {

@@ -36,6 +36,7 @@ extern const hf_key hf_gptj_keys[];       /* hf_family_gptj.c */
 extern const hf_key hf_falcon_keys[];     /* hf_family_falcon.c */
 extern const hf_key hf_cohere_keys[];     /* hf_family_cohere.c */
 extern const hf_key hf_bloom_keys[];      /* hf_family_bloom.c */
+extern const hf_key hf_gemma3_keys[];     /* hf_family_gemma3.c */
 
 /* Holds the root's keys to the tables, after the family reader ran: a key
  * the reader read must be listed as read (else VP_EFORMAT naming it, a

@@ -64,4 +64,9 @@ vp_status hf_read_bloom(hf_json *c, vp_hf_architecture *a);
    logit_scale; use_qk_norm and attention_bias refused by name */
 vp_status hf_read_cohere(hf_json *c, vp_hf_architecture *a);
 
+/* gemma3_text: Gemma 2's blocks, a (1 + w) QK-norm per head, one RoPE base
+   for the layer types present; a different base per type refused by name
+   (hf_family_gemma3.c) */
+vp_status hf_read_gemma3(hf_json *c, vp_hf_architecture *a);
+
 #endif

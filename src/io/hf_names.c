@@ -90,6 +90,39 @@ static const name_row gemma2_rows[] = {
     {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
 };
 
+/* Gemma 3: Gemma 2's, with a (1 + w) RMSNorm over each head of q and of k */
+static const name_row gemma3_rows[] = {
+    {"embed_tokens.weight", "embed.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.input_layernorm.weight", "layers.%zu.attn_norm.weight", D, NO, HOW_PLUS_ONE, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.q_proj.weight", "layers.%zu.attn.q.weight", DIM_Q, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.k_proj.weight", "layers.%zu.attn.k.weight", DIM_KV, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.v_proj.weight", "layers.%zu.attn.v.weight", DIM_KV, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.o_proj.weight", "layers.%zu.attn.o.weight", D, DIM_Q, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.self_attn.q_norm.weight", "layers.%zu.attn.q_norm.weight", DIM_HD, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.self_attn.k_norm.weight", "layers.%zu.attn.k_norm.weight", DIM_HD, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.post_attention_layernorm.weight", "layers.%zu.attn_out_norm.weight", D, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.pre_feedforward_layernorm.weight", "layers.%zu.mlp_norm.weight", D, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"layers.%zu.mlp.gate_proj.weight", "layers.%zu.mlp.gate.weight", DIM_F, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.mlp.up_proj.weight", "layers.%zu.mlp.up.weight", DIM_F, D, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.mlp.down_proj.weight", "layers.%zu.mlp.down.weight", D, DIM_F, HOW_COPY, 0, 1,
+     WHEN_ALWAYS},
+    {"layers.%zu.post_feedforward_layernorm.weight", "layers.%zu.mlp_out_norm.weight", D, NO,
+     HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"norm.weight", "final_norm.weight", D, NO, HOW_PLUS_ONE, 0, 1, WHEN_ALWAYS},
+    {"!lm_head.weight", "head.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_UNTIED},
+};
+
 /* OLMo-2: no input norms, a norm on each branch's output, and RMSNorm over
    all of q's and k's width before the heads are split */
 static const name_row olmo2_rows[] = {
@@ -134,6 +167,8 @@ family hf_family_of(const vp_hf_architecture *a)
         return (family){gpt2_rows, sizeof gpt2_rows / sizeof *gpt2_rows, gpt2_ignored};
     if (strcmp(a->model_type, "gemma2") == 0)
         return (family){gemma2_rows, sizeof gemma2_rows / sizeof *gemma2_rows, llama_ignored};
+    if (strcmp(a->model_type, "gemma3_text") == 0)
+        return (family){gemma3_rows, sizeof gemma3_rows / sizeof *gemma3_rows, llama_ignored};
     if (strcmp(a->model_type, "olmo2") == 0)
         return (family){olmo2_rows, sizeof olmo2_rows / sizeof *olmo2_rows, llama_ignored};
     if (strcmp(a->model_type, "opt") == 0)

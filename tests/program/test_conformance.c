@@ -34,8 +34,8 @@
  * these is held to transformers' numbers; any other must be refused. When a
  * family is added, its model_type moves into this list. */
 static const char *const families_read[] = {
-    "gpt2", "llama",    "mistral", "qwen2", "gemma2", "olmo2", "qwen3",  "starcoder2",
-    "phi3", "gpt_neox", "phi",     "opt",   "cohere", "gptj",  "falcon", "bloom"};
+    "gpt2",     "llama", "mistral", "qwen2",  "gemma2", "olmo2",  "qwen3", "starcoder2", "phi3",
+    "gpt_neox", "phi",   "opt",     "cohere", "gptj",   "falcon", "bloom", "gemma3_text"};
 
 /* Every case of the corpus (its cases.txt, checked below), a directory of
    tests/data/conformance and the name of its test; a *_hub_config case has
