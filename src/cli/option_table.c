@@ -129,7 +129,9 @@ const option_spec cli_options[OPT_COUNT] = {
                      "forward: load every weight from a safetensors file (PyTorch's names; "
                      "see the manual); width, vocab, layers, MLP width, norm and QK-norm "
                      "follow from it; or a Hugging Face checkpoint directory (gpt2, llama, "
-                     "mistral, qwen2, gemma2, olmo2), its config.json giving the rest"},
+                     "mistral, qwen2, qwen3, starcoder2, phi3, gemma2, gemma3_text, olmo2, "
+                     "gpt_neox, phi, opt, cohere, gptj, falcon, bloom), its config.json giving "
+                     "the rest"},
     [OPT_TOKEN_IDS] = {"token-ids", "FILE", CMD_PROFILE,
                        "forward: the batch's token ids, a CSV of B rows of T ids"},
     [OPT_LOSS] = {"loss", "copy|next|random", CMD_PROFILE,
