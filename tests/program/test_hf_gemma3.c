@@ -16,94 +16,15 @@
 
 #include <cmocka.h>
 
+#include "edited_case.h"
 #include "run_program.h"
 #include "test_filter.h"
 #include "text_file.h"
-
-/* One edit of config.json: its first `from` becomes `to`. */
-typedef struct {
-    const char *from, *to;
-} edit;
-
-typedef struct {
-    const char *base;    /* a case of tests/data/conformance */
-    edit edits[4];       /* in turn; a NULL from ends them */
-    const char *says[2]; /* in the message, for a refusal; NULL: the same output */
-} kin_case;
 
 /* The corpus's layer_types: two sliding layers */
 #define LAYER_TYPES                                                                                \
     "\"layer_types\": [\n    \"sliding_attention\",\n    \"sliding_attention\"\n  ],\n"
 #define SECOND_FULL "\"sliding_attention\"\n  ]"
-
-/* dir: a copy of the case with config.json edited */
-static void make_copy(const kin_case *c, const char *dir)
-{
-    test_remove_tree(dir);
-    assert_int_equal(mkdir(dir, 0755), 0);
-    static const char *const files[] = {"config.json", "model.safetensors", "tokens.csv"};
-    char from[1024], to[1024];
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        snprintf(from, sizeof from, "%s/%s/%s", test_data_path("conformance"), c->base, files[i]);
-        snprintf(to, sizeof to, "%s/%s", dir, files[i]);
-        copy_file(from, to);
-    }
-    snprintf(to, sizeof to, "%s/config.json", dir);
-    static char text[1 << 16], next[1 << 16];
-    snprintf(text, sizeof text, "%s", read_text(to));
-    for (size_t i = 0; i < 4 && c->edits[i].from; i++) {
-        const char *at = strstr(text, c->edits[i].from);
-        if (!at)
-            fail_msg("%s: '%s' is not in config.json", c->base, c->edits[i].from);
-        snprintf(next, sizeof next, "%.*s%s%s", (int)(at - text), text, c->edits[i].to,
-                 at + strlen(c->edits[i].from));
-        memcpy(text, next, sizeof text);
-    }
-    write_text(to, text);
-}
-
-/* The conformance test's command, on dir's own tokens. */
-static program_run run_dir(const char *dir)
-{
-    char tokens[1100];
-    snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
-    const char *args[] = {"--engine", "forward", "--weights", dir,        "--token-ids", tokens,
-                          "--grad",   "--loss",  "next",      "--format", "csv",         NULL};
-    return run_varprof(args);
-}
-
-/* A case beside its unedited base: refused (a non-zero exit, nothing out,
-   every says in the message) or, with no says, exit 0 and the same output;
-   1 if it is not. */
-static int expect(size_t i, const kin_case *c)
-{
-    char dir[512], base[1100];
-    snprintf(dir, sizeof dir, "%s/gemma3_%zu", test_scratch(), i);
-    snprintf(base, sizeof base, "%s/%s", test_data_path("conformance"), c->base);
-    make_copy(c, dir);
-    program_run want = run_dir(base), run = run_dir(dir);
-    const int refuse = c->says[0] != NULL;
-    const int same = want.status == 0 && run.status == 0 && strcmp(run.out, want.out) == 0;
-    int bad = refuse ? run.status == 0 || run.out_length != 0 : !same || run.err[0] != '\0';
-    for (size_t s = 0; s < 2 && c->says[s]; s++)
-        bad |= !strstr(run.err, c->says[s]);
-    if (bad)
-        print_error("case %zu (%s, '%s' -> '%s'): exit %d, %zu bytes out, %s the unedited run's; "
-                    "want %s '%s' '%s': %s",
-                    i, c->base, c->edits[0].from, c->edits[0].to, run.status, run.out_length,
-                    same ? "as" : "unlike",
-                    refuse ? "a refusal naming" : "exit 0 and the same output",
-                    c->says[0] ? c->says[0] : "", c->says[1] ? c->says[1] : "", run.err);
-    else if (refuse)
-        print_message("  %2zu %-10s exit %d: %s", i, c->base, run.status, run.err);
-    else
-        print_message("  %2zu %-10s exit 0, the unedited output (%zu bytes)\n", i, c->base,
-                      run.out_length);
-    program_run_free(&run);
-    program_run_free(&want);
-    test_remove_tree(dir);
-    return bad;
-}
 
 /* clang-format off */
 static const kin_case refused[] = {
@@ -149,7 +70,7 @@ static void refusals_name_what_is_wrong(void **state)
     (void)state;
     int bad = 0;
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
-        bad |= expect(i, &refused[i]);
+        bad |= edited_case_expect("gemma3_", i, &refused[i]);
     if (bad)
         fail();
 }
@@ -159,7 +80,7 @@ static void edits_transformers_reads_as_none_change_nothing(void **state)
     (void)state;
     int bad = 0;
     for (size_t i = 0; i < sizeof unchanged / sizeof *unchanged; i++)
-        bad |= expect(i, &unchanged[i]);
+        bad |= edited_case_expect("gemma3_", i, &unchanged[i]);
     if (bad)
         fail();
 }
