@@ -24,7 +24,7 @@ TEST_SRC := $(TEST_UNIT_SRC) $(TEST_PROGRAM_SRC)
 TEST_COMMON := tests/support/run_program.c tests/support/reference.c tests/support/test_filter.c \
   tests/support/csv_text.c tests/support/torch_expected.c tests/support/torch_case.c \
   tests/support/output_check.c tests/support/text_file.c \
-  tests/support/printed_number.c tests/support/edited_case.c
+  tests/support/printed_number.c tests/support/edited_case.c tests/support/renamed_case.c
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)

@@ -13,25 +13,24 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "renamed_case.h"
 #include "test_filter.h"
 #include "varprof/varprof.h"
 
 #define CORPUS "tests/data/conformance/"
 #define BATCH 2
 #define TOKENS 11
-#define MOST_TENSORS 64
 /* the conformance test's bounds */
 #define TOLERANCE 1e-5
 #define GRAD_TOLERANCE 1e-4
 
 /* OPT's names, after model.decoder., and varprof's ("%zu" a layer) */
-static const char *const names[][2] = {
+static const name_pair names[] = {
     {"embed_tokens.weight", "embed.weight"},
     {"embed_positions.weight", "pos_embed.weight"},
     {"project_in.weight", "project_in.weight"},
@@ -56,77 +55,7 @@ static const char *const names[][2] = {
     {"layers.%zu.fc2.bias", "layers.%zu.mlp.fc2.bias"},
 };
 #define N_NAMES (sizeof names / sizeof *names)
-
-/* varprof's name of an OPT tensor into out, 1; 0 when it has none */
-static int varprof_name(const char *hf, char *out, size_t size)
-{
-    const char *prefix = "model.decoder.";
-    if (strncmp(hf, prefix, strlen(prefix)) != 0)
-        return 0;
-    hf += strlen(prefix);
-    char spelled[128];
-    for (size_t i = 0; i < N_NAMES; i++)
-        for (size_t layer = 0; layer < 2; layer++) {
-            snprintf(spelled, sizeof spelled, names[i][0], layer);
-            if (strcmp(spelled, hf) == 0) {
-                snprintf(out, size, names[i][1], layer);
-                return 1;
-            }
-        }
-    return 0;
-}
-
-typedef struct {
-    char name[MOST_TENSORS][96];
-    double frobenius[MOST_TENSORS];
-    size_t count;
-} gradients;
-
-static void collect(void *ctx, const vp_param_grad *g)
-{
-    gradients *all = ctx;
-    assert_true(all->count < MOST_TENSORS);
-    const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += (double)g->gradient[i] * g->gradient[i];
-    snprintf(all->name[all->count], sizeof all->name[all->count], "%s", g->name);
-    all->frobenius[all->count++] = sqrt(sum);
-}
-
-static cJSON *read_json(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("%s: cannot be opened", path);
-    static char text[1 << 16];
-    const size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    cJSON *doc = cJSON_Parse(text);
-    if (!doc)
-        fail_msg("%s: not JSON", path);
-    return doc;
-}
-
-static void read_tokens(const char *path, unsigned *ids)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        fail_msg("%s: cannot be opened", path);
-    for (size_t i = 0; i < BATCH * TOKENS; i++)
-        if (fscanf(f, " %u ,", &ids[i]) != 1)
-            fail_msg("%s: token %zu is not a number", path, i);
-    fclose(f);
-}
-
-static void near(const char *what, double got, double want, double tolerance)
-{
-    const double diff = fabs(got - want) / fabs(want);
-    if (!(diff <= tolerance))
-        fail_msg("%s: %.17g, transformers %.17g (%.2g relative > %g)", what, got, want, diff,
-                 tolerance);
-}
+static const name_map opt = {"model.decoder.", names, N_NAMES, 2};
 
 /* The case's checkpoint under varprof's names, run forward and back on its
    tokens, against its expected.json. */
@@ -135,17 +64,8 @@ static void check_case(const char *name, vp_placement placement, size_t embed_di
     char path[256];
     snprintf(path, sizeof path, CORPUS "%s/model.safetensors", name);
     vp_safetensors file;
+    renamed_case_read(path, &opt, &file);
     vp_error err;
-    if (vp_safetensors_read(path, &file, &err) != VP_OK)
-        fail_msg("%s", err.message);
-    for (size_t t = 0; t < file.count; t++) {
-        char renamed[96];
-        if (!varprof_name(file.tensors[t].name, renamed, sizeof renamed))
-            fail_msg("%s: tensor '%s' has no varprof name here", name, file.tensors[t].name);
-        free(file.tensors[t].name);
-        file.tensors[t].name = strdup(renamed);
-        assert_non_null(file.tensors[t].name);
-    }
     vp_config cfg;
     vp_config_init(&cfg, placement, 1);
     cfg.grad = 1;
@@ -159,8 +79,8 @@ static void check_case(const char *name, vp_placement placement, size_t embed_di
     assert_int_equal(o.embed_dim, embed_dim);
     unsigned ids[BATCH * TOKENS];
     snprintf(path, sizeof path, CORPUS "%s/tokens.csv", name);
-    read_tokens(path, ids);
-    gradients grads = {0};
+    case_read_tokens(path, ids, BATCH * TOKENS);
+    case_gradients grads = {0};
     o.weights = &file;
     o.token_ids = ids;
     o.batch = BATCH;
@@ -168,13 +88,13 @@ static void check_case(const char *name, vp_placement placement, size_t embed_di
     o.tie_embeddings = 1;
     o.position_offset = 2; /* OPT's */
     o.loss = VP_LOSS_NEXT;
-    o.on_param_grad = collect;
+    o.on_param_grad = case_gradients_collect;
     o.param_grad_ctx = &grads;
     vp_profile *p = NULL;
     if (vp_forward_profile(&cfg, &o, &p, &err) != VP_OK)
         fail_msg("vp_forward_profile: %s", err.message);
     snprintf(path, sizeof path, CORPUS "%s/expected.json", name);
-    cJSON *want = read_json(path);
+    cJSON *want = case_read_json(path);
     const cJSON *stream = cJSON_GetObjectItem(want, "stream"),
                 *mid = cJSON_GetObjectItem(want, "mid");
     assert_int_equal(p->n_rows, 5);
@@ -182,9 +102,9 @@ static void check_case(const char *name, vp_placement placement, size_t embed_di
         char what[64];
         snprintf(what, sizeof what, "%s: sub-block %d's stream norm", name, k);
         const cJSON *w = cJSON_GetArrayItem(k % 2 ? mid : stream, k / 2);
-        near(what, p->rows[k].stream_norm, w->valuedouble, TOLERANCE);
+        case_near(what, p->rows[k].stream_norm, w->valuedouble, TOLERANCE);
     }
-    near("loss", p->loss, cJSON_GetObjectItem(want, "loss")->valuedouble, TOLERANCE);
+    case_near("loss", p->loss, cJSON_GetObjectItem(want, "loss")->valuedouble, TOLERANCE);
     /* the embedding step's and the head's tensors; the rest the conformance
        test holds */
     const cJSON *grad = cJSON_GetObjectItem(want, "grad");
@@ -195,15 +115,15 @@ static void check_case(const char *name, vp_placement placement, size_t embed_di
         if (strncmp(own, "layers.", 7) == 0 || strncmp(own, "final_norm", 10) == 0)
             continue;
         for (size_t n = 0; n < 4; n++)
-            if (strcmp(own, names[n][1]) == 0) {
+            if (strcmp(own, names[n].own) == 0) {
                 char hf[96];
-                snprintf(hf, sizeof hf, "model.decoder.%s", names[n][0]);
-                near(own, grads.frobenius[i], cJSON_GetObjectItem(grad, hf)->valuedouble,
-                     GRAD_TOLERANCE);
+                snprintf(hf, sizeof hf, "model.decoder.%s", names[n].family);
+                case_near(own, grads.frobenius[i], cJSON_GetObjectItem(grad, hf)->valuedouble,
+                          GRAD_TOLERANCE);
             }
     }
-    near("the global gradient norm", sqrt(sum),
-         cJSON_GetObjectItem(want, "grad_global")->valuedouble, TOLERANCE);
+    case_near("the global gradient norm", sqrt(sum),
+              cJSON_GetObjectItem(want, "grad_global")->valuedouble, TOLERANCE);
     assert_int_equal(grads.count, (size_t)cJSON_GetArraySize(grad));
     cJSON_Delete(want);
     vp_profile_free(p);

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "renamed_case.h"
 #include "test_filter.h"
 #include "varprof/varprof.h"
 
@@ -25,14 +26,13 @@
 #define BATCH 2
 #define TOKENS 11
 #define LAYERS 2
-#define MOST_TENSORS 64
 #define LOGIT_SCALE 0.125 /* the case's config.json */
 /* the conformance test's bounds */
 #define TOLERANCE 1e-5
 #define GRAD_TOLERANCE 1e-4
 
 /* Cohere's names, after model., and varprof's ("%zu" a layer) */
-static const char *const names[][2] = {
+static const name_pair names[] = {
     {"embed_tokens.weight", "embed.weight"},
     {"norm.weight", "final_norm.weight"},
     {"layers.%zu.input_layernorm.weight", "layers.%zu.attn_norm.weight"},
@@ -45,100 +45,14 @@ static const char *const names[][2] = {
     {"layers.%zu.mlp.down_proj.weight", "layers.%zu.mlp.down.weight"},
 };
 #define N_NAMES (sizeof names / sizeof *names)
-
-/* The other spelling of name: from (0 Cohere's, 1 varprof's) into out, 1;
-   0 when it has none */
-static int renamed(const char *name, int from, char *out, size_t size)
-{
-    const char *prefix = from == 0 ? "model." : "";
-    if (strncmp(name, prefix, strlen(prefix)) != 0)
-        return 0;
-    name += strlen(prefix);
-    char spelled[128];
-    for (size_t i = 0; i < N_NAMES; i++)
-        for (size_t layer = 0; layer < LAYERS; layer++) {
-            snprintf(spelled, sizeof spelled, names[i][from], layer);
-            if (strcmp(spelled, name) == 0) {
-                snprintf(out, size, "%s", from == 0 ? "" : "model.");
-                snprintf(out + strlen(out), size - strlen(out), names[i][1 - from], layer);
-                return 1;
-            }
-        }
-    return 0;
-}
-
-typedef struct {
-    char name[MOST_TENSORS][96];
-    double frobenius[MOST_TENSORS];
-    size_t count;
-} gradients;
-
-static void collect(void *ctx, const vp_param_grad *g)
-{
-    gradients *all = ctx;
-    assert_true(all->count < MOST_TENSORS);
-    const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += (double)g->gradient[i] * g->gradient[i];
-    snprintf(all->name[all->count], sizeof all->name[all->count], "%s", g->name);
-    all->frobenius[all->count++] = sqrt(sum);
-}
-
-static cJSON *read_json(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("%s: cannot be opened", path);
-    static char text[1 << 16];
-    const size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    cJSON *doc = cJSON_Parse(text);
-    if (!doc)
-        fail_msg("%s: not JSON", path);
-    return doc;
-}
-
-static void read_tokens(const char *path, unsigned *ids)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        fail_msg("%s: cannot be opened", path);
-    for (size_t i = 0; i < BATCH * TOKENS; i++)
-        if (fscanf(f, " %u ,", &ids[i]) != 1)
-            fail_msg("%s: token %zu is not a number", path, i);
-    fclose(f);
-}
-
-static double relative(double got, double want)
-{
-    return fabs(got - want) / fabs(want);
-}
-
-static void near(const char *what, double got, double want, double tolerance)
-{
-    if (!(relative(got, want) <= tolerance))
-        fail_msg("%s: %.17g, transformers %.17g (%.2g relative > %g)", what, got, want,
-                 relative(got, want), tolerance);
-}
+static const name_map cohere = {"model.", names, N_NAMES, LAYERS};
 
 /* The case's tensors under varprof's names, and Cohere's options by hand:
    parallel branches on one shared LayerNorm without bias, SwiGLU, GQA,
    RoPE with interleaved pairs (theta 500000), a tied head. */
 static void cohere_options(vp_safetensors *file, vp_config *cfg, vp_forward_options *o)
 {
-    vp_error err;
-    if (vp_safetensors_read(CASE "model.safetensors", file, &err) != VP_OK)
-        fail_msg("%s", err.message);
-    for (size_t t = 0; t < file->count; t++) {
-        char own[96];
-        if (!renamed(file->tensors[t].name, 0, own, sizeof own))
-            fail_msg("tensor '%s' has no varprof name here", file->tensors[t].name);
-        free(file->tensors[t].name);
-        file->tensors[t].name = strdup(own);
-        assert_non_null(file->tensors[t].name);
-    }
+    renamed_case_read(CASE "model.safetensors", &cohere, file);
     vp_config_init(cfg, VP_PARALLEL, 1);
     cfg->grad = 1;
     vp_forward_options_init(o);
@@ -146,6 +60,7 @@ static void cohere_options(vp_safetensors *file, vp_config *cfg, vp_forward_opti
     o->kv_heads = 2;
     o->mlp = VP_MLP_SWIGLU;
     o->norm_unbiased = 1; /* so that norms without biases read as LayerNorms */
+    vp_error err;
     if (vp_forward_infer(file, cfg, o, &err) != VP_OK)
         fail_msg("vp_forward_infer: %s", err.message);
     assert_int_equal(o->norm, VP_NORM_LAYERNORM);
@@ -163,17 +78,17 @@ static void cohere_options(vp_safetensors *file, vp_config *cfg, vp_forward_opti
 }
 
 /* The loss, and the gradients into *grads, at the given logit scale. */
-static vp_profile *run(double logit_scale, gradients *grads)
+static vp_profile *run(double logit_scale, case_gradients *grads)
 {
     static unsigned ids[BATCH * TOKENS];
-    read_tokens(CASE "tokens.csv", ids);
+    case_read_tokens(CASE "tokens.csv", ids, BATCH * TOKENS);
     vp_safetensors file;
     vp_config cfg;
     vp_forward_options o;
     cohere_options(&file, &cfg, &o);
     o.token_ids = ids;
     o.logit_scale = logit_scale;
-    o.on_param_grad = collect;
+    o.on_param_grad = case_gradients_collect;
     o.param_grad_ctx = grads;
     vp_profile *p = NULL;
     vp_error err;
@@ -186,17 +101,18 @@ static vp_profile *run(double logit_scale, gradients *grads)
 static void scaled_logits_are_transformers(void **state)
 {
     (void)state;
-    gradients grads = {0};
+    case_gradients grads = {0};
     vp_profile *p = run(LOGIT_SCALE, &grads);
-    cJSON *want = read_json(CASE "expected.json");
+    cJSON *want = case_read_json(CASE "expected.json");
     const cJSON *stream = cJSON_GetObjectItem(want, "stream");
     assert_int_equal(p->n_rows, LAYERS + 1);
     for (int k = 0; k <= LAYERS; k++) {
         char what[64];
         snprintf(what, sizeof what, "sub-block %d's stream norm", k);
-        near(what, p->rows[k].stream_norm, cJSON_GetArrayItem(stream, k)->valuedouble, TOLERANCE);
+        case_near(what, p->rows[k].stream_norm, cJSON_GetArrayItem(stream, k)->valuedouble,
+                  TOLERANCE);
     }
-    near("loss", p->loss, cJSON_GetObjectItem(want, "loss")->valuedouble, TOLERANCE);
+    case_near("loss", p->loss, cJSON_GetObjectItem(want, "loss")->valuedouble, TOLERANCE);
     assert_true(p->sampling.logit_scale == LOGIT_SCALE);
     /* every tensor's gradient, the norms' biases among none of them */
     const cJSON *grad = cJSON_GetObjectItem(want, "grad");
@@ -204,16 +120,16 @@ static void scaled_logits_are_transformers(void **state)
     double sum = 0.0;
     for (size_t i = 0; i < grads.count; i++) {
         char hf[96];
-        if (!renamed(grads.name[i], 1, hf, sizeof hf))
+        if (!name_map_rename(&cohere, grads.name[i], 1, hf, sizeof hf))
             fail_msg("gradient '%s' is of no tensor of the checkpoint", grads.name[i]);
         const cJSON *w = cJSON_GetObjectItem(grad, hf);
         if (!w)
             fail_msg("gradient '%s' (%s) is not in expected.json", grads.name[i], hf);
-        near(grads.name[i], grads.frobenius[i], w->valuedouble, GRAD_TOLERANCE);
+        case_near(grads.name[i], grads.frobenius[i], w->valuedouble, GRAD_TOLERANCE);
         sum += grads.frobenius[i] * grads.frobenius[i];
     }
-    near("the global gradient norm", sqrt(sum),
-         cJSON_GetObjectItem(want, "grad_global")->valuedouble, TOLERANCE);
+    case_near("the global gradient norm", sqrt(sum),
+              cJSON_GetObjectItem(want, "grad_global")->valuedouble, TOLERANCE);
     cJSON_Delete(want);
     vp_profile_free(p);
 }
@@ -223,12 +139,12 @@ static void scaled_logits_are_transformers(void **state)
 static void unscaled_logits_miss(void **state)
 {
     (void)state;
-    gradients one = {0}, zero = {0};
+    case_gradients one = {0}, zero = {0};
     vp_profile *p = run(1.0, &one);
     vp_profile *q = run(0.0, &zero);
-    cJSON *want = read_json(CASE "expected.json");
+    cJSON *want = case_read_json(CASE "expected.json");
     const double loss = cJSON_GetObjectItem(want, "loss")->valuedouble;
-    if (!(relative(p->loss, loss) > 1e-2))
+    if (!(case_relative(p->loss, loss) > 1e-2))
         fail_msg("logit scale 1: loss %.17g within 1e-2 of transformers' %.17g at scale %g",
                  p->loss, loss, LOGIT_SCALE);
     assert_true(p->loss == q->loss);
