@@ -28,6 +28,9 @@ KERN(void, matmul,
       size_t n, size_t k, size_t m, float *workspace))
 /* The columns' block of matmul_columns: the tile's panel of columns. */
 KERN(size_t, matmul_column_block, (size_t m))
+/* The tile's rows (MR) for a matmul of m columns: a caller that splits
+   the rows as well as the columns gives each thread whole tiles. */
+KERN(size_t, matmul_row_block, (size_t m))
 /* matmul's columns j0 <= j < j1 alone, the same bits as the whole call
    gives them, the others untouched: j0 a multiple of
    matmul_column_block(m) (the tile's panel of columns), j1 <= m. So

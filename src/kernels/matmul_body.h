@@ -246,6 +246,11 @@ size_t KERN_FN(kern_matmul_column_block)(size_t m)
     return tile_for(m)->nr;
 }
 
+size_t KERN_FN(kern_matmul_row_block)(size_t m)
+{
+    return tile_for(m)->mr;
+}
+
 void KERN_FN(kern_matmul_columns)(float *out, size_t ldo, const float *x, size_t ldx,
                                   const float *packed, const float *bias, size_t n, size_t k,
                                   size_t m, size_t j0, size_t j1, float *workspace)

@@ -52,6 +52,12 @@ size_t kern_matmul_column_block_scalar(size_t m)
     return 1; /* a column is a row of w: any range */
 }
 
+size_t kern_matmul_row_block_scalar(size_t m)
+{
+    (void)m;
+    return 1; /* a row's sums are its own: any range */
+}
+
 void kern_matmul_columns_scalar(float *out, size_t ldo, const float *x, size_t ldx,
                                 const float *packed, const float *bias, size_t n, size_t k,
                                 size_t m, size_t j0, size_t j1, float *workspace)
