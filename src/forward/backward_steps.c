@@ -55,8 +55,12 @@ static void linear_grads(fw_bw *b, const fw_linear *lin, const float *dy, const 
 {
     const size_t out = lin->out, in = lin->in;
     const size_t tasks = b->r->n_tasks;
-    dw_job j = {b, dw, db, dy, x, out, in, (out + tasks - 1) / tasks};
-    fw_parallel(b->r, tasks, dw_task, &j);
+    /* dW's rows are the rows of the kernel's matmul (of in columns): whole
+       tiles of them a task, so that no task ends in a short panel */
+    const size_t mr = b->r->m->kernels->matmul_row_block(in);
+    const size_t per_task = ((out + tasks - 1) / tasks + mr - 1) / mr * mr;
+    dw_job j = {b, dw, db, dy, x, out, in, per_task};
+    fw_parallel(b->r, (out + per_task - 1) / per_task, dw_task, &j);
 }
 
 /* The arena's slot for the tensor at param, else own */

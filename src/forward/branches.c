@@ -1,6 +1,7 @@
 /* The branches, attention and the MLP, and the row-parallel steps they run on the pool. */
 #include <string.h>
 
+#include "forward/matmul_split.h"
 #include "forward/network.h"
 #include "forward/run.h"
 #include "forward/sub_block.h"
@@ -13,8 +14,8 @@ typedef struct {
     const float *in;
     size_t ldo, ldi;
     const fw_linear *linear;
-    const float *wt;      /* W^T [in][out] read where it lies (fw_project_wt), else NULL */
-    size_t cols_per_task; /* split by columns: a multiple of the kernel's column block */
+    const float *wt; /* W^T [in][out] read where it lies (fw_project_wt), else NULL */
+    fw_split split;  /* on several threads: whole tiles a task (matmul_split.h) */
 } matmul_job;
 
 static void matmul_task(void *ctx, size_t task, size_t thread)
@@ -35,31 +36,33 @@ static void matmul_task(void *ctx, size_t task, size_t thread)
                               l->packed, l->bias, n, l->in, l->out, r->matmul_ws[thread]);
 }
 
-/* columns [task c, (task + 1) c) of every row */
+/* one tile-aligned block of rows and columns (matmul_split.h) */
 static void matmul_columns_task(void *ctx, size_t task, size_t thread)
 {
     const matmul_job *j = ctx;
     const fw_run *r = j->run;
-    const size_t m = j->linear->out, j0 = task * j->cols_per_task;
-    if (j0 >= m)
-        return;
-    const size_t j1 = m - j0 < j->cols_per_task ? m : j0 + j->cols_per_task;
+    const fw_linear *l = j->linear;
+    const size_t m = l->out;
+    size_t i0, i1, j0, j1;
+    fw_split_task(&j->split, task, &i0, &i1, &j0, &j1);
+    float *out = j->out + i0 * j->ldo;
+    const float *in = j->in + i0 * j->ldi;
+    const kern_table *kn = r->m->kernels;
     if (j->wt) {
-        r->m->kernels->matmul_wt_columns(j->out, j->ldo, j->in, j->ldi, j->wt, m, j->linear->bias,
-                                         r->rows, j->linear->in, m, j0, j1, 0,
-                                         r->matmul_ws[thread]);
+        kn->matmul_wt_columns(out, j->ldo, in, j->ldi, j->wt, m, l->bias, i1 - i0, l->in, m, j0, j1,
+                              0, r->matmul_ws[thread]);
         return;
     }
-    if (j->linear->packed) {
-        r->m->kernels->matmul_columns(j->out, j->ldo, j->in, j->ldi, j->linear->packed,
-                                      j->linear->bias, r->rows, j->linear->in, m, j0, j1,
-                                      r->matmul_ws[thread]);
+    if (l->packed) {
+        kn->matmul_columns(out, j->ldo, in, j->ldi, l->packed, l->bias, i1 - i0, l->in, m, j0, j1,
+                           r->matmul_ws[thread]);
         return;
     }
-    /* drawn: each thread makes the panels of its own columns */
-    const kern_panel_source w = fw_draw_source(&j->linear->draw);
-    r->m->kernels->matmul_drawn_columns(j->out, j->ldo, j->in, j->ldi, &w, j->linear->bias, r->rows,
-                                        j->linear->in, m, j0, j1, r->matmul_ws[thread]);
+    /* drawn: each task makes the panels of its own columns (matmul_split.h
+       weighs drawing them again in a second row group) */
+    const kern_panel_source w = fw_draw_source(&l->draw);
+    kn->matmul_drawn_columns(out, j->ldo, in, j->ldi, &w, l->bias, i1 - i0, l->in, m, j0, j1,
+                             r->matmul_ws[thread]);
 }
 
 size_t fw_matmul_rows(const fw_model *m, size_t rows, size_t threads)
@@ -70,16 +73,18 @@ size_t fw_matmul_rows(const fw_model *m, size_t rows, size_t threads)
 static void project(fw_run *r, float *out, const float *in, const fw_linear *linear,
                     const float *wt)
 {
-    matmul_job j = {r, out, in, linear->out, linear->in, linear, wt, 0};
+    matmul_job j = {r, out, in, linear->out, linear->in, linear, wt, {0}};
     if (r->threads <= 1 && (linear->packed || wt)) {
         fw_parallel(r, r->n_tasks, matmul_task, &j);
         return;
     }
-    /* one range of whole column blocks a thread */
-    const size_t block = r->m->kernels->matmul_column_block(linear->out);
-    const size_t blocks = (linear->out + block - 1) / block;
-    j.cols_per_task = (blocks + r->threads - 1) / r->threads * block;
-    fw_parallel(r, (linear->out + j.cols_per_task - 1) / j.cols_per_task, matmul_columns_task, &j);
+    /* whole tiles a thread: over the columns, and over the rows too where
+       the columns alone leave threads idle or uneven */
+    const kern_table *kn = r->m->kernels;
+    j.split = fw_split_for(r->rows, linear->out, kn->matmul_row_block(linear->out),
+                           kn->matmul_column_block(linear->out), r->threads,
+                           linear->packed || wt ? FW_SPLIT_STORED_ROWS : FW_SPLIT_DRAW_ROWS);
+    fw_parallel(r, fw_split_tasks(&j.split), matmul_columns_task, &j);
 }
 
 void fw_project(fw_run *r, float *out, const float *in, const fw_linear *linear)
