@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fix_hint.h"
 #include "page_tables.h"
+#include "profile_compute.h"
 #include "profile_output.h"
 #include "wrap_text.h"
 
@@ -56,22 +56,6 @@ static vp_status write_profile(const profile_request *req, FILE *out, vp_json_wr
     }
 }
 
-static void warn_overflow(const vp_profile *p)
-{
-    if (p->overflowed == VP_OVERFLOW_FLOAT_GRAD) {
-        fprintf(stderr,
-                "varprof: warning: %s: the gradient overflows float at sub-block %zu; no "
-                "gradient figures from there down\n",
-                vp_placement_name(p->config.placement), p->overflow_at);
-        return;
-    }
-    fprintf(stderr,
-            "varprof: warning: %s: the %s overflows double at sub-block %zu; rows stop "
-            "at sub-block %zu\n",
-            vp_placement_name(p->config.placement), vp_overflow_name(p->overflowed), p->overflow_at,
-            p->overflow_at - 1);
-}
-
 /* Every placement must have as many sub-blocks as the file has gains; said
  * before anything is written, so that no profile is half-delivered. */
 static int check_gain_count(const profile_request *req)
@@ -112,22 +96,6 @@ static void write_model_heading(const profile_request *req, FILE *out)
     }
 }
 
-/* The profiles of one combination, each possibly NULL: the closed form, the
- * Monte Carlo, the forward pass, and the closed form fed with the forward
- * pass's measured gains (its prediction). */
-typedef struct {
-    vp_profile *closed, *sampled, *forward, *predicted;
-} placement_profiles;
-
-static void free_placement(placement_profiles *pp)
-{
-    vp_profile_free(pp->closed);
-    vp_profile_free(pp->sampled);
-    vp_profile_free(pp->forward);
-    vp_profile_free(pp->predicted);
-    *pp = (placement_profiles){0};
-}
-
 /* The text's heading for combination i, written and flushed before its
  * engine runs, so that a long run says first what it computes. The bytes are
  * those the profile's own heading would have been. */
@@ -149,55 +117,6 @@ static int write_heading_first(const profile_request *req, FILE *out, size_t i)
                               req->wide ? VP_TEXT_WIDE : VP_TEXT_FIT_80) != VP_OK ||
         fflush(out) != 0)
         return cli_runtime_error("cannot write the output: %s", strerror(errno));
-    return EXIT_OK;
-}
-
-static int compute_placement(const profile_request *req, size_t i, progress_line *line,
-                             placement_profiles *out)
-{
-    vp_sweep_point point;
-    vp_config cfg;
-    vp_mc_options mc;
-    vp_forward_options fw;
-    *out = (placement_profiles){0};
-    int rc = profile_combination(req, i, &point, &cfg, &mc, &fw);
-    if (rc != EXIT_OK)
-        return rc;
-    vp_error err;
-    if (profile_has(req, ENGINE_CLOSED) && vp_closed_profile(&cfg, &out->closed, &err) != VP_OK)
-        return cli_runtime_error("%s", err.message);
-    char label[64];
-    vp_status status = VP_OK;
-    if (profile_has(req, ENGINE_MC)) {
-        snprintf(label, sizeof label, "Monte Carlo, %s", vp_placement_name(cfg.placement));
-        mc.progress = progress_line_begin(line, label);
-        status = vp_mc_profile(&cfg, &mc, &out->sampled, &err);
-        progress_line_end(line);
-    }
-    if (status != VP_OK) {
-        free_placement(out);
-        return cli_runtime_error("Monte Carlo: %s%s", err.message, cli_fix_hint(&err));
-    }
-    if (profile_has(req, ENGINE_FORWARD)) {
-        snprintf(label, sizeof label, "forward pass, %s", vp_placement_name(cfg.placement));
-        fw.progress = progress_line_begin(line, label);
-        if (req->grad_norms) {
-            fw.on_param_grad = vp_grad_norms_add;
-            fw.param_grad_ctx = req->grad_norms;
-        }
-        status = vp_forward_profile(&cfg, &fw, &out->forward, &err);
-        progress_line_end(line);
-    }
-    if (profile_has(req, ENGINE_FORWARD) &&
-        (status != VP_OK || (profile_has(req, ENGINE_CLOSED) &&
-                             vp_closed_predict(out->forward, &out->predicted, &err) != VP_OK))) {
-        free_placement(out);
-        return cli_runtime_error("forward pass: %s%s", err.message, cli_fix_hint(&err));
-    }
-    vp_profile *all[] = {out->closed, out->sampled, out->forward};
-    for (size_t e = 0; e < 3; e++)
-        if (all[e] && all[e]->overflow_at)
-            warn_overflow(all[e]);
     return EXIT_OK;
 }
 
@@ -395,7 +314,9 @@ static int run_combinations(const profile_request *req, FILE *out, vp_json_write
         placement_profiles *pp = &all[i];
         if (heading_first(req, out) && (rc = write_heading_first(req, out, i)) != EXIT_OK)
             break;
-        if ((rc = compute_placement(req, i, line, pp)) != EXIT_OK)
+        if (pp->done) /* run ahead (profile_compute_ahead) */
+            warn_overflows(pp), pp->done = 0;
+        else if ((rc = compute_placement(req, i, 0, line, pp)) != EXIT_OK)
             break;
         if (out)
             *status = write_placement(req, out, json, pp, i, &first);
@@ -438,6 +359,8 @@ int profile_compute_and_write(const profile_request *req, FILE *out, progress_li
     vp_json_writer json;
     vp_status status = begin_output(req, out, &json);
     const int keep = res->keep && !req->sweeping;
+    if (status == VP_OK)
+        profile_compute_ahead(req, line, all);
     if (status == VP_OK)
         rc = run_combinations(req, out, &json, line, all, keep, res, &status);
     if (rc == EXIT_OK && out && status == VP_OK)

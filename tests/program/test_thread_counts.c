@@ -1,7 +1,8 @@
 /* Results never depend on the thread count (issue 31): every engine's CSV,
- * and a training sweep's, is the same bytes at --threads 1, 2, 3, 7 and 16,
- * on this machine whatever its cores: 16 threads on two cores share them,
- * and sharing must not change a bit. */
+ * a profile sweep's (its runs several at once) and a training sweep's, is
+ * the same bytes at --threads 1, 2, 3, 7 and 16, on this machine whatever
+ * its cores: 16 threads on two cores share them, and sharing must not
+ * change a bit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,6 +74,22 @@ static void forward_pass(void **state)
     same_at_every_count(drawn);
 }
 
+/* A profile sweep shares its combinations among the threads, several
+   runs at once, the longest first (issue 31): the output is still the
+   combinations in the sweep's order, the same bytes at every count. */
+static void profile_sweep(void **state)
+{
+    (void)state;
+    const char *csv[] = {"--engine", "mc,forward", "--placement", "pre-norm,post-ln",
+                         "--layers", "2,3",        "--width",     "64,96",
+                         "--trials", "300",        "--tokens",    "16",
+                         "--format", "csv",        NULL};
+    same_at_every_count(csv);
+    const char *text[] = {"--engine", "forward",  "--gain", "0.5,1,2",  "--layers", "2", "--width",
+                          "64",       "--tokens", "16",     "--format", "text",     NULL};
+    same_at_every_count(text);
+}
+
 static void training(void **state)
 {
     (void)state;
@@ -89,6 +106,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(monte_carlo),
         cmocka_unit_test(forward_pass),
+        cmocka_unit_test(profile_sweep),
         cmocka_unit_test(training),
     };
     test_filter_from_environment();
