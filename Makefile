@@ -93,6 +93,7 @@ BENCH_BIN := $(BUILD)/bench/bench_mc
 BENCH_MATMUL_BIN := $(BUILD)/bench/bench_matmul
 BENCH_FORWARD_BIN := $(BUILD)/bench/bench_forward
 BENCH_ARCH_BIN := $(BUILD)/bench/bench_arch
+BENCH_FAMILIES_BIN := $(BUILD)/bench/bench_families
 BENCH_BACKWARD_BIN := $(BUILD)/bench/bench_backward
 BENCH_TRAIN_BIN := $(BUILD)/bench/bench_train
 BENCH_SCALE_BIN := $(BUILD)/bench/bench_scale
@@ -102,7 +103,7 @@ BENCH_THREADS_BIN := $(BUILD)/bench/bench_threads
 bench: deps-bench
 	$(MAKE) bench-run
 
-bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BIN) \
+bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BIN) $(BENCH_FAMILIES_BIN) \
   $(BENCH_BACKWARD_BIN) $(BENCH_TRAIN_BIN) $(BENCH_SCALE_BIN) $(BENCH_THREADS_BIN) $(BUILD)/varprof
 	@case " $(CFLAGS) " in *fast-math*|*-Ofast*) \
 	  echo "make bench: CFLAGS ($(CFLAGS)) must not contain -ffast-math or -Ofast" >&2; exit 1;; esac
@@ -132,6 +133,15 @@ bench-run: $(BENCH_BIN) $(BENCH_MATMUL_BIN) $(BENCH_FORWARD_BIN) $(BENCH_ARCH_BI
 	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
 	       "skipping the PyTorch comparison of the Llama blocks"; \
 	  $(BENCH_ARCH_BIN) --no-torch; \
+	fi
+	@echo
+	@if $(PYTHON3) -c 'import torch' 2>/dev/null; then \
+	  echo "$(BENCH_FAMILIES_BIN) --python $(PYTHON3) --script tests/bench/families_torch.py"; \
+	  $(BENCH_FAMILIES_BIN) --python $(PYTHON3) --script tests/bench/families_torch.py; \
+	else \
+	  echo "make bench: $(PYTHON3) cannot import torch (apt-get install python3-torch);" \
+	       "skipping the PyTorch comparison of the families' blocks"; \
+	  $(BENCH_FAMILIES_BIN) --no-torch; \
 	fi
 	@echo
 	@if $(PYTHON3) -c 'import torch' 2>/dev/null; then \
@@ -205,6 +215,17 @@ $(BUILD)/bench/bench_arch.o: tests/bench/bench_arch.c
 
 $(BENCH_ARCH_BIN): $(BUILD)/bench/bench_arch.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
   $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
+	  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
+
+# GPT-NeoX's parallel-residual and BLOOM's ALiBi blocks against the same
+# blocks in PyTorch and the FMA peak (tests/bench/bench_families.c); as bench_arch.
+$(BUILD)/bench/bench_families.o: tests/bench/bench_families.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(BENCH_FAMILIES_BIN): $(BUILD)/bench/bench_families.o $(BUILD)/bench/fma_peak.o \
+  $(BUILD)/bench/peer_script.o $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
 	  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
 

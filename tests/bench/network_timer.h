@@ -1,6 +1,6 @@
-/* Timing the forward pass's network as bench_forward and bench_arch do:
- * built once (fw_model_alloc, fw_model_init, one workspace, as a training
- * loop makes them), then fw_run_network timed. */
+/* Timing the forward pass's network as bench_forward, bench_arch and
+ * bench_families do: built once (fw_model_alloc, fw_model_init, one
+ * workspace, as a training loop makes them), then fw_run_network timed. */
 #ifndef VARPROF_BENCH_NETWORK_TIMER_H
 #define VARPROF_BENCH_NETWORK_TIMER_H
 

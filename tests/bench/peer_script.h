@@ -1,6 +1,6 @@
 /* `make bench`'s peers: a Python script that times the same network in
  * PyTorch (or NumPy) and prints one JSON line. What bench_forward,
- * bench_backward and bench_arch share of running one. */
+ * bench_backward, bench_arch and bench_families share of running one. */
 #ifndef VARPROF_BENCH_PEER_SCRIPT_H
 #define VARPROF_BENCH_PEER_SCRIPT_H
 
