@@ -28,4 +28,15 @@ void torch_case_run(const torch_case *c, const char *isa);
 /* torch_case_run on every instruction set this CPU has. */
 void torch_case_run_every_isa(const torch_case *c);
 
+/* Steps `varprof train` replays: the case's token ids once a step. */
+#define TORCH_TRAIN_STEPS 3
+
+/* `varprof train --weights W --token-stream S --steps 3 --task next` on
+ * every instruction set, S the case's tokens three times over (one step
+ * each, Adam's default lr): step 0's loss and global gradient norm (before
+ * any update, the case's loss and its grad_norm row, every parameter's
+ * squares summed) within tol relative, and the loss falling step by step.
+ * Prints the worst and fails beyond. */
+void torch_case_check_train(const torch_case *c, double tol);
+
 #endif
