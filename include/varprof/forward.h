@@ -128,6 +128,23 @@ typedef struct {
        the head's bias, where it has one, its own and 0 at init */
     int tie_embeddings;
     vp_rope_scaling rope_scaling; /* with rope: Llama 3's scaling, factor 0 for none */
+    /* with rope: linear scaling (rope_type linear), each frequency of
+       rope_theta's table divided by it (transformers' inv_freq / factor);
+       0 or 1 for none; not beside rope_scaling's factor */
+    double rope_linear;
+    /* sliding-window attention: 0, each query attends to every earlier
+       token; else, on the sliding layers, query t attends to the keys s
+       with t - sliding_window < s <= t (transformers'
+       sliding_window_overlay: the window's keys, itself included) */
+    size_t sliding_window;
+    /* which layers slide: NULL, every layer (Mistral's); else cfg->layers
+       entries, each a vp_layer_kind (a checkpoint's layer_types); not owned,
+       and read while the network runs */
+    const unsigned char *layer_kinds;
+    /* with rope, the sliding layers' own base (Gemma 3's
+       rope_local_base_freq), default RoPE: no rope_scaling, no rope_linear;
+       0: they turn as the full layers do */
+    double rope_local_theta;
     /* Gemma-2's departures from the usual block, each off by default
        (vp_forward_options_init), set from a checkpoint's config.json: */
     double embed_scale;   /* the token embedding is multiplied by it (Gemma's
@@ -183,6 +200,14 @@ typedef struct {
        embed_norm.weight [d] and embed_norm.bias [d], 1 and 0 when drawn */
     vp_embedding_norm embedding_norm;
 } vp_forward_options;
+
+/* A layer's attention (vp_forward_options.layer_kinds): transformers'
+   layer_types, full_attention and sliding_attention. */
+typedef enum {
+    VP_LAYER_FULL,    /* every earlier token */
+    VP_LAYER_SLIDING, /* the sliding window, and the local RoPE base where set */
+    VP_LAYER_KIND_COUNT
+} vp_layer_kind;
 
 /* What the forward pass keeps for its backward (vp_forward_options.activations). */
 typedef enum {
@@ -292,7 +317,10 @@ size_t vp_forward_ffn_width(const vp_forward_options *o);
  * least 2 tokens for next, and with weights a head of shape [V, d] where the
  * loss needs one and a final norm agreeing with cfg->final_norm (unless
  * VP_FINAL_NORM_DEFAULT); positions in range, rope with attention, an even
- * head width and a finite theta > 0, learned positions from a file at least
+ * head width and a finite theta > 0 (rope_local_theta 0 or so too,
+ * rope_linear 0 or from 1 to 1e6 and not beside rope_scaling), no
+ * sliding_window beside MLP-only layers, layer_kinds entries each a
+ * vp_layer_kind, learned positions from a file at least
  * as many as the tokens, alibi with attention; an embedding norm in range,
  * and none beside an embedding narrower than the stream. VP_EINVAL or
  * VP_ENOMEM, with a message naming the limit; nothing is allocated. */

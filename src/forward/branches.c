@@ -255,7 +255,8 @@ static void attention_task(void *ctx, size_t task, size_t thread)
     const size_t at = b * r->tokens * m->q_width + h * m->head_dim;
     m->kernels->attention(r->att + at, m->q_width, r->q + at, r->k_exp + at, r->v_exp + at,
                           m->q_width, r->tokens, 1, m->head_dim, m->attn_scale, m->attn_softcap,
-                          r->alibi_slopes ? r->alibi_slopes + h : NULL, r->att_scratch[thread]);
+                          r->alibi_slopes ? r->alibi_slopes + h : NULL,
+                          fw_layer_window(m, r->layer), r->att_scratch[thread]);
 }
 
 /* ---- the branches ---- */

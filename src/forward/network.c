@@ -121,6 +121,7 @@ void fw_model_shape_as(fw_model *m, const vp_config *cfg, const vp_forward_optio
     m->rope_theta = o->rope_theta;
     m->rope_scaling = o->rope_scaling;
     m->rope_dim = fw_rope_dim(o);
+    fw_window_shape(m, o);
     m->residual = vp_residual_traits_of(fw_residual_of(cfg, o));
     m->tied = o->tie_embeddings && m->has_head;
     /* a checkpoint's tensors are made on demand: its layers stay there */

@@ -95,6 +95,14 @@ typedef struct fw_model {
     vp_rope_scaling rope_scaling; /* Llama 3's, factor 0 for none */
     size_t rope_dim;              /* rotary: each head's first rope_dim coordinates turn
                                      (vp_forward_options.rope_fraction); else 0 */
+    double rope_linear;           /* linear RoPE scaling's factor; 0: none */
+    double rope_local_theta;      /* the sliding layers' own RoPE base; 0: none */
+    /* sliding-window attention (vp_forward_options): the window (0: none)
+       and which layers slide, [layers] vp_layer_kind (NULL: every layer),
+       the options' list, which outlives the model; fw_layer_window and
+       fw_rope read them */
+    size_t window;
+    const unsigned char *layer_kinds;
     vp_embedding_norm embedding_norm;
     fw_norm embed_norm; /* the embedding's LayerNorm (embedding_norm); its weight NULL
                            for none */
@@ -211,6 +219,13 @@ vp_sampling_method fw_init_method(vp_init init);
  * down, as Hugging Face's int(head_dim * partial_rotary_factor), hd for a
  * fraction of 0 or 1; 0 without rotary positions. */
 size_t fw_rope_dim(const vp_forward_options *o);
+
+/* Layer l's attention window (positions.c): m->window where the layer
+ * slides, else 0 (every earlier key); and whether it slides. fw_window_shape
+ * sets the model's window, layer kinds and RoPE bases from o. */
+size_t fw_layer_window(const fw_model *m, size_t l);
+int fw_layer_slides(const fw_model *m, size_t l);
+void fw_window_shape(fw_model *m, const vp_forward_options *o);
 
 /* The residual form of cfg and o (residual_form.c): o->residual, or the
  * placement's own (the parallel placement's shared norm) where o's is

@@ -122,7 +122,7 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
         m->kernels->attention_backward(b->dq + at, b->dk + at, b->dv + at, qw, b->datt + at, qw,
                                        s->q + at, s->k + at, s->v + at, qw, r->tokens, m->heads,
                                        m->head_dim, m->attn_scale, m->attn_softcap, r->alibi_slopes,
-                                       b->thread_ws[thread]);
+                                       fw_layer_window(m, r->layer), b->thread_ws[thread]);
         return;
     }
     fw_repeat_kv(m, b->k_exp + at, s->k + kv_at, r->tokens);
@@ -130,7 +130,7 @@ static void attention_task(void *ctx, size_t seq, size_t thread)
     m->kernels->attention_backward(b->dq + at, b->dk_exp + at, b->dv_exp + at, qw, b->datt + at, qw,
                                    s->q + at, b->k_exp + at, b->v_exp + at, qw, r->tokens, m->heads,
                                    m->head_dim, m->attn_scale, m->attn_softcap, r->alibi_slopes,
-                                   b->thread_ws[thread]);
+                                   fw_layer_window(m, r->layer), b->thread_ws[thread]);
     fw_sum_kv(m, b->dk + kv_at, b->dk_exp + at, r->tokens);
     fw_sum_kv(m, b->dv + kv_at, b->dv_exp + at, r->tokens);
 }
@@ -265,6 +265,7 @@ static double sub_block_backward(fw_bw *b, size_t k)
     const vp_part part = vp_config_part_of(r->cfg, k);
     const fw_layer *layer = &m->layers_[l];
     const fw_saved *s = &r->saved[k];
+    r->layer = l; /* its window and RoPE table (fw_layer_window) */
     const int attn = part == VP_PART_ATTN || part == VP_PART_BLOCK;
     const int mlp = part == VP_PART_MLP || part == VP_PART_BLOCK;
     const int rms_norm = m->norm == VP_NORM_RMSNORM;

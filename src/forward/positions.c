@@ -37,9 +37,49 @@ static vp_status check_fraction(const vp_forward_options *o, vp_error *err)
     return VP_OK;
 }
 
+/* the sliding window and the layers' kinds */
+static vp_status check_window(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
+{
+    if (o->sliding_window && cfg->mlp_only)
+        return vp_fail(err, VP_EINVAL,
+                       "a sliding window of %zu with layers of MLPs alone: there is no attention "
+                       "to window; use attention layers, or no window",
+                       o->sliding_window);
+    for (size_t l = 0; o->layer_kinds && l < cfg->layers; l++)
+        if (o->layer_kinds[l] >= VP_LAYER_KIND_COUNT)
+            return vp_fail(err, VP_EINVAL,
+                           "layer %zu's kind is %u; each layer's is %u (full attention) or %u "
+                           "(sliding attention)",
+                           l, (unsigned)o->layer_kinds[l], (unsigned)VP_LAYER_FULL,
+                           (unsigned)VP_LAYER_SLIDING);
+    return VP_OK;
+}
+
+/* rope's second table and linear factor */
+static vp_status check_rope_bases(const vp_forward_options *o, vp_error *err)
+{
+    if (o->rope_local_theta != 0.0 && !(o->rope_local_theta > 0.0 && isfinite(o->rope_local_theta)))
+        return vp_fail(err, VP_EINVAL,
+                       "the sliding layers' rope theta %g; it must be finite and > 0, or 0 "
+                       "for rope theta's",
+                       o->rope_local_theta);
+    if (o->rope_linear != 0.0 && !(o->rope_linear >= 1.0 && o->rope_linear <= 1e6))
+        return vp_fail(err, VP_EINVAL,
+                       "linear rope scaling factor %g; it must be from 1 to 1e6, or 0 for none",
+                       o->rope_linear);
+    if (o->rope_linear != 0.0 && o->rope_scaling.factor != 0.0)
+        return vp_fail(err, VP_EINVAL,
+                       "linear rope scaling factor %g beside Llama 3's factor %g: a RoPE table "
+                       "is scaled one way",
+                       o->rope_linear, o->rope_scaling.factor);
+    return VP_OK;
+}
+
 vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err)
 {
     vp_status status = vp_positions_check(o->positions, err);
+    if (status == VP_OK)
+        status = check_window(cfg, o, err);
     if (status != VP_OK)
         return status;
     /* the residual form's check rides here, beside the positions': both
@@ -52,7 +92,8 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
                        "positions %s with layers of MLPs alone: there are no attention scores "
                        "to bias; use positions none or learned, or attention layers",
                        traits->name);
-    if (traits->rotary && (status = check_fraction(o, err)) != VP_OK)
+    if (traits->rotary && ((status = check_fraction(o, err)) != VP_OK ||
+                           (status = check_rope_bases(o, err)) != VP_OK))
         return status;
     if (traits->rotary) {
         if (cfg->mlp_only)
@@ -101,16 +142,49 @@ vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, 
     return fw_embedding_check(o, err);
 }
 
+size_t fw_layer_window(const fw_model *m, size_t l)
+{
+    return fw_layer_slides(m, l) ? m->window : 0;
+}
+
+int fw_layer_slides(const fw_model *m, size_t l)
+{
+    return !m->layer_kinds || m->layer_kinds[l] == VP_LAYER_SLIDING;
+}
+
+void fw_window_shape(fw_model *m, const vp_forward_options *o)
+{
+    m->rope_linear = o->rope_linear;
+    m->rope_local_theta = o->rope_local_theta;
+    m->window = o->sliding_window;
+    m->layer_kinds = o->layer_kinds;
+}
+
+/* The tables: the full layers' [tokens][r / 2], then with a local base
+   the sliding layers' as long, cos_t's and then sin_t's (the workspace
+   gives sin_t half of the floats in). */
+static size_t rope_tables(const fw_model *m)
+{
+    return m->rope_local_theta > 0.0 ? 2 : 1;
+}
+
 size_t fw_rope_floats(const fw_model *m, size_t tokens)
 {
-    return vp_positions_traits_of(m->positions)->rotary ? 2 * tokens * (m->rope_dim / 2) : 0;
+    return vp_positions_traits_of(m->positions)->rotary
+               ? 2 * rope_tables(m) * tokens * (m->rope_dim / 2)
+               : 0;
 }
 
 void fw_rope_fill(float *cos_t, float *sin_t, const fw_model *m, size_t tokens)
 {
     /* the angles of the rotated width: theta^(-2i/r), as Hugging Face's
        inv_freq over rotary_ndims */
-    fw_rope_table(cos_t, sin_t, tokens, m->rope_dim, m->rope_theta, &m->rope_scaling);
+    fw_rope_table_linear(cos_t, sin_t, tokens, m->rope_dim, m->rope_theta, &m->rope_scaling,
+                         m->rope_linear);
+    /* Gemma 3's sliding layers: their base, default RoPE */
+    const size_t n = tokens * (m->rope_dim / 2);
+    if (rope_tables(m) > 1)
+        fw_rope_table(cos_t + n, sin_t + n, tokens, m->rope_dim, m->rope_local_theta, NULL);
 }
 
 typedef struct {
@@ -128,12 +202,16 @@ static void rotate(const fw_model *m, float *x, size_t ld, const fw_run *r, size
     const int interleaved = vp_positions_traits_of(m->positions)->rotary == VP_ROTARY_INTERLEAVED;
     void (*rope)(float *, size_t, const float *, const float *, size_t, size_t, size_t, int) =
         interleaved ? m->kernels->rope_interleaved : m->kernels->rope;
+    /* a sliding layer turns by the local table where there is one */
+    const size_t at =
+        rope_tables(m) > 1 && fw_layer_slides(m, r->layer) ? r->tokens * (m->rope_dim / 2) : 0;
+    const float *cos_t = r->rope_cos + at, *sin_t = r->rope_sin + at;
     if (m->rope_dim == m->head_dim) {
-        rope(x, ld, r->rope_cos, r->rope_sin, r->tokens, heads, m->head_dim, inverse);
+        rope(x, ld, cos_t, sin_t, r->tokens, heads, m->head_dim, inverse);
         return;
     }
     for (size_t h = 0; h < heads; h++)
-        rope(x + h * m->head_dim, ld, r->rope_cos, r->rope_sin, r->tokens, 1, m->rope_dim, inverse);
+        rope(x + h * m->head_dim, ld, cos_t, sin_t, r->tokens, 1, m->rope_dim, inverse);
 }
 
 /* one sequence's q and k, rows at positions 0 .. T - 1 */

@@ -26,12 +26,20 @@ static double llama3_frequency(double f, const vp_rope_scaling *s)
 void fw_rope_table(float *cos_t, float *sin_t, size_t positions, size_t hd, double theta,
                    const vp_rope_scaling *scaling)
 {
+    fw_rope_table_linear(cos_t, sin_t, positions, hd, theta, scaling, 0.0);
+}
+
+void fw_rope_table_linear(float *cos_t, float *sin_t, size_t positions, size_t hd, double theta,
+                          const vp_rope_scaling *scaling, double linear)
+{
     const size_t half = hd / 2;
     for (size_t i = 0; i < half; i++) {
         /* in double: at position 4095 a float angle would be off by ~1e-4 rad */
         double freq = pow(theta, -2.0 * (double)i / (double)hd);
         if (scaling && scaling->factor > 0.0)
             freq = llama3_frequency(freq, scaling);
+        if (linear > 0.0) /* transformers' _compute_linear_scaling_rope_parameters */
+            freq = freq / linear;
         for (size_t p = 0; p < positions; p++) {
             const double angle = (double)p * freq;
             cos_t[p * half + i] = (float)cos(angle);

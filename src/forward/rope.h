@@ -15,4 +15,10 @@
 void fw_rope_table(float *cos_t, float *sin_t, size_t positions, size_t hd, double theta,
                    const vp_rope_scaling *scaling);
 
+/* fw_rope_table with linear scaling besides: each f_i, after scaling's,
+ * divided by linear (rope_type linear's factor; 0 for none), so that
+ * position p turns as p / linear would. */
+void fw_rope_table_linear(float *cos_t, float *sin_t, size_t positions, size_t hd, double theta,
+                          const vp_rope_scaling *scaling, double linear);
+
 #endif

@@ -24,6 +24,7 @@ static void sub_block(fw_run *r, size_t k)
     const fw_layer *layer = &m->layers_[l];
     const int attn = part == VP_PART_ATTN || part == VP_PART_BLOCK;
     const int mlp = part == VP_PART_MLP || part == VP_PART_BLOCK;
+    r->layer = l; /* its window and RoPE table (fw_layer_window) */
     /* the branch's input: the stream, or its norm */
     const float *h = r->x;
     if (t->norm_in) {

@@ -57,6 +57,7 @@ typedef struct {
     int unmeasured;                   /* the workspace's: no profile row, no overflow check */
     const float *rope_cos, *rope_sin; /* with rope: the workspace's [tokens][hd / 2] */
     const float *alibi_slopes;        /* with ALiBi: the workspace's [heads]; else NULL */
+    size_t layer;                     /* the layer running: its window and RoPE table */
     const fw_grads *grads;            /* the workspace's: where the backward makes each
                                          parameter's gradient; NULL: its own buffers */
 } fw_run;
@@ -147,7 +148,9 @@ size_t fw_backward_thread_floats(const fw_model *m, size_t rows, size_t threads)
 
 /* Positions (positions.c): the options' checks for vp_forward_check; the
  * floats of rope's table of angles for runs of `tokens` (0 without rope),
- * filled once per workspace by fw_rope_fill (cos_t, sin_t [tokens][hd / 2]);
+ * filled once per workspace by fw_rope_fill (cos_t, sin_t [tokens][hd / 2],
+ * each followed by the sliding layers' table where they have a base of
+ * their own; sin_t is half of the floats on);
  * and q [rows][H hd] and k [rows][H_kv hd] rotated in place, sequence by sequence over the
  * pool, or rotated back (inverse: dq and dk in the backward). */
 vp_status fw_positions_check(const vp_config *cfg, const vp_forward_options *o, vp_error *err);

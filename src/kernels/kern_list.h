@@ -157,11 +157,17 @@ KERN(void, softmax, (float *x, size_t n))
    operations, tanhf), z itself when softcap is 0. slopes: NULL, or
    ALiBi's H per-head slopes: head h's score for key s is then
    q_t . k_s scale + slopes[h] s (two float products, then their sum:
-   BLOOM's baddbmm of alibi), before the cap. q, k, v rows of
-   stride ld, out of stride ldo; scratch holds T floats. */
+   BLOOM's baddbmm of alibi), before the cap. window: 0, every key
+   s <= t; else a sliding window of that many keys, query t seeing keys
+   s with t - window < s <= t, itself included (transformers'
+   sliding_window_overlay, kv_idx > q_idx - sliding_window, on the causal
+   mask): the keys outside get probability exactly 0, as the -inf mask
+   gives, the softmax running over the window's keys alone. q, k, v rows
+   of stride ld, out of stride ldo; scratch holds T floats. */
 KERN(void, attention,
      (float *out, size_t ldo, const float *q, const float *k, const float *v, size_t ld, size_t T,
-      size_t H, size_t hd, float scale, float softcap, const float *slopes, float *scratch))
+      size_t H, size_t hd, float scale, float softcap, const float *slopes, size_t window,
+      float *scratch))
 
 /* ---- rotary position embedding (rope_ISA.c, rope_body.h) ---- */
 /* In place over n rows of H heads of hd coordinates (hd even; head h
@@ -247,17 +253,19 @@ KERN(void, silu_mul_backward,
 KERN(void, gelu_mul_backward,
      (float *da, float *db, const float *dy, const float *a, const float *b, size_t n))
 /* The backward of attention for one sequence (same q, k, v, ld, T, H,
-   hd, scale, softcap, slopes; ALiBi's bias is a constant, so it enters
-   only the recomputed softmax): given dout (stride ldo), writes dq, dk, dv (stride ldg) over the
-   T rows and H * hd columns, recomputing each softmax as the forward
-   does. dk[s] and dv[s] sum over t >= s in t order (the SIMD variants:
+   hd, scale, softcap, slopes, window; ALiBi's bias is a constant, so it
+   enters only the recomputed softmax): given dout (stride ldo), writes
+   dq, dk, dv (stride ldg) over the T rows and H * hd columns, recomputing
+   each softmax as the forward does; a key outside query t's window
+   has p 0, so it adds nothing to dq[t], dk[s] or dv[s]. dk[s] and dv[s]
+   sum over t >= s in t order (the SIMD variants:
    blocks of KERN_ATTENTION_BACKWARD_BLOCK rows summed apart, then
    added in t order). scratch holds KERN_ATTENTION_BACKWARD_SCRATCH(T,
    hd) floats. dq, dk, dv must not overlap the inputs. */
 KERN(void, attention_backward,
      (float *dq, float *dk, float *dv, size_t ldg, const float *dout, size_t ldo, const float *q,
       const float *k, const float *v, size_t ld, size_t T, size_t H, size_t hd, float scale,
-      float softcap, const float *slopes, float *scratch))
+      float softcap, const float *slopes, size_t window, float *scratch))
 /* The output head's loss: per row of V logits, loss_i = log sum exp -
    logits[targets[i]] (max subtracted; sums in double); returns
    sum_i loss_i in double, and writes dlogits = (softmax - onehot) scale

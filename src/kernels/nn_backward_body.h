@@ -320,18 +320,28 @@ static void attention_copy_rows(float *dst, const float *src, size_t ld, size_t 
             vf_store_first(dst + r * hd + j, vf_load_first(src + r * ld + j, hd - j), hd - j);
 }
 
+/* The first key a block of query rows from t0 meets through the window,
+   down to a panel's first (a multiple of 2 W, so of 4): the keys before it
+   have p 0 for every row of the block, and the block skips them. */
+static inline size_t attention_first_key(size_t t0, size_t window)
+{
+    return kern_window_first(t0, window) / (2 * W) * (2 * W);
+}
+
 /* For query rows t0 .. t0 + rows - 1 (rows <= the block) of one head, q
    and dout of the block packed (stride hd): p and ds (rows of Tp) from the
-   packed k and v, as the scalar kernel makes them; zeros past each row's
-   key t up to the block's last. */
+   packed k and v, as the scalar kernel makes them over each row's window
+   of keys s0 .. t; zeros from the block's first key (attention_first_key)
+   to s0 and past t up to the block's last key. */
 static void attention_block_probs(float *p, float *ds, float *capped, const float *qb,
                                   const float *ob, const float *kp, const float *vp, size_t t0,
                                   size_t rows, size_t Tp, size_t hd, float scale, float softcap,
-                                  const float *slope)
+                                  const float *slope, size_t window)
 {
+    const size_t first = attention_first_key(t0, window);
     for (size_t r0 = 0; r0 < rows; r0 += 4) {
         const size_t nr = att_min(4, rows - r0), keys = t0 + r0 + nr;
-        for (size_t s0 = 0; s0 < keys; s0 += 2 * W) {
+        for (size_t s0 = first; s0 < keys; s0 += 2 * W) {
             attention_tile(p + r0 * Tp + s0, Tp, nr, 2 * W, 0, scale, qb + r0 * hd, hd, 1,
                            kp + s0 * hd, 2 * W, hd);
             attention_tile(ds + r0 * Tp + s0, Tp, nr, 2 * W, 0, 1.0f, ob + r0 * hd, hd, 1,
@@ -340,30 +350,33 @@ static void attention_block_probs(float *p, float *ds, float *capped, const floa
     }
     const size_t end = t0 + rows;
     for (size_t r = 0; r < rows; r++) {
-        const size_t t = t0 + r;
+        const size_t t = t0 + r, s0 = kern_window_first(t, window);
         float *pr = p + r * Tp, *dsr = ds + r * Tp, *tr = capped + r * Tp;
         if (slope) /* ALiBi, as the forward adds it */
-            for (size_t s = 0; s <= t; s++)
+            for (size_t s = s0; s <= t; s++)
                 pr[s] = pr[s] + *slope * (float)s;
         if (softcap > 0.0f)
-            kern_softcap(pr, tr, t + 1, softcap);
-        KERN_FN(kern_softmax)(pr, t + 1);
+            kern_softcap(pr + s0, tr + s0, t + 1 - s0, softcap);
+        KERN_FN(kern_softmax)(pr + s0, t + 1 - s0);
         /* lanes past t load 0: add nothing */
         vd lo = vd_zero(), hi = vd_zero();
-        for (size_t s = 0; s <= t; s += W) {
+        for (size_t s = s0; s <= t; s += W) {
             const vf pv = vf_load_first(pr + s, t + 1 - s), dpv = vf_load_first(dsr + s, t + 1 - s);
             lo = vd_fmadd(vf_widen_lo(pv), vf_widen_lo(dpv), lo);
             hi = vd_fmadd(vf_widen_hi(pv), vf_widen_hi(dpv), hi);
         }
         const vf c = vf_set1((float)vd_hsum(vd_add(lo, hi)));
         /* dp becomes ds = p (dp - c) */
-        for (size_t s = 0; s <= t; s += W) {
+        for (size_t s = s0; s <= t; s += W) {
             const vf dpv = vf_sub(vf_load_first(dsr + s, t + 1 - s), c);
             vf_store_first(dsr + s, vf_mul(vf_load_first(pr + s, t + 1 - s), dpv), t + 1 - s);
         }
         if (softcap > 0.0f) /* d cap(z)/dz = 1 - tanh^2, as the scalar kernel rounds it */
-            for (size_t s = 0; s <= t; s++)
+            for (size_t s = s0; s <= t; s++)
                 dsr[s] *= 1.0f - tr[s] * tr[s];
+        /* keys outside the window: p 0, as the -inf mask gives */
+        for (size_t s = first; s < s0; s++)
+            pr[s] = dsr[s] = 0.0f;
         for (size_t s = t + 1; s < end; s++)
             pr[s] = dsr[s] = 0.0f;
     }
@@ -373,7 +386,7 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
                                       const float *dout, size_t ldo, const float *q, const float *k,
                                       const float *v, size_t ld, size_t T, size_t H, size_t hd,
                                       float scale, float softcap, const float *slopes,
-                                      float *scratch)
+                                      size_t window, float *scratch)
 {
     // q, k, v: (T, H * hd) stride ld; dout: stride ldo; dq, dk, dv: stride ldg;
     // scratch: KERN_ATTENTION_BACKWARD_SCRATCH(T, hd)
@@ -395,17 +408,19 @@ void KERN_FN(kern_attention_backward)(float *dq, float *dk, float *dv, size_t ld
             dkc[i] = dvc[i] = 0.0f;
         for (size_t t0 = 0; t0 < T; t0 += B) {
             const size_t rows = att_min(B, T - t0), keys = t0 + rows;
+            const size_t first = attention_first_key(t0, window);
             attention_copy_rows(qb, q + t0 * ld + col, ld, rows, hd);
             attention_copy_rows(ob, dout + t0 * ldo + col, ldo, rows, hd);
             attention_block_probs(p, ds, capped, qb, ob, kp, vp, t0, rows, Tp, hd, scale, softcap,
-                                  slopes ? slopes + h : NULL);
+                                  slopes ? slopes + h : NULL, window);
             for (size_t r0 = 0; r0 < rows; r0 += 4)
                 for (size_t j = 0; j < hd; j += 2 * W)
                     attention_tile(dq + (t0 + r0) * ldg + col + j, ldg, att_min(4, rows - r0),
-                                   att_min(2 * W, hd - j), 0, scale, ds + r0 * Tp, Tp, 1, kc + j,
-                                   hd, t0 + att_min(r0 + 4, rows));
-            /* key s meets rows t >= s only: the block's rows from s0 - t0 */
-            for (size_t s0 = 0; s0 < keys; s0 += 4) {
+                                   att_min(2 * W, hd - j), 0, scale, ds + r0 * Tp + first, Tp, 1,
+                                   kc + first * hd + j, hd, t0 + att_min(r0 + 4, rows) - first);
+            /* key s meets rows t >= s only: the block's rows from s0 - t0;
+               the keys before first none of them */
+            for (size_t s0 = first; s0 < keys; s0 += 4) {
                 const size_t r0 = s0 > t0 ? s0 - t0 : 0, nk = att_min(4, keys - s0);
                 for (size_t j = 0; j < hd; j += 2 * W) {
                     const size_t cols = att_min(2 * W, hd - j);

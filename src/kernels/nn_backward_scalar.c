@@ -214,7 +214,8 @@ static float dot_scalar(const float *a, const float *b, size_t n)
 void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg, const float *dout,
                                     size_t ldo, const float *q, const float *k, const float *v,
                                     size_t ld, size_t T, size_t H, size_t hd, float scale,
-                                    float softcap, const float *slopes, float *scratch)
+                                    float softcap, const float *slopes, size_t window,
+                                    float *scratch)
 {
     // q, k, v: (T, H * hd) stride ld; dout: stride ldo; dq, dk, dv: stride ldg;
     // scratch: (3 T)
@@ -226,18 +227,20 @@ void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg,
                 dk[t * ldg + col + j] = dv[t * ldg + col + j] = 0.0f;
         for (size_t t = 0; t < T; t++) {
             const float *qt = q + t * ld + col, *dout_t = dout + t * ldo + col;
-            /* the forward's probabilities, as kern_attention_scalar makes them */
-            for (size_t s = 0; s <= t; s++) {
+            /* the forward's probabilities, as kern_attention_scalar makes
+               them, over the window's keys s0 .. t (the others' are 0) */
+            const size_t s0 = kern_window_first(t, window);
+            for (size_t s = s0; s <= t; s++) {
                 p[s] = dot_scalar(qt, k + s * ld + col, hd) * scale;
                 if (slopes)
                     p[s] = p[s] + slopes[h] * (float)s;
             }
             if (softcap > 0.0f)
-                kern_softcap(p, capped, t + 1, softcap);
-            kern_softmax_scalar(p, t + 1);
+                kern_softcap(p + s0, capped + s0, t + 1 - s0, softcap);
+            kern_softmax_scalar(p + s0, t + 1 - s0);
             /* dp_s = dout_t . v_s; ds_s = p_s (dp_s - sum_r p_r dp_r) */
             double sum = 0.0;
-            for (size_t s = 0; s <= t; s++) {
+            for (size_t s = s0; s <= t; s++) {
                 dp[s] = dot_scalar(dout_t, v + s * ld + col, hd);
                 sum += (double)p[s] * dp[s];
             }
@@ -245,7 +248,7 @@ void kern_attention_backward_scalar(float *dq, float *dk, float *dv, size_t ldg,
             float *dqt = dq + t * ldg + col;
             for (size_t j = 0; j < hd; j++)
                 dqt[j] = 0.0f;
-            for (size_t s = 0; s <= t; s++) {
+            for (size_t s = s0; s <= t; s++) {
                 float ds = p[s] * (dp[s] - c);
                 if (softcap > 0.0f) /* d cap(z)/dz = 1 - tanh^2 */
                     ds *= 1.0f - capped[s] * capped[s];

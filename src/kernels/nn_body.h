@@ -277,26 +277,28 @@ static inline void weighted_rows(float *out, const float *p, const float *v, siz
 
 void KERN_FN(kern_attention)(float *out, size_t ldo, const float *q, const float *k, const float *v,
                              size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
-                             const float *slopes, float *scratch)
+                             const float *slopes, size_t window, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)
     for (size_t h = 0; h < H; h++) {
         for (size_t t = 0; t < T; t++) {
             const float *qt = q + t * ld + h * hd;
-            for (size_t s = 0; s <= t; s++)
+            /* the window's keys s0 .. t; the others' probabilities are 0 */
+            const size_t s0 = kern_window_first(t, window), n = t + 1 - s0;
+            for (size_t s = s0; s <= t; s++)
                 scratch[s] = dot(qt, k + s * ld + h * hd, hd) * scale;
             if (slopes) /* ALiBi, as the scalar kernel adds it */
-                for (size_t s = 0; s <= t; s++)
+                for (size_t s = s0; s <= t; s++)
                     scratch[s] = scratch[s] + slopes[h] * (float)s;
             if (softcap > 0.0f)
-                kern_softcap(scratch, NULL, t + 1, softcap);
-            KERN_FN(kern_softmax)(scratch, t + 1);
+                kern_softcap(scratch + s0, NULL, n, softcap);
+            KERN_FN(kern_softmax)(scratch + s0, n);
             float *ot = out + t * ldo + h * hd;
             /* 4 vectors of columns a pass over the rows of v: 4 FMA chains */
             for (size_t j = 0; j < hd; j += 4 * W) {
                 size_t cols = hd - j < 4 * W ? hd - j : 4 * W;
-                weighted_rows(ot + j, scratch, v + h * hd + j, ld, t + 1, cols);
+                weighted_rows(ot + j, scratch + s0, v + s0 * ld + h * hd + j, ld, n, cols);
             }
         }
     }

@@ -99,6 +99,14 @@ static inline void kern_softcap(float *z, float *tanh_out, size_t n, float softc
     }
 }
 
+/* The first key query t sees through a sliding window of `window` keys
+ * (kern_list.h's attention): t + 1 - window once t reaches the window, else
+ * 0; window 0, every key from 0. */
+static inline size_t kern_window_first(size_t t, size_t window)
+{
+    return window && t + 1 > window ? t + 1 - window : 0;
+}
+
 /* out[i] = exp(x[i]) and erf(x[i]), i < n, with the vector code the kernels
  * use (out may be x). Exist only on x86-64; call only when
  * vp_isa_supported() says so. For the accuracy tests. */

@@ -154,16 +154,18 @@ void kern_softmax_scalar(float *x, size_t n)
 
 void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *k, const float *v,
                            size_t ld, size_t T, size_t H, size_t hd, float scale, float softcap,
-                           const float *slopes, float *scratch)
+                           const float *slopes, size_t window, float *scratch)
 {
     // q, k, v: (T, H * hd) with row stride ld; out: (T, H * hd) with stride ldo;
     // scratch: (T)
     /* Dot products and the weighted sum in float, as a matmul's; the
-       softmax's sum in double. */
+       softmax's sum in double. Keys s0 .. t, the window's: the others'
+       probabilities are 0 and add nothing. */
     for (size_t h = 0; h < H; h++) {
         for (size_t t = 0; t < T; t++) {
             const float *qt = q + t * ld + h * hd;
-            for (size_t s = 0; s <= t; s++) {
+            const size_t s0 = kern_window_first(t, window);
+            for (size_t s = s0; s <= t; s++) {
                 const float *ks = k + s * ld + h * hd;
                 float dot = 0.0f;
                 for (size_t j = 0; j < hd; j++)
@@ -173,12 +175,12 @@ void kern_attention_scalar(float *out, size_t ldo, const float *q, const float *
                     scratch[s] = scratch[s] + slopes[h] * (float)s;
             }
             if (softcap > 0.0f)
-                kern_softcap(scratch, NULL, t + 1, softcap);
-            kern_softmax_scalar(scratch, t + 1);
+                kern_softcap(scratch + s0, NULL, t + 1 - s0, softcap);
+            kern_softmax_scalar(scratch + s0, t + 1 - s0);
             float *ot = out + t * ldo + h * hd;
             for (size_t j = 0; j < hd; j++) {
                 float acc = 0.0f;
-                for (size_t s = 0; s <= t; s++)
+                for (size_t s = s0; s <= t; s++)
                     acc += scratch[s] * v[s * ld + h * hd + j];
                 ot[j] = acc;
             }

@@ -41,7 +41,7 @@ typedef struct {
     void (*gelu_backward)(float *, const float *, const float *, const float *, size_t);
     void (*attention_backward)(float *, float *, float *, size_t, const float *, size_t,
                                const float *, const float *, const float *, size_t, size_t, size_t,
-                               size_t, float, float, const float *, float *);
+                               size_t, float, float, const float *, size_t, float *);
     double (*cross_entropy)(float *, const float *, const uint32_t *, size_t, size_t, double);
     void (*norm_stats)(float *, const float *, size_t, size_t, float, int);
     void (*gelu_keep)(float *, float *, const float *, size_t);
@@ -576,7 +576,7 @@ static void attention_matches_differences_and_scalar(void **state)
             for (size_t i = 0; i < 3 * T * ldg; i++)
                 g[i] = -7.0f;
             VARIANTS[isa].attention_backward(g, g + T * ldg, g + 2 * T * ldg, ldg, dout, ld, q, k,
-                                             v, ld, T, H, hd, scale, softcap, NULL, scratch);
+                                             v, ld, T, H, hd, scale, softcap, NULL, 0, scratch);
             float *packed = new_floats(3 * len);
             for (int a = 0; a < 3; a++)
                 for (size_t t = 0; t < T; t++) {

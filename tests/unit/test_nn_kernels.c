@@ -37,7 +37,7 @@ typedef struct {
     void (*gelu)(float *, const float *, size_t);
     void (*softmax)(float *, size_t);
     void (*attention)(float *, size_t, const float *, const float *, const float *, size_t, size_t,
-                      size_t, size_t, float, float, const float *, float *);
+                      size_t, size_t, float, float, const float *, size_t, float *);
     void (*exp)(float *, const float *, size_t);
     void (*erf)(float *, const float *, size_t);
 } variant;
@@ -549,7 +549,7 @@ static void scalar_attention_matches_double(void **state)
                 for (size_t i = 0; i < T * ldo; i++)
                     want[i] = 7.0, tol[i] = 0.0;
                 attention_ref(want, tol, ldo, q, k, v, ld, T, H, hd, scale, softcap);
-                kern_attention_scalar(out, ldo, q, k, v, ld, T, H, hd, scale, softcap, NULL,
+                kern_attention_scalar(out, ldo, q, k, v, ld, T, H, hd, scale, softcap, NULL, 0,
                                       scratch);
                 char what[96];
                 snprintf(what, sizeof what, "attention scalar T=%zu H=%zu hd=%zu cap %g", T, H, hd,
@@ -763,8 +763,9 @@ static void simd_attention_matches_scalar_and_double(void **state)
             for (size_t i = 0; i < T * ldo; i++)
                 want[i] = got[i] = 7.0f, want_d[i] = 7.0, tol[i] = 0.0;
             attention_ref(want_d, tol, ldo, q, k, v, ld, T, H, hd, scale, softcap);
-            kern_attention_scalar(want, ldo, q, k, v, ld, T, H, hd, scale, softcap, NULL, scratch);
-            var->attention(got, ldo, q, k, v, ld, T, H, hd, scale, softcap, NULL, scratch);
+            kern_attention_scalar(want, ldo, q, k, v, ld, T, H, hd, scale, softcap, NULL, 0,
+                                  scratch);
+            var->attention(got, ldo, q, k, v, ld, T, H, hd, scale, softcap, NULL, 0, scratch);
             char what[96];
             snprintf(what, sizeof what, "attention %s T=%zu H=%zu hd=%zu vs double", var->name, T,
                      H, hd);
@@ -827,13 +828,13 @@ static void rows_do_not_depend_on_the_split(void **state)
         /* attention: all heads at once, or one head a call; and the first
            tokens alone give the same rows as the whole sequence */
         const float scale = (float)(1.0 / sqrt((double)hd));
-        var->attention(att_all, ld, q, k, v, ld, T, H, hd, scale, 0.0f, NULL, scratch);
+        var->attention(att_all, ld, q, k, v, ld, T, H, hd, scale, 0.0f, NULL, 0, scratch);
         for (size_t h = 0; h < H; h++)
             var->attention(att_part + h * hd, ld, q + h * hd, k + h * hd, v + h * hd, ld, T, 1, hd,
-                           scale, 0.0f, NULL, scratch);
+                           scale, 0.0f, NULL, 0, scratch);
         snprintf(what, sizeof what, "attention %s heads split", var->name);
         assert_int_equal(compare_bits(what, att_all, att_part, T * ld), 0);
-        var->attention(att_part, ld, q, k, v, ld, T / 2, H, hd, scale, 0.0f, NULL, scratch);
+        var->attention(att_part, ld, q, k, v, ld, T / 2, H, hd, scale, 0.0f, NULL, 0, scratch);
         snprintf(what, sizeof what, "attention %s prefix", var->name);
         assert_int_equal(compare_bits(what, att_all, att_part, (T / 2) * ld), 0);
     }
