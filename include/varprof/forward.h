@@ -105,7 +105,7 @@ typedef struct {
     size_t threads;   /* 1 .. VP_MC_MAX_THREADS */
     vp_norm norm;     /* VP_NORM_LAYERNORM or VP_NORM_RMSNORM */
     double eps;       /* the norms' eps, > 0 */
-    int qk_norm;      /* a vp_qk_norm: RMSNorm over the queries and keys, or none */
+    int qk_norm;      /* a vp_qk_norm: a norm over the queries and keys, or none */
     vp_init init;
     unsigned long long seed; /* weights and tokens */
     /* optional, not owned: weights to load instead of drawing them (their
@@ -219,12 +219,15 @@ typedef enum {
                                  more forward pass, the same bits */
 } vp_activations;
 
-/* Where the QK-norm's RMSNorm runs (vp_forward_options.qk_norm). */
+/* Where the QK-norm runs, and which norm (vp_forward_options.qk_norm). */
 typedef enum {
     VP_QK_NORM_NONE,
-    VP_QK_NORM_HEAD, /* over each head's hd coordinates, weights [hd] (--qk-norm) */
-    VP_QK_NORM_FULL, /* over all of q's H hd coordinates and of k's H_kv hd, before
+    VP_QK_NORM_HEAD, /* RMSNorm over each head's hd coordinates, weights [hd] (--qk-norm) */
+    VP_QK_NORM_FULL, /* RMSNorm over all of q's H hd coordinates and of k's H_kv hd, before
                         the split into heads, weights [H hd] and [H_kv hd]: OLMo-2's */
+    VP_QK_NORM_HEAD_LAYERNORM, /* LayerNorm without bias over each head's hd coordinates,
+                                  a weight per head, [H, hd] and [H_kv, hd]: Cohere's
+                                  use_qk_norm (Command R+) */
 } vp_qk_norm;
 
 /* d 512, 8 heads (kv_heads 0: as many; head_dim 0: d / H), m 4 (no
@@ -244,7 +247,8 @@ void vp_forward_options_init(vp_forward_options *options);
  *     [H_kv hd, d], .bias [H_kv hd]; layers.i.attn.o.weight [d, H hd], .bias [d]
  *     (H hd = H_kv hd = d by default)
  *   layers.i.attn.{q_norm,k_norm}.weight [hd]         with QK-norm per head;
- *     [H hd] and [H_kv hd] with QK-norm over the full width (VP_QK_NORM_FULL)
+ *     [H hd] and [H_kv hd] with QK-norm over the full width (VP_QK_NORM_FULL);
+ *     [H, hd] and [H_kv, hd] with a LayerNorm per head (VP_QK_NORM_HEAD_LAYERNORM)
  *   layers.i.mlp.fc1.weight [F, d], .bias [F]; layers.i.mlp.fc2.weight [d, F], .bias [d]
  *     for the two-matrix MLPs (gelu, gelu-tanh, relu), F the hidden width;
  *   layers.i.mlp.{gate,up}.weight [F, d], .bias [F]; layers.i.mlp.down.weight [d, F],
@@ -284,7 +288,9 @@ void vp_forward_options_init(vp_forward_options *options);
  * head_dim). Then H is layer 0's q rows / hd and H_kv its k rows / hd,
  * kv_heads and head_dim left 0 where they are the defaults. A q_norm
  * weight as long as q's rows is QK-norm over the full width
- * (VP_QK_NORM_FULL) with o's heads; shorter, per head (VP_QK_NORM_HEAD).
+ * (VP_QK_NORM_FULL) with o's heads; shorter, per head (VP_QK_NORM_HEAD); of
+ * rank 2 [H, hd], a LayerNorm per head (VP_QK_NORM_HEAD_LAYERNORM), hd its
+ * second dimension.
  * head_unbiased is set where the MLP's projections have biases but the head
  * has none (no head.bias); embedding_norm is layernorm where the file has
  * embed_norm.weight (BLOOM's). The names do not tell the activation: o->mlp

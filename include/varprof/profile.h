@@ -53,7 +53,8 @@ typedef struct {
     size_t ffn_width; /* the MLP's hidden width; ffn_mult 0 when the width does not divide it */
     vp_mlp mlp;       /* the forward pass's MLP kind; 0 for the Monte Carlo */
     vp_bias bias;     /* the forward pass's biases; 0 for the Monte Carlo */
-    int qk_norm;      /* a vp_qk_norm (forward.h): 0 none, 1 per head, 2 over the full width */
+    int qk_norm;      /* a vp_qk_norm (forward.h): 0 none, 1 per head, 2 over the full width,
+                         3 a LayerNorm per head */
     /* Gemma-2's: the embedding's factor (0 or 1: none), the scores' factor
        where not 1/sqrt(hd) and the scores' and logits' soft caps (0: none) */
     double embed_scale, attn_scale, attn_softcap, logit_softcap;

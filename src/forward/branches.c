@@ -3,6 +3,7 @@
 
 #include "forward/matmul_split.h"
 #include "forward/network.h"
+#include "forward/qk_layernorm.h"
 #include "forward/run.h"
 #include "forward/sub_block.h"
 
@@ -193,6 +194,10 @@ static void activate(fw_run *r, float *out, const float *in, const float *in2)
    or over each token's heads hd together (VP_QK_NORM_FULL), rows of [rows][heads hd]. */
 static void head_norm(fw_run *r, float *out, const float *in, const float *weight, size_t heads)
 {
+    if (r->m->qk_norm == VP_QK_NORM_HEAD_LAYERNORM) { /* Cohere's: a weight per head */
+        fw_qk_layernorm(r, out, in, weight, heads);
+        return;
+    }
     const size_t per_row = r->m->qk_norm == VP_QK_NORM_FULL ? 1 : heads;
     rowwise_job j = {r,
                      out,

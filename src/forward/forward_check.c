@@ -175,8 +175,10 @@ static vp_status check_scales(const vp_config *cfg, const vp_forward_options *o,
         return vp_fail(err, VP_EINVAL,
                        "tied embeddings asked, but the weights file has its own head.weight; "
                        "the head is then embed.weight: drop the option or the tensor");
-    if ((unsigned)o->qk_norm > VP_QK_NORM_FULL)
-        return vp_fail(err, VP_EINVAL, "QK-norm setting %d is not none, per head or full width",
+    if ((unsigned)o->qk_norm > VP_QK_NORM_HEAD_LAYERNORM)
+        return vp_fail(err, VP_EINVAL,
+                       "QK-norm setting %d is not none, per head, full width or a LayerNorm "
+                       "per head",
                        o->qk_norm);
     /* Gemma-2's factors: floats' range, 0 where 0 means off */
     const struct {

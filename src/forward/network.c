@@ -79,7 +79,7 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
 
 size_t fw_q_norm_width(const fw_model *m, int keys)
 {
-    if (m->qk_norm != VP_QK_NORM_FULL)
+    if (m->qk_norm != VP_QK_NORM_FULL && m->qk_norm != VP_QK_NORM_HEAD_LAYERNORM)
         return m->head_dim;
     return keys ? m->kv_width : m->q_width;
 }

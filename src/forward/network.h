@@ -32,7 +32,8 @@ typedef struct {
     fw_norm attn_out_norm, mlp_out_norm; /* sandwich and output-norm: on the branch output */
     fw_linear q, k, v, o;                /* q: d -> H hd; k, v: d -> H_kv hd; o: H hd -> d */
     float *q_norm, *k_norm;              /* with QK-norm: [hd] each per head; [H hd] and [H_kv hd]
-                               over the full width (VP_QK_NORM_FULL) */
+                               over the full width (VP_QK_NORM_FULL) or one [hd] per head
+                               (VP_QK_NORM_HEAD_LAYERNORM) */
     /* the two-matrix MLP: fc2(act(fc1 h)); the gated one: fc1 is the gate,
        up the second input projection, fc2 down: fc2(act(fc1 h) * up h) */
     fw_linear fc1, fc2, up; /* up: gated MLPs only */
@@ -128,8 +129,8 @@ void fw_model_parts(const vp_config *cfg, const vp_forward_options *o, int *has_
                     int *has_final_norm);
 
 /* The length of a QK-norm's weight: q's (keys 0) or k's (keys 1), hd per
- * head, H hd or H_kv hd over the full width; also the width of the rows it
- * normalises. */
+ * head, H hd or H_kv hd over the full width (and for a LayerNorm per head,
+ * a weight per head). */
 size_t fw_q_norm_width(const fw_model *m, int keys);
 
 /* Floats of weights a model of that shape (fw_model_shape's) holds. */

@@ -10,6 +10,7 @@
 
 #include "forward/backward.h"
 #include "forward/embedding.h"
+#include "forward/qk_layernorm.h"
 
 static size_t aligned(size_t floats)
 {
@@ -61,7 +62,8 @@ static size_t lay_out(fw_bw *b, float *block, const fw_model *m, size_t rows)
     TAKE(logit_tanh, m->has_head && m->logit_softcap > 0.0f ? rows * m->vocab : 0);
     TAKE(head_dw, m->tied ? m->vocab * m->embed_dim : 0);
     /* a norm's rows: the stream's, or QK-norm's, one per head */
-    TAKE(stats, 2 * rows * (m->qk_norm ? m->heads : 1));
+    TAKE(stats, 2 * rows * (m->qk_norm ? m->heads : 1) *
+                    (m->qk_norm == VP_QK_NORM_HEAD_LAYERNORM ? 2 : 1));
     if (b) /* doubles, at a 64-byte boundary as every buffer */
         b->row_loss = (double *)(void *)(block + used);
     used += aligned(2 * rows);
@@ -185,6 +187,10 @@ static void head_norm_backward(fw_bw *b, float *dpre, const float *dqk, const fl
                                const float *weight, const char *name, size_t heads)
 {
     const fw_model *m = b->r->m;
+    if (m->qk_norm == VP_QK_NORM_HEAD_LAYERNORM) { /* Cohere's: a weight per head */
+        fw_bw_qk_layernorm(b, name, dpre, dqk, pre, weight, heads);
+        return;
+    }
     const size_t per_row = m->qk_norm == VP_QK_NORM_FULL ? 1 : heads;
     const size_t rows = b->r->rows * per_row, width = heads * m->head_dim / per_row;
     fw_bw_norm(b, name, dpre, dqk, pre, NULL, weight, rows, width, 1, 0);

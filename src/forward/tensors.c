@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "forward/network.h"
+#include "forward/qk_layernorm.h"
 
 typedef struct {
     fw_model *m;
@@ -69,11 +70,11 @@ static void visit_layer(walker *w, size_t i, fw_layer *layer)
         visit_linear(w, PREFIX("layers.%zu.attn.k", i), &layer->k);
         visit_linear(w, PREFIX("layers.%zu.attn.v", i), &layer->v);
         visit_linear(w, PREFIX("layers.%zu.attn.o", i), &layer->o);
-        if (m->qk_norm) {
-            visit(w, PREFIX("layers.%zu.attn.q_norm.weight", i), fw_q_norm_width(m, 0), 0,
-                  layer->q_norm, NULL);
-            visit(w, PREFIX("layers.%zu.attn.k_norm.weight", i), fw_q_norm_width(m, 1), 0,
-                  layer->k_norm, NULL);
+        for (int keys = 0; m->qk_norm && keys < 2; keys++) {
+            size_t rows, cols;
+            fw_q_norm_shape(m, keys, &rows, &cols);
+            visit(w, PREFIX("layers.%zu.attn.%c_norm.weight", i, keys ? 'k' : 'q'), rows, cols,
+                  keys ? layer->k_norm : layer->q_norm, NULL);
         }
     }
     if (m->gated) {

@@ -195,6 +195,15 @@ static vp_status ambiguous_heads(size_t q_rows, size_t k_rows, size_t d, vp_erro
    VP_FORWARD_DEFAULT_HEADS heads of d / that where q is d rows and k fits,
    else VP_EINVAL (ambiguous_heads). Then H from q's rows, H_kv from k's,
    each checked; kv_heads and head_dim stay 0 where they are the defaults. */
+/* A q_norm weight's kind: [hd] per head, or [H, hd] a weight per head (Cohere's
+   LayerNorm); over the full width its caller tells by q's rows */
+static int qk_norm_of(const vp_tensor_info *q_norm)
+{
+    if (!q_norm)
+        return VP_QK_NORM_NONE;
+    return q_norm->rank == 2 ? VP_QK_NORM_HEAD_LAYERNORM : VP_QK_NORM_HEAD;
+}
+
 static vp_status infer_heads(const vp_safetensors *weights, const vp_tensor_info *q_norm,
                              vp_forward_options *o, vp_error *err)
 {
@@ -207,8 +216,9 @@ static vp_status infer_heads(const vp_safetensors *weights, const vp_tensor_info
     const size_t q_rows = q->shape[0], k_rows = k->shape[0], d = o->width;
     const size_t defaults = VP_FORWARD_DEFAULT_HEADS;
     size_t hd = 0, given = o->heads;
-    if (q_norm && q_norm->rank == 1 && q_norm->shape[0] > 0) {
-        hd = q_norm->shape[0];
+    const size_t norm_hd = q_norm && q_norm->rank <= 2 ? q_norm->shape[q_norm->rank - 1] : 0;
+    if (norm_hd > 0) { /* q_norm [hd], or [H, hd] a weight per head */
+        hd = norm_hd;
         given = 0; /* the QK-norm's weights decide; the caller weighs its own */
     } else if (o->head_dim)
         hd = o->head_dim;
@@ -289,7 +299,7 @@ vp_status vp_forward_infer(const vp_safetensors *weights, vp_config *cfg, vp_for
     cfg->mlp_only = vp_safetensors_find(weights, "layers.0.attn.q.weight") == NULL;
     const vp_tensor_info *q_norm = vp_safetensors_find(weights, "layers.0.attn.q_norm.weight");
     const vp_tensor_info *q = vp_safetensors_find(weights, "layers.0.attn.q.weight");
-    o->qk_norm = q_norm ? VP_QK_NORM_HEAD : VP_QK_NORM_NONE;
+    o->qk_norm = qk_norm_of(q_norm);
     /* as long as q's rows: over the full width, o's heads splitting it
        (with one head the two are the same) */
     if (q_norm && q && q_norm->rank == 1 && q->rank == 2 && q_norm->shape[0] == q->shape[0]) {

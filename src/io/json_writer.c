@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/row_fields.h"
+#include "varprof/forward.h"
 #include "varprof/json.h"
 #include "varprof/version.h"
 
@@ -98,8 +99,10 @@ static void add_network(cJSON *sampling, const vp_profile *profile)
     add_number(sampling, "batch", (double)sm->batch, 1);
     add_number(sampling, "tokens", (double)sm->tokens, 1);
     cJSON_AddBoolToObject(sampling, "qk_norm", sm->qk_norm);
-    if (sm->qk_norm == 2) /* OLMo-2's; per head goes unsaid */
+    if (sm->qk_norm == VP_QK_NORM_FULL) /* OLMo-2's; per head goes unsaid */
         add_text(sampling, "qk_norm_over", "full width");
+    if (sm->qk_norm == VP_QK_NORM_HEAD_LAYERNORM) /* Cohere's */
+        add_text(sampling, "qk_norm_over", "each head, a LayerNorm with a weight per head");
     if (sm->embed_scale > 0.0 && sm->embed_scale != 1.0)
         add_number(sampling, "embed_scale", sm->embed_scale, 1);
     if (sm->attn_scale > 0.0)

@@ -93,9 +93,10 @@ void text_write_network(FILE *out, const vp_profile *p)
                  s->kv_heads == 1 ? "" : "s");
     if (s->heads)
         fprintf(out, "network: width %zu, %s%s, %s, vocab %zu, %s\n", s->width, heads,
-                s->qk_norm == 2   ? " with QK-norm over the full width"
-                : s->qk_norm == 1 ? " with QK-norm"
-                                  : "",
+                s->qk_norm == VP_QK_NORM_FULL             ? " with QK-norm over the full width"
+                : s->qk_norm == VP_QK_NORM_HEAD_LAYERNORM ? " with QK-norm, a LayerNorm per head"
+                : s->qk_norm == VP_QK_NORM_HEAD           ? " with QK-norm"
+                                                          : "",
                 mlp, s->vocab, batch);
     else
         fprintf(out, "network: MLP-only layers, width %zu, %s, vocab %zu, %s\n", s->width, mlp,
