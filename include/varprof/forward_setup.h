@@ -68,8 +68,10 @@ vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp
  * checkpoint's count as kept), whether the head has a bias, QK-norm where
  * the file has its weights, learned positions where the file has
  * pos_embed.weight and fw's are none. fw->weights is set to weights.
- * A checkpoint's sliding window is the caller's to weigh against
- * fw->tokens (arch->sliding_window).
+ * A checkpoint's sliding window and its layers' kinds (the window on the
+ * sliding layers, their own RoPE base and the full layers' linear factor)
+ * become fw's: fw->layer_kinds then points into arch, which the caller
+ * keeps while fw runs.
  *
  * Fails as vp_forward_infer does, and with VP_EINVAL where a kept value
  * disagrees with config.json or the file (err->fix names the setting to

@@ -21,8 +21,10 @@
  *                      (attn_norm, attn_out_norm, mlp_norm, mlp_out_norm), each
  *                      norm weight w read as 1 + w; tied by default.
  *   gemma3_text        gemma2's, with self_attn.{q,k}_norm over each head of q
- *                      and k, read as 1 + w; one RoPE base (the layer types'
- *                      bases differing is refused), no soft caps by default.
+ *                      and k, read as 1 + w; a RoPE base per layer type (the
+ *                      sliding layers' rope_local_base_freq, the full layers'
+ *                      rope_theta with any linear scaling), no soft caps by
+ *                      default.
  *   olmo2              llama's without input norms: post_attention_layernorm
  *                      and post_feedforward_layernorm on the branch outputs,
  *                      self_attn.{q,k}_norm over q's and k's full width.
@@ -64,6 +66,9 @@
 
 /* Most unknown config.json keys vp_hf_architecture names. */
 #define VP_HF_MOST_UNKNOWN_KEYS 16
+/* Most layers a checkpoint whose layers are of two kinds (full and
+   sliding attention) may have. */
+#define VP_HF_MOST_LAYER_KINDS 1024
 
 /* What config.json says of the network, with the names it came from. Its
  * fields follow the config's order of ideas rather than their sizes: it is
@@ -96,10 +101,23 @@ typedef struct {
     /* llama3's rope_scaling; factor 0 without */
     vp_rope_scaling rope_scaling;
     int tied;              /* the head is the embedding (tie_word_embeddings) */
-    size_t sliding_window; /* mistral's, qwen2's and gemma2's (every other layer), 0
-                              when none: attention beyond it is not modelled; the
-                              caller refuses more tokens */
-    int qk_norm;           /* a vp_qk_norm: olmo2 VP_QK_NORM_FULL, else none */
+    size_t sliding_window; /* the sliding layers' window (mistral's, starcoder2's and
+                              phi3's every layer, qwen2's and qwen3's from
+                              max_window_layers on with use_sliding_window, gemma2's
+                              and gemma3_text's by layer_types); 0 when none */
+    /* which layers slide (vp_forward_options.layer_kinds): layer_kinds_given
+       0, every layer where sliding_window is set; 1, layer_kinds[l], a
+       vp_layer_kind, for l < layers (config.json's layer_types, or the
+       family's rule), at most VP_HF_MOST_LAYER_KINDS layers */
+    int layer_kinds_given;
+    unsigned char layer_kinds[VP_HF_MOST_LAYER_KINDS];
+    /* gemma3_text's: the sliding layers' RoPE base where it is not the full
+       layers' (rope_local_base_freq), and the full layers' linear RoPE
+       factor (rope_scaling of type linear); 0 for none, and for the others */
+    double rope_local_theta, rope_linear;
+    /* a vp_qk_norm: olmo2 VP_QK_NORM_FULL, qwen3's and gemma3_text's
+       VP_QK_NORM_HEAD, cohere's use_qk_norm VP_QK_NORM_HEAD_LAYERNORM, else none */
+    int qk_norm;
     /* gemma2's (vp_forward_options): sqrt(hidden_size) rounded to float,
        query_pre_attn_scalar^-1/2, attn_logit_softcapping and
        final_logit_softcapping (0: null); 1, 0, 0, 0 for the others */
@@ -142,9 +160,10 @@ int vp_hf_is_checkpoint_dir(const char *path);
  * dividing num_attention_heads, both numbers named); a rope_scaling not
  * llama3's or not in range, scale_attn_by_inverse_layer_idx, attention_bias (but qwen2's and
  * mistral's) or llama's mlp_bias set; gemma2's hidden_activation neither
- * gelu_pytorch_tanh nor gelu; gemma3_text's sliding and full layers on
- * different RoPE bases, a RoPE type other than default, or
- * use_bidirectional_attention set;
+ * gelu_pytorch_tanh nor gelu; layer_types not a list of full_attention and
+ * sliding_attention, one a layer, or of both kinds over more than
+ * VP_HF_MOST_LAYER_KINDS layers; gemma3_text's RoPE of a type other than
+ * default (and linear on the full layers), or use_bidirectional_attention set;
  * neither model.safetensors nor the index; an index that is not
  * JSON or has no weight_map object, a shard path that is empty, absolute,
  * has a '..' component, leads outside dir (a symlink included), names the

@@ -40,7 +40,7 @@ int profile_read_model(const cli_args *args, profile_request *req)
 }
 
 /* A checkpoint directory's config.json: its placement (the one its names
-   make) and its sliding window. */
+   make). */
 static int adopt_checkpoint(const cli_args *args, const vp_hf_architecture *arch,
                             profile_request *req)
 {
@@ -54,7 +54,6 @@ static int adopt_checkpoint(const cli_args *args, const vp_hf_architecture *arch
                                    "--placement out",
                                    args->value[OPT_PLACEMENT], arch->model_type,
                                    vp_placement_name(arch->placement));
-    req->sliding_window = arch->sliding_window;
     return EXIT_OK;
 }
 
@@ -81,19 +80,20 @@ static int read_weights(const cli_args *args, profile_request *req)
     if ((rc = weights_refuse_settings(args)) != EXIT_OK ||
         (rc = weights_refuse_json(args)) != EXIT_OK)
         return rc;
-    vp_hf_architecture arch;
+    /* kept in req: the options' layer kinds point into it */
+    vp_hf_architecture *arch = &req->arch;
     int checkpoint = 0;
-    if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) != VP_OK)
+    if (weights_read(args->value[OPT_WEIGHTS], &req->weights, arch, &checkpoint, &err) != VP_OK)
         return cli_runtime_error("--weights: %s", err.message);
     req->checkpoint = checkpoint;
     if (!checkpoint && (rc = weights_refuse_checkpoint_file(args, &req->weights)) != EXIT_OK)
         return rc;
     if (checkpoint)
-        warn_unknown_keys(args->value[OPT_WEIGHTS], &arch);
+        warn_unknown_keys(args->value[OPT_WEIGHTS], arch);
     const weights_shape_given given =
         weights_shape_given_by(args, OPT_WIDTH, OPT_VOCAB, OPT_FFN_MULT, OPT_LAYERS, OPT_BLOCK);
-    if ((checkpoint && (rc = adopt_checkpoint(args, &arch, req)) != EXIT_OK) ||
-        (rc = weights_adopt(args, &req->weights, checkpoint ? &arch : NULL, &given, &req->base, fw,
+    if ((checkpoint && (rc = adopt_checkpoint(args, arch, req)) != EXIT_OK) ||
+        (rc = weights_adopt(args, &req->weights, checkpoint ? arch : NULL, &given, &req->base, fw,
                             0)) != EXIT_OK)
         return rc;
     fw->weights = &req->weights;
@@ -127,19 +127,15 @@ static int read_token_ids(const cli_args *args, profile_request *req)
 /* --weights and --token-ids: the network and the batch from files. */
 static int read_network_files(const cli_args *args, profile_request *req)
 {
-    const vp_forward_options *fw = &req->forward;
     if (args->given[OPT_WEIGHTS] && args->given[OPT_MODEL])
         return cli_usage_error("--model and --weights both given; the weights file says the "
                                "network's shape, so give one of them");
     int rc;
+    /* a checkpoint's sliding window is applied on its sliding layers
+       (forward.sliding_window), as transformers masks them */
     if ((args->given[OPT_WEIGHTS] && (rc = read_weights(args, req)) != EXIT_OK) ||
         (args->given[OPT_TOKEN_IDS] && (rc = read_token_ids(args, req)) != EXIT_OK))
         return rc;
-    if (req->sliding_window && fw->tokens > req->sliding_window)
-        return cli_usage_error("--weights: %zu tokens a sequence, but the checkpoint's "
-                               "sliding_window is %zu; varprof attends to every earlier token, "
-                               "so give at most %zu",
-                               fw->tokens, req->sliding_window, req->sliding_window);
     return EXIT_OK;
 }
 

@@ -20,7 +20,8 @@ typedef struct {
     vp_mc_options mc;
     vp_forward_options forward;
     vp_safetensors weights;    /* --weights, owned */
-    size_t sliding_window;     /* a checkpoint's attention window; 0 none */
+    vp_hf_architecture arch;   /* --weights DIR's config.json: forward.layer_kinds
+                                  points into it */
     int checkpoint;            /* --weights names a checkpoint directory */
     int varprof_names;         /* --names varprof */
     unsigned *token_ids;       /* --token-ids, owned */

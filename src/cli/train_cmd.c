@@ -31,8 +31,9 @@ typedef struct {
     unsigned long long seeds[CLI_LIST_MAX];
     vp_safetensors weights; /* --weights, owned */
     int have_weights;
-    size_t sliding_window; /* a checkpoint's attention window; 0 none */
-    unsigned *stream;      /* --token-stream, owned */
+    /* --weights DIR's config.json: network.layer_kinds points into it */
+    vp_hf_architecture arch;
+    unsigned *stream; /* --token-stream, owned */
     vp_train_job jobs[MAX_JOBS];
     layer_stats stats[MAX_JOBS];
     size_t n_jobs;
@@ -141,11 +142,12 @@ static int read_weights(const cli_args *args, train_request *req)
     if (!args->given[OPT_WEIGHTS])
         return EXIT_OK;
     vp_error err;
-    vp_hf_architecture arch;
+    /* kept in req: the layer kinds point into it */
+    vp_hf_architecture *arch = &req->arch;
     int checkpoint = 0, rc = weights_refuse_json(args); /* a checkpoint's file for its folder */
     if (rc != EXIT_OK)
         return rc;
-    if (weights_read(args->value[OPT_WEIGHTS], &req->weights, &arch, &checkpoint, &err) != VP_OK)
+    if (weights_read(args->value[OPT_WEIGHTS], &req->weights, arch, &checkpoint, &err) != VP_OK)
         return cli_runtime_error("--weights: %s", err.message);
     req->have_weights = 1;
     if (!checkpoint && (rc = weights_refuse_checkpoint_file(args, &req->weights)) != EXIT_OK)
@@ -155,19 +157,18 @@ static int read_weights(const cli_args *args, train_request *req)
                                OPT_TRAIN_LAYERS, OPT_TRAIN_BLOCK);
     vp_config shape = req->base;
     shape.layers = req->layers[0];
-    if ((rc = weights_adopt(args, &req->weights, checkpoint ? &arch : NULL, &given, &shape,
+    if ((rc = weights_adopt(args, &req->weights, checkpoint ? arch : NULL, &given, &shape,
                             &req->network, 1)) != EXIT_OK)
         return rc;
     if (checkpoint) {
         if (args->given[OPT_TRAIN_PLACEMENT] &&
-            (req->n_placements != 1 || req->placements[0] != arch.placement))
+            (req->n_placements != 1 || req->placements[0] != arch->placement))
             return cli_usage_error("--placement %s: a %s checkpoint's names make it %s; leave "
                                    "--placement out",
-                                   args->value[OPT_TRAIN_PLACEMENT], arch.model_type,
-                                   vp_placement_name(arch.placement));
-        req->placements[0] = arch.placement;
+                                   args->value[OPT_TRAIN_PLACEMENT], arch->model_type,
+                                   vp_placement_name(arch->placement));
+        req->placements[0] = arch->placement;
         req->n_placements = 1;
-        req->sliding_window = arch.sliding_window;
     }
     req->layers[0] = shape.layers;
     req->base.mlp_only = shape.mlp_only;
@@ -245,11 +246,6 @@ static int read_request(const cli_args *args, train_request *req)
         (rc = read_format(args, req)) != EXIT_OK || (rc = read_weights(args, req)) != EXIT_OK ||
         (rc = read_stream(args, req)) != EXIT_OK)
         return rc;
-    if (req->sliding_window && n->tokens > req->sliding_window)
-        return cli_usage_error("--weights: %zu tokens a sequence, but the checkpoint's "
-                               "sliding_window is %zu; varprof attends to every earlier token, "
-                               "so give at most %zu",
-                               n->tokens, req->sliding_window, req->sliding_window);
     if (!args->given[OPT_HEADS] && req->base.mlp_only)
         n->heads = 1; /* no attention: any width */
     if (!n->head_dim && n->width % n->heads != 0)

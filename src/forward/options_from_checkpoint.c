@@ -75,7 +75,13 @@ static vp_status adopt_arch(const vp_hf_architecture *a, unsigned keep, vp_confi
     if (vp_positions_traits_of(a->positions)->rotary) {
         o->rope_theta = a->rope_theta;
         o->rope_scaling = a->rope_scaling;
+        o->rope_linear = a->rope_linear;
+        o->rope_local_theta = a->rope_local_theta;
     }
+    /* the window on the layers that slide: a pointer into a, which the
+       caller keeps while it runs o */
+    o->sliding_window = a->sliding_window;
+    o->layer_kinds = a->layer_kinds_given ? a->layer_kinds : NULL;
     if (a->qk_norm)
         o->qk_norm = a->qk_norm;
     o->tie_embeddings = a->tied;

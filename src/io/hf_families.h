@@ -41,6 +41,17 @@ vp_status hf_read_falcon(hf_json *c, vp_hf_architecture *a);
 /* llama, mistral, qwen2, olmo2 and gemma2 */
 vp_status hf_read_llama(hf_json *c, vp_hf_architecture *a);
 
+/* Which layers slide (hf_layer_types.c): config.json's layer_types where
+   given and not null, else the family's rule, layer l sliding when l >=
+   from and, with period > 0, (l + 1) % period != 0 (Qwen2's
+   max_window_layers, Gemma 2's 2, Gemma 3's sliding_window_pattern).
+   Sets a->layer_kinds (a->layer_kinds_given where they differ), and
+   has[VP_LAYER_FULL], has[VP_LAYER_SLIDING] to whether any layer is of
+   that kind. VP_EFORMAT: layer_types not a list of a->layers entries, each
+   full_attention or sliding_attention, or both kinds over more than
+   VP_HF_MOST_LAYER_KINDS layers. */
+vp_status hf_layer_types(hf_json *c, vp_hf_architecture *a, size_t from, size_t period, int has[2]);
+
 /* pad_token_id into a->pad_token_id (nn.Embedding's padding_idx, a
    negative id counted from the end); absent, fallback (-1: none); null,
    none. VP_EFORMAT when not a whole number within the vocabulary. */

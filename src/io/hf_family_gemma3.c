@@ -78,54 +78,52 @@ static vp_status softcap(hf_json *c, const char *key, double *out)
 }
 
 /* Which layers slide: layer_types where given, else every layer but each
-   sliding_window_pattern-th. has[0] for sliding layers, has[1] for full. */
-static vp_status layer_kinds(hf_json *c, const vp_hf_architecture *a, int has[2])
+   sliding_window_pattern-th (hf_layer_types). has[] by vp_layer_kind. */
+static vp_status layer_kinds(hf_json *c, vp_hf_architecture *a, int has[2])
 {
+    size_t pattern = GEMMA3_PATTERN;
     const cJSON *types = hf_field(c, "layer_types");
-    has[0] = has[1] = 0;
     if (!types || cJSON_IsNull(types)) {
-        size_t pattern = GEMMA3_PATTERN;
         const char *key = hf_present(c, "sliding_window_pattern") ? "sliding_window_pattern"
                                                                   : "_sliding_window_pattern";
         const vp_status s = hf_whole(c, key, 0, GEMMA3_PATTERN, 1, VP_MAX_LAYERS, &pattern);
         if (s != VP_OK)
             return s;
-        for (size_t i = 0; i < a->layers; i++)
-            has[(i + 1) % pattern == 0] = 1;
-        return VP_OK;
     }
-    if (!cJSON_IsArray(types) || (size_t)cJSON_GetArraySize(types) != a->layers)
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'layer_types' must be a list of %zu layer types, one a "
-                       "layer (num_hidden_layers)",
-                       a->layers);
-    for (const cJSON *t = types->child; t; t = t->next) {
-        const char *v = cJSON_IsString(t) ? t->valuestring : "(not a string)";
-        const int full = strcmp(v, "full_attention") == 0;
-        if (!full && strcmp(v, "sliding_attention") != 0)
-            return vp_fail(c->err, VP_EFORMAT,
-                           "config.json: 'layer_types' holds '%.40s'; varprof reads "
-                           "full_attention and sliding_attention",
-                           v);
-        has[full] = 1;
-    }
-    return VP_OK;
+    return hf_layer_types(c, a, 0, pattern, has);
 }
 
-/* A RoPE type other than default: refused by name. */
-static vp_status default_type(hf_json *c, const cJSON *type, const char *where)
+/* A RoPE set's type: default, or on the full layers linear with its factor
+   (*linear; 0 for default); any other refused by name. */
+static vp_status rope_type(hf_json *c, const cJSON *set, const char *where, int full,
+                           double *linear)
 {
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(set, "rope_type");
+    if (!type)
+        type = cJSON_GetObjectItemCaseSensitive(set, "type");
+    *linear = 0.0;
     if (!type || cJSON_IsNull(type) ||
         (cJSON_IsString(type) && strcmp(type->valuestring, "default") == 0))
         return VP_OK;
-    return vp_fail(c->err, VP_EFORMAT,
-                   "config.json: %s of type '%.40s' is not read for gemma3_text; varprof reads "
-                   "its default RoPE alone (linear scaling is not run)",
-                   where, cJSON_IsString(type) ? type->valuestring : "(not a string)");
+    if (!full || !cJSON_IsString(type) || strcmp(type->valuestring, "linear") != 0)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: %s of type '%.40s' is not read for gemma3_text; varprof "
+                       "reads default RoPE, and linear scaling on the full layers",
+                       where, cJSON_IsString(type) ? type->valuestring : "(not a string)");
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(set, "factor");
+    if (!cJSON_IsNumber(f) || !(f->valuedouble >= 1.0 && f->valuedouble <= 1e6))
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: %s: linear scaling's 'factor' must be a number from 1 to "
+                       "1e6",
+                       where);
+    *linear = f->valuedouble;
+    return VP_OK;
 }
 
-/* rope_parameters' entry for a layer type: its theta, of default type. */
-static vp_status parameters_theta(hf_json *c, const cJSON *p, const char *kind, double *theta)
+/* rope_parameters' entry for a layer type (kinds[k], k 1 for the full
+   layers): its theta and its type. */
+static vp_status parameters_set(hf_json *c, const cJSON *p, const char *kind, int full,
+                                double *theta, double *linear)
 {
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(p, kind);
     if (!set)
@@ -134,14 +132,15 @@ static vp_status parameters_theta(hf_json *c, const cJSON *p, const char *kind, 
         return vp_fail(c->err, VP_EFORMAT, "config.json: rope_parameters' '%s' must be an object",
                        kind);
     for (const cJSON *e = set->child; e; e = e->next)
-        if (strcmp(e->string, "rope_type") != 0 && strcmp(e->string, "rope_theta") != 0)
+        if (strcmp(e->string, "rope_type") != 0 && strcmp(e->string, "rope_theta") != 0 &&
+            strcmp(e->string, "factor") != 0)
             return vp_fail(c->err, VP_EFORMAT,
                            "config.json: rope_parameters' '%s' holds '%.60s'; varprof reads "
-                           "rope_type and rope_theta for gemma3_text",
+                           "rope_type, rope_theta and linear's factor for gemma3_text",
                            kind, e->string);
     char where[64];
     snprintf(where, sizeof where, "rope_parameters' '%s'", kind);
-    const vp_status s = default_type(c, cJSON_GetObjectItemCaseSensitive(set, "rope_type"), where);
+    const vp_status s = rope_type(c, set, where, full, linear);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(set, "rope_theta");
     if (s != VP_OK || !t)
         return s;
@@ -153,23 +152,30 @@ static vp_status parameters_theta(hf_json *c, const cJSON *p, const char *kind, 
     return VP_OK;
 }
 
-/* The two bases, sliding [0] and full [1], from the Hub's spelling
-   (rope_local_base_freq, rope_theta, rope_scaling on the full layers) and
-   transformers 5's (rope_parameters per layer type), which must agree. */
-static vp_status rope_bases(hf_json *c, double theta[2])
+/* The Hub's spelling: rope_local_base_freq, rope_theta, and rope_scaling on
+   the full layers. */
+static vp_status hub_bases(hf_json *c, double theta[2], double *linear)
 {
-    double hub[2] = {GEMMA3_LOCAL_THETA, GEMMA3_GLOBAL_THETA};
-    vp_status s = hf_real(c, "rope_local_base_freq", GEMMA3_LOCAL_THETA, &hub[0]);
+    vp_status s = hf_real(c, "rope_local_base_freq", GEMMA3_LOCAL_THETA, &theta[0]);
     if (s == VP_OK)
-        s = hf_real(c, "rope_theta", GEMMA3_GLOBAL_THETA, &hub[1]);
+        s = hf_real(c, "rope_theta", GEMMA3_GLOBAL_THETA, &theta[1]);
     const cJSON *scaling = hf_field(c, "rope_scaling");
-    if (s == VP_OK && scaling && !cJSON_IsNull(scaling)) {
-        const cJSON *type = cJSON_GetObjectItemCaseSensitive(scaling, "rope_type");
-        s = default_type(c, type ? type : cJSON_GetObjectItemCaseSensitive(scaling, "type"),
-                         "'rope_scaling'");
-    }
-    theta[0] = hub[0];
-    theta[1] = hub[1];
+    *linear = 0.0;
+    if (s != VP_OK || !scaling || cJSON_IsNull(scaling))
+        return s;
+    if (!cJSON_IsObject(scaling))
+        return vp_fail(c->err, VP_EFORMAT, "config.json: 'rope_scaling' must be an object or null");
+    return rope_type(c, scaling, "'rope_scaling'", 1, linear);
+}
+
+/* The two bases, sliding [0] and full [1], and the full layers' linear
+   factor, from the Hub's spelling and transformers 5's (rope_parameters
+   per layer type), which must agree. */
+static vp_status rope_bases(hf_json *c, double theta[2], double *linear)
+{
+    double hub[2], hub_linear = 0.0;
+    vp_status s = hub_bases(c, hub, &hub_linear);
+    theta[0] = hub[0], theta[1] = hub[1], *linear = hub_linear;
     const cJSON *p = hf_field(c, "rope_parameters");
     if (s != VP_OK || !p || cJSON_IsNull(p))
         return s;
@@ -182,38 +188,45 @@ static vp_status rope_bases(hf_json *c, double theta[2])
                            "config.json: rope_parameters holds '%.60s'; varprof reads one entry "
                            "per layer type (sliding_attention, full_attention) for gemma3_text",
                            e->string);
+    double unused = 0.0;
+    s = parameters_set(c, p, kinds[0], 0, &theta[0], &unused);
+    if (s == VP_OK && cJSON_GetObjectItemCaseSensitive(p, kinds[1]))
+        s = parameters_set(c, p, kinds[1], 1, &theta[1], linear);
     for (int k = 0; k < 2 && s == VP_OK; k++) {
-        s = parameters_theta(c, p, kinds[k], &theta[k]);
         const char *key = k ? "rope_theta" : "rope_local_base_freq";
-        if (s == VP_OK && hf_present(c, key) && theta[k] != hub[k])
+        if (hf_present(c, key) && theta[k] != hub[k])
             s = vp_fail(c->err, VP_EFORMAT,
                         "config.json: %s is %g but rope_parameters' '%s' gives %g; the two "
                         "spellings must agree",
                         key, hub[k], kinds[k], theta[k]);
     }
+    if (s == VP_OK && hf_present(c, "rope_scaling") && hub_linear != *linear)
+        s = vp_fail(c->err, VP_EFORMAT,
+                    "config.json: rope_scaling's linear factor is %g but rope_parameters' "
+                    "'full_attention' gives %g (0: none); the two spellings must agree",
+                    hub_linear, *linear);
     return s;
 }
 
-/* The one base the layers run: per-layer bases are not run yet, so a
-   model whose two layer types turn by different bases is refused. */
+/* The layers' kinds and each kind's RoPE: the full layers turn by
+   rope_theta (with linear scaling where set), the sliding layers by
+   rope_local_base_freq (default RoPE), through a second table where the
+   stack has both kinds; the sliding layers attend through the window. */
 static vp_status rope(hf_json *c, vp_hf_architecture *a)
 {
     int has[2] = {0, 0};
-    double theta[2] = {0.0, 0.0};
+    double theta[2] = {0.0, 0.0}, linear = 0.0;
     vp_status s = layer_kinds(c, a, has);
     if (s == VP_OK)
-        s = rope_bases(c, theta);
+        s = rope_bases(c, theta, &linear);
     if (s != VP_OK)
         return s;
-    if (has[0] && has[1] && theta[0] != theta[1])
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: the sliding layers turn by RoPE base %g and the full "
-                       "layers by %g; varprof runs one RoPE base for every layer, so reads "
-                       "gemma3_text whose layers are all of one type or share a base",
-                       theta[0], theta[1]);
-    a->rope_theta = has[0] ? theta[0] : theta[1];
     a->positions = VP_POSITIONS_ROPE;
-    if (!has[0])
+    a->rope_theta = has[VP_LAYER_FULL] ? theta[1] : theta[0];
+    a->rope_linear = has[VP_LAYER_FULL] ? linear : 0.0;
+    if (has[VP_LAYER_FULL] && has[VP_LAYER_SLIDING] && (theta[0] != theta[1] || linear != 0.0))
+        a->rope_local_theta = theta[0];
+    if (!has[VP_LAYER_SLIDING])
         return VP_OK;
     /* absent: the config class's 4096; null: no window */
     if (cJSON_IsNull(hf_field(c, "sliding_window")))

@@ -56,55 +56,38 @@ static vp_status gemma2(hf_json *c, vp_hf_architecture *a)
     return VP_OK;
 }
 
-/* layer_types: one "full_attention" or "sliding_attention" a layer; *any
-   is 1 when a layer slides. */
-static vp_status layer_types(hf_json *c, const vp_hf_architecture *a, int *any)
-{
-    const cJSON *types = hf_field(c, "layer_types");
-    if (!cJSON_IsArray(types) || (size_t)cJSON_GetArraySize(types) != a->layers)
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'layer_types' must be a list of %zu layer types, one a "
-                       "layer (num_hidden_layers)",
-                       a->layers);
-    *any = 0;
-    for (const cJSON *t = types->child; t; t = t->next) {
-        const int sliding = cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0;
-        if (!sliding && !(cJSON_IsString(t) && strcmp(t->valuestring, "full_attention") == 0))
-            return vp_fail(c->err, VP_EFORMAT,
-                           "config.json: 'layer_types' holds '%.40s'; varprof reads "
-                           "full_attention and sliding_attention",
-                           cJSON_IsString(t) ? t->valuestring : "(not a string)");
-        *any |= sliding;
-    }
-    return VP_OK;
-}
+/* Qwen2Config's max_window_layers where the file is silent */
+#define QWEN2_MAX_WINDOW_LAYERS 28
 
-/* The window: whether any layer slides (layer_types where given, else the
-   family's rule: Mistral's every layer, Qwen2's with use_sliding_window,
-   Gemma-2's every other layer; OLMo-2 and Llama never), and how wide. */
+/* Which layers slide (layer_types where given, else the family's rule:
+   Mistral's every layer, Qwen2's and Qwen3's from max_window_layers on, Gemma-2's
+   every other layer from the first; OLMo-2 and Llama none), and how wide
+   the window: absent, the config classes' 4096; null, none (Mistral's
+   full attention); Qwen2 keeps it only under use_sliding_window. */
 static vp_status sliding_window(hf_json *c, vp_hf_architecture *a)
 {
-    int slides = is(a, "mistral") || is(a, "gemma2");
+    const int never = is(a, "llama") || is(a, "olmo2");
+    size_t from = never ? a->layers : 0, period = is(a, "gemma2") ? 2 : 0;
+    int use = 1, has[2] = {0, 0};
     vp_status s = VP_OK;
-    if (is(a, "qwen2")) {
-        size_t max_window_layers = 0;
-        s = hf_boolean(c, "use_sliding_window", 0, &slides);
-        if (s == VP_OK) /* which layers slide, where layer_types is not given */
-            s = hf_whole(c, "max_window_layers", 0, a->layers, 0, VP_MAX_LAYERS,
-                         &max_window_layers);
-        slides = slides && max_window_layers < a->layers;
+    if (is(a, "qwen2") || is(a, "qwen3")) { /* Qwen3Config keeps Qwen2Config's rule */
+        s = hf_boolean(c, "use_sliding_window", 0, &use);
+        if (s == VP_OK)
+            s = hf_whole(c, "max_window_layers", 0, QWEN2_MAX_WINDOW_LAYERS, 0, VP_MAX_LAYERS,
+                         &from);
+        if (!use) /* Qwen2Config: no window, so every layer full */
+            from = a->layers;
     }
-    if (s == VP_OK && hf_present(c, "layer_types"))
-        s = layer_types(c, a, &slides);
-    /* absent: the config classes' 4096; null: no window */
+    if (s == VP_OK)
+        s = hf_layer_types(c, a, from, period, has);
+    if (s == VP_OK && has[VP_LAYER_SLIDING] && never)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'layer_types' makes a layer slide; a %s layer attends to "
+                       "every earlier token",
+                       a->model_type);
     const cJSON *width = hf_field(c, "sliding_window");
-    if (s == VP_OK && slides && !is(a, "llama") && !is(a, "olmo2") && !cJSON_IsNull(width))
+    if (s == VP_OK && use && has[VP_LAYER_SLIDING] && !cJSON_IsNull(width))
         s = hf_whole(c, "sliding_window", 0, 4096, 1, (size_t)1 << 40, &a->sliding_window);
-    if (s == VP_OK && slides && (is(a, "llama") || is(a, "olmo2")))
-        s = vp_fail(c->err, VP_EFORMAT,
-                    "config.json: 'layer_types' makes a layer slide; a %s layer attends to "
-                    "every earlier token",
-                    a->model_type);
     return s;
 }
 

@@ -615,8 +615,9 @@ static void a_bad_weight_in_a_streamed_layer_is_named(void **state)
     }
 }
 
-/* model_type mistral reads as llama: the same profile, byte for byte; its
-   sliding_window refuses more tokens than the window, in train too. */
+/* model_type mistral reads as llama: the same profile, byte for byte; a
+   sliding_window shorter than the batch is applied (another profile; PyTorch's
+   figures for it in test_pytorch_windows), in train too. */
 static void mistral_reads_as_llama(void **state)
 {
     (void)state;
@@ -637,7 +638,7 @@ static void mistral_reads_as_llama(void **state)
          "\"model_type\": \"mistral\", \"sliding_window\": 8",
          NULL,
          NULL,
-         {"13 tokens", "sliding_window is 8"}},
+         {NULL}},
     };
     const char *args[] = {"--engine", "forward", "--weights", llama, "--token-ids", tokens, NULL};
     program_run want = run_varprof(args);
@@ -652,9 +653,9 @@ static void mistral_reads_as_llama(void **state)
                         run.status ? "unlike" : "differs from", run.err);
             fail();
         }
-        if (i == 1 && (run.status != 2 || !strstr(run.err, cases[i].says[0]) ||
-                       !strstr(run.err, cases[i].says[1]))) {
-            print_error("mistral window 8: exit %d: %s", run.status, run.err);
+        if (i == 1 && (run.status != 0 || strcmp(run.out, want.out) == 0)) {
+            print_error("mistral window 8: exit %d, the profile %s llama's: %s", run.status,
+                        run.status ? "unlike" : "the same as", run.err);
             fail();
         }
         program_run_free(&run);
@@ -662,7 +663,7 @@ static void mistral_reads_as_llama(void **state)
             const char *train[] = {"train",   "--weights", dir,       "--tokens", "13",
                                    "--steps", "1",         "--quiet", NULL};
             run = run_varprof(train);
-            if (run.status != 2 || !strstr(run.err, "sliding_window is 8")) {
+            if (run.status != 0) {
                 print_error("train, mistral window 8: exit %d: %s", run.status, run.err);
                 fail();
             }
