@@ -43,7 +43,8 @@
  *                      input_layernorm (a LayerNorm without bias) feeds
  *                      attention and the MLP side by side (parallel); RoPE
  *                      with interleaved pairs; logit_scale on the logits;
- *                      tied by default.
+ *                      tied by default; with use_qk_norm self_attn.{q,k}_norm
+ *                      [heads, head_dim], a LayerNorm per head.
  *
  * Memory: the shards are mapped read-only (vp_safetensors_map), so their
  * bytes stay in the page cache, and no float copy is made: the file

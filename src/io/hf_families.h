@@ -34,8 +34,9 @@ vp_status hf_read_phi(hf_json *c, vp_hf_architecture *a);
    head's biases alone (hf_family_gptj.c) */
 vp_status hf_read_gptj(hf_json *c, vp_hf_architecture *a);
 
-/* falcon: multi-query or one k and v per head, parallel_attn or sequential;
-   alibi and the new decoder refused by name (hf_family_falcon.c) */
+/* falcon: multi-query, one k and v per head or the new decoder's groups,
+   parallel_attn on one norm or two (ln_attn, ln_mlp) or sequential; alibi
+   refused by name (hf_family_falcon.c) */
 vp_status hf_read_falcon(hf_json *c, vp_hf_architecture *a);
 
 /* llama, mistral, qwen2, olmo2 and gemma2 */
@@ -72,7 +73,7 @@ vp_status hf_read_phi3(hf_json *c, vp_hf_architecture *a);
 vp_status hf_read_bloom(hf_json *c, vp_hf_architecture *a);
 
 /* cohere: parallel branches on one LayerNorm without bias, interleaved RoPE,
-   logit_scale; use_qk_norm and attention_bias refused by name */
+   logit_scale, use_qk_norm's LayerNorm per head; attention_bias refused by name */
 vp_status hf_read_cohere(hf_json *c, vp_hf_architecture *a);
 
 /* gemma3_text: Gemma 2's blocks, a (1 + w) QK-norm per head, one RoPE base

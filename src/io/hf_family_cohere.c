@@ -1,6 +1,7 @@
 /* Cohere's config.json (CohereConfig, Command R): attention and a SwiGLU MLP side by
  * side on one LayerNorm that has no bias, RoPE with interleaved pairs, a tied head
- * and logit_scale on the logits. */
+ * and logit_scale on the logits; with use_qk_norm (Command R+) a LayerNorm without
+ * bias over each head of q and k, a weight per head. */
 #include <cjson/cJSON.h>
 #include <string.h>
 
@@ -76,14 +77,9 @@ static vp_status logit_scale(hf_json *c, vp_hf_architecture *a)
 /* the settings varprof does not hold to a reference: refused by name */
 static vp_status refusals(hf_json *c, const char *act)
 {
-    vp_status s = hf_refuse_set(c, "use_qk_norm",
-                                "Cohere's QK-norm is a LayerNorm over each head with a weight "
-                                "per head; varprof's QK-norm is RMSNorm with one weight for "
-                                "every head, so it reads Cohere with use_qk_norm false");
-    if (s == VP_OK)
-        s = hf_refuse_set(c, "attention_bias",
-                          "it biases q, k, v and o but not the MLP, which no bias setting of "
-                          "varprof's is; it reads Cohere with attention_bias false");
+    vp_status s = hf_refuse_set(c, "attention_bias",
+                                "it biases q, k, v and o but not the MLP, which no bias setting "
+                                "of varprof's is; it reads Cohere with attention_bias false");
     if (s == VP_OK && strcmp(act, "silu") != 0)
         s = vp_fail(c->err, VP_EFORMAT,
                     "config.json: 'hidden_act' '%.40s': varprof reads Cohere with silu "
@@ -95,7 +91,10 @@ static vp_status refusals(hf_json *c, const char *act)
 vp_status hf_read_cohere(hf_json *c, vp_hf_architecture *a)
 {
     const char *act = NULL;
+    int qk_norm = 0;
     vp_status s = shape(c, a);
+    if (s == VP_OK)
+        s = hf_boolean(c, "use_qk_norm", 0, &qk_norm);
     if (s == VP_OK)
         s = hf_real(c, "layer_norm_eps", 1e-5, &a->eps);
     if (s == VP_OK)
@@ -119,5 +118,8 @@ vp_status hf_read_cohere(hf_json *c, vp_hf_architecture *a)
     a->norm_unbiased = 1; /* CohereLayerNorm: the mean subtracted, a weight, no bias */
     a->placement = VP_PARALLEL;
     a->residual = VP_RESIDUAL_PARALLEL_SHARED_NORM; /* input_layernorm feeds both branches */
+    /* q_norm and k_norm: CohereLayerNorm over each head's head_dim, weights
+       [heads, head_dim] and [kv heads, head_dim], before RoPE */
+    a->qk_norm = qk_norm ? VP_QK_NORM_HEAD_LAYERNORM : VP_QK_NORM_NONE;
     return VP_OK;
 }

@@ -192,6 +192,9 @@ static int row_applies(const name_row *r, const vp_hf_architecture *a)
     case WHEN_FINAL_NORM: return vp_placement_traits_of(a->placement)->final_norm;
     case WHEN_ALL_BIAS: return a->bias == VP_BIAS_ALL;
     case WHEN_SEQUENTIAL: return a->residual == VP_RESIDUAL_SEQUENTIAL;
+    case WHEN_ONE_NORM: return a->residual != VP_RESIDUAL_PARALLEL_TWO_NORMS;
+    case WHEN_TWO_NORMS: return a->residual == VP_RESIDUAL_PARALLEL_TWO_NORMS;
+    case WHEN_QK_NORM: return a->qk_norm != VP_QK_NORM_NONE;
     }
     return 0;
 }
@@ -209,6 +212,8 @@ size_t hf_dim_size(dim d, const vp_hf_architecture *a)
     case DIM_KV: return a->kv_heads * a->head_dim;
     case DIM_E: return a->embed_dim;
     case DIM_HD: return a->head_dim;
+    case DIM_H: return a->heads;
+    case DIM_H_KV: return a->kv_heads;
     }
     return 0;
 }

@@ -13,7 +13,22 @@
 /* DIM_Q: the query heads' width H hd; DIM_KV the key and value heads' H_kv hd;
    DIM_HD one head's hd (a per-head QK-norm's weights) */
 /* DIM_E: the token embedding's width (opt's word_embed_proj_dim) */
-typedef enum { DIM_NONE, DIM_D, DIM_3D, DIM_V, DIM_F, DIM_CTX, DIM_Q, DIM_KV, DIM_HD, DIM_E } dim;
+/* DIM_H, DIM_H_KV: the query heads' and the key heads' counts (Cohere's
+   QK-norm weights [H, hd] and [H_kv, hd]) */
+typedef enum {
+    DIM_NONE,
+    DIM_D,
+    DIM_3D,
+    DIM_V,
+    DIM_F,
+    DIM_CTX,
+    DIM_Q,
+    DIM_KV,
+    DIM_HD,
+    DIM_E,
+    DIM_H,
+    DIM_H_KV
+} dim;
 
 typedef enum {
     HOW_COPY,       /* as stored, [out, in] */
@@ -41,6 +56,11 @@ typedef enum {
     WHEN_FINAL_NORM, /* the placement ends the stack with a norm */
     WHEN_SEQUENTIAL, /* attention, then the MLP: the MLP's own norm (Falcon's
                         parallel_attn false) */
+    WHEN_ONE_NORM,   /* not parallel-two-norms: one norm on the layer's input
+                        (Falcon's input_layernorm) */
+    WHEN_TWO_NORMS,  /* parallel-two-norms: each branch its own norm (Falcon's
+                        new decoder, ln_attn and ln_mlp) */
+    WHEN_QK_NORM,    /* with a QK-norm (Cohere's use_qk_norm) */
 } when;
 
 typedef struct {

@@ -1,5 +1,6 @@
 /* The tensor names of GPT-J (q, k, v and out_proj apart, fc_in/fc_out) and Falcon
- * (query_key_value fused group by group, dense, dense_h_to_4h/dense_4h_to_h). */
+ * (query_key_value fused group by group, dense, dense_h_to_4h/dense_4h_to_h,
+ * input_layernorm or the new decoder's ln_attn and ln_mlp). */
 #include <string.h>
 
 #include "hf_names.h"
@@ -48,12 +49,17 @@ static const name_row gptj_rows[] = {
             rows, NO, HOW_QKV_GROUPS, part, 3, WHEN_ALL_BIAS                                       \
     }
 /* Falcon: input_layernorm, shared in a parallel layer; post_attention_layernorm
-   on the MLP's input in a sequential one; bias on every projection or none,
-   never on the head */
+   on the MLP's input in a sequential one; the new decoder's ln_attn and ln_mlp
+   in its place with num_ln_in_parallel_attn 2; bias on every projection or
+   none, never on the head */
 static const name_row falcon_rows[] = {
     {"!transformer.word_embeddings.weight", "embed.weight", DIM_V, D, HOW_COPY, 0, 1, WHEN_ALWAYS},
-    FALCON("input_layernorm.weight", "attn_norm.weight", D, NO, WHEN_ALWAYS),
-    FALCON("input_layernorm.bias", "attn_norm.bias", D, NO, WHEN_ALWAYS),
+    FALCON("input_layernorm.weight", "attn_norm.weight", D, NO, WHEN_ONE_NORM),
+    FALCON("input_layernorm.bias", "attn_norm.bias", D, NO, WHEN_ONE_NORM),
+    FALCON("ln_attn.weight", "attn_norm.weight", D, NO, WHEN_TWO_NORMS),
+    FALCON("ln_attn.bias", "attn_norm.bias", D, NO, WHEN_TWO_NORMS),
+    FALCON("ln_mlp.weight", "mlp_norm.weight", D, NO, WHEN_TWO_NORMS),
+    FALCON("ln_mlp.bias", "mlp_norm.bias", D, NO, WHEN_TWO_NORMS),
     QKV(0, "q", DIM_Q),
     QKV(1, "k", DIM_KV),
     QKV(2, "v", DIM_KV),

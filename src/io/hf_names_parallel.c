@@ -82,7 +82,8 @@ static const name_row phi_rows[] = {
 #undef PHI
 
 /* Cohere: one input_layernorm (a weight, no bias) shared by both branches,
-   Llama's projections, model.norm; the head tied unless lm_head is stored */
+   Llama's projections, with use_qk_norm q_norm and k_norm (a weight per head,
+   [heads, head_dim]), model.norm; the head tied unless lm_head is stored */
 #define COHERE(hf, vp, rows, cols)                                                                 \
     {                                                                                              \
         "layers.%zu." hf, "layers.%zu." vp, rows, cols, HOW_COPY, 0, 1, WHEN_ALWAYS                \
@@ -94,6 +95,10 @@ static const name_row cohere_rows[] = {
     COHERE("self_attn.k_proj.weight", "attn.k.weight", DIM_KV, D),
     COHERE("self_attn.v_proj.weight", "attn.v.weight", DIM_KV, D),
     COHERE("self_attn.o_proj.weight", "attn.o.weight", D, DIM_Q),
+    {"layers.%zu.self_attn.q_norm.weight", "layers.%zu.attn.q_norm.weight", DIM_H, DIM_HD, HOW_COPY,
+     0, 1, WHEN_QK_NORM},
+    {"layers.%zu.self_attn.k_norm.weight", "layers.%zu.attn.k_norm.weight", DIM_H_KV, DIM_HD,
+     HOW_COPY, 0, 1, WHEN_QK_NORM},
     COHERE("mlp.gate_proj.weight", "mlp.gate.weight", DIM_F, D),
     COHERE("mlp.up_proj.weight", "mlp.up.weight", DIM_F, D),
     COHERE("mlp.down_proj.weight", "mlp.down.weight", D, DIM_F),

@@ -161,8 +161,6 @@ static void forms_not_run_are_refused(void **state)
     (void)state;
     const char *f = "conformance/falcon";
     refused(f, "\"alibi\": false", "\"alibi\": true", "'alibi' true");
-    refused(f, "\"new_decoder_architecture\": false", "\"new_decoder_architecture\": true",
-            "'new_decoder_architecture' true");
     refused(f,
             "\"multi_query\": true,\n  \"new_decoder_architecture\": false,\n"
             "  \"num_attention_heads\": 4,\n  \"num_hidden_layers\": 2,\n  \"num_kv_heads\": 4",

@@ -47,11 +47,13 @@ static const kin_case refused[] = {
     {"qwen3", {{"\"head_dim\": 16,", ""}}, {"q_proj.weight' has shape [64, 32]", "[512, 32]"}},
     {"starcoder2", {{"\"hidden_act\": \"gelu_pytorch_tanh\"", "\"hidden_act\": \"silu\""}},
      {"'hidden_act' 'silu'"}},
-    /* Cohere's per-head LayerNorm QK-norm, its attention-only biases, a null
-       logit_scale (CohereForCausalLM cannot run it), another MLP, part of
-       each head rotated (its rotate_half turns every coordinate) */
+    /* use_qk_norm read, not ignored: its q_norm and k_norm asked of a file
+       without them (tests/program/test_pytorch_cohere_qk.c runs them); its
+       attention-only biases, a null logit_scale (CohereForCausalLM cannot
+       run it), another MLP, part of each head rotated (its rotate_half
+       turns every coordinate) */
     {"cohere", {{"\"use_qk_norm\": false", "\"use_qk_norm\": true"}},
-     {"'use_qk_norm'", "weight per head"}},
+     {"self_attn.q_norm.weight' is missing"}},
     {"cohere", {{"\"attention_bias\": false", "\"attention_bias\": true"}},
      {"'attention_bias'", "not the MLP"}},
     {"cohere", {{"\"logit_scale\": 0.125", "\"logit_scale\": null"}},
