@@ -70,6 +70,34 @@ void fw_draw_values(const fw_draw *d, float *out, size_t n, uint64_t first)
         finish(out, 1, out, n, d->scale);
 }
 
+/* Draws a task of a tensor drawn whole: a multiple of Philox's four. */
+#define DRAWS_PER_TASK ((size_t)1 << 16)
+
+typedef struct {
+    const fw_draw *d;
+    float *out;
+    size_t n;
+} whole_job;
+
+static void whole_task(void *ctx, size_t task, size_t thread)
+{
+    (void)thread;
+    const whole_job *j = ctx;
+    const size_t first = task * DRAWS_PER_TASK;
+    const size_t len = j->n - first < DRAWS_PER_TASK ? j->n - first : DRAWS_PER_TASK;
+    fw_draw_values(j->d, j->out + first, len, first);
+}
+
+void fw_draw_whole(const fw_draw *d, float *out, size_t n, thread_pool *pool)
+{
+    if (!pool || n < 2 * FW_DRAWS_PER_THREAD) {
+        fw_draw_values(d, out, n, 0);
+        return;
+    }
+    whole_job j = {d, out, n};
+    thread_pool_run(pool, (n + DRAWS_PER_TASK - 1) / DRAWS_PER_TASK, whole_task, &j);
+}
+
 /* W's rows j0 .. j0 + nr - 1 over k's p0 .. p0 + kc - 1: each row's run
    drawn whole, then spread across the panel's stride */
 static void fill_panel(const fw_draw *d, float *panel, size_t nr, size_t j0, size_t p0, size_t kc)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "kernels/kern_table.h"
+#include "sys/thread_pool.h"
 
 /* The streams of the tensors that are not a layer's (a layer's are
    1 + 16 layer + which, fw_layer_stream_of). */
@@ -38,6 +39,18 @@ uint32_t fw_layer_stream_of(size_t layer, unsigned which);
 
 /* Entries first .. first + n - 1 of d's W, row-major, into out. */
 void fw_draw_values(const fw_draw *d, float *out, size_t n, uint64_t first);
+
+/* Draws a thread is given at the least when a tensor is drawn whole: a
+   Box-Muller normal costs tens of vector operations, so 2^18 of them cost
+   many times what handing a task to a thread does. */
+#define FW_DRAWS_PER_THREAD ((size_t)1 << 18)
+
+/* All n entries of d's W from the first on, into out, as tasks of pool
+   where there are at least two threads' worth (FW_DRAWS_PER_THREAD), else
+   on the calling thread (pool may be NULL): the bits of fw_draw_values
+   whatever the split, each entry its position's draw. For a stored tensor
+   drawn whole at init (network_init.c). */
+void fw_draw_whole(const fw_draw *d, float *out, size_t n, thread_pool *pool);
 
 /* The matmul's source of d's panels (of W, or of W^T when d->transposed),
    reading d, which must outlive the matmul. */

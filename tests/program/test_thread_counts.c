@@ -99,6 +99,10 @@ static void training(void **state)
     const char *attention[] = {"train",   "--block", "attn-mlp", "--layers", "2",
                                "--steps", "8",       "--format", "csv",      NULL};
     same_at_every_count(attention);
+    /* tensors of 2^20 weights: drawn whole at init on a pool of threads */
+    const char *wide[] = {"train",   "--layers", "2",        "--width", "512",
+                          "--steps", "2",        "--format", "csv",     NULL};
+    same_at_every_count(wide);
 }
 
 int main(void)
