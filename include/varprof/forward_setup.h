@@ -31,6 +31,10 @@ enum {
     VP_KEEP_ROPE_THETA = 1u << 13, /* and with it Llama 3.1's rope scaling */
     VP_KEEP_TIE_EMBEDDINGS = 1u << 14,
     VP_KEEP_FINAL_NORM = 1u << 15,
+    VP_KEEP_RESIDUAL = 1u << 16,
+    VP_KEEP_ROPE_FRACTION = 1u << 17,
+    VP_KEEP_EMBEDDING_NORM = 1u << 18,
+    VP_KEEP_LOGIT_SCALE = 1u << 19,
 };
 
 /* Longest sequence a Gemma 2 model runs: every other layer attends within a
@@ -40,7 +44,9 @@ enum {
 /* Sets each part of cfg (final_norm) and fw that `keep` leaves open from
  * model's shape: width, vocab, MLP kind and width (exact, ffn_mult standing
  * by), eps, tied head, final norm, heads (with them the kv heads and head
- * width unless kept), biases, positions, RoPE's base where RoPE runs, and
+ * width unless kept), biases, positions, RoPE's base, fraction and pairing
+ * where RoPE runs, the residual form (where the model's placement is parallel), the
+ * embedding norm, the logit scale, LayerNorm's bias, and
  * what no column of the table says but the forward pass builds: the norm
  * and QK-norm (OLMo 2's over the full width), Gemma 2's embedding scale,
  * score scale and soft caps, Llama 3.1's scaled RoPE. cfg's placement and
@@ -50,9 +56,9 @@ enum {
  * Fails with VP_EINVAL, the message naming the model and what of it the
  * forward pass does not build, and err->fix the way past it: a mixture of
  * experts, an encoder's row, Gemma 3, BERT and RoBERTa whatever is kept
- * (VP_FIX_BY_HAND); biases on the MLP alone unless the bias is kept
- * (VP_FIX_BIAS); positions other than none, learned and rope unless the
- * positions are kept (VP_FIX_POSITIONS); Gemma 2 with fw->tokens above
+ * (VP_FIX_BY_HAND); positions other than none, learned, rope, partial rope
+ * (with its fraction in the table) and alibi unless the positions are kept
+ * (VP_FIX_POSITIONS); Gemma 2 with fw->tokens above
  * VP_GEMMA2_WINDOW (VP_FIX_TOKENS). fw may be part set on failure. */
 vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp_config *cfg,
                                         vp_forward_options *fw, vp_error *err);

@@ -75,6 +75,19 @@ typedef struct {
     int final_norm;      /* 1: a norm after the last layer, before the head */
     vp_model_architecture architecture;
     char source[1024]; /* where the shape comes from */
+    /* The forms, from the optional trailing columns (today's defaults where
+     * a cell is empty or the table has no such column): */
+    vp_residual residual;             /* how the branches meet the stream: sequential, or for
+                                         the parallel placement parallel-shared-norm (empty)
+                                         or parallel-two-norms */
+    double rotary_fraction;           /* the share of a head's hd that RoPE turns: 1, or for
+                                         partial-rope a number in (0, 1), hd times it even */
+    vp_rotary_pairing rotary_pairing; /* rope's pairs: HALF (rotate-half, empty) or
+                                         INTERLEAVED (GPT-J's, Cohere's); NONE without rope */
+    vp_embedding_norm embedding_norm; /* a norm on the embedding (BLOOM's): none */
+    double logit_scale;               /* the head's logits times it (Cohere's): 1 */
+    int norm_unbiased;                /* 1: a LayerNorm has a weight alone (CohereLayerNorm;
+                                         the column norm_bias no); 0: its bias too */
 } vp_model_shape;
 
 typedef struct {
@@ -99,8 +112,18 @@ typedef struct {
  * optionally followed by `,alpha,beta,alpha_beta_source` and then by the
  * shape's `,width,heads,kv_heads,head_dim,ffn_width,vocab,activation,
  * positions,max_positions,rope_theta,norm_eps,biases,tied_embeddings,
- * final_norm,architecture,shape_source` (7, 10 or 26 columns), then one model per row
- * with the header's cells. alpha and beta are empty (the placement's
+ * final_norm,architecture,shape_source` and then by the forms'
+ * `,residual,rotary_fraction,rotary_pairing,embedding_norm,logit_scale,
+ * norm_bias` (7, 10, 26 or 32 columns), then one model per row
+ * with the header's cells. The forms' cells are empty (the default in
+ * vp_model_shape) or: residual sequential, parallel-shared-norm or
+ * parallel-two-norms (a parallel form for the parallel placement alone,
+ * sequential for the others); rotary_fraction, given for partial-rope
+ * positions alone, a number in (0, 1) that makes hd times it an even whole
+ * number; rotary_pairing half or interleaved, for rope and partial-rope;
+ * embedding_norm none or layernorm; logit_scale a number > 0; norm_bias yes
+ * or no, no for a layernorm model alone. A row without a shape has them all
+ * empty. alpha and beta are empty (the placement's
  * defaults) or, for a deepnorm model only, a number > 0 or `(cN)^(p)` (c > 0,
  * N the layers, p a number or a fraction a/b), with a source when either is
  * given. A row's shape cells are all empty (shape unknown) or all given but
@@ -110,7 +133,7 @@ typedef struct {
  * *table (free with vp_model_table_free). Fails with VP_EIO (cannot read),
  * VP_EFORMAT naming the line and what is wrong in it (a wrong header or cell
  * count, a bad name, year, layer count, placement, norm, qk_norm, alpha,
- * beta or shape cell, with the column and its allowed values, an empty
+ * beta, shape or form cell, with the column and its allowed values, an empty
  * source, a name given twice), VP_ENOMEM. */
 vp_status vp_models_read(const char *path, vp_model_table *table, vp_error *err);
 
@@ -127,8 +150,9 @@ double vp_model_scale_value(const vp_model_scale *scale, size_t layers);
  * per layer, attention's q (d x H hd), k and v (d x H_kv hd each) and o
  * (H hd x d), the MLP's two matrices (three for swiglu and geglu), the
  * biases the shape names, and the norms: 2 per layer (sandwich 4, parallel 1,
- * none 0), each a weight of d and, for LayerNorm, a bias of d, plus 2 hd for
- * QK-norm; the final norm, and the head (vocab x d) unless tied. Unless
+ * parallel-two-norms 2, none 0), each a weight of d and, for LayerNorm with
+ * norm_bias, a bias of d, plus 2 hd for QK-norm; an embedding LayerNorm
+ * (2 d), the final norm, and the head (vocab x d) unless tied. Unless
  * the architecture is dense, this is not the model's published total: an
  * encoder-decoder's count is its encoder's, a mixture of experts' that of a
  * dense model of its shape. The count is a

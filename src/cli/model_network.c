@@ -25,6 +25,10 @@ static unsigned model_keep(const cli_args *args)
         {OPT_POSITIONS, VP_KEEP_POSITIONS},
         {OPT_ROPE_THETA, VP_KEEP_ROPE_THETA},
         {OPT_NORM, VP_KEEP_NORM},
+        {OPT_RESIDUAL, VP_KEEP_RESIDUAL},
+        {OPT_ROPE_FRACTION, VP_KEEP_ROPE_FRACTION},
+        {OPT_EMBEDDING_NORM, VP_KEEP_EMBEDDING_NORM},
+        {OPT_LOGIT_SCALE, VP_KEEP_LOGIT_SCALE},
     };
     unsigned keep = 0;
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)
@@ -37,9 +41,9 @@ static unsigned model_keep(const cli_args *args)
 static const char *instead(const vp_model *model, vp_fix fix)
 {
     switch (fix) {
-    case VP_FIX_BIAS: return "give --bias yes, no or qkv to run one of those instead";
     case VP_FIX_POSITIONS:
-        return "give --positions none, learned or rope to run one of those instead";
+        return "give --positions none, learned, rope, rope-interleaved or alibi to run one of "
+               "those instead";
     default:
         return model->shape.architecture != VP_MODEL_ARCHITECTURE_DENSE
                    ? "run its stack by hand from the shape 'varprof models' shows"

@@ -3,11 +3,15 @@
 #include "varprof/models.h"
 
 /* Norms in one layer: each sub-block's input, output and stream norms as the
- * placement has them (sandwich 4, parallel 1 shared by both branches). */
-static double norms_per_layer(vp_placement placement)
+ * placement has them (sandwich 4, parallel 1 shared by both branches), an
+ * input norm per branch where the residual form gives each its own
+ * (parallel-two-norms 2). */
+static double norms_per_layer(vp_placement placement, vp_residual residual)
 {
     const vp_placement_traits *t = vp_placement_traits_of(placement);
-    return (double)t->sub_blocks_per_layer * (t->norm_in + t->norm_out + t->norm_stream);
+    const vp_residual_traits *r = vp_residual_traits_of(residual);
+    const double inputs = (double)t->norm_in * (double)(r ? r->norms_per_sub_block : 1);
+    return (double)t->sub_blocks_per_layer * (inputs + t->norm_out + t->norm_stream);
 }
 
 static double attention_parameters(const vp_model_shape *s)
@@ -41,10 +45,10 @@ vp_status vp_model_parameters(const vp_model *m, double *parameters)
         return VP_EINVAL;
     const vp_model_shape *s = &m->shape;
     const double d = (double)s->width, vocab = (double)s->vocab;
-    /* LayerNorm has a weight and a bias, RMSNorm a weight only */
-    const double per_norm = m->norm == VP_NORM_LAYERNORM ? 2.0 : 1.0;
-    double layer =
-        attention_parameters(s) + mlp_parameters(s) + per_norm * d * norms_per_layer(m->placement);
+    /* LayerNorm has a weight and a bias (Cohere's none), RMSNorm a weight only */
+    const double per_norm = m->norm == VP_NORM_LAYERNORM && !s->norm_unbiased ? 2.0 : 1.0;
+    double layer = attention_parameters(s) + mlp_parameters(s) +
+                   per_norm * d * norms_per_layer(m->placement, s->residual);
     if (m->qk_norm)
         layer += 2.0 * per_norm * (double)s->head_dim; /* one norm over a head, for q and k */
     double total = vocab * d + (double)m->layers * layer;
@@ -52,6 +56,8 @@ vp_status vp_model_parameters(const vp_model *m, double *parameters)
         total += (double)s->max_positions * d;
     if (s->final_norm)
         total += per_norm * d;
+    if (s->embedding_norm != VP_EMBEDDING_NORM_NONE)
+        total += 2.0 * d; /* a LayerNorm whatever the blocks' norm: BLOOM's */
     if (!s->tied_embeddings)
         total += vocab * d;
     *parameters = total;

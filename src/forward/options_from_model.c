@@ -80,24 +80,38 @@ static void adopt_heads(const vp_model_shape *s, unsigned keep, vp_forward_optio
         fw->head_dim = s->head_dim_given ? s->head_dim : 0;
 }
 
-static vp_status adopt_bias(const vp_model *model, vp_forward_options *fw, vp_error *err)
+static void adopt_bias(const vp_model *model, vp_forward_options *fw)
 {
-    switch (model->shape.biases) {
-    case VP_MODEL_BIASES_YES: fw->bias = VP_BIAS_ALL; return VP_OK;
-    case VP_MODEL_BIASES_NO: fw->bias = VP_BIAS_NONE; return VP_OK;
-    case VP_MODEL_BIASES_QKV: fw->bias = VP_BIAS_QKV; return VP_OK;
-    default: return refuse(model, "its biases are on the MLP alone", VP_FIX_BIAS, err);
-    }
+    static const vp_bias biases[VP_MODEL_BIASES_COUNT] = {
+        [VP_MODEL_BIASES_NO] = VP_BIAS_NONE,
+        [VP_MODEL_BIASES_YES] = VP_BIAS_ALL,
+        [VP_MODEL_BIASES_QKV] = VP_BIAS_QKV,
+        [VP_MODEL_BIASES_MLP] = VP_BIAS_MLP,
+    };
+    fw->bias = biases[model->shape.biases];
 }
 
-/* Positions: learned (a table of the run's tokens) and rope are built; the
-   others are refused, and kept positions stand in. */
-static vp_status adopt_positions(const vp_model *model, vp_forward_options *fw, vp_error *err)
+/* Positions: learned (a table of the run's tokens), rope whole or on the
+   table's fraction of a head, paired as the table says, and alibi are
+   built; the others are refused, and kept positions stand in. */
+static vp_status adopt_positions(const vp_model *model, unsigned keep, vp_forward_options *fw,
+                                 vp_error *err)
 {
-    switch (model->shape.positions) {
+    const vp_model_shape *s = &model->shape;
+    const int interleaved = s->rotary_pairing == VP_ROTARY_INTERLEAVED;
+    switch (s->positions) {
     case VP_MODEL_POSITIONS_NONE: fw->positions = VP_POSITIONS_NONE; return VP_OK;
     case VP_MODEL_POSITIONS_LEARNED: fw->positions = VP_POSITIONS_LEARNED; return VP_OK;
-    case VP_MODEL_POSITIONS_ROPE: fw->positions = VP_POSITIONS_ROPE; return VP_OK;
+    case VP_MODEL_POSITIONS_ALIBI: fw->positions = VP_POSITIONS_ALIBI; return VP_OK;
+    case VP_MODEL_POSITIONS_ROPE:
+    case VP_MODEL_POSITIONS_PARTIAL_ROPE:
+        /* a table of 26 columns gives partial rope no fraction */
+        if (s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE && !(s->rotary_fraction < 1.0))
+            return refuse(model, "its rotary fraction is not in the table", VP_FIX_POSITIONS, err);
+        fw->positions = interleaved ? VP_POSITIONS_ROPE_INTERLEAVED : VP_POSITIONS_ROPE;
+        if (!(keep & VP_KEEP_ROPE_FRACTION))
+            fw->rope_fraction = s->rotary_fraction;
+        return VP_OK;
     default: {
         char what[160];
         snprintf(what, sizeof what, "its positions are %s",
@@ -113,7 +127,8 @@ static vp_status adopt_positions(const vp_model *model, vp_forward_options *fw, 
    original_max_position_embeddings 8192), with its own base alone. */
 static void adopt_rope(const vp_model *model, unsigned keep, vp_forward_options *fw)
 {
-    if (fw->positions != VP_POSITIONS_ROPE || (keep & VP_KEEP_ROPE_THETA))
+    if ((fw->positions != VP_POSITIONS_ROPE && fw->positions != VP_POSITIONS_ROPE_INTERLEAVED) ||
+        (keep & VP_KEEP_ROPE_THETA))
         return;
     if (!isnan(model->shape.rope_theta))
         fw->rope_theta = model->shape.rope_theta;
@@ -140,6 +155,22 @@ static void adopt_columns(const vp_model_shape *s, unsigned keep, vp_config *cfg
     adopt_heads(s, keep, fw);
 }
 
+/* The forms: the residual form where the model's placement is the parallel
+   one (the others have no choice), the embedding norm, the logit scale and
+   LayerNorm's bias. */
+static void adopt_forms(const vp_model *model, unsigned keep, vp_forward_options *fw)
+{
+    const vp_model_shape *s = &model->shape;
+    if (!(keep & VP_KEEP_RESIDUAL) && model->placement == VP_PARALLEL)
+        fw->residual = s->residual;
+    if (!(keep & VP_KEEP_EMBEDDING_NORM))
+        fw->embedding_norm = s->embedding_norm;
+    if (!(keep & VP_KEEP_LOGIT_SCALE))
+        fw->logit_scale = s->logit_scale;
+    if (!(keep & VP_KEEP_NORM))
+        fw->norm_unbiased = fw->norm == VP_NORM_LAYERNORM && s->norm_unbiased;
+}
+
 vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp_config *cfg,
                                         vp_forward_options *fw, vp_error *err)
 {
@@ -161,9 +192,10 @@ vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp
     if (starts(model, "gemma-2-") && (status = gemma2_facts(model, fw, err)) != VP_OK)
         return status;
     adopt_columns(s, keep, cfg, fw);
-    if (!(keep & VP_KEEP_BIAS) && (status = adopt_bias(model, fw, err)) != VP_OK)
-        return status;
-    if (!(keep & VP_KEEP_POSITIONS) && (status = adopt_positions(model, fw, err)) != VP_OK)
+    adopt_forms(model, keep, fw);
+    if (!(keep & VP_KEEP_BIAS))
+        adopt_bias(model, fw);
+    if (!(keep & VP_KEEP_POSITIONS) && (status = adopt_positions(model, keep, fw, err)) != VP_OK)
         return status;
     adopt_rope(model, keep, fw);
     return VP_OK;

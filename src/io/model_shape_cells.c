@@ -197,3 +197,122 @@ vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_err
     s->known = 1;
     return VP_OK;
 }
+
+const char *const model_form_header[MODEL_FORM_COLUMNS] = {
+    "residual", "rotary_fraction", "rotary_pairing", "embedding_norm", "logit_scale", "norm_bias"};
+
+enum { RESIDUAL, ROTARY_FRACTION, ROTARY_PAIRING, EMBEDDING_NORM, LOGIT_SCALE, NORM_BIAS };
+
+static vp_status bad_form(size_t line, int column, const char *cell, const char *allowed,
+                          vp_error *err)
+{
+    return vp_fail(err, VP_EFORMAT, "line %zu, %s: '%s' is not %s", line, model_form_header[column],
+                   cell, allowed);
+}
+
+/* The residual form: the placement's own where empty; a parallel form for
+ * the parallel placement alone, which runs no sequential one. */
+static vp_status read_residual(size_t line, const char *cell, vp_model *m, vp_error *err)
+{
+    const int parallel = m->placement == VP_PARALLEL;
+    m->shape.residual = parallel ? VP_RESIDUAL_PARALLEL_SHARED_NORM : VP_RESIDUAL_SEQUENTIAL;
+    vp_error why;
+    if (!cell[0])
+        return VP_OK;
+    if (vp_residual_parse(cell, &m->shape.residual, &why) != VP_OK)
+        return vp_fail(err, VP_EFORMAT, "line %zu, residual: %s, or empty", line, why.message);
+    if (parallel != (m->shape.residual != VP_RESIDUAL_SEQUENTIAL))
+        return bad_form(line, RESIDUAL, cell,
+                        parallel ? "parallel-shared-norm or parallel-two-norms: the parallel "
+                                   "placement runs its branches side by side"
+                                 : "sequential: a parallel form needs the parallel placement",
+                        err);
+    return VP_OK;
+}
+
+/* The rotary fraction and pairing: a fraction for partial-rope alone (hd
+ * times it even, so that coordinates pair), a pairing for rope alone. */
+static vp_status read_rotary(size_t line, char *const *cells, vp_model_shape *s, vp_error *err)
+{
+    const int partial = s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE;
+    const int rope = partial || s->positions == VP_MODEL_POSITIONS_ROPE;
+    const char *fraction = cells[ROTARY_FRACTION], *pairing = cells[ROTARY_PAIRING];
+    vp_error why;
+    s->rotary_fraction = 1.0;
+    if (partial != (fraction[0] != '\0') ||
+        (partial && (vp_parse_double(fraction, &s->rotary_fraction, &why) != VP_OK ||
+                     !(s->rotary_fraction > 0.0 && s->rotary_fraction < 1.0))))
+        return bad_form(line, ROTARY_FRACTION, fraction,
+                        "a number between 0 and 1 for partial-rope positions, or empty for others",
+                        err);
+    const double turned = s->rotary_fraction * (double)s->head_dim;
+    if (partial && (turned != floor(turned) || fmod(turned, 2.0) != 0.0))
+        return vp_fail(err, VP_EFORMAT,
+                       "line %zu, rotary_fraction: %g of a head of %zu is %g coordinates, not an "
+                       "even whole number",
+                       line, s->rotary_fraction, s->head_dim, turned);
+    s->rotary_pairing = rope ? VP_ROTARY_HALF : VP_ROTARY_NONE;
+    if (!pairing[0])
+        return VP_OK;
+    if (!rope || (strcmp(pairing, "half") != 0 && strcmp(pairing, "interleaved") != 0))
+        return bad_form(line, ROTARY_PAIRING, pairing,
+                        "half (rotate-half) or interleaved (GPT-J's pairs 2i, 2i+1) for rope "
+                        "positions, or empty",
+                        err);
+    s->rotary_pairing = pairing[0] == 'i' ? VP_ROTARY_INTERLEAVED : VP_ROTARY_HALF;
+    return VP_OK;
+}
+
+/* The embedding norm, the logit scale and LayerNorm's bias. */
+static vp_status read_head_and_norms(size_t line, char *const *cells, vp_model *m, vp_error *err)
+{
+    vp_model_shape *s = &m->shape;
+    vp_error why;
+    if (cells[EMBEDDING_NORM][0] &&
+        vp_embedding_norm_parse(cells[EMBEDDING_NORM], &s->embedding_norm, &why) != VP_OK)
+        return vp_fail(err, VP_EFORMAT, "line %zu, embedding_norm: %s, or empty", line,
+                       why.message);
+    if (cells[LOGIT_SCALE][0] &&
+        (vp_parse_double(cells[LOGIT_SCALE], &s->logit_scale, &why) != VP_OK ||
+         !(s->logit_scale > 0.0 && isfinite(s->logit_scale))))
+        return bad_form(line, LOGIT_SCALE, cells[LOGIT_SCALE], "a number > 0, or empty for 1", err);
+    const char *bias = cells[NORM_BIAS];
+    if (!bias[0])
+        return VP_OK;
+    if (m->norm != VP_NORM_LAYERNORM || (strcmp(bias, "yes") != 0 && strcmp(bias, "no") != 0))
+        return bad_form(line, NORM_BIAS, bias,
+                        "yes or no for a layernorm model (an RMSNorm has no bias), or empty", err);
+    s->norm_unbiased = bias[0] == 'n';
+    return VP_OK;
+}
+
+vp_status model_forms_parse(size_t line, char *const *cells, vp_model *m, vp_error *err)
+{
+    vp_model_shape *s = &m->shape;
+    s->residual =
+        m->placement == VP_PARALLEL ? VP_RESIDUAL_PARALLEL_SHARED_NORM : VP_RESIDUAL_SEQUENTIAL;
+    s->rotary_fraction = 1.0;
+    s->rotary_pairing = s->known && (s->positions == VP_MODEL_POSITIONS_ROPE ||
+                                     s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE)
+                            ? VP_ROTARY_HALF
+                            : VP_ROTARY_NONE;
+    s->embedding_norm = VP_EMBEDDING_NORM_NONE;
+    s->logit_scale = 1.0;
+    s->norm_unbiased = 0;
+    if (!cells)
+        return VP_OK;
+    for (int c = 0; c < MODEL_FORM_COLUMNS; c++)
+        if (!s->known && cells[c][0])
+            return vp_fail(err, VP_EFORMAT,
+                           "line %zu, %s: a form needs the row's shape; leave "
+                           "it empty or give the shape",
+                           line, model_form_header[c]);
+    vp_status status;
+    if ((status = read_residual(line, cells[RESIDUAL], m, err)) != VP_OK)
+        return status;
+    if (!s->known)
+        return VP_OK;
+    if ((status = read_rotary(line, cells, s, err)) != VP_OK)
+        return status;
+    return read_head_and_norms(line, cells, m, err);
+}

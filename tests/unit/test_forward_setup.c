@@ -33,11 +33,12 @@ static vp_fix expected_fix(const vp_model *m)
     for (size_t i = 0; i < sizeof unbuilt / sizeof *unbuilt; i++)
         if (strncmp(m->name, unbuilt[i], strlen(unbuilt[i])) == 0)
             return VP_FIX_BY_HAND;
-    if (m->shape.biases == VP_MODEL_BIASES_MLP)
-        return VP_FIX_BIAS;
-    if (m->shape.positions != VP_MODEL_POSITIONS_NONE &&
-        m->shape.positions != VP_MODEL_POSITIONS_LEARNED &&
-        m->shape.positions != VP_MODEL_POSITIONS_ROPE)
+    /* sinusoidal and relative positions are not built; partial rope is, with
+       its fraction from the table */
+    if (m->shape.positions == VP_MODEL_POSITIONS_SINUSOIDAL ||
+        m->shape.positions == VP_MODEL_POSITIONS_RELATIVE ||
+        (m->shape.positions == VP_MODEL_POSITIONS_PARTIAL_ROPE &&
+         !(m->shape.rotary_fraction < 1.0)))
         return VP_FIX_POSITIONS;
     return VP_FIX_NONE;
 }
@@ -59,17 +60,30 @@ static void check_row(const vp_model *m, const vp_config *cfg, const vp_forward_
     assert_int_equal(fw->tie_embeddings, s->tied_embeddings);
     assert_int_equal(cfg->final_norm, s->final_norm ? VP_FINAL_NORM_YES : VP_FINAL_NORM_NO);
     assert_int_equal(fw->norm, m->norm);
-    const vp_bias bias = s->biases == VP_MODEL_BIASES_YES  ? VP_BIAS_ALL
-                         : s->biases == VP_MODEL_BIASES_NO ? VP_BIAS_NONE
-                                                           : VP_BIAS_QKV;
+    const vp_bias bias = s->biases == VP_MODEL_BIASES_YES   ? VP_BIAS_ALL
+                         : s->biases == VP_MODEL_BIASES_NO  ? VP_BIAS_NONE
+                         : s->biases == VP_MODEL_BIASES_MLP ? VP_BIAS_MLP
+                                                            : VP_BIAS_QKV;
     assert_int_equal(fw->bias, bias);
-    const vp_positions positions = s->positions == VP_MODEL_POSITIONS_NONE ? VP_POSITIONS_NONE
-                                   : s->positions == VP_MODEL_POSITIONS_LEARNED
-                                       ? VP_POSITIONS_LEARNED
-                                       : VP_POSITIONS_ROPE;
+    const int rope =
+        s->positions == VP_MODEL_POSITIONS_ROPE || s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE;
+    const vp_positions positions =
+        s->positions == VP_MODEL_POSITIONS_NONE      ? VP_POSITIONS_NONE
+        : s->positions == VP_MODEL_POSITIONS_LEARNED ? VP_POSITIONS_LEARNED
+        : s->positions == VP_MODEL_POSITIONS_ALIBI   ? VP_POSITIONS_ALIBI
+        : s->rotary_pairing == VP_ROTARY_INTERLEAVED ? VP_POSITIONS_ROPE_INTERLEAVED
+                                                     : VP_POSITIONS_ROPE;
     assert_int_equal(fw->positions, positions);
-    if (positions == VP_POSITIONS_ROPE && !isnan(s->rope_theta))
+    if (rope && !isnan(s->rope_theta))
         assert_true(fw->rope_theta == s->rope_theta);
+    if (rope)
+        assert_true(fw->rope_fraction == s->rotary_fraction);
+    /* the forms: the parallel placement's residual form, the rest as they stand */
+    if (m->placement == VP_PARALLEL)
+        assert_int_equal(fw->residual, s->residual);
+    assert_int_equal(fw->embedding_norm, s->embedding_norm);
+    assert_true(fw->logit_scale == s->logit_scale);
+    assert_int_equal(fw->norm_unbiased, s->norm_unbiased);
 }
 
 static void each_model_is_its_row(void **state)
@@ -108,8 +122,8 @@ static void each_model_is_its_row(void **state)
     vp_model_table_free(&table);
 }
 
-/* Kept parts stay; a kept bias stands in for biases on the MLP alone; Gemma
- * 2 past its window is refused naming the tokens. */
+/* Kept parts stay; a kept bias and positions stand in for the model's;
+ * Gemma 2 past its window is refused naming the tokens. */
 static void kept_parts_stay(void **state)
 {
     (void)state;

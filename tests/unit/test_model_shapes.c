@@ -38,6 +38,12 @@ typedef struct {
  * a stack's shape. */
 #define BERT_EXTRAS(d, types) ((d) * (d) + (d) + (types) * (d) + 2.0 * (d))
 
+/* The Pythia model card's naming table: total parameters, counted with
+ * both of use_parallel_residual's LayerNorms and the untied head */
+#define PYTHIA_CARD(size, total)                                                                   \
+    "huggingface EleutherAI/pythia model card, naming table: Pythia-" size " " total " total "     \
+    "parameters"
+
 /* its embedding counts a vocabulary of 256128 rows; config.json's, 256000 */
 #define GEMMA_2_TABLE_2 "arXiv:2408.00118 Table 2: embedding + non-embedding parameters"
 
@@ -81,9 +87,9 @@ static const published_count counts[] = {
      "220M counts the encoder and the decoder with its cross-attention; the row describes "
      "the encoder alone (110e6)"},
     {"gpt-3-175b", 175.0e9, 0, "arXiv:2005.14165 Table 2.1", NULL},
-    {"bloom-176b", 176247271424.0, 2.0 * 14336.0,
-     "huggingface bigscience/bloom model card (176,247,271,424 parameters; with its "
-     "embedding LayerNorm, outside the shape)",
+    {"bloom-176b", 176247271424.0, 0,
+     "huggingface bigscience/bloom model card (176,247,271,424 parameters, its embedding "
+     "LayerNorm among them)",
      NULL},
     {"opt-125m", 125e6, 0, "arXiv:2205.01068 Table 1 (125M)", NULL},
     {"opt-350m", 0, 0, "arXiv:2205.01068 Table 1 (350M)",
@@ -128,6 +134,34 @@ static const published_count counts[] = {
      "arXiv:2503.19786 Table 1: embedding + non-embedding, the vision encoder left out", NULL},
     {"gemma-3-4b", 675e6 + 3209e6, 0,
      "arXiv:2503.19786 Table 1: embedding + non-embedding, the vision encoder left out", NULL},
+    /* the new families: Pythia's exact totals from its model card's naming table */
+    {"pythia-70m", 70426624.0, 0, PYTHIA_CARD("70M", "70,426,624"), NULL},
+    {"pythia-160m", 162322944.0, 0, PYTHIA_CARD("160M", "162,322,944"), NULL},
+    {"pythia-410m", 405334016.0, 0, PYTHIA_CARD("410M", "405,334,016"), NULL},
+    {"pythia-1b", 1011781632.0, 0, PYTHIA_CARD("1B", "1,011,781,632"), NULL},
+    {"pythia-1.4b", 1414647808.0, 0, PYTHIA_CARD("1.4B", "1,414,647,808"), NULL},
+    {"pythia-2.8b", 2775208960.0, 0, PYTHIA_CARD("2.8B", "2,775,208,960"), NULL},
+    {"pythia-6.9b", 6857302016.0, 0, PYTHIA_CARD("6.9B", "6,857,302,016"), NULL},
+    {"falcon-7b", 0, 0, "tiiuae/falcon-7b model card and apxml.com/models/falcon-7b (7B)",
+     "7B is the rounded name with no exact total beside it; the count, 6,921,720,704, is "
+     "1.1 % below it"},
+    {"falcon-40b", 0, 0, "tiiuae/falcon-40b model card (40B)",
+     "40B is the rounded name with no exact total beside it; the count with its tied head, "
+     "41,303,293,952, is 3.3 % above it"},
+    {"phi-2", 2779683840.0, 51200.0,
+     "microsoft/phi-2's tensors summed, 2,779,683,840, in a paper's table of Hugging Face "
+     "models' counts; with lm_head's bias of 51200, outside the shape",
+     NULL},
+    {"phi-3-mini-4k", 3821079552.0, 0,
+     "microsoft/Phi-3-mini-4k-instruct's tensors summed, 3,821,079,552, in the same table", NULL},
+    {"command-r", 35e9, 0,
+     "huggingface CohereForAI/c4ai-command-r-v01 model card: 35 billion parameters", NULL},
+    {"bloom-560m", 559214592.0, 0,
+     "bigscience/bloom-560m's tensors summed, 559,214,592, in a study's table of checkpoints",
+     NULL},
+    {"qwen3-32b", 32.8e9, 0,
+     "huggingface Qwen/Qwen3-32B model card: 32.8B, as apxml.com/models/qwen3-32b restates it",
+     NULL},
 };
 
 #define TOLERANCE 0.01 /* the issue's: published figures are rounded to 3 digits or so */
@@ -232,6 +266,28 @@ static void a_small_shape_counted_by_hand(void **state)
     m.shape.biases = VP_MODEL_BIASES_NO;
     assert_int_equal(vp_model_parameters(&m, &count), VP_OK);
     assert_true(mlp_biased - count == 2.0 * (16.0 + 8.0));
+    /* parallel-two-norms: a second input RMSNorm a layer, 8 more each */
+    double forms;
+    m.shape.residual = VP_RESIDUAL_PARALLEL_TWO_NORMS;
+    assert_int_equal(vp_model_parameters(&m, &forms), VP_OK);
+    assert_true(forms - count == 2.0 * 8.0);
+    /* LayerNorm's two norms a layer are 16 wide each, without their bias
+     * (CohereLayerNorm) 8; an embedding LayerNorm (BLOOM's) adds 16 */
+    m.norm = VP_NORM_LAYERNORM;
+    double biased_norms;
+    assert_int_equal(vp_model_parameters(&m, &biased_norms), VP_OK);
+    assert_true(biased_norms - forms == 2.0 * 2.0 * 8.0);
+    m.shape.norm_unbiased = 1;
+    assert_int_equal(vp_model_parameters(&m, &forms), VP_OK);
+    assert_true(biased_norms - forms == 2.0 * 2.0 * 8.0);
+    assert_true(forms - count == 2.0 * 8.0);
+    m.shape.norm_unbiased = 0;
+    m.shape.embedding_norm = VP_EMBEDDING_NORM_LAYERNORM;
+    assert_int_equal(vp_model_parameters(&m, &forms), VP_OK);
+    assert_true(forms - biased_norms == 16.0);
+    m.norm = VP_NORM_RMSNORM;
+    m.shape.embedding_norm = VP_EMBEDDING_NORM_NONE;
+    m.shape.residual = VP_RESIDUAL_SEQUENTIAL;
     /* no norms at all, rope positions: no position table */
     m.placement = VP_NO_NORM;
     m.shape.positions = VP_MODEL_POSITIONS_ROPE;
