@@ -140,6 +140,25 @@ static void write_model(const vp_model *m, int wide, int with_counts, size_t *pa
     write_shape(m, wide);
 }
 
+/* The models grouped by placement, each group under a heading with the
+ * placement's formula, the groups in the order their first model has in the
+ * file and the models in file order within one. */
+static void write_grouped(const vp_model_table *table, int wide, int with_counts,
+                          size_t *partial_counts)
+{
+    int shown[VP_PLACEMENT_COUNT] = {0};
+    for (size_t i = 0; i < table->count; i++) {
+        const vp_placement placement = table->models[i].placement;
+        if (shown[placement])
+            continue;
+        shown[placement] = 1;
+        printf("-- %s: %s\n", vp_placement_name(placement), vp_placement_formula(placement));
+        for (size_t j = i; j < table->count; j++)
+            if (table->models[j].placement == placement)
+                write_model(&table->models[j], wide, with_counts, partial_counts);
+    }
+}
+
 /* The table as text; in 80 columns the source, up to 200 characters, goes
  * on lines of its own. */
 static void write_text_table(const vp_model_table *table, int wide)
@@ -153,8 +172,7 @@ static void write_text_table(const vp_model_table *table, int wide)
            "norm", wide || with_counts ? 7 : 0, "qk-norm", with_counts ? "  params" : "",
            wide ? (with_counts ? "   source" : "  source") : "");
     size_t partial_counts = 0;
-    for (size_t i = 0; i < table->count; i++)
-        write_model(&table->models[i], wide, with_counts, &partial_counts);
+    write_grouped(table, wide, with_counts, &partial_counts);
     if (partial_counts)
         puts("* the count of the row's shape, not the model's: see its shape line");
 }

@@ -75,10 +75,56 @@ static void model_option_takes_placement_and_layers(void **state)
     program_run_free(&run);
 }
 
+/* varprof models groups the table by placement: one heading a placement,
+   "-- NAME: formula", and under it only models of that placement, so every
+   model is under its own; the placements with a real checkpoint family
+   (all but DeepNorm's, whose GLM-130B is no Hugging Face family) each have
+   one of those families' rows under them. */
+static void models_are_grouped_by_placement(void **state)
+{
+    (void)state;
+    program_run run = run_varprof((const char *const[]){"models", NULL});
+    assert_int_equal(run.status, 0);
+    char heading[32] = "";
+    int seen[VP_PLACEMENT_COUNT] = {0};
+    size_t models = 0;
+    for (const char *line = run.out; *line; line = strchr(line, '\n') + 1) {
+        char name[64], placement[32];
+        if (sscanf(line, "-- %31[^:]:", heading) == 1) {
+            vp_placement p;
+            vp_error err;
+            assert_int_equal(vp_placement_parse(heading, &p, &err), VP_OK);
+            assert_int_equal(seen[p]++, 0); /* one heading a placement */
+            assert_non_null(strstr(line, vp_placement_formula(p)));
+        } else if (line[0] >= 'a' && line[0] <= 'z' && strncmp(line, "model ", 6) != 0 &&
+                   sscanf(line, "%63s %*d %*d %31s", name, placement) == 2) {
+            if (strcmp(placement, heading) != 0)
+                fail_msg("%s (%s) is under the heading of %s", name, placement, heading);
+            models++;
+        }
+        if (!strchr(line, '\n'))
+            break;
+    }
+    assert_true(models > 50);
+    const char *family_rows[] = {"opt-350m", "pythia-1b", "gemma-2-9b", "olmo-2-7b", "llama-2-7b"};
+    const char *placements[] = {"post-ln", "parallel", "sandwich", "output-norm", "pre-norm"};
+    for (size_t i = 0; i < sizeof family_rows / sizeof *family_rows; i++) {
+        char heading_line[40];
+        snprintf(heading_line, sizeof heading_line, "-- %s:", placements[i]);
+        const char *under = strstr(run.out, heading_line), *row = strstr(run.out, family_rows[i]);
+        assert_non_null(under);
+        assert_non_null(row);
+        const char *next = strstr(under + 1, "\n-- ");
+        assert_true(row > under && (!next || row < next));
+    }
+    program_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_option_takes_placement_and_layers),
+        cmocka_unit_test(models_are_grouped_by_placement),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("the models table", tests, NULL, NULL);
