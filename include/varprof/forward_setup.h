@@ -37,8 +37,9 @@ enum {
     VP_KEEP_LOGIT_SCALE = 1u << 19,
 };
 
-/* Longest sequence a Gemma 2 model runs: every other layer attends within a
- * window of this many tokens, which the forward pass does not build. */
+/* Gemma 2's sliding window: its even layers attend within this many tokens
+ * (vp_forward_options_from_model sets it, with the layers' kinds, for a
+ * stack of up to 256 layers). */
 #define VP_GEMMA2_WINDOW 4096u
 
 /* Sets each part of cfg (final_norm) and fw that `keep` leaves open from
@@ -49,7 +50,7 @@ enum {
  * embedding norm, the logit scale, LayerNorm's bias, and
  * what no column of the table says but the forward pass builds: the norm
  * and QK-norm (OLMo 2's over the full width), Gemma 2's embedding scale,
- * score scale and soft caps, Llama 3.1's scaled RoPE. cfg's placement and
+ * score scale, soft caps and sliding window, Llama 3.1's scaled RoPE. cfg's placement and
  * layers are the caller's. A model without a shape (shape.known 0) changes
  * nothing but the norm and QK-norm.
  *
@@ -59,7 +60,8 @@ enum {
  * (VP_FIX_BY_HAND); positions other than none, learned, rope, partial rope
  * (with its fraction in the table) and alibi unless the positions are kept
  * (VP_FIX_POSITIONS); Gemma 2 with fw->tokens above
- * VP_GEMMA2_WINDOW (VP_FIX_TOKENS). fw may be part set on failure. */
+ * VP_GEMMA2_WINDOW in a stack of more than 256 layers (VP_FIX_TOKENS). fw
+ * may be part set on failure; fw->layer_kinds, where set, is static. */
 vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp_config *cfg,
                                         vp_forward_options *fw, vp_error *err);
 

@@ -60,9 +60,7 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
     if (vp_forward_options_from_model(model, model_keep(args), cfg, fw, &err) == VP_OK)
         return EXIT_OK;
     if (err.fix == VP_FIX_TOKENS)
-        return cli_usage_error("--model %s: --tokens %zu is beyond Gemma 2's sliding window of "
-                               "%u tokens in every other layer, which the forward pass does not "
-                               "build; use at most %u tokens",
-                               model->name, fw->tokens, VP_GEMMA2_WINDOW, VP_GEMMA2_WINDOW);
+        return cli_usage_error("--model %s; use at most %u tokens, or fewer --layers", err.message,
+                               VP_GEMMA2_WINDOW);
     return cli_usage_error("--model %s; %s", err.message, instead(model, err.fix));
 }

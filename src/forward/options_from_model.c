@@ -5,15 +5,18 @@
 
 #include "varprof/forward_setup.h"
 
-/* Facts of a family that the table's shape has no column for and the
-   forward pass does not build: a row is refused whatever is kept. */
+/* Facts of a family that the table's shape has no column for: a row is
+   refused whatever is kept (a checkpoint of it runs with --weights). */
 static const struct {
     const char *prefix, *why;
 } unbuilt_families[] = {
-    {"gemma-3-", "Gemma 3 turns q and k by two RoPE bases, 10000 in its local layers and "
-                 "1000000 in its global ones"},
-    {"bert-", "BERT's attention sees both ways, not causally"},
-    {"roberta-", "RoBERTa's attention sees both ways, not causally"},
+    {"gemma-3-", "Gemma 3's sliding and full layers (their window, their pattern, the local "
+                 "RoPE base and the full layers' linear scaling) have no column in the table; "
+                 "a checkpoint of it runs with its weights"},
+    {"bert-", "BERT's attention sees both ways, not causally, which the forward pass does not "
+              "build"},
+    {"roberta-", "RoBERTa's attention sees both ways, not causally, which the forward pass does "
+                 "not build"},
 };
 
 static int starts(const vp_model *model, const char *prefix)
@@ -41,23 +44,40 @@ static vp_status check_built(const vp_model *model, vp_error *err)
                       VP_FIX_BY_HAND, err);
     for (size_t i = 0; i < sizeof unbuilt_families / sizeof *unbuilt_families; i++)
         if (starts(model, unbuilt_families[i].prefix))
-            return refuse(model, unbuilt_families[i].why, VP_FIX_BY_HAND, err);
+            return vp_fail_fix(err, VP_EINVAL, VP_FIX_BY_HAND, "%s: %s", model->name,
+                               unbuilt_families[i].why);
     return VP_OK;
 }
+
+/* Gemma 2's layer_types: layer l slides when l is even (Gemma2Config's
+   "sliding_attention" if (l + 1) % 2 else "full_attention") */
+#define GEMMA2_KINDS_2 VP_LAYER_SLIDING, VP_LAYER_FULL
+#define GEMMA2_KINDS_8 GEMMA2_KINDS_2, GEMMA2_KINDS_2, GEMMA2_KINDS_2, GEMMA2_KINDS_2
+#define GEMMA2_KINDS_32 GEMMA2_KINDS_8, GEMMA2_KINDS_8, GEMMA2_KINDS_8, GEMMA2_KINDS_8
+#define GEMMA2_KINDS_128 GEMMA2_KINDS_32, GEMMA2_KINDS_32, GEMMA2_KINDS_32, GEMMA2_KINDS_32
+static const unsigned char gemma2_kinds[] = {GEMMA2_KINDS_128, GEMMA2_KINDS_128};
+#define GEMMA2_MOST_LAYERS (sizeof gemma2_kinds / sizeof *gemma2_kinds)
 
 /* Gemma 2's facts beyond the table's columns (Hugging Face's Gemma2Config
    and modeling_gemma2.py): the embedding times sqrt(d) rounded to float,
    the scores times query_pre_attn_scalar^-1/2 (256, but 144 = d / H for the
    27B, whose head_dim is 128) soft-capped at 50, the logits at 30; every
-   other layer attends within a window of VP_GEMMA2_WINDOW tokens, which the
-   forward pass does not model, so more tokens are refused. */
-static vp_status gemma2_facts(const vp_model *model, vp_forward_options *fw, vp_error *err)
+   other layer, the even ones, attends within a window of VP_GEMMA2_WINDOW
+   tokens (up to GEMMA2_MOST_LAYERS layers; a longer stack is refused more
+   tokens than the window). */
+static vp_status gemma2_facts(const vp_model *model, const vp_config *cfg, vp_forward_options *fw,
+                              vp_error *err)
 {
-    if (fw->tokens > VP_GEMMA2_WINDOW)
+    if (fw->tokens > VP_GEMMA2_WINDOW && cfg->layers > GEMMA2_MOST_LAYERS)
         return vp_fail_fix(err, VP_EINVAL, VP_FIX_TOKENS,
                            "%s: %zu tokens a sequence is beyond Gemma 2's sliding window of %u "
-                           "tokens in every other layer, which the forward pass does not build",
-                           model->name, fw->tokens, VP_GEMMA2_WINDOW);
+                           "tokens, which is applied in stacks of at most %zu layers, not %zu",
+                           model->name, fw->tokens, VP_GEMMA2_WINDOW, GEMMA2_MOST_LAYERS,
+                           cfg->layers);
+    if (cfg->layers <= GEMMA2_MOST_LAYERS && !cfg->mlp_only) {
+        fw->sliding_window = VP_GEMMA2_WINDOW;
+        fw->layer_kinds = gemma2_kinds;
+    }
     const double scalar = strcmp(model->name, "gemma-2-27b") == 0 ? 144.0 : 256.0;
     fw->embed_scale = (double)(float)sqrt((double)fw->width);
     fw->attn_scale = (double)(float)(1.0 / sqrt(scalar));
@@ -189,7 +209,7 @@ vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp
     /* OLMo 2 normalises q and k over all heads at once, not a head at a time */
     if (model->qk_norm && starts(model, "olmo-2-"))
         fw->qk_norm = VP_QK_NORM_FULL;
-    if (starts(model, "gemma-2-") && (status = gemma2_facts(model, fw, err)) != VP_OK)
+    if (starts(model, "gemma-2-") && (status = gemma2_facts(model, cfg, fw, err)) != VP_OK)
         return status;
     adopt_columns(s, keep, cfg, fw);
     adopt_forms(model, keep, fw);

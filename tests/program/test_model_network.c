@@ -44,7 +44,7 @@ static const char table[] =
     "toy-gptj,2021,2,parallel,layernorm,no,test,,,,64,4,4,,256,100,gelu-tanh,partial-rope,,10000,"
     "1e-5,mlp,no,yes,dense,test\n"
     /* Gemma 2's row: what no column says (its sqrt(d) embedding scale, its
-       scores' scale and soft caps) is built; Gemma 3's two RoPE bases are not */
+       scores' scale, soft caps and window) is built; Gemma 3's layer kinds are not */
     "gemma-2-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,10000,1e-6,"
     "no,yes,yes,dense,test\n"
     "gemma-3-toy,2025,2,sandwich,rmsnorm,yes,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,1000000,"
@@ -195,9 +195,13 @@ static void what_it_cannot_build_is_refused(void **state)
             "its rotary fraction is not in the table, which the forward pass does not build; "
             "give --positions none, learned, rope, rope-interleaved or alibi");
     refused(RUN("--model", "gemma-3-toy", "--engine", "forward", "--heads", "4"),
-            "Gemma 3 turns q and k by two RoPE bases");
-    refused(RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "4097"),
-            "--tokens 4097 is beyond Gemma 2's sliding window of 4096 tokens");
+            "Gemma 3's sliding and full layers (their window, their pattern, the local RoPE base");
+    /* Gemma 2's window is applied on its even layers, up to 256 of them */
+    refused(
+        RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "4097", "--layers", "300"),
+        "4097 tokens a sequence is beyond Gemma 2's sliding window of 4096 tokens, which is "
+        "applied in stacks of at most 256 layers, not 300; use at most 4096 tokens, or "
+        "fewer --layers");
     refused(RUN("--model", "bert-toy", "--engine", "forward"), "attention sees both ways");
     refused(RUN("--model", "toy-moe", "--engine", "forward"), "it is a mixture of experts");
     /* the stand-ins the messages name run */

@@ -160,12 +160,24 @@ static void kept_parts_stay(void **state)
     if (gemma) {
         vp_error err;
         vp_forward_options_init(&fw);
+        /* its even layers attend through a window of 4096 (Gemma2Config's
+           layer_types), past which a sequence runs too */
         fw.tokens = VP_GEMMA2_WINDOW + 1;
-        assert_int_equal(vp_forward_options_from_model(gemma, 0, &cfg, &fw, &err), VP_EINVAL);
-        assert_int_equal(err.fix, VP_FIX_TOKENS);
-        fw.tokens = VP_GEMMA2_WINDOW;
+        cfg.layers = 42;
+        cfg.mlp_only = 0;
         assert_int_equal(vp_forward_options_from_model(gemma, 0, &cfg, &fw, &err), VP_OK);
         assert_true(fw.logit_softcap == 30.0);
+        assert_int_equal(fw.sliding_window, VP_GEMMA2_WINDOW);
+        assert_non_null(fw.layer_kinds);
+        for (size_t l = 0; l < cfg.layers; l++)
+            assert_int_equal(fw.layer_kinds[l], l % 2 == 0 ? VP_LAYER_SLIDING : VP_LAYER_FULL);
+        /* a stack longer than the kinds it has is refused the longer sequence */
+        cfg.layers = 1000;
+        assert_int_equal(vp_forward_options_from_model(gemma, 0, &cfg, &fw, &err), VP_EINVAL);
+        assert_int_equal(err.fix, VP_FIX_TOKENS);
+        assert_non_null(strstr(err.message, "at most 256 layers, not 1000"));
+        fw.tokens = VP_GEMMA2_WINDOW;
+        assert_int_equal(vp_forward_options_from_model(gemma, 0, &cfg, &fw, &err), VP_OK);
     }
     vp_model_table_free(&table);
 }
