@@ -46,18 +46,15 @@ missing bias or a swapped norm shows. torch.manual_seed(31).
 
     /usr/bin/python3 tests/data/gen_falcon_new_decoder.py
 """
-import json
 import math
 import os
-import shutil
-import sys
 
 import torch
 import torch.nn.functional as F
 
+import reference_files as ref
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import gen_torch_reference as ref  # noqa: E402  (its safetensors writer and reader only)
 
 D, H, KV, LAYERS, V, FFN, B, T = 32, 4, 2, 2, 61, 64, 2, 13
 HD = D // H
@@ -154,19 +151,6 @@ def mlp(w, h, x, trace):
     return linear(w, h + "mlp.dense_4h_to_h", a)
 
 
-class Trace:
-    def __init__(self):
-        self.streams, self.inputs = [], []
-
-    def stream(self, x):
-        x.retain_grad()
-        self.streams.append(x)
-        return x
-
-    def branch(self, h):
-        self.inputs.append(h)
-
-
 def forward(w, tokens, two_norms, trace, dtype):
     embed = w[P + "word_embeddings.weight"]
     x = trace.stream(embed[tokens])
@@ -182,37 +166,10 @@ def forward(w, tokens, two_norms, trace, dtype):
     return F.linear(layer_norm(x, w, P + "ln_f"), embed)
 
 
-def rms_of(t):
-    return t.detach().double().pow(2).mean().sqrt().item()
-
-
-def shape_of(t):
-    return "x".join(str(n) for n in t.shape)
-
-
 def figures(stored, tokens, two_norms, dtype):
-    w = {n: t.detach().to(dtype).requires_grad_(True) for n, t in stored.items()}
-    trace = Trace()
-    logits = forward(w, tokens, two_norms, trace, dtype)
-    loss = F.cross_entropy(logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1))
-    loss.backward()
-    rows = [("stream_norm", str(k), "", x.detach().double().norm().item())
-            for k, x in enumerate(trace.streams)]
-    rows.append(("loss", "", "", loss.item()))
-    rows += [("grad_var", str(k), "", x.grad.detach().double().pow(2).mean().item())
-             for k, x in enumerate(trace.streams)]
-    for k in range(1, LAYERS + 1):
-        d = rms_of(trace.streams[k].grad)
-        attn_in, mlp_in = trace.inputs[2 * (k - 1)], trace.inputs[2 * (k - 1) + 1]
-        both = (d * rms_of(attn_in)) ** 2 + (d * rms_of(mlp_in)) ** 2
-        rows.append(("weight_grad", str(k), "", math.sqrt(both / 2)))
-    for name, t in w.items():
-        rows.append(("frobenius", name, shape_of(t), t.grad.double().norm().item()))
-        rows.append(("rms", name, shape_of(t), rms_of(t.grad)))
-    # the global gradient norm, as clip_grad_norm_ sums it: every parameter's squares
-    total = sum(t.grad.double().pow(2).sum().item() for t in w.values())
-    rows.append(("grad_norm", "", "", math.sqrt(total)))
-    return rows
+    return ref.figures(stored, tokens, dtype,
+                       lambda w, trace: forward(w, tokens, two_norms, trace, dtype),
+                       ref.parallel_weight_grads)
 
 
 def main():
@@ -224,29 +181,11 @@ def main():
         two_norms = num_ln in (None, 2)
         torch.manual_seed(31)
         weights = make_weights(("ln_attn", "ln_mlp") if two_norms else ("input_layernorm",))
-        out = os.path.join(HERE, "hf", name)
-        shutil.rmtree(out, ignore_errors=True)
-        os.makedirs(out)
-        with open(os.path.join(out, "config.json"), "w") as f:
-            json.dump(config(num_ln), f, indent=2, sort_keys=True)
-            f.write("\n")
-        path = os.path.join(out, "model.safetensors")
-        ref.write_safetensors(path, list(weights.items()), "F32")
-        stored = ref.read_safetensors(path)
-        f32 = figures(stored, tokens, two_norms, torch.float32)
-        f64 = figures(stored, tokens, two_norms, torch.float64)
-        worst = 0.0
-        for (q, k, s, a), (_, _, _, b) in zip(f32, f64):
-            lines.append("%s,%s,%s,%s,%.9g,%.17g" % (name, q, k, s, a, b))
-            if abs(b) > 1e-12:
-                worst = max(worst, abs(a - b) / abs(b))
-        print("%s: %d rows, float32 against float64 at most %.2g relative"
-              % (name, len(f32), worst))
-    with open(os.path.join(HERE, "falcon_new_expected.csv"), "w") as f:
-        f.write("# %s\n" % ORIGIN)
-        f.write("case,quantity,key,shape,float32,float64\n")
-        for line in lines:
-            f.write(line + "\n")
+        stored = ref.write_checkpoint(os.path.join(HERE, "hf", name), config(num_ln), weights,
+                                      sort_keys=True)
+        lines += ref.case_lines(name, figures(stored, tokens, two_norms, torch.float32),
+                                figures(stored, tokens, two_norms, torch.float64))
+    ref.write_expected(os.path.join(HERE, "falcon_new_expected.csv"), ORIGIN, lines)
 
 
 if __name__ == "__main__":

@@ -53,18 +53,15 @@ Run it from the top of the project (torch is never a build dependency):
 
     /usr/bin/python3 tests/data/gen_window_reference.py
 """
-import json
 import math
 import os
-import shutil
-import sys
 
 import torch
 import torch.nn.functional as F
 
+import reference_files as ref
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import gen_torch_reference as ref  # noqa: E402  (its safetensors writer and reader only)
 
 D, H, KV, F_, V, B, T, LAYERS, WINDOW = 32, 4, 2, 72, 61, 2, 11, 2, 4
 ORIGIN = "PyTorch %s, made by tests/data/gen_window_reference.py" % torch.__version__
@@ -225,20 +222,6 @@ def allowed(sliding):
     return mask
 
 
-class Trace:
-    def __init__(self):
-        self.streams, self.branches = [], []
-
-    def stream(self, x):
-        x.retain_grad()
-        self.streams.append(x)
-        return x
-
-    def branch(self, h, o):
-        o.retain_grad()
-        self.branches.append((h, o))
-
-
 def linear(w, name, x):
     return F.linear(x, w[name + ".weight"], w.get(name + ".bias"))
 
@@ -329,33 +312,10 @@ def forward(w, tokens, family, hd, kinds, trace, dtype):
     return logits
 
 
-def rms_of(t):
-    return t.detach().double().pow(2).mean().sqrt().item()
-
-
-def shape_of(t):
-    return "x".join(str(n) for n in t.shape)
-
-
 def figures(stored, tokens, family, hd, kinds, dtype):
-    w = {n: t.detach().to(dtype).requires_grad_(True) for n, t in stored.items()}
-    trace = Trace()
-    logits = forward(w, tokens, family, hd, kinds, trace, dtype)
-    loss = F.cross_entropy(logits[:, :-1].reshape(-1, V), tokens[:, 1:].reshape(-1))
-    loss.backward()
-    rows = [("stream_norm", str(k), "", x.detach().double().norm().item())
-            for k, x in enumerate(trace.streams)]
-    rows.append(("loss", "", "", loss.item()))
-    rows += [("grad_var", str(k), "", x.grad.detach().double().pow(2).mean().item())
-             for k, x in enumerate(trace.streams)]
-    rows += [("weight_grad", str(k), "", rms_of(o.grad) * rms_of(h))
-             for k, (h, o) in enumerate(trace.branches, start=1)]
-    for name, t in w.items():
-        rows.append(("frobenius", name, shape_of(t), t.grad.double().norm().item()))
-        rows.append(("rms", name, shape_of(t), rms_of(t.grad)))
-    total = sum(t.grad.double().pow(2).sum().item() for t in w.values())
-    rows.append(("grad_norm", "", "", math.sqrt(total)))
-    return rows
+    return ref.figures(stored, tokens, dtype,
+                       lambda w, trace: forward(w, tokens, family, hd, kinds, trace, dtype),
+                       ref.branch_weight_grads)
 
 
 def main():
@@ -366,29 +326,11 @@ def main():
     for index, (name, family, hd, kinds) in enumerate(CASES):
         torch.manual_seed(30 + index)
         weights = make_weights(family, hd)
-        out = os.path.join(HERE, "hf", name)
-        shutil.rmtree(out, ignore_errors=True)
-        os.makedirs(out)
-        with open(os.path.join(out, "config.json"), "w") as f:
-            json.dump(config(family, hd, kinds), f, indent=2)
-            f.write("\n")
-        path = os.path.join(out, "model.safetensors")
-        ref.write_safetensors(path, list(weights.items()), "F32")
-        stored = ref.read_safetensors(path)
-        f32 = figures(stored, tokens, family, hd, kinds, torch.float32)
-        f64 = figures(stored, tokens, family, hd, kinds, torch.float64)
-        worst = 0.0
-        for (q, k, s, a), (_, _, _, b) in zip(f32, f64):
-            lines.append("%s,%s,%s,%s,%.9g,%.17g" % (name, q, k, s, a, b))
-            if abs(b) > 1e-12:
-                worst = max(worst, abs(a - b) / abs(b))
-        print("%s: %d rows, float32 against float64 at most %.2g relative"
-              % (name, len(f32), worst))
-    with open(os.path.join(HERE, "window_expected.csv"), "w") as f:
-        f.write("# %s\n" % ORIGIN)
-        f.write("case,quantity,key,shape,float32,float64\n")
-        for line in lines:
-            f.write(line + "\n")
+        stored = ref.write_checkpoint(os.path.join(HERE, "hf", name), config(family, hd, kinds),
+                                      weights)
+        lines += ref.case_lines(name, figures(stored, tokens, family, hd, kinds, torch.float32),
+                                figures(stored, tokens, family, hd, kinds, torch.float64))
+    ref.write_expected(os.path.join(HERE, "window_expected.csv"), ORIGIN, lines)
 
 
 if __name__ == "__main__":
