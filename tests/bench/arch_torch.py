@@ -46,7 +46,7 @@ projections; attention's products stay dense).
 
 Prints one JSON line: ms per pass, GFLOP/s, the final stream's RMS (a check
 that both sides run networks of the same statistics), torch's version and
-its BLAS (backward_torch.py's blas_info: torch.__config__.show()'s BLAS_INFO
+its BLAS (peer_timing.py's blas_info: torch.__config__.show()'s BLAS_INFO
 and the BLAS library this process loaded).
 
 Run alone: /usr/bin/python3 tests/bench/arch_torch.py --vocab 1024 --width 1024
@@ -54,19 +54,13 @@ Run alone: /usr/bin/python3 tests/bench/arch_torch.py --vocab 1024 --width 1024
 --positions rope --rope-theta 10000 --threads 1
 """
 import argparse
-import json
 import math
-import os
-import sys
-import time
 
 import torch
 import torch.nn.functional as F
-import torch.utils.mkldnn as torch_mkldnn
 from torch import nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import backward_torch as bwd  # noqa: E402  (its blas_info only)
+import peer_timing as peer
 
 
 class RMSNorm(nn.Module):
@@ -198,15 +192,7 @@ def main():
     p.add_argument("--positions", choices=["none", "rope"], default="rope")
     p.add_argument("--rope-theta", type=float, default=10000.0)
     p.add_argument("--norm-eps", type=float, default=1e-6)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--min-time", type=float, default=0.2,
-                   help="seconds each repeat lasts at least")
-    p.add_argument("--max-time", type=float, default=30.0,
-                   help="seconds the timed repeats may take in all, about")
-    p.add_argument("--linear", choices=["dense", "onednn"], default="dense",
-                   help="dense: torch's own (its BLAS); onednn: to_mkldnn")
-    p.add_argument("--seed", type=int, default=1)
+    peer.add_run_args(p)
     a = p.parse_args()
     if a.kv_heads == 0:
         a.kv_heads = a.heads
@@ -217,45 +203,7 @@ def main():
     if a.positions == "rope" and (a.width // a.heads) % 2:
         p.error("rope needs an even head width")
 
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
-    net = Net(a).float().eval()
-    if a.linear == "onednn":
-        net = torch_mkldnn.to_mkldnn(net)
-    tokens = torch.randint(0, a.vocab, (a.batch, a.tokens))
-
-    with torch.no_grad():
-        t0 = time.perf_counter()
-        out = net(tokens)  # warm-up, untimed (oneDNN makes its primitives here)
-        warm = time.perf_counter() - t0
-        if warm < 1.0:  # a second one to size the repeats on
-            t0 = time.perf_counter()
-            out = net(tokens)
-            warm = time.perf_counter() - t0
-        inner = max(1, math.ceil(a.min_time / max(warm, 1e-6)))
-        repeats = max(1, min(a.repeats, int(a.max_time / (inner * max(warm, 1e-6)))))
-        best = math.inf
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            for _ in range(inner):
-                out = net(tokens)
-            best = min(best, (time.perf_counter() - t0) / inner)
-        rms = float(out.double().pow(2).mean().sqrt())
-
-    f = flops(a)
-    print(json.dumps({
-        "ms": best * 1e3,
-        "gflops": f / best * 1e-9,
-        "flops": f,
-        "passes_per_repeat": inner,
-        "repeats": repeats,
-        "warmup_ms": warm * 1e3,
-        "linear": a.linear,
-        "threads": torch.get_num_threads(),
-        "final_stream_rms": rms,
-        "torch": torch.__version__,
-        "blas": bwd.blas_info(),
-    }))
+    peer.run_forward(Net, a, flops(a))
 
 
 if __name__ == "__main__":

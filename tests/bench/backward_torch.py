@@ -45,7 +45,6 @@ import argparse
 import json
 import math
 import os
-import re
 import sys
 import time
 
@@ -55,6 +54,7 @@ from torch import nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import forward_torch as fwd  # noqa: E402  (the same stack, built the same way)
+import peer_timing as peer  # noqa: E402
 
 
 class OneDNNLinear(torch.autograd.Function):
@@ -119,21 +119,6 @@ def flops(a):
     return 3 * (fwd.flops(a) + 2 * n * a.width * a.vocab)
 
 
-def blas_info():
-    """torch's BLAS_INFO and, where it is Debian's "generic" (the system
-    libblas.so.3, which update-alternatives points at the reference BLAS or
-    at OpenBLAS), the library this process actually loaded."""
-    m = re.search(r"BLAS_INFO=([^,\s]+)", torch.__config__.show())
-    info = m.group(1) if m else "?"
-    loaded = set()
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split()[-1]
-            if re.search(r"/lib(open)?blas[^/]*\.so", path):
-                loaded.add(os.path.realpath(path))
-    return info + (" (" + ", ".join(sorted(loaded)) + ")" if loaded else "")
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--block", choices=["attn-mlp", "mlp"], default="attn-mlp")
@@ -146,12 +131,7 @@ def main():
     p.add_argument("--tokens", type=int, default=128)
     p.add_argument("--eps", type=float, default=1e-5)
     p.add_argument("--final-norm", choices=["yes", "no"], default="yes")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--min-time", type=float, default=0.2)
-    p.add_argument("--max-time", type=float, default=30.0)
-    p.add_argument("--linear", choices=["dense", "onednn"], default="dense")
-    p.add_argument("--seed", type=int, default=1)
+    peer.add_run_args(p)
     a = p.parse_args()
     if a.width % a.heads:
         p.error(f"--heads {a.heads} does not divide --width {a.width}")
@@ -177,8 +157,7 @@ def main():
     if warm < 1.0:
         f, b, loss = one_pass()
         warm = f + b
-    inner = max(1, math.ceil(a.min_time / max(warm, 1e-6)))
-    repeats = max(1, min(a.repeats, int(a.max_time / (inner * max(warm, 1e-6)))))
+    inner, repeats = peer.repeat_sizes(warm, a)
     best = (math.inf, 0.0, 0.0)
     for _ in range(repeats):
         tf = tb = 0.0
@@ -203,7 +182,7 @@ def main():
         "threads": torch.get_num_threads(),
         "loss": loss,
         "torch": torch.__version__,
-        "blas": blas_info(),
+        "blas": peer.blas_info(),
     }))
 
 

@@ -51,19 +51,13 @@ Prints one JSON line, as arch_torch.py. Run alone:
 --rotary-pct 0.25 --threads 1
 """
 import argparse
-import json
 import math
-import os
-import sys
-import time
 
 import torch
 import torch.nn.functional as F
-import torch.utils.mkldnn as torch_mkldnn
 from torch import nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import backward_torch as bwd  # noqa: E402  (its blas_info only)
+import peer_timing as peer
 
 
 def rotate_half(x):
@@ -184,26 +178,6 @@ def flops(a):
     return a.layers * per_layer
 
 
-def time_passes(net, tokens, a):
-    """The best repeat's mean, as arch_torch.py: (seconds, passes, repeats, warm, out)."""
-    t0 = time.perf_counter()
-    out = net(tokens)  # warm-up, untimed (oneDNN makes its primitives here)
-    warm = time.perf_counter() - t0
-    if warm < 1.0:  # a second one to size the repeats on
-        t0 = time.perf_counter()
-        out = net(tokens)
-        warm = time.perf_counter() - t0
-    inner = max(1, math.ceil(a.min_time / max(warm, 1e-6)))
-    repeats = max(1, min(a.repeats, int(a.max_time / (inner * max(warm, 1e-6)))))
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            out = net(tokens)
-        best = min(best, (time.perf_counter() - t0) / inner)
-    return best, inner, repeats, warm, out
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--family", choices=["neox", "bloom"], required=True)
@@ -216,42 +190,14 @@ def main():
     p.add_argument("--tokens", type=int, default=128)
     p.add_argument("--rotary-pct", type=float, default=0.25)
     p.add_argument("--norm-eps", type=float, default=1e-5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--min-time", type=float, default=0.2)
-    p.add_argument("--max-time", type=float, default=30.0)
-    p.add_argument("--linear", choices=["dense", "onednn"], default="dense")
-    p.add_argument("--seed", type=int, default=1)
+    peer.add_run_args(p)
     a = p.parse_args()
     if a.width % a.heads:
         p.error(f"--heads {a.heads} does not divide --width {a.width}")
     if a.family == "neox" and (int(a.width // a.heads * a.rotary_pct) % 2 or a.rotary_pct <= 0):
         p.error("the rotated share of a head must be an even number of coordinates")
 
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
-    net = Net(a).float().eval()
-    if a.linear == "onednn":
-        net = torch_mkldnn.to_mkldnn(net)
-    tokens = torch.randint(0, a.vocab, (a.batch, a.tokens))
-    with torch.no_grad():
-        best, inner, repeats, warm, out = time_passes(net, tokens, a)
-        rms = float(out.double().pow(2).mean().sqrt())
-
-    f = flops(a)
-    print(json.dumps({
-        "ms": best * 1e3,
-        "gflops": f / best * 1e-9,
-        "flops": f,
-        "passes_per_repeat": inner,
-        "repeats": repeats,
-        "warmup_ms": warm * 1e3,
-        "linear": a.linear,
-        "threads": torch.get_num_threads(),
-        "final_stream_rms": rms,
-        "torch": torch.__version__,
-        "blas": bwd.blas_info(),
-    }))
+    peer.run_forward(Net, a, flops(a))
 
 
 if __name__ == "__main__":

@@ -44,19 +44,13 @@ Prints one JSON line: ms per pass, GFLOP/s, the final stream's RMS (a check
 that both sides run networks of the same statistics) and torch's version.
 """
 import argparse
-import json
 import math
-import os
-import sys
-import time
 
 import torch
 import torch.nn.functional as F
-import torch.utils.mkldnn as torch_mkldnn
 from torch import nn
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import backward_torch as bwd  # noqa: E402  (its blas_info only)
+import peer_timing as peer
 
 
 class Attention(nn.Module):
@@ -147,58 +141,12 @@ def main():
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--tokens", type=int, default=64)
     p.add_argument("--eps", type=float, default=1e-5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--min-time", type=float, default=0.2,
-                   help="seconds each repeat lasts at least")
-    p.add_argument("--max-time", type=float, default=30.0,
-                   help="seconds the timed repeats may take in all, about")
-    p.add_argument("--linear", choices=["dense", "onednn"], default="dense",
-                   help="dense: torch's own (its BLAS); onednn: to_mkldnn")
-    p.add_argument("--seed", type=int, default=1)
+    peer.add_run_args(p)
     a = p.parse_args()
     if a.width % a.heads:
         p.error(f"--heads {a.heads} does not divide --width {a.width}")
 
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
-    net = Net(a).float().eval()
-    if a.linear == "onednn":
-        net = torch_mkldnn.to_mkldnn(net)
-    tokens = torch.randint(0, a.vocab, (a.batch, a.tokens))
-
-    with torch.no_grad():
-        t0 = time.perf_counter()
-        out = net(tokens)  # warm-up, untimed (oneDNN makes its primitives here)
-        warm = time.perf_counter() - t0
-        if warm < 1.0:  # a second one to size the repeats on
-            t0 = time.perf_counter()
-            out = net(tokens)
-            warm = time.perf_counter() - t0
-        inner = max(1, math.ceil(a.min_time / max(warm, 1e-6)))
-        repeats = max(1, min(a.repeats, int(a.max_time / (inner * max(warm, 1e-6)))))
-        best = math.inf
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            for _ in range(inner):
-                out = net(tokens)
-            best = min(best, (time.perf_counter() - t0) / inner)
-        rms = float(out.double().pow(2).mean().sqrt())
-
-    f = flops(a)
-    print(json.dumps({
-        "ms": best * 1e3,
-        "gflops": f / best * 1e-9,
-        "flops": f,
-        "passes_per_repeat": inner,
-        "repeats": repeats,
-        "warmup_ms": warm * 1e3,
-        "linear": a.linear,
-        "threads": torch.get_num_threads(),
-        "final_stream_rms": rms,
-        "torch": torch.__version__,
-        "blas": bwd.blas_info(),
-    }))
+    peer.run_forward(Net, a, flops(a))
 
 
 if __name__ == "__main__":

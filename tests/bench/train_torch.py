@@ -23,7 +23,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from backward_torch import blas_info  # noqa: E402  (the BLAS this process loaded)
+from peer_timing import blas_info  # noqa: E402  (the BLAS this process loaded)
 
 V, D, L, B, T, STEPS = 24, 48, 24, 16, 12, 301
 
