@@ -191,6 +191,12 @@ $(BUILD)/bench/network_timer.o: tests/bench/network_timer.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
+# The options, shape loop and summaries of bench_forward, bench_arch and bench_families
+# (bench_backward takes its options).
+$(BUILD)/bench/bench_shapes.o: tests/bench/bench_shapes.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
 $(BENCH_MATMUL_BIN): $(BUILD)/bench/bench_matmul.o $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/libvarprof.a $(LIBS)
 
@@ -202,9 +208,11 @@ $(BUILD)/bench/bench_forward.o: tests/bench/bench_forward.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_FORWARD_BIN): $(BUILD)/bench/bench_forward.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
+  $(BUILD)/bench/network_timer.o $(BUILD)/bench/bench_shapes.o \
+  $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-	  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
+	  $(BUILD)/bench/network_timer.o $(BUILD)/bench/bench_shapes.o \
+	  $(BUILD)/libvarprof.a $(LIBS)
 
 # Llama-style blocks (RMSNorm, RoPE, grouped-query attention, SwiGLU) against
 # the same blocks in PyTorch and the FMA peak (tests/bench/bench_arch.c);
@@ -214,9 +222,11 @@ $(BUILD)/bench/bench_arch.o: tests/bench/bench_arch.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_ARCH_BIN): $(BUILD)/bench/bench_arch.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
+  $(BUILD)/bench/network_timer.o $(BUILD)/bench/bench_shapes.o \
+  $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-	  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
+	  $(BUILD)/bench/network_timer.o $(BUILD)/bench/bench_shapes.o \
+	  $(BUILD)/libvarprof.a $(LIBS)
 
 # GPT-NeoX's parallel-residual and BLOOM's ALiBi blocks against the same
 # blocks in PyTorch and the FMA peak (tests/bench/bench_families.c); as bench_arch.
@@ -225,9 +235,11 @@ $(BUILD)/bench/bench_families.o: tests/bench/bench_families.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_FAMILIES_BIN): $(BUILD)/bench/bench_families.o $(BUILD)/bench/fma_peak.o \
-  $(BUILD)/bench/peer_script.o $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
+  $(BUILD)/bench/peer_script.o $(BUILD)/bench/network_timer.o $(BUILD)/bench/bench_shapes.o \
+  $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-	  $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
+	  $(BUILD)/bench/network_timer.o $(BUILD)/bench/bench_shapes.o \
+	  $(BUILD)/libvarprof.a $(LIBS)
 
 # Forward plus backward against PyTorch autograd and the FMA peak
 # (tests/bench/bench_backward.c, issue 13); PyTorch optional, as above.
@@ -236,9 +248,9 @@ $(BUILD)/bench/bench_backward.o: tests/bench/bench_backward.c
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
 
 $(BENCH_BACKWARD_BIN): $(BUILD)/bench/bench_backward.o $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-  $(BUILD)/libvarprof.a
+  $(BUILD)/bench/bench_shapes.o $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/bench/fma_peak.o $(BUILD)/bench/peer_script.o \
-	  $(BUILD)/libvarprof.a $(LIBS)
+	  $(BUILD)/bench/bench_shapes.o $(BUILD)/bench/network_timer.o $(BUILD)/libvarprof.a $(LIBS)
 
 # Llama 2 7B and Llama 3.1 70B shapes at full size, weights drawn on the
 # fly, as whole processes (tests/bench/bench_scale.c, issue 16).

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_shapes.h"
 #include "fma_peak.h"
 #include "peer_script.h"
 #include "forward/network.h"
@@ -286,43 +287,20 @@ static void print_timing(const char *who, const timing *t, double flops)
 
 int main(int argc, char **argv)
 {
-    const char *python = "/usr/bin/python3", *script = "tests/bench/backward_torch.py";
-    int torch = 1, onednn = 1, repeats = REPEATS, only = -1;
-    size_t threads = 1;
-    double min_s = MIN_SECONDS;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--no-torch") == 0)
-            torch = 0;
-        else if (strcmp(argv[i], "--no-onednn") == 0)
-            onednn = 0;
-        else if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
-            python = argv[++i];
-        else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc)
-            script = argv[++i];
-        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1)
-            repeats = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1)
-            threads = (size_t)atoi(argv[++i]);
-        else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
-                 (size_t)atoi(argv[i + 1]) <= N_SHAPES)
-            only = atoi(argv[++i]) - 1;
-        else if (strcmp(argv[i], "--quick") == 0)
-            repeats = 1, min_s = 0.02;
-        else {
-            fprintf(stderr,
-                    "usage: %s [--no-torch] [--no-onednn] [--python PATH] [--script PATH] "
-                    "[--repeats N] [--threads T] [--shape 1..%zu] [--quick]\n",
-                    argv[0], N_SHAPES);
-            return 1;
-        }
-    }
+    bench_options opt;
+    bench_options_init(&opt, "tests/bench/backward_torch.py", REPEATS, MIN_SECONDS);
+    if (bench_options_parse(argc, argv, N_SHAPES, &opt))
+        return 1;
+    const char *python = opt.python, *script = opt.script;
+    const int torch = opt.torch, onednn = opt.onednn, repeats = opt.repeats, only = opt.only;
+    const size_t threads = opt.threads;
+    const double min_s = opt.min_s;
 
     const vp_isa isa = vp_isa_current();
     printf("varprof forward+backward benchmark: fw_run_network --grad, pre-norm, LayerNorm "
            "(eps 1e-5), final norm, head, loss copy, --init torch, %zu thread%s, best of %d\n",
            threads, threads == 1 ? "" : "s", repeats);
-    printf("kernels in use: %s (VARPROF_ISA %s)\n", vp_isa_name(isa),
-           getenv("VARPROF_ISA") ? getenv("VARPROF_ISA") : "unset");
+    bench_print_kernels(isa);
     printf("FLOPs/pass = 3 x (the forward's matmuls, causal attention halved, + the head's "
            "2 n d V); same count for PyTorch.\n"
            "varprof's bwd = fwd+bwd - the forward alone (head, loss and kept activations "

@@ -39,6 +39,7 @@
 #include <immintrin.h>
 #endif
 
+#include "bench_shapes.h"
 #include "fma_peak.h"
 #include "network_timer.h"
 #include "peer_script.h"
@@ -51,7 +52,6 @@
 #include "varprof/profile.h"
 
 #define MIN_SECONDS 0.2       /* per repeat, at least */
-#define MAX_SECONDS 30        /* the timed repeats of one shape in all, about */
 #define REPEATS 5             /* best of */
 #define SEED_PEAK_TARGET 60.0 /* % of the FMA peak, issue 16, one thread */
 
@@ -72,8 +72,9 @@ static const shape shapes[] = {
 #define N_SHAPES (sizeof shapes / sizeof shapes[0])
 
 /* The shape as forward_torch.py's (and varprof's) options. */
-static void shape_args(const shape *s, char *buf, size_t size)
+static void shape_args(size_t si, char *buf, size_t size)
 {
+    const shape *s = &shapes[si];
     if (s->mlp_only)
         snprintf(buf, size,
                  "--block mlp --vocab %zu --width %zu --ffn-mult %zu --layers %zu "
@@ -86,8 +87,9 @@ static void shape_args(const shape *s, char *buf, size_t size)
                  s->vocab, s->width, s->heads, s->ffn_mult, s->layers, s->batch, s->tokens);
 }
 
-static double pass_flops(const shape *s)
+static double pass_flops(size_t si)
 {
+    const shape *s = &shapes[si];
     const double n = (double)(s->batch * s->tokens), d = (double)s->width;
     const double hidden = (double)(s->ffn_mult * s->width);
     double per_layer = 2.0 * (2.0 * n * d * hidden); /* fc1, fc2 */
@@ -101,9 +103,9 @@ static double pass_flops(const shape *s)
 
 /* Builds the network once, then times fw_run_network. 0, or -1 with a
  * message on stderr. */
-static int time_varprof(const shape *s, size_t threads, int repeats, double min_s,
-                        network_timing *out)
+static int time_varprof(size_t si, const bench_options *r, network_timing *out)
 {
+    const shape *s = &shapes[si];
     vp_config cfg;
     vp_config_init(&cfg, VP_PRE_NORM, s->layers);
     cfg.mlp_only = s->mlp_only;
@@ -115,166 +117,72 @@ static int time_varprof(const shape *s, size_t threads, int repeats, double min_
     o.vocab = s->vocab;
     o.batch = s->batch;
     o.tokens = s->tokens;
-    o.threads = threads;
+    o.threads = r->threads;
     o.norm = VP_NORM_LAYERNORM;
     o.eps = 1e-5;
     o.init = VP_INIT_TORCH;
-    return network_timer_run("bench_forward", s->name, &cfg, &o, repeats, min_s, MAX_SECONDS, out);
+    return network_timer_run("bench_forward", s->name, &cfg, &o, r->repeats, r->min_s, r->max_s,
+                             out);
 }
 
-/* Runs the script on the shape and reads its JSON line. 0, or -1. */
-static int time_torch(const char *python, const char *script, const shape *s, size_t threads,
-                      int repeats, double min_s, const char *linear, network_timing *out,
-                      peer_run *run)
+static const char *shape_name(size_t si)
 {
-    char args[512];
-    shape_args(s, args, sizeof args);
-    return network_timer_peer("bench_forward", python, script, args, threads, repeats, min_s,
-                              MAX_SECONDS, linear, out, run);
+    return shapes[si].name;
 }
 
 int main(int argc, char **argv)
 {
-    const char *python = "/usr/bin/python3", *script = "tests/bench/forward_torch.py";
-    int torch = 1, onednn = 1, repeats = REPEATS, only = -1;
-    size_t threads = 1;
-    double min_s = MIN_SECONDS;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--no-torch") == 0)
-            torch = 0;
-        else if (strcmp(argv[i], "--no-onednn") == 0)
-            onednn = 0;
-        else if (strcmp(argv[i], "--python") == 0 && i + 1 < argc)
-            python = argv[++i];
-        else if (strcmp(argv[i], "--script") == 0 && i + 1 < argc)
-            script = argv[++i];
-        else if (strcmp(argv[i], "--repeats") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1)
-            repeats = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1)
-            threads = (size_t)atoi(argv[++i]);
-        else if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
-                 (size_t)atoi(argv[i + 1]) <= N_SHAPES)
-            only = atoi(argv[++i]) - 1;
-        else if (strcmp(argv[i], "--quick") == 0)
-            repeats = 1, min_s = 0.02;
-        else {
-            fprintf(stderr,
-                    "usage: %s [--no-torch] [--no-onednn] [--python PATH] "
-                    "[--script PATH] [--repeats N] [--threads T] [--shape 1..%zu] "
-                    "[--quick]\n",
-                    argv[0], N_SHAPES);
-            return 1;
-        }
-    }
+    bench_options r;
+    bench_options_init(&r, "tests/bench/forward_torch.py", REPEATS, MIN_SECONDS);
+    if (bench_options_parse(argc, argv, N_SHAPES, &r))
+        return 1;
+    const bench_shapes b = {"bench_forward", N_SHAPES,   16,         "",
+                            shape_name,      shape_args, pass_flops, time_varprof};
 
     const vp_isa isa = vp_isa_current();
     printf("varprof forward-pass benchmark: fw_run_network, pre-norm, LayerNorm (eps 1e-5), "
            "--init torch, %zu thread%s, best of %d after a warm-up\n",
-           threads, threads == 1 ? "" : "s", repeats);
-    printf("kernels in use: %s (VARPROF_ISA %s)\n", vp_isa_name(isa),
-           getenv("VARPROF_ISA") ? getenv("VARPROF_ISA") : "unset");
+           r.threads, r.threads == 1 ? "" : "s", r.repeats);
+    bench_print_kernels(isa);
     printf("FLOPs/pass = 2 n k m per matmul (n = B T) + causal attention's q k^T and p v at "
            "B H T T hd each (half of 2 B H T T hd);\n"
            "            norms, GELU, softmax, biases not counted. Same count for PyTorch.\n");
     /* measured again at the end, the better of the two kept: a core shared
        for a moment (an SMT sibling, a neighbour VM) must not make the peak */
     double peak = bench_fma_peak(isa);
-    if (peak > 0)
-        printf("single-core FMA peak (%s, independent FMAs on registers, best of %d): "
-               "%.1f GFLOP/s\n",
-               vp_isa_name(isa), REPEATS, peak);
-    else
-        printf("single-core FMA peak: not measured for %s\n", vp_isa_name(isa));
-    if (torch)
-        printf("PyTorch: %s %s, torch.set_num_threads(%zu), float32, eval, no_grad; "
-               "\"stock\" = its own nn.Linear (its BLAS),\n"
-               "         \"oneDNN\" = nn.Linear through torch.utils.mkldnn.to_mkldnn "
-               "(informative; the targets use stock)\n",
-               python, script, threads);
-    else
-        printf("PyTorch: skipped (--no-torch); the ratios are not measured\n");
+    bench_print_peak_and_peer(&r, isa, peak, REPEATS);
 
-    network_timing vp[N_SHAPES] = {{0}}, stock[N_SHAPES] = {{0}}, dnn[N_SHAPES] = {{0}};
-    int have_dnn[N_SHAPES] = {0};
+    static bench_timing t[N_SHAPES];
     peer_run peer = {.torch = "?", .blas = "?"};
-    for (size_t si = 0; si < N_SHAPES; si++) {
-        if (only >= 0 && (size_t)only != si)
-            continue;
-        const shape *s = &shapes[si];
-        char args[512];
-        shape_args(s, args, sizeof args);
-        const double flops = pass_flops(s);
-        printf("\n[%zu] %s: %s  (%.4g GFLOP/pass)\n", si + 1, s->name, args, flops * 1e-9);
-        if (time_varprof(s, threads, repeats, min_s, &vp[si]) != 0)
-            return 1;
-        network_timing_print("varprof", &vp[si], flops);
-        if (!torch)
-            continue;
-        if (time_torch(python, script, s, threads, repeats, min_s, "dense", &stock[si], &peer) != 0)
-            return 1;
-        network_timing_print("PyTorch (stock)", &stock[si], flops);
-        if (onednn) {
-            if (time_torch(python, script, s, threads, repeats, min_s, "onednn", &dnn[si], &peer) !=
-                0)
-                return 1;
-            have_dnn[si] = 1;
-            network_timing_print("PyTorch (oneDNN)", &dnn[si], flops);
-        }
-    }
-
-    if (torch) /* the peer's BLAS: an optimised one, or the ratios flatter varprof */
-        printf("\nPyTorch %s, BLAS_INFO=%s (torch.__config__.show())\n", peer.torch, peer.blas);
-    const double peak_end = bench_fma_peak(isa);
+    if (bench_time_shapes(&b, &r, t, &peer))
+        return 1;
     if (peak > 0) {
-        printf("\nFMA peak measured again at the end: %.1f GFLOP/s (start %.1f)%s\n", peak_end,
-               peak,
-               fabs(peak_end - peak) > 0.05 * (peak > peak_end ? peak : peak_end)
-                   ? "; they differ by more than 5 %: the core was not the bench's "
-                     "alone, the figures are noisy"
-                   : "");
-        peak = peak > peak_end ? peak : peak_end;
-        printf("\nShare of the single-core FMA peak (%s, %.1f GFLOP/s, the better of the two):"
-               "\n",
-               vp_isa_name(isa), peak);
-        for (size_t si = 0; si < N_SHAPES; si++) {
-            if (only >= 0 && (size_t)only != si)
-                continue;
-            const double flops = pass_flops(&shapes[si]);
-            printf("  [%zu] %-16s varprof %5.1f %%", si + 1, shapes[si].name,
-                   100.0 * network_timing_gflops(&vp[si], flops) / peak);
-            if (torch)
-                printf("   PyTorch stock %5.1f %%",
-                       100.0 * network_timing_gflops(&stock[si], flops) / peak);
-            if (have_dnn[si])
-                printf("   PyTorch oneDNN %5.1f %%",
-                       100.0 * network_timing_gflops(&dnn[si], flops) / peak);
-            printf("\n");
-        }
-        if (only <= 0 && threads == 1) { /* issue 16's bar, the limit no peer sets */
-            const double share =
-                100.0 * network_timing_gflops(&vp[0], pass_flops(&shapes[0])) / peak;
+        peak = bench_peak_again(isa, peak);
+        bench_print_shares(&b, &r, t, isa, peak);
+        if (r.only <= 0 && r.threads == 1) { /* issue 16's bar, the limit no peer sets */
+            const double share = 100.0 * network_timing_gflops(&t[0].vp, pass_flops(0)) / peak;
             printf("target (issue 16): the seed stack >= %.0f %% of the FMA peak: %.1f %%  %s\n",
                    SEED_PEAK_TARGET, share, bench_verdict(share >= SEED_PEAK_TARGET));
         }
     }
 
-    printf("\nTargets (issue 5, item 5; %zu thread%s; ratio = PyTorch ms / varprof ms):\n", threads,
-           threads == 1 ? "" : "s");
+    printf("\nTargets (issue 5, item 5; %zu thread%s; ratio = PyTorch ms / varprof ms):\n",
+           r.threads, r.threads == 1 ? "" : "s");
     for (size_t si = 0; si < N_SHAPES; si++) {
-        if (only >= 0 && (size_t)only != si)
+        if (r.only >= 0 && (size_t)r.only != si)
             continue;
         const shape *s = &shapes[si];
-        if (!torch) {
+        if (!r.torch) {
             printf("  [%zu] %-16s vs PyTorch: not measured (--no-torch)\n", si + 1, s->name);
             continue;
         }
-        const double r = stock[si].ms / vp[si].ms;
+        const double ratio = t[si].stock.ms / t[si].vp.ms;
         printf("  [%zu] %-16s vs PyTorch %s (stock): %8.2fx faster  (target >= %gx)  %s\n", si + 1,
-               s->name, peer.torch, r, s->target, bench_verdict(r >= s->target));
-        bench_print_peer_limit(23, peak, network_timing_gflops(&stock[si], pass_flops(s)),
+               s->name, peer.torch, ratio, s->target, bench_verdict(ratio >= s->target));
+        bench_print_peer_limit(23, peak, network_timing_gflops(&t[si].stock, pass_flops(si)),
                                s->target);
-        if (have_dnn[si]) {
-            const double rd = dnn[si].ms / vp[si].ms;
+        if (t[si].have_dnn) {
+            const double rd = t[si].dnn.ms / t[si].vp.ms;
             printf("      %-16s vs PyTorch with oneDNN linears: %8.2fx faster  (same bar, "
                    "informative)  %s\n",
                    "", rd, bench_verdict(rd >= s->target));
