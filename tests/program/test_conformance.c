@@ -144,15 +144,7 @@ static program_run run_case(const char *name, const char *isa, const char *grads
     char dir[1024], tokens[1100];
     snprintf(dir, sizeof dir, "%s", case_dir(name));
     snprintf(tokens, sizeof tokens, "%s/tokens.csv", dir);
-    unlink(grads);
-    const char *args[] = {"--engine", "forward",     "--weights", dir,    "--token-ids",
-                          tokens,     "--grad",      "--loss",    "next", "--format",
-                          "csv",      "--grads-out", grads,       NULL};
-    if (isa)
-        setenv("VARPROF_ISA", isa, 1);
-    program_run run = run_varprof(args);
-    unsetenv("VARPROF_ISA");
-    return run;
+    return run_forward_grad(dir, tokens, isa, grads);
 }
 
 /* Notes got against transformers' want, printing the first miss of its kind. */

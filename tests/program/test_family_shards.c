@@ -76,20 +76,6 @@ static char *slurp(const char *path)
     return text;
 }
 
-/* varprof on dir (the case's tokens), its gradients to grads (removed first). */
-static program_run run_dir(const char *dir, const char *tokens, const char *isa, const char *grads)
-{
-    unlink(grads);
-    const char *args[] = {"--engine", "forward",     "--weights", dir,    "--token-ids",
-                          tokens,     "--grad",      "--loss",    "next", "--format",
-                          "csv",      "--grads-out", grads,       NULL};
-    if (isa)
-        setenv("VARPROF_ISA", isa, 1);
-    program_run run = run_varprof(args);
-    unsetenv("VARPROF_ISA");
-    return run;
-}
-
 /* The first line where a and b differ, said; 1 when they are the same. */
 static int same_text(const char *what, const char *a, const char *b)
 {
@@ -162,8 +148,8 @@ static int same_bytes(const char *name, const char *isa, const cJSON *parameters
     snprintf(f32, sizeof f32, "%s", case_path(name, "f32"));
     snprintf(tokens, sizeof tokens, "%s", case_path(name, "tokens.csv"));
     const char *grads_bf16 = in_scratch("grads_bf16.csv"), *grads_f32 = in_scratch("grads_f32.csv");
-    program_run a = run_dir(bf16, tokens, isa, grads_bf16),
-                b = run_dir(f32, tokens, isa, grads_f32);
+    program_run a = run_forward_grad(bf16, tokens, isa, grads_bf16),
+                b = run_forward_grad(f32, tokens, isa, grads_f32);
     int ok = a.status == 0 && b.status == 0;
     if (!ok)
         print_error("%s on %s: exit %d (bf16) and %d (f32): %s%s", name, isa, a.status, b.status,
@@ -235,7 +221,7 @@ static void expect_refused(const char *dir, const char *says)
     char tokens[1024];
     snprintf(tokens, sizeof tokens, "%s", case_path("gpt_neox", "tokens.csv"));
     const char *grads = in_scratch("refused_grads.csv");
-    program_run run = run_dir(dir, tokens, NULL, grads);
+    program_run run = run_forward_grad(dir, tokens, NULL, grads);
     const int left = access(grads, F_OK) == 0;
     unlink(grads);
     print_message("  exit %d: %s", run.status, run.err);

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include "run_program.h"
 #include "test_filter.h"
+#include "text_file.h"
 #include "varprof/isa.h"
 
 /* varprof on checkpoint dir with its tokens: the backward's loss, CSV; the
@@ -133,22 +133,11 @@ static void refused(const char *base, const char *from, const char *to, const ch
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/config.json", test_data_path(base));
-    FILE *in = fopen(path, "rb");
-    assert_non_null(in);
-    static char text[16384];
-    const size_t n = fread(text, 1, sizeof text - 1, in);
-    fclose(in);
-    text[n] = '\0';
-    char *at = strstr(text, from);
-    assert_non_null(at);
+    char *config = replace_first(strdup(read_text(path)), from, to);
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/refused", test_scratch_dir());
-    mkdir(dir, 0755);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *out = fopen(path, "wb");
-    assert_non_null(out);
-    fprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
-    fclose(out);
+    checkpoint_twin(dir, config, NULL);
+    free(config);
     const char *args[] = {"--engine", "forward", "--weights", dir, NULL};
     program_run run = run_varprof(args);
     if (run.status == 0 || !strstr(run.err, says))

@@ -20,12 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 
 #include "run_program.h"
 #include "test_filter.h"
+#include "text_file.h"
 #include "torch_case.h"
 
 /* 1e-5 relative, the issue's bound, on the stream norms and on every
@@ -55,24 +55,8 @@ static void six_heads_match_pytorch(void **state)
 static const char *hub_twin(const char *config)
 {
     static char dir[512];
-    char path[600];
     snprintf(dir, sizeof dir, "%s/bloom_hub", test_scratch());
-    (void)mkdir(dir, 0700);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *out = fopen(path, "w");
-    assert_non_null(out);
-    fputs(config, out);
-    assert_int_equal(fclose(out), 0);
-    FILE *in = fopen(test_data_path("hf/bloom_h6/model.safetensors"), "rb");
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    out = fopen(path, "wb");
-    assert_true(in && out);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        assert_int_equal(fwrite(buf, 1, n, out), n);
-    fclose(in);
-    assert_int_equal(fclose(out), 0);
+    checkpoint_twin(dir, config, test_data_path("hf/bloom_h6"));
     return dir;
 }
 
@@ -80,9 +64,7 @@ static program_run run_on(const char *dir)
 {
     char tokens[512];
     snprintf(tokens, sizeof tokens, "%s", test_data_path("bloom_tokens.csv"));
-    const char *args[] = {"--engine", "forward", "--weights", dir,    "--token-ids",
-                          tokens,     "--grad",  "--loss",    "next", NULL};
-    return run_varprof(args);
+    return run_forward_grad(dir, tokens, NULL, NULL);
 }
 
 /* BloomConfig's other names (n_embed for hidden_size, num_attention_heads

@@ -103,21 +103,14 @@ static void one_weight_for_every_head_is_refused(void **state)
     char dir[600], path[700];
     snprintf(dir, sizeof dir, "%s/flat", test_scratch());
     (void)mkdir(dir, 0700);
-    snprintf(path, sizeof path, "%s/config.json", test_data_path("hf/cohere_qk_norm"));
-    FILE *in = fopen(path, "rb");
+    char from[700];
+    snprintf(from, sizeof from, "%s/config.json", test_data_path("hf/cohere_qk_norm"));
     snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *out = fopen(path, "wb");
-    assert_true(in && out);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        assert_int_equal(fwrite(buf, 1, n, out), n);
-    fclose(in);
-    assert_int_equal(fclose(out), 0);
+    copy_file(from, path);
     /* the safetensors header's shape [2,8] of layer 0's k_norm made [16]:
        the same bytes, one weight of 16 */
     snprintf(path, sizeof path, "%s/model.safetensors", test_data_path("hf/cohere_qk_norm"));
-    in = fopen(path, "rb");
+    FILE *in = fopen(path, "rb");
     assert_non_null(in);
     static char blob[1 << 20];
     const size_t size = fread(blob, 1, sizeof blob, in);
@@ -128,7 +121,7 @@ static void one_weight_for_every_head_is_refused(void **state)
     assert_non_null(at);
     memcpy(at + strlen(key) - strlen("[2,8]"), "[16] ", 5);
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    out = fopen(path, "wb");
+    FILE *out = fopen(path, "wb");
     assert_non_null(out);
     assert_int_equal(fwrite(blob, 1, size, out), size);
     assert_int_equal(fclose(out), 0);

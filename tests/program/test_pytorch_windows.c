@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -102,42 +101,14 @@ static void qwen3_matches_pytorch(void **state)
     run_case("window_qwen3", "hf/window_qwen3");
 }
 
-/* text with its first `from` made `to` (from must be there), malloc'd */
-static char *replaced(char *text, const char *from, const char *to)
-{
-    char *at = strstr(text, from);
-    assert_non_null(at);
-    const size_t head = (size_t)(at - text), n = strlen(text) - strlen(from) + strlen(to) + 1;
-    char *out = malloc(n);
-    assert_non_null(out);
-    snprintf(out, n, "%.*s%s%s", (int)head, text, to, at + strlen(from));
-    free(text);
-    return out;
-}
-
 /* a copy of case name's checkpoint in the scratch folder as label, config.json as given */
 static const char *twin(const char *name, const char *label, const char *config)
 {
     static char dir[512];
-    char path[600], from[600];
+    char weights[512];
     snprintf(dir, sizeof dir, "%s/%s", test_scratch(), label);
-    (void)mkdir(dir, 0700);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *out = fopen(path, "w");
-    assert_non_null(out);
-    fputs(config, out);
-    assert_int_equal(fclose(out), 0);
-    snprintf(from, sizeof from, "hf/%s/model.safetensors", name);
-    FILE *in = fopen(test_data_path(from), "rb");
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    out = fopen(path, "wb");
-    assert_true(in && out);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        assert_int_equal(fwrite(buf, 1, n, out), n);
-    fclose(in);
-    assert_int_equal(fclose(out), 0);
+    snprintf(weights, sizeof weights, "hf/%s", name);
+    checkpoint_twin(dir, config, test_data_path(weights));
     return dir;
 }
 
@@ -145,9 +116,7 @@ static program_run run_on(const char *dir)
 {
     char tokens[512];
     snprintf(tokens, sizeof tokens, "%s", test_data_path("window_tokens.csv"));
-    const char *args[] = {"--engine", "forward", "--weights", dir,    "--token-ids",
-                          tokens,     "--grad",  "--loss",    "next", NULL};
-    return run_varprof(args);
+    return run_forward_grad(dir, tokens, NULL, NULL);
 }
 
 /* the case's output against that of its config.json with edits[i][0] made
@@ -159,7 +128,7 @@ static void compare_edited(const char *name, const char *const edits[][2], size_
     char *config = strdup(read_text(test_data_path(path)));
     assert_non_null(config);
     for (size_t i = 0; i < n; i++)
-        config = replaced(config, edits[i][0], edits[i][1]);
+        config = replace_first(config, edits[i][0], edits[i][1]);
     snprintf(path, sizeof path, "%s", test_data_path(path));
     *strrchr(path, '/') = '\0';
     program_run want = run_on(path), got = run_on(twin(name, name, config));
@@ -205,14 +174,14 @@ static void the_window_edge_is_exact(void **state)
     static const char *const ten[][2] = {{"\"sliding_window\": 4", "\"sliding_window\": 10"}};
     char *config = strdup(read_text(test_data_path("hf/window_mistral/config.json")));
     assert_non_null(config);
-    config = replaced(config, none[0][0], none[0][1]);
+    config = replace_first(config, none[0][0], none[0][1]);
     program_run want = run_on(twin("window_mistral", "window_none", config));
     free(config);
     assert_int_equal(want.status, 0);
     for (int w = 0; w < 2; w++) {
         config = strdup(read_text(test_data_path("hf/window_mistral/config.json")));
         assert_non_null(config);
-        config = replaced(config, (w ? ten : eleven)[0][0], (w ? ten : eleven)[0][1]);
+        config = replace_first(config, (w ? ten : eleven)[0][0], (w ? ten : eleven)[0][1]);
         program_run got = run_on(twin("window_mistral", "window_edge", config));
         free(config);
         assert_int_equal(got.status, 0);

@@ -124,6 +124,24 @@ program_run run_varprof(const char *const *args)
     return finish(pid, out, err);
 }
 
+program_run run_forward_grad(const char *dir, const char *tokens, const char *isa,
+                             const char *grads)
+{
+    const char *args[] = {"--engine", "forward",     "--weights", dir,    "--token-ids",
+                          tokens,     "--grad",      "--loss",    "next", "--format",
+                          "csv",      "--grads-out", grads,       NULL};
+    if (!grads)
+        args[9] = NULL; /* the default format, no gradients' file */
+    else
+        unlink(grads);
+    if (isa)
+        setenv("VARPROF_ISA", isa, 1);
+    program_run run = run_varprof(args);
+    if (isa)
+        unsetenv("VARPROF_ISA");
+    return run;
+}
+
 program_run run_varprof_to(const char *const *args, const char *out_path)
 {
     FILE *err = tmpfile();

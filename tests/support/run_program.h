@@ -35,6 +35,13 @@ program_run run_varprof_signalled(const char *const *args, int delay_ms, int sig
  * nohup starts it with SIGHUP ignored. */
 program_run run_varprof_signalled_while_ignored(const char *const *args, int delay_ms, int sig);
 
+/* `varprof --engine forward --weights dir --token-ids tokens --grad --loss
+ * next`, under VARPROF_ISA isa when isa is not NULL; with grads, also
+ * `--format csv --grads-out grads` (grads removed first). The run of the
+ * tests that hold a checkpoint's figures or compare two checkpoints' bytes. */
+program_run run_forward_grad(const char *dir, const char *tokens, const char *isa,
+                             const char *grads);
+
 /* Frees a run's buffers. */
 void program_run_free(program_run *run);
 

@@ -18,34 +18,12 @@
 #include <cmocka.h>
 
 #include "kernels/kern_table.h"
-#include "kernels/kern_variants.h"
 #include "test_filter.h"
 #include "varprof/architecture.h"
 #include "varprof/isa.h"
 
 static const double U = 0x1p-24; /* one float rounding, relative */
 static const double H_FD = 1e-5;
-
-typedef void (*attention_fn)(float *, size_t, const float *, const float *, const float *, size_t,
-                             size_t, size_t, size_t, float, float, const float *, size_t, float *);
-typedef void (*attention_backward_fn)(float *, float *, float *, size_t, const float *, size_t,
-                                      const float *, const float *, const float *, size_t, size_t,
-                                      size_t, size_t, float, float, const float *, size_t, float *);
-
-static const attention_fn FORWARD[VP_ISA_COUNT] = {
-    kern_attention_scalar,
-#if defined(__x86_64__)
-    kern_attention_avx2,
-    kern_attention_avx512,
-#endif
-};
-static const attention_backward_fn BACKWARD[VP_ISA_COUNT] = {
-    kern_attention_backward_scalar,
-#if defined(__x86_64__)
-    kern_attention_backward_avx2,
-    kern_attention_backward_avx512,
-#endif
-};
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
 
@@ -205,7 +183,8 @@ static void forward_matches_double_and_scalar(void **state)
             char what[96];
             snprintf(what, sizeof what, "%s alibi attention T=%zu H=%zu hd=%zu",
                      vp_isa_name((vp_isa)isa), T, H, hd);
-            FORWARD[isa](got, ld, q, k, v, ld, T, H, hd, scale, 0.0f, slopes, 0, scratch);
+            kern_for((vp_isa)isa)
+                ->attention(got, ld, q, k, v, ld, T, H, hd, scale, 0.0f, slopes, 0, scratch);
             check(what, got, want, T * ld, tol);
             if (isa == VP_ISA_SCALAR)
                 for (size_t i = 0; i < T * ld; i++)
@@ -213,7 +192,8 @@ static void forward_matches_double_and_scalar(void **state)
             else
                 check(what, got, ref, T * ld, 2.0 * tol);
             /* the bias is there: without it rows past the first move */
-            FORWARD[isa](plain, ld, q, k, v, ld, T, H, hd, scale, 0.0f, NULL, 0, scratch);
+            kern_for((vp_isa)isa)
+                ->attention(plain, ld, q, k, v, ld, T, H, hd, scale, 0.0f, NULL, 0, scratch);
             if (T > 4) {
                 size_t at = 0;
                 assert_true(max_abs_diff(plain, want, T * ld, &at) > 100.0 * tol);
@@ -277,8 +257,9 @@ static void backward_matches_differences_and_scalar(void **state)
             char what[96];
             snprintf(what, sizeof what, "%s alibi attention backward T=%zu H=%zu hd=%zu",
                      vp_isa_name((vp_isa)isa), T, H, hd);
-            BACKWARD[isa](g, g + len, g + 2 * len, ld, dout, ld, q, k, v, ld, T, H, hd, scale, 0.0f,
-                          slopes, 0, scratch);
+            kern_for((vp_isa)isa)
+                ->attention_backward(g, g + len, g + 2 * len, ld, dout, ld, q, k, v, ld, T, H, hd,
+                                     scale, 0.0f, slopes, 0, scratch);
             check(what, g, fd, 3 * len, tol);
             if (isa == VP_ISA_SCALAR)
                 for (size_t i = 0; i < 3 * len; i++)

@@ -25,27 +25,6 @@
 #include "varprof/isa.h"
 #include "varprof/varprof.h"
 
-typedef void (*attention_fn)(float *, size_t, const float *, const float *, const float *, size_t,
-                             size_t, size_t, size_t, float, float, const float *, size_t, float *);
-typedef void (*attention_backward_fn)(float *, float *, float *, size_t, const float *, size_t,
-                                      const float *, const float *, const float *, size_t, size_t,
-                                      size_t, size_t, float, float, const float *, size_t, float *);
-
-static const attention_fn FORWARD[VP_ISA_COUNT] = {
-    kern_attention_scalar,
-#if defined(__x86_64__)
-    kern_attention_avx2,
-    kern_attention_avx512,
-#endif
-};
-static const attention_backward_fn BACKWARD[VP_ISA_COUNT] = {
-    kern_attention_backward_scalar,
-#if defined(__x86_64__)
-    kern_attention_backward_avx2,
-    kern_attention_backward_avx512,
-#endif
-};
-
 enum { T = 37, H = 2 }; /* over two of the backward's blocks of 16 query rows */
 static const size_t WINDOWS[] = {1, 3, 6, 20};
 static const size_t HEAD_DIMS[] = {8, 24};
@@ -155,9 +134,10 @@ static void run(int isa, float *o, const float *q, const float *k, const float *
 {
     static const float slopes[H] = {0.25f, 0.0625f};
     const size_t ld = H * hd, n = T * ld;
-    FORWARD[isa](o, ld, q, k, v, ld, T, H, hd, 0.3f, 2.0f, slopes, w, scratch);
-    BACKWARD[isa](o + n, o + 2 * n, o + 3 * n, ld, dout, ld, q, k, v, ld, T, H, hd, 0.3f, 2.0f,
-                  slopes, w, scratch);
+    kern_for((vp_isa)isa)->attention(o, ld, q, k, v, ld, T, H, hd, 0.3f, 2.0f, slopes, w, scratch);
+    kern_for((vp_isa)isa)
+        ->attention_backward(o + n, o + 2 * n, o + 3 * n, ld, dout, ld, q, k, v, ld, T, H, hd, 0.3f,
+                             2.0f, slopes, w, scratch);
 }
 
 /* every variant against the scalar one, soft cap and slopes on; and a window
