@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "fix_hint.h"
+#include "sys/longest_first.h"
 #include "sys/thread_pool.h"
 
 void free_placement(placement_profiles *pp)
@@ -186,8 +187,9 @@ static void run_ahead(void *ctx, size_t index, size_t thread)
 
 /* A combination's estimated cost: its sub-blocks times its width for the
    Monte Carlo's noise, squared for the forward pass's matmuls. */
-static double cost_of(const profile_request *req, size_t i)
+static double cost_of(const void *ctx, size_t i)
 {
+    const profile_request *req = ctx;
     vp_sweep_point point;
     vp_config cfg;
     vp_mc_options mc;
@@ -197,40 +199,6 @@ static double cost_of(const profile_request *req, size_t i)
     const double k = (double)vp_config_sub_blocks(&cfg);
     const double w = (double)(profile_has(req, ENGINE_FORWARD) ? fw.width : mc.width);
     return profile_has(req, ENGINE_FORWARD) ? k * w * w : k * w;
-}
-
-typedef struct {
-    double cost;
-    size_t index;
-} ranked;
-
-static int longer_first(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    return x->cost > y->cost     ? -1
-           : x->cost < y->cost   ? 1
-           : x->index < y->index ? -1
-                                 : x->index > y->index;
-}
-
-/* The combinations' order of starting, longest first; NULL without memory. */
-static size_t *longest_first(const profile_request *req)
-{
-    const size_t n = req->n_combinations;
-    size_t *order = malloc(n * sizeof *order);
-    ranked *rank = malloc(n * sizeof *rank);
-    if (!order || !rank) {
-        free(order);
-        free(rank);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        rank[i] = (ranked){cost_of(req, i), i};
-    qsort(rank, n, sizeof *rank, longer_first);
-    for (size_t i = 0; i < n; i++)
-        order[i] = rank[i].index;
-    free(rank);
-    return order;
 }
 
 void profile_compute_ahead(const profile_request *req, progress_line *line, placement_profiles *all)
@@ -247,7 +215,7 @@ void profile_compute_ahead(const profile_request *req, progress_line *line, plac
     if (at_once <= 1 || req->grad_norms || from_file ||
         !profile_has(req, ENGINE_MC | ENGINE_FORWARD))
         return; /* one at a time, as the writer goes */
-    size_t *order = longest_first(req);
+    size_t *order = longest_first(n, cost_of, req);
     vp_error err;
     thread_pool *pool = order ? thread_pool_create(at_once, &err) : NULL;
     if (pool) {

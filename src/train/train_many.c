@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sys/longest_first.h"
 #include "sys/thread_pool.h"
 #include "varprof/train.h"
 
@@ -61,8 +62,9 @@ static void run_job(many *all, size_t i, size_t threads)
 
 /* A run's estimated cost: its multiply-adds a step, as its layers times
    its width squared, times its steps. */
-static double job_cost(const vp_train_job *job)
+static double job_cost(const void *ctx, size_t index)
 {
+    const vp_train_job *job = &((const many *)ctx)->jobs[index];
     const double d = (double)job->network.width;
     return (double)job->config.layers * d * d * (double)job->train.steps;
 }
@@ -83,21 +85,6 @@ static void run_in_order(void *ctx, size_t index, size_t thread)
     run_job(d->all, d->order[index], d->threads_each);
 }
 
-/* A run's place in the order of starting, by its cost. */
-typedef struct {
-    double cost;
-    size_t index;
-} ranked;
-
-static int longer_first(const void *a, const void *b)
-{
-    const ranked *x = a, *y = b;
-    return x->cost > y->cost     ? -1
-           : x->cost < y->cost   ? 1
-           : x->index < y->index ? -1
-                                 : x->index > y->index;
-}
-
 /* Runs first, then threads within a run: min(runs, threads) runs at once,
    each with an equal share of the threads (which thread runs which run, or
    how many threads a run has, changes no result). */
@@ -109,19 +96,9 @@ static vp_status run_all(many *all, size_t n, size_t threads, vp_error *err)
             run_job(all, i, threads);
         return VP_OK;
     }
-    size_t *order = malloc(n * sizeof *order);
-    ranked *rank = malloc(n * sizeof *rank);
-    if (!order || !rank) {
-        free(order);
-        free(rank);
+    size_t *order = longest_first(n, job_cost, all);
+    if (!order)
         return vp_fail(err, VP_ENOMEM, "no memory for %zu training runs", n);
-    }
-    for (size_t i = 0; i < n; i++)
-        rank[i] = (ranked){job_cost(&all->jobs[i]), i};
-    qsort(rank, n, sizeof *rank, longer_first);
-    for (size_t i = 0; i < n; i++)
-        order[i] = rank[i].index;
-    free(rank);
     thread_pool *pool = thread_pool_create(at_once, err);
     if (pool) {
         dispatch d = {all, order, threads / at_once};
