@@ -197,13 +197,13 @@ static double expected_figure(const torch_case *c, const char *quantity)
     return value;
 }
 
-/* the case's tokens TORCH_TRAIN_STEPS times over, one step each: the stream
-   varprof train replays */
-static const char *token_stream(const torch_case *c, size_t *batch, size_t *tokens)
+/* tokens' batch TORCH_TRAIN_STEPS times over, one step each, into the
+   scratch folder as NAME_stream.csv: the stream train reads */
+static const char *token_stream(const char *name, const char *tokens, size_t *batch, size_t *length)
 {
     static char path[512];
-    snprintf(path, sizeof path, "%s/%s_stream.csv", test_scratch(), c->case_name);
-    FILE *in = fopen(test_data_path(c->tokens), "r"), *out = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/%s_stream.csv", test_scratch(), name);
+    FILE *in = fopen(test_data_path(tokens), "r"), *out = fopen(path, "w");
     assert_true(in && out);
     static char text[65536];
     const size_t n = fread(text, 1, sizeof text - 1, in);
@@ -212,27 +212,43 @@ static const char *token_stream(const torch_case *c, size_t *batch, size_t *toke
     *batch = 0;
     for (const char *at = text; *at; at += strcspn(at, "\n") + (at[strcspn(at, "\n")] != 0))
         *batch += 1;
-    *tokens = 1;
+    *length = 1;
     for (const char *at = text; *at && *at != '\n'; at++)
-        *tokens += *at == ',';
+        *length += *at == ',';
     for (int step = 0; step < TORCH_TRAIN_STEPS; step++)
         fputs(text, out);
     assert_int_equal(fclose(out), 0);
     return path;
 }
 
-void torch_case_check_train(const torch_case *c, double tol)
+/* train's CSV rows placement,layers,base_lr,warmup,seed,step,lr,loss,grad_norm:
+   the last two of each step into loss and norm; the steps read */
+static int train_rows(const char *out, double *loss, double *norm)
 {
-    const double want_loss = expected_figure(c, "loss"),
-                 want_norm = expected_figure(c, "grad_norm");
-    if (isnan(want_loss) || isnan(want_norm))
-        fail_msg("%s: case %s has no loss or no grad_norm row", c->expected, c->case_name);
+    int steps = 0;
+    for (const char *line = strchr(out, '\n'); line && line[1] && steps < TORCH_TRAIN_STEPS;
+         line = strchr(line + 1, '\n')) {
+        char row[512];
+        snprintf(row, sizeof row, "%.*s", (int)strcspn(line + 1, "\n"), line + 1);
+        char *last = strrchr(row, ',');
+        assert_non_null(last);
+        norm[steps] = strtod(last + 1, NULL);
+        *last = '\0';
+        assert_non_null(strrchr(row, ','));
+        loss[steps++] = strtod(strrchr(row, ',') + 1, NULL);
+    }
+    return steps;
+}
+
+void train_step0_check(const char *name, const char *weights, const char *tokens, double want_loss,
+                       double want_norm, double tol)
+{
     char w[512], batch_text[32], tokens_text[32];
-    size_t batch, tokens;
-    snprintf(w, sizeof w, "%s", test_data_path(c->weights));
-    const char *stream = token_stream(c, &batch, &tokens);
+    size_t batch, length;
+    snprintf(w, sizeof w, "%s", test_data_path(weights));
+    const char *stream = token_stream(name, tokens, &batch, &length);
     snprintf(batch_text, sizeof batch_text, "%zu", batch);
-    snprintf(tokens_text, sizeof tokens_text, "%zu", tokens);
+    snprintf(tokens_text, sizeof tokens_text, "%zu", length);
     const char *args[] = {"train",     "--weights", w,          "--token-stream",
                           stream,      "--steps",   "3",        "--task",
                           "next",      "--batch",   batch_text, "--tokens",
@@ -248,37 +264,33 @@ void torch_case_check_train(const torch_case *c, double tol)
             continue;
         }
         if (run.status != 0)
-            fail_msg("%s train on %s: exit %d: %s", c->case_name, vp_isa_name((vp_isa)isa),
-                     run.status, run.err);
-        /* placement,layers,base_lr,warmup,seed,step,lr,loss,grad_norm: the last two */
+            fail_msg("%s train on %s: exit %d: %s", name, vp_isa_name((vp_isa)isa), run.status,
+                     run.err);
         double loss[TORCH_TRAIN_STEPS] = {0}, norm[TORCH_TRAIN_STEPS] = {0};
-        int steps = 0;
-        for (const char *line = strchr(run.out, '\n'); line && line[1] && steps < TORCH_TRAIN_STEPS;
-             line = strchr(line + 1, '\n')) {
-            char row[512];
-            snprintf(row, sizeof row, "%.*s", (int)strcspn(line + 1, "\n"), line + 1);
-            char *last = strrchr(row, ',');
-            assert_non_null(last);
-            norm[steps] = strtod(last + 1, NULL);
-            *last = '\0';
-            assert_non_null(strrchr(row, ','));
-            loss[steps++] = strtod(strrchr(row, ',') + 1, NULL);
-        }
+        const int steps = train_rows(run.out, loss, norm);
         program_run_free(&run);
         assert_int_equal(steps, TORCH_TRAIN_STEPS);
         const double rel_loss = fabs(loss[0] - want_loss) / fabs(want_loss);
         const double rel_norm = fabs(norm[0] - want_norm) / fabs(want_norm);
         print_message("  %-20s %-7s train step 0: loss %.1e, global gradient norm %.1e relative; "
                       "loss %.6g, %.6g, %.6g\n",
-                      c->case_name, vp_isa_name((vp_isa)isa), rel_loss, rel_norm, loss[0], loss[1],
+                      name, vp_isa_name((vp_isa)isa), rel_loss, rel_norm, loss[0], loss[1],
                       loss[2]);
         if (!(rel_loss <= tol && rel_norm <= tol))
-            fail_msg("%s train on %s, step 0: loss %.9g (PyTorch %.9g), global gradient norm "
-                     "%.9g (PyTorch %.9g), beyond %g relative",
-                     c->case_name, vp_isa_name((vp_isa)isa), loss[0], want_loss, norm[0], want_norm,
-                     tol);
+            fail_msg("%s train on %s, step 0: loss %.9g (reference %.9g), global gradient norm "
+                     "%.9g (reference %.9g), beyond %g relative",
+                     name, vp_isa_name((vp_isa)isa), loss[0], want_loss, norm[0], want_norm, tol);
         if (!(loss[1] < loss[0] && loss[2] < loss[1]))
-            fail_msg("%s train on %s: the loss %.9g, %.9g, %.9g does not fall", c->case_name,
+            fail_msg("%s train on %s: the loss %.9g, %.9g, %.9g does not fall", name,
                      vp_isa_name((vp_isa)isa), loss[0], loss[1], loss[2]);
     }
+}
+
+void torch_case_check_train(const torch_case *c, double tol)
+{
+    const double want_loss = expected_figure(c, "loss"),
+                 want_norm = expected_figure(c, "grad_norm");
+    if (isnan(want_loss) || isnan(want_norm))
+        fail_msg("%s: case %s has no loss or no grad_norm row", c->expected, c->case_name);
+    train_step0_check(c->case_name, c->weights, c->tokens, want_loss, want_norm, tol);
 }

@@ -39,4 +39,11 @@ void torch_case_run_every_isa(const torch_case *c);
  * Prints the worst and fails beyond. */
 void torch_case_check_train(const torch_case *c, double tol);
 
+/* The same for any checkpoint of tests/data (weights) and its batch
+ * (tokens, one sequence a line), against a reference's loss and global
+ * gradient norm (the conformance corpus's loss and grad_global); name
+ * labels the lines and the scratch file. */
+void train_step0_check(const char *name, const char *weights, const char *tokens, double want_loss,
+                       double want_norm, double tol);
+
 #endif
