@@ -339,12 +339,6 @@ static int check_scoped(const cli_args *args, const profile_request *req)
         if (args->given[scoped[i].id] && !scoped[i].applies)
             return cli_usage_error("%s applies to the sampled engines: add --engine %s",
                                    cli_option_name(scoped[i].id), scoped[i].engines);
-    /* a second norm changes the block's variance, which neither models */
-    if (args->given[OPT_RESIDUAL] && strcmp(args->value[OPT_RESIDUAL], "parallel-two-norms") == 0 &&
-        (mc || profile_has(req, ENGINE_CLOSED)))
-        return cli_usage_error("--residual parallel-two-norms: the closed form and the Monte "
-                               "Carlo model a parallel block's one shared norm, not a norm for "
-                               "each branch; use --engine forward");
     if (args->given[OPT_GAINS] && args->given[OPT_GAIN])
         return cli_usage_error("--gain and --gains both given; a file of gains replaces the "
                                "single gain, so give one of them");
