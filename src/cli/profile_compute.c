@@ -207,7 +207,9 @@ void profile_compute_ahead(const profile_request *req, progress_line *line, plac
     size_t threads = profile_has(req, ENGINE_MC) ? req->mc.threads : 1;
     if (profile_has(req, ENGINE_FORWARD) && req->forward.threads > threads)
         threads = req->forward.threads;
-    const size_t at_once = n < threads ? n : threads;
+    /* runs at once: no more than the cores can run (thread_pool_usable) */
+    const size_t usable = thread_pool_usable(threads);
+    const size_t at_once = n < usable ? n : usable;
     /* a network from --weights holds the file's weights, each run its own
        copy: several at once could outgrow the memory one run was checked
        against */
@@ -219,7 +221,7 @@ void profile_compute_ahead(const profile_request *req, progress_line *line, plac
     vp_error err;
     thread_pool *pool = order ? thread_pool_create(at_once, &err) : NULL;
     if (pool) {
-        ahead a = {req, all, order, threads / at_once, line, NULL, PTHREAD_MUTEX_INITIALIZER};
+        ahead a = {req, all, order, usable / at_once, line, NULL, PTHREAD_MUTEX_INITIALIZER};
         a.shown = progress_line_begin(line, "sweep");
         thread_pool_run(pool, n, run_ahead, &a);
         progress_line_end(line);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -92,6 +93,14 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+size_t thread_pool_usable(size_t threads)
+{
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores >= 1 && threads > (size_t)cores)
+        threads = (size_t)cores;
+    return threads ? threads : 1;
+}
+
 thread_pool *thread_pool_create(size_t threads, vp_error *err)
 {
     thread_pool *pool = calloc(1, sizeof *pool);
@@ -99,7 +108,7 @@ thread_pool *thread_pool_create(size_t threads, vp_error *err)
         vp_fail(err, VP_ENOMEM, "no memory for a thread pool");
         return NULL;
     }
-    pool->threads = threads ? threads : 1;
+    pool->threads = thread_pool_usable(threads);
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->work, NULL);
     pthread_cond_init(&pool->done, NULL);

@@ -12,8 +12,15 @@ typedef struct thread_pool thread_pool;
 /* task(ctx, index, thread) for index < n_tasks; thread < thread_pool_threads(). */
 typedef void (*thread_pool_task)(void *ctx, size_t index, size_t thread);
 
-/* A pool of `threads` (>= 1; the caller is one of them). NULL with err on
- * failure (VP_ENOMEM, VP_ETHREAD). */
+/* The threads worth starting when `threads` are asked for: at most the
+ * cores online, since more would only take turns on them, each turn a
+ * switch and a cache refilled; at least 1. */
+size_t thread_pool_usable(size_t threads);
+
+/* A pool of thread_pool_usable(threads) threads (the caller is one of
+ * them); tasks are still numbered as the caller splits its work, so a
+ * split made for more threads runs, a few tasks a thread, on fewer. NULL
+ * with err on failure (VP_ENOMEM, VP_ETHREAD). */
 thread_pool *thread_pool_create(size_t threads, vp_error *err);
 
 /* Runs every task and returns when all are done. */

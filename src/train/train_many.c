@@ -90,7 +90,9 @@ static void run_in_order(void *ctx, size_t index, size_t thread)
    how many threads a run has, changes no result). */
 static vp_status run_all(many *all, size_t n, size_t threads, vp_error *err)
 {
-    const size_t at_once = n < threads ? n : threads;
+    /* runs at once: no more than the cores can run (thread_pool_usable) */
+    const size_t usable = thread_pool_usable(threads);
+    const size_t at_once = n < usable ? n : usable;
     if (at_once <= 1) {
         for (size_t i = 0; i < n; i++)
             run_job(all, i, threads);
@@ -101,7 +103,7 @@ static vp_status run_all(many *all, size_t n, size_t threads, vp_error *err)
         return vp_fail(err, VP_ENOMEM, "no memory for %zu training runs", n);
     thread_pool *pool = thread_pool_create(at_once, err);
     if (pool) {
-        dispatch d = {all, order, threads / at_once};
+        dispatch d = {all, order, usable / at_once};
         thread_pool_run(pool, n, run_in_order, &d);
         thread_pool_free(pool);
     }
