@@ -359,10 +359,10 @@ int profile_compute_and_write(const profile_request *req, FILE *out, progress_li
     vp_json_writer json;
     vp_status status = begin_output(req, out, &json);
     const int keep = res->keep && !req->sweeping;
-    if (status == VP_OK)
+    if (status == VP_OK) {
         profile_compute_ahead(req, line, all);
-    if (status == VP_OK)
         rc = run_combinations(req, out, &json, line, all, keep, res, &status);
+    }
     if (rc == EXIT_OK && out && status == VP_OK)
         status = end_output(req, out, &json, all, res);
     keep_or_free(all, req->n_combinations, keep && rc == EXIT_OK, res);

@@ -6,9 +6,10 @@ static size_t at_least_one(size_t v)
     return v ? v : 1;
 }
 
+/* a / b rounded up, without overflow; b is never 0 here (0 all the same) */
 static size_t ceil_div(size_t a, size_t b)
 {
-    return (a + b - 1) / b;
+    return b ? a / b + (a % b != 0) : 0;
 }
 
 /* The split into (about) g row groups: each group's share of the threads
@@ -16,9 +17,10 @@ static size_t ceil_div(size_t a, size_t b)
 static fw_split split_in(size_t rows, size_t cols, size_t mr, size_t nr, size_t threads, size_t g)
 {
     const size_t tiles = ceil_div(rows, mr), blocks = ceil_div(cols, nr);
-    const size_t tiles_each = ceil_div(tiles, g), groups = ceil_div(tiles, tiles_each);
-    const size_t blocks_each = ceil_div(blocks, threads / groups);
-    fw_split s = {rows, cols, tiles_each * mr, blocks_each * nr, groups, 0};
+    const size_t tiles_each = at_least_one(ceil_div(tiles, g)),
+                 groups = at_least_one(ceil_div(tiles, tiles_each));
+    const size_t blocks_each = ceil_div(blocks, at_least_one(threads / groups));
+    fw_split s = {rows, cols, tiles_each * mr, at_least_one(blocks_each) * nr, groups, 0};
     if (groups == 1 || s.rows_each > rows)
         s.rows_each = rows;
     if (s.cols_each > cols)

@@ -8,6 +8,8 @@
 /* layer_types' entry: its kind, or -1 for neither of transformers' two */
 static int kind_of(const cJSON *t)
 {
+    if (!t)
+        return -1;
     if (cJSON_IsString(t) && strcmp(t->valuestring, "sliding_attention") == 0)
         return VP_LAYER_SLIDING;
     if (cJSON_IsString(t) && strcmp(t->valuestring, "full_attention") == 0)
