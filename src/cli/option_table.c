@@ -40,8 +40,9 @@ const option_spec cli_options[OPT_COUNT] = {
                   "Monte Carlo and forward: the seed of draws, weights and tokens, 0 to "
                   "2^64-1; default 1"},
     [OPT_THREADS] = {"threads", "T", CMD_TRAIN | CMD_PROFILE,
-                     "Monte Carlo and forward: threads, 1 to {max_threads}; default all cores; the "
-                     "result is the same for any T"},
+                     "Monte Carlo and forward: at most T threads, 1 to {max_threads}, and no more "
+                     "pool threads than cores; default all cores; the result is the same for any "
+                     "T"},
     [OPT_NORM] = {"norm", "layernorm|rmsnorm", CMD_TRAIN | CMD_PROFILE,
                   "Monte Carlo and forward: the norm; default layernorm"},
     [OPT_NORM_EPS] =
