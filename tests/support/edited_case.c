@@ -82,3 +82,11 @@ int edited_case_expect(const char *name, size_t i, const kin_case *c)
     test_remove_tree(dir);
     return bad;
 }
+
+int edited_cases_expect(const char *name, const kin_case *cases, size_t n)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad |= edited_case_expect(name, i, &cases[i]);
+    return bad;
+}

@@ -25,4 +25,8 @@ void edited_case_copy(const kin_case *c, const char *dir);
    exit 0 and the same output; 1 (after printing why) if it is not. */
 int edited_case_expect(const char *name, size_t i, const kin_case *c);
 
+/* edited_case_expect on each of the n cases, every one run; 1 (after
+   printing why for each) if any is not as it should be. */
+int edited_cases_expect(const char *name, const kin_case *cases, size_t n);
+
 #endif
