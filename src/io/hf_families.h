@@ -68,6 +68,13 @@ vp_status hf_read_starcoder2(hf_json *c, vp_hf_architecture *a);
 /* phi3: Llama's blocks under Phi-3's keys; longrope refused by name */
 vp_status hf_read_phi3(hf_json *c, vp_hf_architecture *a);
 
+/* The two-matrix MLP config.json's `key` names (fallback where absent), as
+   transformers' ACT2FN spells it: gelu_new and gelu_pytorch_tanh the tanh
+   GELU, gelu the exact one, relu (hf_activation.c). VP_EFORMAT naming the
+   key for any other. */
+vp_status hf_two_matrix_mlp(hf_json *c, const char *key, const char *fallback,
+                            vp_hf_architecture *a);
+
 /* bloom: pre-norm LayerNorm blocks, ALiBi, the embedding's LayerNorm, a tied
    head (hf_family_bloom.c) */
 vp_status hf_read_bloom(hf_json *c, vp_hf_architecture *a);
@@ -76,9 +83,9 @@ vp_status hf_read_bloom(hf_json *c, vp_hf_architecture *a);
    logit_scale, use_qk_norm's LayerNorm per head; attention_bias refused by name */
 vp_status hf_read_cohere(hf_json *c, vp_hf_architecture *a);
 
-/* gemma3_text: Gemma 2's blocks, a (1 + w) QK-norm per head, one RoPE base
-   for the layer types present; a different base per type refused by name
-   (hf_family_gemma3.c) */
+/* gemma3_text: Gemma 2's blocks, a (1 + w) QK-norm per head, the sliding
+   layers' local RoPE base and the full layers' global one with its linear
+   scaling; another RoPE type refused by name (hf_family_gemma3.c) */
 vp_status hf_read_gemma3(hf_json *c, vp_hf_architecture *a);
 
 #endif

@@ -4,7 +4,6 @@
  * MLP side by side on one norm (parallel_attn), on one norm each (the new
  * decoder's ln_attn and ln_mlp) or one after the other; bias on every
  * projection but the head, or on none. */
-#include <string.h>
 
 #include "hf_config_keys.h"
 #include "hf_families.h"
@@ -121,26 +120,6 @@ static vp_status residual(hf_json *c, int new_decoder, vp_hf_architecture *a)
     return VP_OK;
 }
 
-static vp_status activation(hf_json *c, vp_hf_architecture *a)
-{
-    const char *act = NULL;
-    vp_status s = hf_text(c, "activation", "gelu", &act);
-    if (s != VP_OK)
-        return s;
-    if (strcmp(act, "gelu") == 0)
-        a->mlp = VP_MLP_GELU;
-    else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0)
-        a->mlp = VP_MLP_GELU_TANH;
-    else if (strcmp(act, "relu") == 0)
-        a->mlp = VP_MLP_RELU;
-    else
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'activation' '%.40s' is not one varprof runs (gelu, gelu_new, "
-                       "gelu_pytorch_tanh, relu)",
-                       act);
-    return VP_OK;
-}
-
 vp_status hf_read_falcon(hf_json *c, vp_hf_architecture *a)
 {
     int bias = 0, new_decoder = 0;
@@ -161,7 +140,7 @@ vp_status hf_read_falcon(hf_json *c, vp_hf_architecture *a)
     if (s == VP_OK)
         s = residual(c, new_decoder, a);
     if (s == VP_OK)
-        s = activation(c, a);
+        s = hf_two_matrix_mlp(c, "activation", "gelu", a);
     if (s == VP_OK)
         s = hf_real(c, "layer_norm_epsilon", 1e-5, &a->eps);
     if (s == VP_OK)

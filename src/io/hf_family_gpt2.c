@@ -1,7 +1,6 @@
 /* GPT-2's config.json (GPT2Config): LayerNorm, learned positions, biases on
  * every projection but the head, which is the tied embedding. */
 #include <cjson/cJSON.h>
-#include <string.h>
 
 #include "hf_families.h"
 
@@ -16,29 +15,8 @@ static vp_status refuse_unscaled(hf_json *c)
     return s;
 }
 
-static vp_status activation(hf_json *c, const char *act, vp_hf_architecture *a)
-{
-    static const struct {
-        const char *hf;
-        vp_mlp mlp;
-    } acts[] = {{"gelu_new", VP_MLP_GELU_TANH},
-                {"gelu_pytorch_tanh", VP_MLP_GELU_TANH},
-                {"gelu", VP_MLP_GELU},
-                {"relu", VP_MLP_RELU}};
-    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
-        if (strcmp(act, acts[i].hf) == 0) {
-            a->mlp = acts[i].mlp;
-            return VP_OK;
-        }
-    return vp_fail(c->err, VP_EFORMAT,
-                   "config.json: 'activation_function' '%.40s' is not one varprof runs (gelu_new, "
-                   "gelu_pytorch_tanh, gelu, relu)",
-                   act);
-}
-
 vp_status hf_read_gpt2(hf_json *c, vp_hf_architecture *a)
 {
-    const char *act = NULL;
     size_t inner = 0;
     vp_status s = hf_width_and_heads(c, "n_embd", "n_head", 0, a);
     if (s == VP_OK && a->width % a->heads != 0) /* GPT-2 has no head_dim */
@@ -55,13 +33,11 @@ vp_status hf_read_gpt2(hf_json *c, vp_hf_architecture *a)
     if (s == VP_OK)
         s = hf_real(c, "layer_norm_epsilon", 1e-5, &a->eps);
     if (s == VP_OK)
-        s = hf_text(c, "activation_function", "gelu_new", &act);
-    if (s == VP_OK)
         s = hf_boolean(c, "tie_word_embeddings", 1, &a->tied);
     if (s == VP_OK)
         s = refuse_unscaled(c);
     if (s == VP_OK)
-        s = activation(c, act, a);
+        s = hf_two_matrix_mlp(c, "activation_function", "gelu_new", a);
     if (s != VP_OK)
         return s;
     a->ffn_width = inner ? inner : 4 * a->width;

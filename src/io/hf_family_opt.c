@@ -3,37 +3,12 @@
  * do_layer_norm_before is false (OPT-350m), pre-norm with a final norm
  * otherwise; project_in and project_out where word_embed_proj_dim is not the
  * width. */
-#include <string.h>
 
 #include "hf_families.h"
 
 /* OPTLearnedPositionalEmbedding: max_position_embeddings + 2 rows, position
    p at row p + 2 (fairseq's padding offset) */
 #define OPT_POSITION_OFFSET 2
-
-static vp_status activation(hf_json *c, vp_hf_architecture *a)
-{
-    static const struct {
-        const char *hf;
-        vp_mlp mlp;
-    } acts[] = {{"relu", VP_MLP_RELU},
-                {"gelu", VP_MLP_GELU},
-                {"gelu_new", VP_MLP_GELU_TANH},
-                {"gelu_pytorch_tanh", VP_MLP_GELU_TANH}};
-    const char *act = NULL;
-    const vp_status s = hf_text(c, "activation_function", "relu", &act);
-    if (s != VP_OK)
-        return s;
-    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
-        if (strcmp(act, acts[i].hf) == 0) {
-            a->mlp = acts[i].mlp;
-            return VP_OK;
-        }
-    return vp_fail(c->err, VP_EFORMAT,
-                   "config.json: 'activation_function' '%.40s' is not one varprof runs (relu, "
-                   "gelu, gelu_new, gelu_pytorch_tanh)",
-                   act);
-}
 
 /* The keys whose other values varprof does not run, each named. */
 static vp_status refusals(hf_json *c, int norm_before, int removed, int affine)
@@ -84,7 +59,7 @@ vp_status hf_read_opt(hf_json *c, vp_hf_architecture *a)
     if (s == VP_OK)
         s = hf_boolean(c, "tie_word_embeddings", 1, &a->tied);
     if (s == VP_OK)
-        s = activation(c, a);
+        s = hf_two_matrix_mlp(c, "activation_function", "relu", a);
     if (s == VP_OK)
         s = hf_pad_token(c, 1, a); /* OPTConfig's pad_token_id is 1 */
     if (s == VP_OK)

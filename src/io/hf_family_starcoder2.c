@@ -2,7 +2,6 @@
  * (norm_epsilon), RoPE, grouped-query attention, every projection biased
  * under use_bias, a two-matrix MLP c_fc, c_proj; tied by default. */
 #include <cjson/cJSON.h>
-#include <string.h>
 
 #include "hf_config_keys.h"
 #include "hf_families.h"
@@ -39,31 +38,6 @@ const hf_key hf_starcoder2_keys[] = {
     {NULL, HF_KEY_READ, NULL},
 };
 
-/* hidden_act, as transformers' ACT2FN names it, to a two-matrix MLP */
-static vp_status activation(hf_json *c, vp_hf_architecture *a)
-{
-    static const struct {
-        const char *hf;
-        vp_mlp mlp;
-    } acts[] = {{"gelu_pytorch_tanh", VP_MLP_GELU_TANH},
-                {"gelu_new", VP_MLP_GELU_TANH},
-                {"gelu", VP_MLP_GELU},
-                {"relu", VP_MLP_RELU}};
-    const char *act = NULL;
-    const vp_status s = hf_text(c, "hidden_act", "gelu_pytorch_tanh", &act);
-    if (s != VP_OK)
-        return s;
-    for (size_t i = 0; i < sizeof acts / sizeof *acts; i++)
-        if (strcmp(act, acts[i].hf) == 0) {
-            a->mlp = acts[i].mlp;
-            return VP_OK;
-        }
-    return vp_fail(c->err, VP_EFORMAT,
-                   "config.json: 'hidden_act' '%.40s' is not one varprof runs for starcoder2 "
-                   "(gelu_pytorch_tanh, gelu_new, gelu, relu)",
-                   act);
-}
-
 static vp_status shape(hf_json *c, vp_hf_architecture *a)
 {
     vp_status s = hf_decoder_sizes(c, 1, "intermediate_size", a);
@@ -95,7 +69,7 @@ vp_status hf_read_starcoder2(hf_json *c, vp_hf_architecture *a)
     if (s == VP_OK)
         s = hf_rope_read(c, 10000.0, a);
     if (s == VP_OK)
-        s = activation(c, a);
+        s = hf_two_matrix_mlp(c, "hidden_act", "gelu_pytorch_tanh", a);
     if (s == VP_OK)
         s = hf_boolean(c, "use_bias", 1, &use_bias);
     if (s == VP_OK)
