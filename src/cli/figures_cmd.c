@@ -62,5 +62,8 @@ int run_figures(const cli_args *args)
         printf("%s/%s.%s\n", outdir, list[i].name, formats[format]);
     for (size_t i = 0; scripts && i < n; i++)
         printf("%s/%s.gp\n", scripts, list[i].name);
-    return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");
+    /* a write that failed earlier leaves the error flag, not a failing flush */
+    return fflush(stdout) == 0 && !ferror(stdout)
+               ? EXIT_OK
+               : cli_runtime_error("cannot write to standard output");
 }

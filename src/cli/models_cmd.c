@@ -197,5 +197,8 @@ int run_models(const cli_args *args)
     }
     write_text_table(&table, args->given[OPT_WIDE]);
     vp_model_table_free(&table);
-    return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");
+    /* a write that failed earlier leaves the error flag, not a failing flush */
+    return fflush(stdout) == 0 && !ferror(stdout)
+               ? EXIT_OK
+               : cli_runtime_error("cannot write to standard output");
 }

@@ -459,5 +459,8 @@ int run_table(const cli_args *args)
         if (cfg.grad && (rc = explain_grad_figures(&cfg)) != EXIT_OK)
             return rc;
     }
-    return fflush(stdout) == 0 ? EXIT_OK : cli_runtime_error("cannot write to standard output");
+    /* a write that failed earlier leaves the error flag, not a failing flush */
+    return fflush(stdout) == 0 && !ferror(stdout)
+               ? EXIT_OK
+               : cli_runtime_error("cannot write to standard output");
 }
