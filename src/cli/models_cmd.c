@@ -47,12 +47,14 @@ int load_models(vp_model_table *table)
     return EXIT_OK;
 }
 
-/* A parameter count as a reader says it, in 6 columns: "6.74 B", "124 M". */
+/* A parameter count as a reader says it, in 6 columns: "6.74 B", "124 M".
+   The unit is chosen after rounding to 3 digits, so that 999,885,952 reads
+   "1 B", not "1e+03 M". */
 static void format_parameters(double count, char *text, size_t size)
 {
-    if (count >= 1e9)
+    if (count >= 999.5e6)
         snprintf(text, size, "%.3g B", count / 1e9);
-    else if (count >= 1e6)
+    else if (count >= 999.5e3)
         snprintf(text, size, "%.3g M", count / 1e6);
     else
         snprintf(text, size, "%.0f", count);

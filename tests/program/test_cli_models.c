@@ -100,6 +100,11 @@ static void models_are_grouped_by_placement(void **state)
                    sscanf(line, "%63s %*d %*d %31s", name, placement) == 2) {
             if (strcmp(placement, heading) != 0)
                 fail_msg("%s (%s) is under the heading of %s", name, placement, heading);
+            /* the count as a reader says it: 999,885,952 is "1 B", never "1e+03 M" */
+            const char *end = strchr(line, '\n'), *e = strstr(line, "e+");
+            if (e && (!end || e < end))
+                fail_msg("%s's count is in exponent notation: %.*s", name,
+                         (int)(end ? end - line : (ptrdiff_t)strlen(line)), line);
             models++;
         }
         if (!strchr(line, '\n'))
