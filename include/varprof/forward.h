@@ -141,6 +141,11 @@ typedef struct {
        entries, each a vp_layer_kind (a checkpoint's layer_types); not owned,
        and read while the network runs */
     const unsigned char *layer_kinds;
+    /* which layers slide by a rule instead (transformers'
+       sliding_window_pattern, Gemma 2's 2 and Gemma 3's 6): 0, layer_kinds
+       says; N >= 2, layer l attends fully where (l + 1) % N is 0 and slides
+       elsewhere; not beside layer_kinds */
+    size_t window_pattern;
     /* with rope, the sliding layers' own base (Gemma 3's
        rope_local_base_freq), default RoPE: no rope_scaling, no rope_linear;
        0: they turn as the full layers do */
@@ -326,7 +331,8 @@ size_t vp_forward_ffn_width(const vp_forward_options *o);
  * head width and a finite theta > 0 (rope_local_theta 0 or so too,
  * rope_linear 0 or from 1 to 1e6 and not beside rope_scaling), no
  * sliding_window beside MLP-only layers, layer_kinds entries each a
- * vp_layer_kind, learned positions from a file at least
+ * vp_layer_kind, window_pattern 0 or from 2 to VP_MAX_LAYERS and not beside
+ * layer_kinds, learned positions from a file at least
  * as many as the tokens, alibi with attention; an embedding norm in range,
  * and none beside an embedding narrower than the stream. VP_EINVAL or
  * VP_ENOMEM, with a message naming the limit; nothing is allocated. */

@@ -104,6 +104,7 @@ typedef struct fw_model {
        fw_rope read them */
     size_t window;
     const unsigned char *layer_kinds;
+    size_t window_pattern; /* or by the options' rule: l full where (l + 1) % it is 0 */
     vp_embedding_norm embedding_norm;
     fw_norm embed_norm; /* the embedding's LayerNorm (embedding_norm); its weight NULL
                            for none */

@@ -45,6 +45,16 @@ static vp_status check_window(const vp_config *cfg, const vp_forward_options *o,
                        "a sliding window of %zu with layers of MLPs alone: there is no attention "
                        "to window; use attention layers, or no window",
                        o->sliding_window);
+    if (o->window_pattern != 0 && (o->window_pattern < 2 || o->window_pattern > VP_MAX_LAYERS))
+        return vp_fail(err, VP_EINVAL,
+                       "a window pattern of %zu; it must be 0 (the layers' kinds say) or from 2 "
+                       "to %u (every so many layers, one attends fully)",
+                       o->window_pattern, VP_MAX_LAYERS);
+    if (o->window_pattern && o->layer_kinds)
+        return vp_fail(err, VP_EINVAL,
+                       "a window pattern of %zu beside a list of the layers' kinds; give one "
+                       "of them",
+                       o->window_pattern);
     for (size_t l = 0; o->layer_kinds && l < cfg->layers; l++)
         if (o->layer_kinds[l] >= VP_LAYER_KIND_COUNT)
             return vp_fail(err, VP_EINVAL,
@@ -149,6 +159,8 @@ size_t fw_layer_window(const fw_model *m, size_t l)
 
 int fw_layer_slides(const fw_model *m, size_t l)
 {
+    if (m->window_pattern)
+        return (l + 1) % m->window_pattern != 0;
     return !m->layer_kinds || m->layer_kinds[l] == VP_LAYER_SLIDING;
 }
 
@@ -158,6 +170,7 @@ void fw_window_shape(fw_model *m, const vp_forward_options *o)
     m->rope_local_theta = o->rope_local_theta;
     m->window = o->sliding_window;
     m->layer_kinds = o->layer_kinds;
+    m->window_pattern = o->window_pattern;
 }
 
 /* The tables: the full layers' [tokens][r / 2], then with a local base

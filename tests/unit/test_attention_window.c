@@ -7,7 +7,9 @@
  * and ALiBi's slopes on as well, at every window from 1 to 38; and a window
  * as long as the sequence (or longer) gives the bits of no window, on every
  * variant. Besides: vp_forward_check names a layer kind out of range, a
- * window over MLP-only layers and a bad second RoPE table. */
+ * window over MLP-only layers, a bad second RoPE table and a bad window
+ * pattern; and a pattern picks the layers a list of kinds picks, to the bit
+ * of every figure, RoPE's two tables included. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -218,12 +220,99 @@ static void options_are_checked(void **state)
     }
 }
 
+/* a pattern of 1 (no layer would slide) and a pattern beside a list */
+static void bad_patterns_are_refused(void **state)
+{
+    (void)state;
+    vp_config cfg;
+    vp_config_init(&cfg, VP_PRE_NORM, 2);
+    vp_forward_options o;
+    vp_forward_options_init(&o);
+    o.width = 64;
+    o.sliding_window = 4;
+    o.window_pattern = 1;
+    vp_error err;
+    assert_int_equal(vp_forward_check(&cfg, &o, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "a window pattern of 1"));
+    const unsigned char kinds[2] = {VP_LAYER_SLIDING, VP_LAYER_FULL};
+    o.window_pattern = 2;
+    o.layer_kinds = kinds;
+    assert_int_equal(vp_forward_check(&cfg, &o, &err), VP_EINVAL);
+    assert_non_null(strstr(err.message, "beside a list of the layers' kinds"));
+    o.layer_kinds = NULL;
+    assert_int_equal(vp_forward_check(&cfg, &o, &err), VP_OK);
+}
+
+/* The figures of a 7-layer stack whose window is W tokens on the layers
+   kinds (a list) or pattern (a rule) say, with Gemma 3's two RoPE tables */
+static vp_profile *windowed(const unsigned char *kinds, size_t pattern, size_t window)
+{
+    vp_config cfg;
+    vp_config_init(&cfg, VP_SANDWICH, 7);
+    vp_forward_options o;
+    vp_forward_options_init(&o);
+    o.width = 32;
+    o.heads = 4;
+    o.vocab = 50;
+    o.tokens = 13;
+    o.batch = 2;
+    o.positions = VP_POSITIONS_ROPE;
+    o.rope_theta = 1e6;
+    o.rope_local_theta = 1e4;
+    o.rope_linear = 8.0;
+    o.sliding_window = window;
+    o.layer_kinds = kinds;
+    o.window_pattern = pattern;
+    vp_profile *p = NULL;
+    vp_error err;
+    if (vp_forward_profile(&cfg, &o, &p, &err) != VP_OK)
+        fail_msg("%s", err.message);
+    return p;
+}
+
+static int same_figures(const vp_profile *a, const vp_profile *b)
+{
+    if (a->n_rows != b->n_rows)
+        return 0;
+    for (size_t k = 0; k < a->n_rows; k++)
+        if (a->rows[k].stream_var != b->rows[k].stream_var ||
+            a->rows[k].update_ratio != b->rows[k].update_ratio ||
+            a->rows[k].embedding_share != b->rows[k].embedding_share)
+            return 0;
+    return 1;
+}
+
+/* pattern 3 over 7 layers: layers 2 and 5 full, the others sliding */
+static void a_pattern_is_its_list_of_kinds(void **state)
+{
+    (void)state;
+    const unsigned char kinds[7] = {VP_LAYER_SLIDING, VP_LAYER_SLIDING, VP_LAYER_FULL,
+                                    VP_LAYER_SLIDING, VP_LAYER_SLIDING, VP_LAYER_FULL,
+                                    VP_LAYER_SLIDING};
+    const unsigned char all_slide[7] = {VP_LAYER_SLIDING, VP_LAYER_SLIDING, VP_LAYER_SLIDING,
+                                        VP_LAYER_SLIDING, VP_LAYER_SLIDING, VP_LAYER_SLIDING,
+                                        VP_LAYER_SLIDING};
+    vp_profile *by_list = windowed(kinds, 0, 4), *by_rule = windowed(NULL, 3, 4),
+               *sliding = windowed(all_slide, 0, 4), *no_full = windowed(NULL, 8, 4);
+    assert_true(same_figures(by_list, by_rule));
+    /* not vacuous: every layer sliding gives other figures; a pattern longer
+       than the stack leaves every layer sliding */
+    assert_false(same_figures(by_list, sliding));
+    assert_true(same_figures(sliding, no_full));
+    vp_profile_free(by_list);
+    vp_profile_free(by_rule);
+    vp_profile_free(sliding);
+    vp_profile_free(no_full);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scalar_matches_double),
         cmocka_unit_test(variants_match_scalar),
         cmocka_unit_test(options_are_checked),
+        cmocka_unit_test(bad_patterns_are_refused),
+        cmocka_unit_test(a_pattern_is_its_list_of_kinds),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);
