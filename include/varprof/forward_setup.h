@@ -37,31 +37,27 @@ enum {
     VP_KEEP_LOGIT_SCALE = 1u << 19,
 };
 
-/* Gemma 2's sliding window: its even layers attend within this many tokens
- * (vp_forward_options_from_model sets it, with the layers' kinds, for a
- * stack of up to 256 layers). */
-#define VP_GEMMA2_WINDOW 4096u
-
 /* Sets each part of cfg (final_norm) and fw that `keep` leaves open from
  * model's shape: width, vocab, MLP kind and width (exact, ffn_mult standing
  * by), eps, tied head, final norm, heads (with them the kv heads and head
  * width unless kept), biases, positions, RoPE's base, fraction and pairing
  * where RoPE runs, the residual form (where the model's placement is parallel), the
- * embedding norm, the logit scale, LayerNorm's bias, and
+ * embedding norm, the logit scale, LayerNorm's bias, attention's columns
+ * (the sliding window and its pattern, the sliding layers' RoPE base, the
+ * linear RoPE factor, the scores' scale, the soft caps), and
  * what no column of the table says but the forward pass builds: the norm
- * and QK-norm (OLMo 2's over the full width), Gemma 2's embedding scale,
- * score scale, soft caps and sliding window, Llama 3.1's scaled RoPE. cfg's placement and
+ * and QK-norm (OLMo 2's over the full width), Gemma's embedding scale,
+ * Llama 3.1's scaled RoPE. cfg's placement and
  * layers are the caller's. A model without a shape (shape.known 0) changes
  * nothing but the norm and QK-norm.
  *
  * Fails with VP_EINVAL, the message naming the model and what of it the
  * forward pass does not build, and err->fix the way past it: a mixture of
- * experts, an encoder's row, Gemma 3, BERT and RoBERTa whatever is kept
+ * experts, an encoder's row, BERT and RoBERTa whatever is kept
  * (VP_FIX_BY_HAND); positions other than none, learned, rope, partial rope
  * (with its fraction in the table) and alibi unless the positions are kept
- * (VP_FIX_POSITIONS); Gemma 2 with fw->tokens above
- * VP_GEMMA2_WINDOW in a stack of more than 256 layers (VP_FIX_TOKENS). fw
- * may be part set on failure; fw->layer_kinds, where set, is static. */
+ * (VP_FIX_POSITIONS). fw may be part set on failure; fw->layer_kinds is
+ * left NULL where the table gives a window. */
 vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp_config *cfg,
                                         vp_forward_options *fw, vp_error *err);
 

@@ -88,6 +88,22 @@ typedef struct {
     double logit_scale;               /* the head's logits times it (Cohere's): 1 */
     int norm_unbiased;                /* 1: a LayerNorm has a weight alone (CohereLayerNorm;
                                          the column norm_bias no); 0: its bias too */
+    /* Attention's departures, from the last optional columns (none where a
+     * cell is empty or the table has no such column): */
+    size_t sliding_window;   /* the sliding layers' query t sees keys t - W + 1 .. t (config.json's
+                                sliding_window); 0: every earlier key */
+    size_t window_pattern;   /* with a window, 0: every layer slides; N >= 2: layer l (from 0)
+                                attends fully where (l + 1) % N is 0 (sliding_window_pattern:
+                                Gemma 2's 2, Gemma 3's 6) */
+    double rope_local_theta; /* the sliding layers' own RoPE base (Gemma 3's
+                                rope_local_base_freq); 0: rope_theta's */
+    double rope_linear;      /* rope_theta's frequencies divided by it (linear rope_scaling; the
+                                full layers' alone where rope_local_theta is set); 1: none */
+    double attn_scalar;      /* the scores times attn_scalar^(-1/2) (query_pre_attn_scalar);
+                                0: hd's */
+    double attn_softcap;     /* each score z becomes c tanh(z / c) (attn_logit_softcapping);
+                                0: none */
+    double logit_softcap;    /* the logits likewise (final_logit_softcapping); 0: none */
 } vp_model_shape;
 
 typedef struct {
@@ -114,8 +130,15 @@ typedef struct {
  * positions,max_positions,rope_theta,norm_eps,biases,tied_embeddings,
  * final_norm,architecture,shape_source` and then by the forms'
  * `,residual,rotary_fraction,rotary_pairing,embedding_norm,logit_scale,
- * norm_bias` (7, 10, 26 or 32 columns), then one model per row
- * with the header's cells. The forms' cells are empty (the default in
+ * norm_bias` and then by attention's `,sliding_window,window_pattern,
+ * rope_local_theta,rope_linear_factor,attn_scalar,attn_softcap,
+ * logit_softcap` (7, 10, 26, 32 or 39 columns), then one model per row
+ * with the header's cells. Attention's cells are empty (none) or:
+ * sliding_window a whole number of keys from 1 to 2^24; window_pattern,
+ * beside a window alone, a whole number from 2 to VP_MAX_LAYERS;
+ * rope_local_theta, beside a window pattern and rope alone, a number > 1;
+ * rope_linear_factor, for rope alone, a number from 1 to 1e6;
+ * attn_scalar, attn_softcap and logit_softcap numbers > 0. The forms' cells are empty (the default in
  * vp_model_shape) or: residual sequential, parallel-shared-norm or
  * parallel-two-norms (a parallel form for the parallel placement alone,
  * sequential for the others); rotary_fraction, given for partial-rope

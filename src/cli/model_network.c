@@ -59,8 +59,5 @@ int model_network(const cli_args *args, const vp_model *model, vp_config *cfg,
     vp_error err;
     if (vp_forward_options_from_model(model, model_keep(args), cfg, fw, &err) == VP_OK)
         return EXIT_OK;
-    if (err.fix == VP_FIX_TOKENS)
-        return cli_usage_error("--model %s; use at most %u tokens, or fewer --layers", err.message,
-                               VP_GEMMA2_WINDOW);
     return cli_usage_error("--model %s; %s", err.message, instead(model, err.fix));
 }

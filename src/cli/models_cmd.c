@@ -71,6 +71,30 @@ static void describe_positions(const vp_model_shape *s, char *text, size_t size)
         snprintf(text, size, "%s positions", vp_model_positions_name(s->positions));
 }
 
+/* Attention's departures in words, each with its leading ", ": "window
+   1024 on 5 of each 6 layers (their rope theta 10000), rope linear x8,
+   scores x 168^-1/2"; "" for none. */
+static void describe_attention(const vp_model_shape *s, char *text, size_t size)
+{
+    size_t n = 0;
+    text[0] = '\0';
+    if (s->sliding_window && s->window_pattern)
+        n += (size_t)snprintf(text, size, ", window %zu on %zu of each %zu layers",
+                              s->sliding_window, s->window_pattern - 1, s->window_pattern);
+    else if (s->sliding_window)
+        n += (size_t)snprintf(text, size, ", window %zu on every layer", s->sliding_window);
+    if (s->rope_local_theta > 0.0 && n < size)
+        n += (size_t)snprintf(text + n, size - n, " (their rope theta %g)", s->rope_local_theta);
+    if (s->rope_linear > 1.0 && n < size)
+        n += (size_t)snprintf(text + n, size - n, ", rope linear x%g", s->rope_linear);
+    if (s->attn_scalar > 0.0 && n < size)
+        n += (size_t)snprintf(text + n, size - n, ", scores x %g^-1/2", s->attn_scalar);
+    if (s->attn_softcap > 0.0 && n < size)
+        n += (size_t)snprintf(text + n, size - n, ", scores capped at %g", s->attn_softcap);
+    if (s->logit_softcap > 0.0 && n < size)
+        snprintf(text + n, size - n, ", logits capped at %g", s->logit_softcap);
+}
+
 /* The shape in a sentence and its source, each wrapped in 80 columns
  * unless wide. Nothing for a model without one. */
 static void write_shape(const vp_model *m, int wide)
@@ -78,10 +102,11 @@ static void write_shape(const vp_model *m, int wide)
     const vp_model_shape *s = &m->shape;
     if (!s->known)
         return;
-    char kv[48] = "", positions[64], eps[32] = "", line[512];
+    char kv[48] = "", positions[64], attention[200], eps[32] = "", line[768];
     if (s->kv_heads != s->heads)
         snprintf(kv, sizeof kv, " (%zu kv)", s->kv_heads);
     describe_positions(s, positions, sizeof positions);
+    describe_attention(s, attention, sizeof attention);
     if (!isnan(s->norm_eps))
         snprintf(eps, sizeof eps, ", norm eps %g", s->norm_eps);
     /* what the count covers, where it is not the model's */
@@ -93,10 +118,10 @@ static void write_shape(const vp_model *m, int wide)
             "; a mixture of experts: the count is a dense model's of this "
             "shape, not the model's"};
     snprintf(line, sizeof line,
-             "shape: d %zu, %zu heads%s of %zu, %s MLP %zu, vocab %zu, %s%s, biases %s, %s "
+             "shape: d %zu, %zu heads%s of %zu, %s MLP %zu, vocab %zu, %s%s%s, biases %s, %s "
              "embeddings, %s%s",
              s->width, s->heads, kv, s->head_dim, vp_mlp_name(s->activation), s->ffn_width,
-             s->vocab, positions, eps, vp_model_biases_name(s->biases),
+             s->vocab, positions, attention, eps, vp_model_biases_name(s->biases),
              s->tied_embeddings ? "tied" : "untied", s->final_norm ? "final norm" : "no final norm",
              covers[s->architecture] ? covers[s->architecture] : "");
     fputs("    ", stdout);

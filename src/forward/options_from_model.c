@@ -5,14 +5,11 @@
 
 #include "varprof/forward_setup.h"
 
-/* Facts of a family that the table's shape has no column for: a row is
-   refused whatever is kept (a checkpoint of it runs with --weights). */
+/* Families the forward pass does not build: a row is refused whatever is
+   kept. */
 static const struct {
     const char *prefix, *why;
 } unbuilt_families[] = {
-    {"gemma-3-", "Gemma 3's sliding and full layers (their window, their pattern, the local "
-                 "RoPE base and the full layers' linear scaling) have no column in the table; "
-                 "a checkpoint of it runs with its weights"},
     {"bert-", "BERT's attention sees both ways, not causally, which the forward pass does not "
               "build"},
     {"roberta-", "RoBERTa's attention sees both ways, not causally, which the forward pass does "
@@ -49,41 +46,30 @@ static vp_status check_built(const vp_model *model, vp_error *err)
     return VP_OK;
 }
 
-/* Gemma 2's layer_types: layer l slides when l is even (Gemma2Config's
-   "sliding_attention" if (l + 1) % 2 else "full_attention") */
-#define GEMMA2_KINDS_2 VP_LAYER_SLIDING, VP_LAYER_FULL
-#define GEMMA2_KINDS_8 GEMMA2_KINDS_2, GEMMA2_KINDS_2, GEMMA2_KINDS_2, GEMMA2_KINDS_2
-#define GEMMA2_KINDS_32 GEMMA2_KINDS_8, GEMMA2_KINDS_8, GEMMA2_KINDS_8, GEMMA2_KINDS_8
-#define GEMMA2_KINDS_128 GEMMA2_KINDS_32, GEMMA2_KINDS_32, GEMMA2_KINDS_32, GEMMA2_KINDS_32
-static const unsigned char gemma2_kinds[] = {GEMMA2_KINDS_128, GEMMA2_KINDS_128};
-#define GEMMA2_MOST_LAYERS (sizeof gemma2_kinds / sizeof *gemma2_kinds)
-
-/* Gemma 2's facts beyond the table's columns (Hugging Face's Gemma2Config
-   and modeling_gemma2.py): the embedding times sqrt(d) rounded to float,
-   the scores times query_pre_attn_scalar^-1/2 (256, but 144 = d / H for the
-   27B, whose head_dim is 128) soft-capped at 50, the logits at 30; every
-   other layer, the even ones, attends within a window of VP_GEMMA2_WINDOW
-   tokens (up to GEMMA2_MOST_LAYERS layers; a longer stack is refused more
-   tokens than the window). */
-static vp_status gemma2_facts(const vp_model *model, const vp_config *cfg, vp_forward_options *fw,
-                              vp_error *err)
+/* Gemma's embedding scale, which no column holds because every Gemma has it
+   (Hugging Face's Gemma2 and Gemma3 models): the embedding times sqrt(d),
+   rounded to float as torch.tensor(hidden_size ** 0.5) in the weights'
+   dtype is. */
+static void adopt_embed_scale(const vp_model *model, vp_forward_options *fw)
 {
-    if (fw->tokens > VP_GEMMA2_WINDOW && cfg->layers > GEMMA2_MOST_LAYERS)
-        return vp_fail_fix(err, VP_EINVAL, VP_FIX_TOKENS,
-                           "%s: %zu tokens a sequence is beyond Gemma 2's sliding window of %u "
-                           "tokens, which is applied in stacks of at most %zu layers, not %zu",
-                           model->name, fw->tokens, VP_GEMMA2_WINDOW, GEMMA2_MOST_LAYERS,
-                           cfg->layers);
-    if (cfg->layers <= GEMMA2_MOST_LAYERS && !cfg->mlp_only) {
-        fw->sliding_window = VP_GEMMA2_WINDOW;
-        fw->layer_kinds = gemma2_kinds;
+    if (starts(model, "gemma-"))
+        fw->embed_scale = (double)(float)sqrt((double)fw->width);
+}
+
+/* Attention's columns: the window on the sliding layers (none over layers
+   of MLPs alone, which have no attention), the scores' scale rounded to
+   float as the checkpoint readers round it, the soft caps. */
+static void adopt_attention(const vp_model_shape *s, const vp_config *cfg, vp_forward_options *fw)
+{
+    if (s->sliding_window && !cfg->mlp_only) {
+        fw->sliding_window = s->sliding_window;
+        fw->window_pattern = s->window_pattern;
+        fw->layer_kinds = NULL;
     }
-    const double scalar = strcmp(model->name, "gemma-2-27b") == 0 ? 144.0 : 256.0;
-    fw->embed_scale = (double)(float)sqrt((double)fw->width);
-    fw->attn_scale = (double)(float)(1.0 / sqrt(scalar));
-    fw->attn_softcap = 50.0;
-    fw->logit_softcap = 30.0;
-    return VP_OK;
+    if (s->attn_scalar > 0.0)
+        fw->attn_scale = (double)(float)(1.0 / sqrt(s->attn_scalar));
+    fw->attn_softcap = s->attn_softcap;
+    fw->logit_softcap = s->logit_softcap;
 }
 
 /* The heads: the table's query heads, its key-value heads (grouped-query
@@ -141,17 +127,23 @@ static vp_status adopt_positions(const vp_model *model, unsigned keep, vp_forwar
     }
 }
 
-/* The model's base where RoPE runs, a stand-in's included; Llama 3.1's
-   scaled low frequencies (Meta-Llama-3.1's config.json rope_scaling:
-   llama3, factor 8, low_freq_factor 1, high_freq_factor 4,
-   original_max_position_embeddings 8192), with its own base alone. */
+/* The model's base where RoPE runs, a stand-in's included, with the
+   table's linear factor, and the sliding layers' own base where some layers
+   slide and others not; Llama 3.1's scaled low frequencies (Meta-Llama-3.1's
+   config.json rope_scaling: llama3, factor 8, low_freq_factor 1,
+   high_freq_factor 4, original_max_position_embeddings 8192), with its own
+   base alone. */
 static void adopt_rope(const vp_model *model, unsigned keep, vp_forward_options *fw)
 {
     if ((fw->positions != VP_POSITIONS_ROPE && fw->positions != VP_POSITIONS_ROPE_INTERLEAVED) ||
         (keep & VP_KEEP_ROPE_THETA))
         return;
-    if (!isnan(model->shape.rope_theta))
-        fw->rope_theta = model->shape.rope_theta;
+    const vp_model_shape *s = &model->shape;
+    if (!isnan(s->rope_theta))
+        fw->rope_theta = s->rope_theta;
+    fw->rope_linear = s->rope_linear > 1.0 ? s->rope_linear : 0.0;
+    if (fw->sliding_window && fw->window_pattern)
+        fw->rope_local_theta = s->rope_local_theta;
     if (starts(model, "llama-3.1-"))
         fw->rope_scaling = (vp_rope_scaling){8.0, 1.0, 4.0, 8192.0};
 }
@@ -209,8 +201,8 @@ vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp
     /* OLMo 2 normalises q and k over all heads at once, not a head at a time */
     if (model->qk_norm && starts(model, "olmo-2-"))
         fw->qk_norm = VP_QK_NORM_FULL;
-    if (starts(model, "gemma-2-") && (status = gemma2_facts(model, cfg, fw, err)) != VP_OK)
-        return status;
+    adopt_embed_scale(model, fw);
+    adopt_attention(s, cfg, fw);
     adopt_columns(s, keep, cfg, fw);
     adopt_forms(model, keep, fw);
     if (!(keep & VP_KEEP_BIAS))

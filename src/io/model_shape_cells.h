@@ -7,7 +7,7 @@
 
 #include "varprof/models.h"
 
-enum { MODEL_SHAPE_COLUMNS = 16, MODEL_FORM_COLUMNS = 6 };
+enum { MODEL_SHAPE_COLUMNS = 16, MODEL_FORM_COLUMNS = 6, MODEL_ATTENTION_COLUMNS = 7 };
 
 /* The shape columns' header cells, in table order. */
 extern const char *const model_shape_header[MODEL_SHAPE_COLUMNS];
@@ -29,5 +29,17 @@ extern const char *const model_form_header[MODEL_FORM_COLUMNS];
  * it allows: a form cell on a row without a shape, partial-rope without a
  * fraction, a parallel form for another placement. */
 vp_status model_forms_parse(size_t line, char *const *cells, vp_model *m, vp_error *err);
+
+/* Attention's header cells, in table order (after the forms'). */
+extern const char *const model_attention_header[MODEL_ATTENTION_COLUMNS];
+
+/* Sets m->shape's attention to none (no window, no second RoPE base, no
+ * linear factor, hd's score scale, no soft caps), then reads cells[0 ..
+ * MODEL_ATTENTION_COLUMNS - 1] over it where cells is not NULL; m's shape
+ * and forms are already read (model_attention_cells.c). Fails with
+ * VP_EFORMAT naming the line, the column and what it allows: a cell on a
+ * row without a shape, a pattern without a window, a local base without a
+ * pattern or rope, a linear factor without rope. */
+vp_status model_attention_parse(size_t line, char *const *cells, vp_model *m, vp_error *err);
 
 #endif

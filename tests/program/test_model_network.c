@@ -43,12 +43,6 @@ static const char table[] =
        fraction (a table of 26 columns has no column for it) */
     "toy-gptj,2021,2,parallel,layernorm,no,test,,,,64,4,4,,256,100,gelu-tanh,partial-rope,,10000,"
     "1e-5,mlp,no,yes,dense,test\n"
-    /* Gemma 2's row: what no column says (its sqrt(d) embedding scale, its
-       scores' scale, soft caps and window) is built; Gemma 3's layer kinds are not */
-    "gemma-2-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,10000,1e-6,"
-    "no,yes,yes,dense,test\n"
-    "gemma-3-toy,2025,2,sandwich,rmsnorm,yes,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,1000000,"
-    "1e-6,no,yes,yes,dense,test\n"
     /* a bidirectional encoder, a mixture of experts, Llama 3.1's scaled RoPE */
     "bert-toy,2018,2,post-ln,layernorm,no,test,,,,64,4,4,,256,100,gelu,learned,512,,1e-12,yes,"
     "yes,no,dense,test\n"
@@ -59,15 +53,44 @@ static const char table[] =
     /* a row without a shape: the generic network, as before the shapes */
     "toy-unknown,2020,2,post-ln,layernorm,no,test,,,,,,,,,,,,,,,,,,,\n";
 
+/* Gemma's rows, in a table with attention's columns: the sqrt(d) embedding
+   scale no column holds (every Gemma has it), and the columns' window,
+   pattern, second RoPE base, linear factor, scores' scale and soft caps */
+static const char attention_table[] =
+    "name,year,layers,placement,norm,qk_norm,source,alpha,beta,alpha_beta_source,width,heads,"
+    "kv_heads,head_dim,ffn_width,vocab,activation,positions,max_positions,rope_theta,norm_eps,"
+    "biases,tied_embeddings,final_norm,architecture,shape_source,residual,rotary_fraction,"
+    "rotary_pairing,embedding_norm,logit_scale,norm_bias,sliding_window,window_pattern,"
+    "rope_local_theta,rope_linear_factor,attn_scalar,attn_softcap,logit_softcap\n"
+    "gemma-2-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,10000,1e-6,"
+    "no,yes,yes,dense,test,,,,,,,4096,2,,,256,50,30\n"
+    "gemma-3-toy,2025,2,sandwich,rmsnorm,yes,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,1000000,"
+    "1e-6,no,yes,yes,dense,test,,,,,,,4,2,10000,8,32,,\n";
+
+static int write_table(const char *name, const char *text)
+{
+    FILE *f = fopen(in_scratch(name), "w");
+    return !f || fputs(text, f) == EOF || fclose(f) != 0 ? -1 : 0;
+}
+
 static int setup(void **state)
 {
-    if (test_scratch_setup(state) != 0)
+    if (test_scratch_setup(state) != 0 || write_table("models.csv", table) != 0 ||
+        write_table("attention.csv", attention_table) != 0)
         return -1;
-    const char *path = in_scratch("models.csv");
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(table, f) == EOF || fclose(f) != 0)
-        return -1;
-    return setenv("VARPROF_MODELS", path, 1);
+    return setenv("VARPROF_MODELS", in_scratch("models.csv"), 1);
+}
+
+/* RUN with the attention table as the models table */
+#define RUN_GEMMA(...)                                                                             \
+    (setenv("VARPROF_MODELS", in_scratch("attention.csv"), 1),                                     \
+     run_gemma((const char *const[]){__VA_ARGS__, NULL}))
+
+static program_run run_gemma(const char *const *argv)
+{
+    program_run run = run_varprof(argv);
+    setenv("VARPROF_MODELS", in_scratch("models.csv"), 1);
+    return run;
 }
 
 static void assert_contains(const char *text, const char *part)
@@ -139,21 +162,23 @@ static double embedding_var(const char *csv)
     return csv_number_at(row0 + 1, csv_column_of(csv, "stream_var"));
 }
 
-/* Gemma 2: the table's shape and the facts no column has. The embedding's
-   sqrt(64) = 8 is exact in float, so sub-block 0's variance is exactly 64
-   times that of the same network built by hand, which has none of them. */
+/* Gemma 2: the table's shape, its attention columns and the embedding
+   scale no column has. The embedding's sqrt(64) = 8 is exact in float, so
+   sub-block 0's variance is exactly 64 times that of the same network built
+   by hand, which has none of them. */
 static void gemma2s_facts_are_built(void **state)
 {
     (void)state;
-    program_run run = RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7");
+    program_run run =
+        RUN_GEMMA("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "geglu-tanh MLP 96 wide");
     assert_contains(run.out,
                     "scales: embedding x 8, scores x 0.0625, scores capped at 50, logits capped "
                     "at 30");
     program_run_free(&run);
-    program_run by_model =
-        RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7", "--format", "csv");
+    program_run by_model = RUN_GEMMA("--model", "gemma-2-toy", "--engine", "forward", "--tokens",
+                                     "7", "--format", "csv");
     program_run by_hand =
         RUN("--placement", "sandwich", "--layers", "2", "--norm", "rmsnorm", "--engine", "forward",
             "--width", "64", "--heads", "4", "--kv-heads", "2", "--head-dim", "32", "--ffn-width",
@@ -164,6 +189,22 @@ static void gemma2s_facts_are_built(void **state)
     assert_true(embedding_var(by_model.out) == 64.0 * embedding_var(by_hand.out));
     program_run_free(&by_model);
     program_run_free(&by_hand);
+}
+
+/* Gemma 3: built from its columns, as a checkpoint of it is read
+   (test_model_windows holds the two to the same bytes): no soft caps, the
+   scores times 32^-1/2 rounded to float, 9 tokens through a window of 4 on
+   its sliding layer */
+static void gemma3s_facts_are_built(void **state)
+{
+    (void)state;
+    program_run run =
+        RUN_GEMMA("--model", "gemma-3-toy", "--engine", "forward", "--tokens", "9");
+    if (run.status != 0)
+        fail_msg("--model gemma-3-toy: %s", run.err);
+    assert_contains(run.out, "geglu-tanh MLP 96 wide");
+    assert_contains(run.out, "scales: embedding x 8, scores x 0.176777\n");
+    program_run_free(&run);
 }
 
 static void the_command_line_overrides_the_model(void **state)
@@ -194,14 +235,6 @@ static void what_it_cannot_build_is_refused(void **state)
     refused(RUN("--model", "toy-gptj", "--engine", "forward"),
             "its rotary fraction is not in the table, which the forward pass does not build; "
             "give --positions none, learned, rope, rope-interleaved or alibi");
-    refused(RUN("--model", "gemma-3-toy", "--engine", "forward", "--heads", "4"),
-            "Gemma 3's sliding and full layers (their window, their pattern, the local RoPE base");
-    /* Gemma 2's window is applied on its even layers, up to 256 of them */
-    refused(
-        RUN("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "4097", "--layers", "300"),
-        "4097 tokens a sequence is beyond Gemma 2's sliding window of 4096 tokens, which is "
-        "applied in stacks of at most 256 layers, not 300; use at most 4096 tokens, or "
-        "fewer --layers");
     refused(RUN("--model", "bert-toy", "--engine", "forward"), "attention sees both ways");
     refused(RUN("--model", "toy-moe", "--engine", "forward"), "it is a mixture of experts");
     /* the stand-ins the messages name run */
@@ -235,6 +268,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_models_shape_is_built),
         cmocka_unit_test(gemma2s_facts_are_built),
+        cmocka_unit_test(gemma3s_facts_are_built),
         cmocka_unit_test(the_command_line_overrides_the_model),
         cmocka_unit_test(what_it_cannot_build_is_refused),
     };

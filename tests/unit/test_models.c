@@ -316,6 +316,75 @@ static void malformed_shapes_name_their_column(void **state)
     test_remove_tree(dir);
 }
 
+/* Attention's columns: each bad cell names its line, its column and what
+   it allows; a good row reads each fact, an empty one none. */
+static void malformed_attention_names_its_column(void **state)
+{
+    (void)state;
+    const char *dir = test_scratch_dir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/models.csv", dir);
+    const char *head = "name,year,layers,placement,norm,qk_norm,source,alpha,beta,"
+                       "alpha_beta_source,width,heads,kv_heads,head_dim,ffn_width,vocab,"
+                       "activation,positions,max_positions,rope_theta,norm_eps,biases,"
+                       "tied_embeddings,final_norm,architecture,shape_source,residual,"
+                       "rotary_fraction,rotary_pairing,embedding_norm,logit_scale,norm_bias,"
+                       "sliding_window,window_pattern,rope_local_theta,rope_linear_factor,"
+                       "attn_scalar,attn_softcap,logit_softcap\n";
+    /* a rope row and an alibi row, up to the forms' cells */
+    const char *rope = "g,2025,6,sandwich,rmsnorm,yes,paper,,,,64,4,2,16,96,100,geglu-tanh,rope,,"
+                       "1000000,1e-6,no,yes,yes,dense,cfg,,,,,,,";
+    const char *alibi = "b,2022,6,pre-norm,layernorm,no,paper,,,,64,4,4,,256,100,gelu-tanh,alibi,"
+                        ",,1e-5,yes,yes,yes,dense,cfg,,,,,,,";
+    const char *unknown = "u,2020,6,pre-norm,rmsnorm,no,paper,,,,,,,,,,,,,,,,,,,,,,,,,,";
+    const struct {
+        const char *row, *attention, *message;
+    } cases[] = {
+        {rope, "0,,,,,,", "line 2, sliding_window: '0' is not a whole number of keys"},
+        {rope, "x,,,,,,", "line 2, sliding_window: 'x'"},
+        {rope, ",6,,,,,", "line 2, window_pattern: '6' is not a whole number from 2 to 1000000 "
+                          "beside a sliding_window"},
+        {rope, "4,1,,,,,", "line 2, window_pattern: '1'"},
+        {rope, "4,,10000,,,,", "line 2, rope_local_theta: '10000' is not a number > 1 for rope "
+                               "positions beside a window_pattern"},
+        {alibi, "4,2,10000,,,,", "line 2, rope_local_theta: '10000'"},
+        {rope, "4,2,1,,,,", "line 2, rope_local_theta: '1'"},
+        {rope, ",,,0.5,,,", "line 2, rope_linear_factor: '0.5' is not a number from 1 to 1e6"},
+        {alibi, ",,,8,,,", "line 2, rope_linear_factor: '8'"},
+        {rope, ",,,,0,,", "line 2, attn_scalar: '0' is not a number > 0"},
+        {rope, ",,,,,-50,", "line 2, attn_softcap: '-50'"},
+        {rope, ",,,,,,nan", "line 2, logit_softcap: 'nan'"},
+        {unknown, "4,,,,,,", "line 2, sliding_window: attention's cells need the row's shape"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "%s%s%s\n", head, cases[i].row, cases[i].attention);
+        fclose(f);
+        vp_model_table table = {0};
+        vp_error err = {0};
+        assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
+        if (!strstr(err.message, cases[i].message))
+            fail_msg("case %zu: want \"%s\" in \"%s\"", i, cases[i].message, err.message);
+        assert_null(table.models);
+    }
+    FILE *f = fopen(path, "w");
+    fprintf(f, "%s%s1024,6,10000,8,168,50,30\n%s,,,,,,\n", head, rope, alibi);
+    fclose(f);
+    vp_model_table table;
+    assert_int_equal(vp_models_read(path, &table, NULL), VP_OK);
+    const vp_model_shape *s = &table.models[0].shape, *none = &table.models[1].shape;
+    assert_int_equal(s->sliding_window, 1024);
+    assert_int_equal(s->window_pattern, 6);
+    assert_true(s->rope_local_theta == 10000.0 && s->rope_linear == 8.0);
+    assert_true(s->attn_scalar == 168.0 && s->attn_softcap == 50.0 && s->logit_softcap == 30.0);
+    assert_int_equal(none->sliding_window + none->window_pattern, 0);
+    assert_true(none->rope_local_theta == 0.0 && none->rope_linear == 1.0);
+    assert_true(none->attn_scalar == 0.0 && none->attn_softcap == 0.0);
+    vp_model_table_free(&table);
+    test_remove_tree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -323,6 +392,7 @@ int main(void)
         cmocka_unit_test(every_model_resolves_to_a_profile),
         cmocka_unit_test(malformed_rows_name_their_line),
         cmocka_unit_test(malformed_shapes_name_their_column),
+        cmocka_unit_test(malformed_attention_names_its_column),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("the models table", tests, NULL, NULL);
