@@ -47,6 +47,11 @@ typedef struct {
 /* its embedding counts a vocabulary of 256128 rows; config.json's, 256000 */
 #define GEMMA_2_TABLE_2 "arXiv:2408.00118 Table 2: embedding + non-embedding parameters"
 
+/* keras-hub's Gemma 3 presets: each text-only model's parameters */
+#define KERAS_GEMMA3(preset, params)                                                               \
+    "github keras-team/keras-hub keras_hub/src/models/gemma3/gemma3_presets.py: " preset           \
+    " params " params
+
 static const published_count counts[] = {
     {"glm-130b", 0, 0, "arXiv:2210.02414",
      "the published 130B is a rounded name with no exact total beside it; the count, 128.70e9, "
@@ -128,12 +133,16 @@ static const published_count counts[] = {
     {"gemma-2-27b", 1180237824.0 + 26047480320.0, 0, GEMMA_2_TABLE_2, NULL},
     {"gemma-2-2b", 590118912.0 + 2024517888.0, 0, GEMMA_2_TABLE_2, NULL},
     {"gemma-2-9b", 917962752.0 + 8324201984.0, 0, GEMMA_2_TABLE_2, NULL},
-    {"gemma-3-12b", 1012e6 + 10759e6, 0,
-     "arXiv:2503.19786 Table 1: embedding + non-embedding, the vision encoder left out", NULL},
-    {"gemma-3-27b", 1416e6 + 25600e6, 0,
-     "arXiv:2503.19786 Table 1: embedding + non-embedding, the vision encoder left out", NULL},
-    {"gemma-3-4b", 675e6 + 3209e6, 0,
-     "arXiv:2503.19786 Table 1: embedding + non-embedding, the vision encoder left out", NULL},
+    /* Gemma 3's text stacks as Keras counts them, exactly; its embedding has
+       262144 rows where Hugging Face's multimodal checkpoints (and so the
+       table) have 262208: the 64 extra rows are taken off the table's count */
+    {"gemma-3-1b", 999885952.0, 0, KERAS_GEMMA3("gemma3_1b", "999885952"), NULL},
+    {"gemma-3-4b", 3880099328.0, -64.0 * 2560, KERAS_GEMMA3("gemma3_4b_text", "3880099328"),
+     NULL},
+    {"gemma-3-12b", 11765788416.0, -64.0 * 3840, KERAS_GEMMA3("gemma3_12b_text", "11765788416"),
+     NULL},
+    {"gemma-3-27b", 27009002240.0, -64.0 * 5376, KERAS_GEMMA3("gemma3_27b_text", "27009002240"),
+     NULL},
     /* the new families: Pythia's exact totals from its model card's naming table */
     {"pythia-70m", 70426624.0, 0, PYTHIA_CARD("70M", "70,426,624"), NULL},
     {"pythia-160m", 162322944.0, 0, PYTHIA_CARD("160M", "162,322,944"), NULL},
