@@ -71,6 +71,11 @@ typedef struct {
     double rope_theta;      /* with positions rope; else 0 */
     double rope_factor, rope_low, rope_high, rope_context; /* Llama 3's rope scaling
                                                                (factor 0: none) */
+    /* the sliding window (0: none) and how many of the layers it is on;
+       with rope, the sliding layers' own base where they have one and the
+       linear scaling's factor (each 0: none) */
+    size_t sliding_window, sliding_layers;
+    double rope_local_theta, rope_linear;
     /* the forward pass's weights: 1 drawn as the matmuls use them (none
        stored), 0 stored or loaded; and with VP_HAS_GRAD the bytes of
        activations the backward keeps (every sub-block's) */

@@ -67,12 +67,18 @@ void fw_set_header(vp_profile *profile, const vp_config *cfg, const vp_forward_o
             (double)fw_saved_floats(&shape, o->batch * o->tokens) * sizeof(float);
     profile->sampling.residual = fw_residual_of(cfg, o);
     profile->sampling.embedding_norm = o->embedding_norm;
+    profile->sampling.sliding_window = o->sliding_window;
+    profile->sampling.sliding_layers = fw_sliding_layers(cfg, o);
     if (o->positions != VP_POSITIONS_NONE) {
         const int rotary = vp_positions_traits_of(o->positions)->rotary != VP_ROTARY_NONE;
         profile->sampling.positions = o->positions;
         profile->sampling.rope_theta = rotary ? o->rope_theta : 0.0;
         if (rotary && o->rope_fraction > 0.0 && o->rope_fraction < 1.0)
             profile->sampling.rope_fraction = o->rope_fraction;
+        if (rotary) {
+            profile->sampling.rope_local_theta = o->rope_local_theta;
+            profile->sampling.rope_linear = o->rope_linear > 1.0 ? o->rope_linear : 0.0;
+        }
         if (o->positions == VP_POSITIONS_ROPE && o->rope_scaling.factor > 0.0) {
             profile->sampling.rope_factor = o->rope_scaling.factor;
             profile->sampling.rope_low = o->rope_scaling.low_freq_factor;

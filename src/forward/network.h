@@ -226,6 +226,9 @@ size_t fw_rope_dim(const vp_forward_options *o);
  * slides, else 0 (every earlier key); and whether it slides. fw_window_shape
  * sets the model's window, layer kinds and RoPE bases from o. */
 size_t fw_layer_window(const fw_model *m, size_t l);
+/* How many of cfg's layers attend through o's window: those o's list or
+   rule says slide, every layer without either; 0 without a window. */
+size_t fw_sliding_layers(const vp_config *cfg, const vp_forward_options *o);
 int fw_layer_slides(const fw_model *m, size_t l);
 void fw_window_shape(fw_model *m, const vp_forward_options *o);
 

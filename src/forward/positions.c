@@ -157,6 +157,17 @@ size_t fw_layer_window(const fw_model *m, size_t l)
     return fw_layer_slides(m, l) ? m->window : 0;
 }
 
+size_t fw_sliding_layers(const vp_config *cfg, const vp_forward_options *o)
+{
+    const fw_model rule = {.window = o->sliding_window,
+                           .layer_kinds = o->layer_kinds,
+                           .window_pattern = o->window_pattern};
+    size_t n = 0;
+    for (size_t l = 0; o->sliding_window && !cfg->mlp_only && l < cfg->layers; l++)
+        n += (size_t)fw_layer_slides(&rule, l);
+    return n;
+}
+
 int fw_layer_slides(const fw_model *m, size_t l)
 {
     if (m->window_pattern)

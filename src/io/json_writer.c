@@ -76,6 +76,17 @@ static void add_positions(cJSON *sampling, const vp_sampling *sm)
         add_number(scaling, "high_freq_factor", sm->rope_high, 1);
         add_number(scaling, "original_max_position_embeddings", sm->rope_context, 1);
     }
+    if (positions && sm->rope_linear > 0.0) { /* transformers' linear rope_scaling */
+        cJSON *scaling = cJSON_AddObjectToObject(sampling, "rope_scaling");
+        add_text(scaling, "rope_type", "linear");
+        add_number(scaling, "factor", sm->rope_linear, 1);
+    }
+    if (positions && sm->rope_local_theta > 0.0)
+        add_number(sampling, "rope_local_theta", sm->rope_local_theta, 1);
+    if (sm->sliding_window) {
+        add_number(sampling, "sliding_window", (double)sm->sliding_window, 1);
+        add_number(sampling, "sliding_layers", (double)sm->sliding_layers, 1);
+    }
 }
 
 /* The forward pass's network: method holds its init ("gain", "torch",

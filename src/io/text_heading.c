@@ -36,6 +36,31 @@ static void write_scales(FILE *out, const vp_sampling *s)
     fprintf(out, "scales: %s\n", what + 2);
 }
 
+/* RoPE's linear scaling, said after its theta: ", linear scaling x8 on the
+   full layers" where the sliding layers turn by a base of their own; "" for
+   none, and where every layer slides and so none is scaled. */
+static void linear_scaling(const vp_sampling *s, size_t layers, char *text, size_t size)
+{
+    const int own_base = s->rope_local_theta > 0.0 && s->sliding_layers;
+    text[0] = '\0';
+    if (s->rope_linear > 0.0 && !(own_base && s->sliding_layers == layers))
+        snprintf(text, size, ", linear scaling x%.6g%s", s->rope_linear,
+                 own_base ? " on the full layers" : "");
+}
+
+/* The sliding window, where the run had one: "window: 1024 tokens on 52 of
+   62 layers, which turn by rope theta 10000". */
+static void write_window(FILE *out, const vp_sampling *s, size_t layers)
+{
+    if (!s->sliding_window)
+        return;
+    fprintf(out, "window: %zu tokens on %zu of %zu layers", s->sliding_window, s->sliding_layers,
+            layers);
+    if (s->rope_local_theta > 0.0 && s->sliding_layers)
+        fprintf(out, ", which turn by rope theta %.6g", s->rope_local_theta);
+    fputc('\n', out);
+}
+
 /* "batch 2 x 64 tokens, gain init, eps 1e-05, seed 1": the batch, the
  * weights (drawn or loaded) and the norms' eps. Loaded weights run on
  * random token ids only where none were given, and a trained network's
@@ -106,6 +131,8 @@ void text_write_network(FILE *out, const vp_profile *p)
         fprintf(out, "backward: loss %s = %.6g on the batch\n", vp_loss_name(s->loss), p->loss);
     write_scales(out, s);
     /* positions other than none, which goes unsaid */
+    char linear[64];
+    linear_scaling(s, p->config.layers, linear, sizeof linear);
     const char *positions =
         s->positions != VP_POSITIONS_NONE ? vp_positions_name(s->positions) : NULL;
     if (positions && s->rope_theta > 0.0 && s->rope_factor > 0.0)
@@ -115,12 +142,13 @@ void text_write_network(FILE *out, const vp_profile *p)
                 positions, s->rope_theta, s->rope_factor, s->rope_low, s->rope_high,
                 s->rope_context);
     else if (positions && s->rope_theta > 0.0 && s->rope_fraction > 0.0)
-        fprintf(out, "positions: %s, theta %.6g, on the first %.6g of each head\n", positions,
-                s->rope_theta, s->rope_fraction);
+        fprintf(out, "positions: %s, theta %.6g%s, on the first %.6g of each head\n", positions,
+                s->rope_theta, linear, s->rope_fraction);
     else if (positions && s->rope_theta > 0.0)
-        fprintf(out, "positions: %s, theta %.6g\n", positions, s->rope_theta);
+        fprintf(out, "positions: %s, theta %.6g%s\n", positions, s->rope_theta, linear);
     else if (positions)
         fprintf(out, "positions: %s\n", positions);
+    write_window(out, s, p->config.layers);
     if (s->embedding_norm != VP_EMBEDDING_NORM_NONE)
         fprintf(out, "embedding: a %s on the looked-up rows\n",
                 vp_embedding_norm_name(s->embedding_norm));

@@ -2,7 +2,9 @@
  * a page never reads as the default architecture when it was not: a
  * parallel block with two norms (its own formula), biases on the MLP and
  * the head alone, rotary positions on part of each head (and the theta of
- * interleaved pairs), a norm on the embedding. Defaults stay unsaid. */
+ * interleaved pairs), a norm on the embedding, a sliding window with the
+ * layers it is on and their RoPE base, linear RoPE scaling. Defaults stay
+ * unsaid. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <cmocka.h>
 
 #include "output_check.h"
+#include "run_program.h"
 #include "test_filter.h"
 
 #define NET "--engine", "forward", "--layers", "2", "--width", "64", "--tokens", "8"
@@ -59,11 +62,38 @@ static void json_names_the_axes(void **state)
     expect_output(one_norm, "\"placement\":\"parallel\"", "\"residual\"");
 }
 
+/* The windowed checkpoints of gen_window_reference.py: Gemma 3's sliding
+   layer 0 turns by base 10000, its full layer 1 by 1e6 scaled x8;
+   Mistral's two layers both slide. */
+static void windows_are_said(void **state)
+{
+    (void)state;
+    const char *gemma3[] = {"--weights", test_data_path("hf/window_gemma3"), "--tokens", "8",
+                            NULL};
+    expect_output(gemma3, "positions: rope, theta 1e+06, linear scaling x8 on the full layers\n",
+                  NULL);
+    expect_output(gemma3, "window: 4 tokens on 1 of 2 layers, which turn by rope theta 10000\n",
+                  NULL);
+    const char *gemma3_json[] = {"--weights", test_data_path("hf/window_gemma3"), "--tokens", "8",
+                                 "--format",  "json",
+                                 NULL};
+    expect_output(gemma3_json, "\"rope_scaling\":{\"rope_type\":\"linear\",\"factor\":8}", NULL);
+    expect_output(gemma3_json, "\"rope_local_theta\":10000,\"sliding_window\":4,"
+                               "\"sliding_layers\":1",
+                  NULL);
+    const char *mistral[] = {"--weights", test_data_path("hf/window_mistral"), "--tokens", "8",
+                             NULL};
+    expect_output(mistral, "window: 4 tokens on 2 of 2 layers\n", "linear scaling");
+    const char *plain[] = {NET, "--positions", "rope", NULL};
+    expect_output(plain, "positions: rope, theta 10000\n", "window:");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(text_heading_names_the_axes),
         cmocka_unit_test(json_names_the_axes),
+        cmocka_unit_test(windows_are_said),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests(tests, NULL, NULL);

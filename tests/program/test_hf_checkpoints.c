@@ -27,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "output_check.h"
 #include "run_program.h"
 #include "text_file.h"
 #include "test_filter.h"
@@ -648,6 +649,9 @@ static void mistral_reads_as_llama(void **state)
         make_copy(&cases[i], dir);
         args[3] = dir;
         program_run run = run_varprof(args);
+        /* a window of 4096 over these tokens is none: the figures are
+           llama's, the heading says the window */
+        drop_lines(run.out, "window: ");
         if (i == 0 && (run.status != 0 || strcmp(run.out, want.out) != 0)) {
             print_error("mistral: exit %d, and the profile %s llama's: %s", run.status,
                         run.status ? "unlike" : "differs from", run.err);

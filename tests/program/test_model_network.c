@@ -204,6 +204,8 @@ static void gemma3s_facts_are_built(void **state)
         fail_msg("--model gemma-3-toy: %s", run.err);
     assert_contains(run.out, "geglu-tanh MLP 96 wide");
     assert_contains(run.out, "scales: embedding x 8, scores x 0.176777\n");
+    assert_contains(run.out, "positions: rope, theta 1e+06, linear scaling x8 on the full layers\n"
+                             "window: 4 tokens on 1 of 2 layers, which turn by rope theta 10000\n");
     program_run_free(&run);
 }
 

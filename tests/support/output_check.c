@@ -18,3 +18,19 @@ void expect_output(const char *const *args, const char *says, const char *lacks)
                  lacks ? lacks : "", run.out);
     program_run_free(&run);
 }
+
+void drop_lines(char *text, const char *prefix)
+{
+    const size_t n = strlen(prefix);
+    char *to = text;
+    for (const char *line = text; *line;) {
+        const char *end = strchr(line, '\n');
+        const size_t length = end ? (size_t)(end - line) + 1 : strlen(line);
+        if (strncmp(line, prefix, n) != 0) {
+            memmove(to, line, length);
+            to += length;
+        }
+        line += length;
+    }
+    *to = '\0';
+}

@@ -9,4 +9,8 @@
  * without lacks, printing the output's start. */
 void expect_output(const char *const *args, const char *says, const char *lacks);
 
+/* Removes, in place, each line of text that starts with prefix: a heading's
+   line that two runs may differ by while their figures may not. */
+void drop_lines(char *text, const char *prefix);
+
 #endif
