@@ -130,6 +130,9 @@ static const published_count counts[] = {
     {"qwen3-8b", 8.2e9, 0, "huggingface Qwen/Qwen3-8B model card: 8.2B", NULL},
     {"starcoder2-3b", 3.03e9, 0, "huggingface bigcode/starcoder2-3b safetensors: 3.03B params",
      NULL},
+    {"starcoder2-15b", 0, 0, "huggingface bigcode/starcoder2-15b model card (15B)",
+     "15B is the rounded name with no exact total beside it; the count with its untied head, "
+     "15,957,889,024, is 6.4 % above it"},
     {"gemma-2-27b", 1180237824.0 + 26047480320.0, 0, GEMMA_2_TABLE_2, NULL},
     {"gemma-2-2b", 590118912.0 + 2024517888.0, 0, GEMMA_2_TABLE_2, NULL},
     {"gemma-2-9b", 917962752.0 + 8324201984.0, 0, GEMMA_2_TABLE_2, NULL},
