@@ -132,6 +132,7 @@ static void the_real_rows_run(void **state)
         {"bloom-560m", "embedding: a layernorm on the looked-up rows"},
         {"qwen3-0.6b", "sharing 8 kv heads with QK-norm"},
         {"starcoder2-15b", "window: 4096 tokens on 1 of 1 layers\n"},
+        {"gemma-3-1b", "window: 512 tokens on 1 of 1 layers, which turn by rope theta 10000"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         program_run run =
