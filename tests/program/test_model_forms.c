@@ -45,11 +45,8 @@ static const char table[] = HEADER
 
 static int setup(void **state)
 {
-    if (test_scratch_setup(state) != 0)
-        return -1;
-    const char *path = in_scratch("models.csv");
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(table, f) == EOF || fclose(f) != 0)
+    const char *path;
+    if (test_scratch_setup(state) != 0 || !(path = write_scratch("models.csv", table)))
         return -1;
     return setenv("VARPROF_MODELS", path, 1);
 }

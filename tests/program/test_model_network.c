@@ -67,16 +67,10 @@ static const char attention_table[] =
     "gemma-3-toy,2025,2,sandwich,rmsnorm,yes,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,1000000,"
     "1e-6,no,yes,yes,dense,test,,,,,,,4,2,10000,8,32,,\n";
 
-static int write_table(const char *name, const char *text)
-{
-    FILE *f = fopen(in_scratch(name), "w");
-    return !f || fputs(text, f) == EOF || fclose(f) != 0 ? -1 : 0;
-}
-
 static int setup(void **state)
 {
-    if (test_scratch_setup(state) != 0 || write_table("models.csv", table) != 0 ||
-        write_table("attention.csv", attention_table) != 0)
+    if (test_scratch_setup(state) != 0 || !write_scratch("models.csv", table) ||
+        !write_scratch("attention.csv", attention_table))
         return -1;
     return setenv("VARPROF_MODELS", in_scratch("models.csv"), 1);
 }

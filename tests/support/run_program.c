@@ -272,6 +272,16 @@ const char *in_scratch(const char *name)
     return path;
 }
 
+const char *write_scratch(const char *name, const char *text)
+{
+    const char *path = in_scratch(name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    const int written = fputs(text, f) != EOF;
+    return fclose(f) == 0 && written ? path : NULL;
+}
+
 size_t widest_line(const char *text)
 {
     size_t widest = 0, n = 0;

@@ -61,6 +61,10 @@ int test_scratch_teardown(void **state);
 const char *test_scratch(void);
 const char *in_scratch(const char *name);
 
+/* Writes text as the whole of in_scratch(name) and returns its path, or
+ * NULL when it cannot be written (for a group setup, which returns -1). */
+const char *write_scratch(const char *name, const char *text);
+
 /* Removes a scratch directory and everything in it. */
 void test_remove_tree(const char *dir);
 

@@ -221,6 +221,22 @@ static void malformed_rows_name_their_line(void **state)
 
 /* The shape's columns: a row gives all of them or none, each is checked
  * against what it allows, and the heads' arithmetic must hold. */
+/* A table of head and the row first + rest is refused, saying message. */
+static void refused_row(const char *path, const char *head, const char *first, const char *rest,
+                        const char *message)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%s%s%s\n", head, first, rest);
+    fclose(f);
+    vp_model_table table = {0};
+    vp_error err = {0};
+    assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
+    if (!strstr(err.message, message))
+        fail_msg("want \"%s\" in \"%s\"", message, err.message);
+    assert_null(table.models);
+}
+
 static void malformed_shapes_name_their_column(void **state)
 {
     (void)state;
@@ -273,20 +289,8 @@ static void malformed_shapes_name_their_column(void **state)
          "moe"},
         {"512,8,8,,2048,32000,swiglu,rope,,10000,1e-5,no,no,yes,dense", "line 2 has 25 cells"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fprintf(f, "%s%s%s\n", head, model, cases[i].shape);
-        fclose(f);
-        vp_model_table table = {0};
-        vp_error err = {0};
-        assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
-        if (!strstr(err.message, cases[i].message)) {
-            print_error("want \"%s\" in \"%s\"\n", cases[i].message, err.message);
-            fail();
-        }
-        assert_null(table.models);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        refused_row(path, head, model, cases[i].shape, cases[i].message);
     /* a shape with head_dim apart from d / H (Gemma's), one left unknown, and
      * the old 10-column header, which gives none */
     FILE *f = fopen(path, "w");
@@ -356,18 +360,8 @@ static void malformed_attention_names_its_column(void **state)
         {rope, ",,,,,,nan", "line 2, logit_softcap: 'nan'"},
         {unknown, "4,,,,,,", "line 2, sliding_window: attention's cells need the row's shape"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fprintf(f, "%s%s%s\n", head, cases[i].row, cases[i].attention);
-        fclose(f);
-        vp_model_table table = {0};
-        vp_error err = {0};
-        assert_int_equal(vp_models_read(path, &table, &err), VP_EFORMAT);
-        if (!strstr(err.message, cases[i].message))
-            fail_msg("case %zu: want \"%s\" in \"%s\"", i, cases[i].message, err.message);
-        assert_null(table.models);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        refused_row(path, head, cases[i].row, cases[i].attention, cases[i].message);
     FILE *f = fopen(path, "w");
     fprintf(f, "%s%s1024,6,10000,8,168,50,30\n%s,,,,,,\n", head, rope, alibi);
     fclose(f);
