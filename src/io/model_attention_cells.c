@@ -106,13 +106,11 @@ vp_status model_attention_parse(size_t line, char *const *cells, vp_model *m, vp
     s->rope_linear = 1.0;
     if (!cells)
         return VP_OK;
-    for (int c = 0; c < MODEL_ATTENTION_COLUMNS; c++)
-        if (!s->known && cells[c][0])
-            return vp_fail(err, VP_EFORMAT,
-                           "line %zu, %s: attention's cells need the row's shape; leave it "
-                           "empty or give the shape",
-                           line, model_attention_header[c]);
-    vp_status status = read_window(line, cells, s, err);
+    vp_status status = model_cells_need_shape(line, cells, MODEL_ATTENTION_COLUMNS,
+                                              model_attention_header, "attention's cells need",
+                                              m, err);
+    if (status == VP_OK)
+        status = read_window(line, cells, s, err);
     if (status == VP_OK)
         status = read_rope(line, cells, s, err);
     if (status == VP_OK)

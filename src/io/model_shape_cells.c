@@ -198,6 +198,18 @@ vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_err
     return VP_OK;
 }
 
+vp_status model_cells_need_shape(size_t line, char *const *cells, int n,
+                                 const char *const *header, const char *what, const vp_model *m,
+                                 vp_error *err)
+{
+    for (int c = 0; c < n && !m->shape.known; c++)
+        if (cells[c][0])
+            return vp_fail(err, VP_EFORMAT,
+                           "line %zu, %s: %s the row's shape; leave it empty or give the shape",
+                           line, header[c], what);
+    return VP_OK;
+}
+
 const char *const model_form_header[MODEL_FORM_COLUMNS] = {
     "residual", "rotary_fraction", "rotary_pairing", "embedding_norm", "logit_scale", "norm_bias"};
 
@@ -301,13 +313,10 @@ vp_status model_forms_parse(size_t line, char *const *cells, vp_model *m, vp_err
     s->norm_unbiased = 0;
     if (!cells)
         return VP_OK;
-    for (int c = 0; c < MODEL_FORM_COLUMNS; c++)
-        if (!s->known && cells[c][0])
-            return vp_fail(err, VP_EFORMAT,
-                           "line %zu, %s: a form needs the row's shape; leave "
-                           "it empty or give the shape",
-                           line, model_form_header[c]);
-    vp_status status;
+    vp_status status = model_cells_need_shape(line, cells, MODEL_FORM_COLUMNS, model_form_header,
+                                              "a form needs", m, err);
+    if (status != VP_OK)
+        return status;
     if ((status = read_residual(line, cells[RESIDUAL], m, err)) != VP_OK)
         return status;
     if (!s->known)
