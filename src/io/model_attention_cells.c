@@ -26,8 +26,7 @@ enum {
 #define MAX_WINDOW (1u << 24)
 #define MAX_LINEAR_FACTOR 1e6
 
-static vp_status bad(size_t line, int column, const char *cell, const char *allowed,
-                     vp_error *err)
+static vp_status bad(size_t line, int column, const char *cell, const char *allowed, vp_error *err)
 {
     return vp_fail(err, VP_EFORMAT, "line %zu, %s: '%s' is not %s", line,
                    model_attention_header[column], cell, allowed);
@@ -67,8 +66,8 @@ static vp_status read_rope(size_t line, char *const *cells, vp_model_shape *s, v
     const int rope =
         s->positions == VP_MODEL_POSITIONS_ROPE || s->positions == VP_MODEL_POSITIONS_PARTIAL_ROPE;
     const char *local = cells[ROPE_LOCAL_THETA], *linear = cells[ROPE_LINEAR_FACTOR];
-    if (local[0] &&
-        (!rope || !s->window_pattern || !read_number(local, 1.0, INFINITY, 0, &s->rope_local_theta)))
+    if (local[0] && (!rope || !s->window_pattern ||
+                     !read_number(local, 1.0, INFINITY, 0, &s->rope_local_theta)))
         return bad(line, ROPE_LOCAL_THETA, local,
                    "a number > 1 for rope positions beside a window_pattern (the sliding "
                    "layers' own base), or empty for rope_theta's",
@@ -106,9 +105,9 @@ vp_status model_attention_parse(size_t line, char *const *cells, vp_model *m, vp
     s->rope_linear = 1.0;
     if (!cells)
         return VP_OK;
-    vp_status status = model_cells_need_shape(line, cells, MODEL_ATTENTION_COLUMNS,
-                                              model_attention_header, "attention's cells need",
-                                              m, err);
+    vp_status status =
+        model_cells_need_shape(line, cells, MODEL_ATTENTION_COLUMNS, model_attention_header,
+                               "attention's cells need", m, err);
     if (status == VP_OK)
         status = read_window(line, cells, s, err);
     if (status == VP_OK)

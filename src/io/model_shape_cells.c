@@ -198,9 +198,8 @@ vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_err
     return VP_OK;
 }
 
-vp_status model_cells_need_shape(size_t line, char *const *cells, int n,
-                                 const char *const *header, const char *what, const vp_model *m,
-                                 vp_error *err)
+vp_status model_cells_need_shape(size_t line, char *const *cells, int n, const char *const *header,
+                                 const char *what, const vp_model *m, vp_error *err)
 {
     for (int c = 0; c < n && !m->shape.known; c++)
         if (cells[c][0])

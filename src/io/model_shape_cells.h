@@ -22,9 +22,8 @@ vp_status model_shape_parse(size_t line, char *const *cells, vp_model *m, vp_err
  * a row without a shape ("line 3, logit_scale: a form needs the row's
  * shape; ..."), what saying what needs it; VP_OK where m has a shape or the
  * cells are empty. */
-vp_status model_cells_need_shape(size_t line, char *const *cells, int n,
-                                 const char *const *header, const char *what, const vp_model *m,
-                                 vp_error *err);
+vp_status model_cells_need_shape(size_t line, char *const *cells, int n, const char *const *header,
+                                 const char *what, const vp_model *m, vp_error *err);
 
 /* The forms' header cells, in table order (after shape_source). */
 extern const char *const model_form_header[MODEL_FORM_COLUMNS];

@@ -28,8 +28,8 @@ enum { ALPHA_COLUMN = 7 }; /* where a decimal comma would most likely be */
     "alpha_beta_source, and optionally after them the shape's width, heads, kv_heads, head_dim, "  \
     "ffn_width, vocab, activation, positions, max_positions, rope_theta, norm_eps, biases, "       \
     "tied_embeddings, final_norm, architecture, shape_source, and optionally after them the "      \
-    "forms' residual, rotary_fraction, rotary_pairing, embedding_norm, logit_scale, norm_bias, "  \
-    "and optionally after them attention's sliding_window, window_pattern, rope_local_theta, "    \
+    "forms' residual, rotary_fraction, rotary_pairing, embedding_norm, logit_scale, norm_bias, "   \
+    "and optionally after them attention's sliding_window, window_pattern, rope_local_theta, "     \
     "rope_linear_factor, attn_scalar, attn_softcap, logit_softcap"
 
 /* The name of the header's column c (from 0) in a table of N_COLUMNS. */
@@ -191,8 +191,8 @@ static vp_status parse_model(size_t line, char *const *cells, size_t columns, vp
         status =
             model_forms_parse(line, columns >= N_WITH_FORMS ? cells + N_WITH_SHAPE : NULL, m, err);
     if (status == VP_OK)
-        status = model_attention_parse(line, columns == N_COLUMNS ? cells + N_WITH_FORMS : NULL,
-                                       m, err);
+        status =
+            model_attention_parse(line, columns == N_COLUMNS ? cells + N_WITH_FORMS : NULL, m, err);
     return status;
 }
 
@@ -201,13 +201,13 @@ static vp_status on_row(void *ctx, size_t line, size_t n_cells, char *const *cel
     models_reader *r = ctx;
     if (!r->seen_header) {
         r->seen_header = 1;
-        r->columns = n_cells == N_REQUIRED || n_cells == N_WITH_SCALES ||
-                             n_cells == N_WITH_SHAPE || n_cells == N_WITH_FORMS
+        r->columns = n_cells == N_REQUIRED || n_cells == N_WITH_SCALES || n_cells == N_WITH_SHAPE ||
+                             n_cells == N_WITH_FORMS
                          ? n_cells
                          : N_COLUMNS;
-        vp_status status = csv_check_row_width(line, n_cells, cells, r->columns, 0,
-                                               "the table has 7, 10, 26, 32 or 39: " COLUMNS_TEXT,
-                                               err);
+        vp_status status =
+            csv_check_row_width(line, n_cells, cells, r->columns, 0,
+                                "the table has 7, 10, 26, 32 or 39: " COLUMNS_TEXT, err);
         if (status != VP_OK)
             return status;
         for (size_t c = 0; c < r->columns; c++)

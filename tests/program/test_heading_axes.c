@@ -68,18 +68,17 @@ static void json_names_the_axes(void **state)
 static void windows_are_said(void **state)
 {
     (void)state;
-    const char *gemma3[] = {"--weights", test_data_path("hf/window_gemma3"), "--tokens", "8",
-                            NULL};
+    const char *gemma3[] = {"--weights", test_data_path("hf/window_gemma3"), "--tokens", "8", NULL};
     expect_output(gemma3, "positions: rope, theta 1e+06, linear scaling x8 on the full layers\n",
                   NULL);
     expect_output(gemma3, "window: 4 tokens on 1 of 2 layers, which turn by rope theta 10000\n",
                   NULL);
-    const char *gemma3_json[] = {"--weights", test_data_path("hf/window_gemma3"), "--tokens", "8",
-                                 "--format",  "json",
-                                 NULL};
+    const char *gemma3_json[] = {
+        "--weights", test_data_path("hf/window_gemma3"), "--tokens", "8", "--format", "json", NULL};
     expect_output(gemma3_json, "\"rope_scaling\":{\"rope_type\":\"linear\",\"factor\":8}", NULL);
-    expect_output(gemma3_json, "\"rope_local_theta\":10000,\"sliding_window\":4,"
-                               "\"sliding_layers\":1",
+    expect_output(gemma3_json,
+                  "\"rope_local_theta\":10000,\"sliding_window\":4,"
+                  "\"sliding_layers\":1",
                   NULL);
     const char *mistral[] = {"--weights", test_data_path("hf/window_mistral"), "--tokens", "8",
                              NULL};

@@ -163,8 +163,7 @@ static double embedding_var(const char *csv)
 static void gemma2s_facts_are_built(void **state)
 {
     (void)state;
-    program_run run =
-        RUN_GEMMA("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7");
+    program_run run = RUN_GEMMA("--model", "gemma-2-toy", "--engine", "forward", "--tokens", "7");
     assert_int_equal(run.status, 0);
     assert_contains(run.out, "geglu-tanh MLP 96 wide");
     assert_contains(run.out,
@@ -192,8 +191,7 @@ static void gemma2s_facts_are_built(void **state)
 static void gemma3s_facts_are_built(void **state)
 {
     (void)state;
-    program_run run =
-        RUN_GEMMA("--model", "gemma-3-toy", "--engine", "forward", "--tokens", "9");
+    program_run run = RUN_GEMMA("--model", "gemma-3-toy", "--engine", "forward", "--tokens", "9");
     if (run.status != 0)
         fail_msg("--model gemma-3-toy: %s", run.err);
     assert_contains(run.out, "geglu-tanh MLP 96 wide");

@@ -140,8 +140,7 @@ static const published_count counts[] = {
        262144 rows where Hugging Face's multimodal checkpoints (and so the
        table) have 262208: the 64 extra rows are taken off the table's count */
     {"gemma-3-1b", 999885952.0, 0, KERAS_GEMMA3("gemma3_1b", "999885952"), NULL},
-    {"gemma-3-4b", 3880099328.0, -64.0 * 2560, KERAS_GEMMA3("gemma3_4b_text", "3880099328"),
-     NULL},
+    {"gemma-3-4b", 3880099328.0, -64.0 * 2560, KERAS_GEMMA3("gemma3_4b_text", "3880099328"), NULL},
     {"gemma-3-12b", 11765788416.0, -64.0 * 3840, KERAS_GEMMA3("gemma3_12b_text", "11765788416"),
      NULL},
     {"gemma-3-27b", 27009002240.0, -64.0 * 5376, KERAS_GEMMA3("gemma3_27b_text", "27009002240"),

@@ -346,11 +346,13 @@ static void malformed_attention_names_its_column(void **state)
     } cases[] = {
         {rope, "0,,,,,,", "line 2, sliding_window: '0' is not a whole number of keys"},
         {rope, "x,,,,,,", "line 2, sliding_window: 'x'"},
-        {rope, ",6,,,,,", "line 2, window_pattern: '6' is not a whole number from 2 to 1000000 "
-                          "beside a sliding_window"},
+        {rope, ",6,,,,,",
+         "line 2, window_pattern: '6' is not a whole number from 2 to 1000000 "
+         "beside a sliding_window"},
         {rope, "4,1,,,,,", "line 2, window_pattern: '1'"},
-        {rope, "4,,10000,,,,", "line 2, rope_local_theta: '10000' is not a number > 1 for rope "
-                               "positions beside a window_pattern"},
+        {rope, "4,,10000,,,,",
+         "line 2, rope_local_theta: '10000' is not a number > 1 for rope "
+         "positions beside a window_pattern"},
         {alibi, "4,2,10000,,,,", "line 2, rope_local_theta: '10000'"},
         {rope, "4,2,1,,,,", "line 2, rope_local_theta: '1'"},
         {rope, ",,,0.5,,,", "line 2, rope_linear_factor: '0.5' is not a number from 1 to 1e6"},
