@@ -41,18 +41,24 @@ vp_status hf_read_text(const char *path, char **text, size_t *length, vp_error *
 }
 
 static const hf_key_tables gpt2_keys = {hf_gpt2_keys, hf_common_keys, NULL};
-static const hf_key_tables opt_keys = {hf_opt_keys, hf_common_keys, NULL};
-static const hf_key_tables llama_keys = {hf_llama_keys, hf_common_keys, NULL};
-static const hf_key_tables gemma2_keys = {hf_gemma2_keys, hf_llama_keys, hf_common_keys, NULL};
-static const hf_key_tables starcoder2_keys = {hf_starcoder2_keys, hf_common_keys, NULL};
-static const hf_key_tables phi3_keys = {hf_phi3_keys, hf_common_keys, NULL};
-static const hf_key_tables gpt_neox_keys = {hf_gpt_neox_keys, hf_common_keys, NULL};
-static const hf_key_tables phi_keys = {hf_phi_keys, hf_common_keys, NULL};
+static const hf_key_tables opt_keys = {hf_opt_keys, hf_decoder_size_keys, hf_common_keys, NULL};
+static const hf_key_tables llama_keys = {hf_llama_keys, hf_decoder_size_keys, hf_common_keys, NULL};
+static const hf_key_tables gemma2_keys = {hf_gemma2_keys, hf_llama_keys, hf_decoder_size_keys,
+                                          hf_common_keys, NULL};
+static const hf_key_tables starcoder2_keys = {hf_starcoder2_keys, hf_decoder_size_keys,
+                                              hf_common_keys, NULL};
+static const hf_key_tables phi3_keys = {hf_phi3_keys, hf_decoder_size_keys, hf_common_keys, NULL};
+static const hf_key_tables gpt_neox_keys = {hf_gpt_neox_keys, hf_decoder_size_keys, hf_common_keys,
+                                            NULL};
+static const hf_key_tables phi_keys = {hf_phi_keys, hf_decoder_size_keys, hf_common_keys, NULL};
 static const hf_key_tables gptj_keys = {hf_gptj_keys, hf_common_keys, NULL};
-static const hf_key_tables falcon_keys = {hf_falcon_keys, hf_common_keys, NULL};
-static const hf_key_tables cohere_keys = {hf_cohere_keys, hf_common_keys, NULL};
+static const hf_key_tables falcon_keys = {hf_falcon_keys, hf_decoder_size_keys, hf_common_keys,
+                                          NULL};
+static const hf_key_tables cohere_keys = {hf_cohere_keys, hf_decoder_size_keys, hf_common_keys,
+                                          NULL};
 static const hf_key_tables bloom_keys = {hf_bloom_keys, hf_common_keys, NULL};
-static const hf_key_tables gemma3_keys = {hf_gemma3_keys, hf_common_keys, NULL};
+static const hf_key_tables gemma3_keys = {hf_gemma3_keys, hf_decoder_size_keys, hf_common_keys,
+                                          NULL};
 
 static const struct {
     const char *model_type;

@@ -107,6 +107,16 @@ const hf_key hf_common_keys[] = {
     {NULL, HF_KEY_READ, NULL},
 };
 
+/* The sizes hf_decoder_sizes reads, required, for every family whose
+   reader calls it (or reads the four as it does, Falcon's); the MLP's
+   width key is each family's own (intermediate_size, OPT's ffn_dim). A
+   family that does not read all four keeps its own rows (GPT-2's n_embd,
+   BLOOM's two spellings). */
+const hf_key hf_decoder_size_keys[] = {
+    READ("hidden_size"), READ("num_attention_heads"), READ("num_hidden_layers"),
+    READ("vocab_size"),  {NULL, HF_KEY_READ, NULL},
+};
+
 const hf_key hf_gpt2_keys[] = {
     READ("n_embd"),
     READ("hidden_size"),
@@ -134,10 +144,6 @@ const hf_key hf_gpt2_keys[] = {
 
 /* OPT (OPTConfig): Post-LN or pre-norm, learned positions, project_in/out. */
 const hf_key hf_opt_keys[] = {
-    READ("hidden_size"),
-    READ("num_attention_heads"),
-    READ("num_hidden_layers"),
-    READ("vocab_size"),
     READ("ffn_dim"),
     READ("max_position_embeddings"),
     READ("word_embed_proj_dim"),
@@ -155,10 +161,6 @@ const hf_key hf_opt_keys[] = {
 
 /* Llama, Mistral, Qwen2 and OLMo-2, and Gemma-2 under its own keys. */
 const hf_key hf_llama_keys[] = {
-    READ("hidden_size"),
-    READ("num_attention_heads"),
-    READ("num_hidden_layers"),
-    READ("vocab_size"),
     READ("intermediate_size"),
     READ("num_key_value_heads"),
     READ("head_dim"),

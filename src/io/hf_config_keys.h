@@ -24,6 +24,7 @@ typedef struct {
 typedef const hf_key *const hf_key_tables[];
 
 extern const hf_key hf_common_keys[];
+extern const hf_key hf_decoder_size_keys[];
 extern const hf_key hf_gpt2_keys[];
 extern const hf_key hf_opt_keys[];
 extern const hf_key hf_llama_keys[];

@@ -15,10 +15,6 @@
 #define COHERE_PAD_TOKEN 0
 
 const hf_key hf_cohere_keys[] = {
-    {"hidden_size", HF_KEY_READ, NULL},
-    {"num_attention_heads", HF_KEY_READ, NULL},
-    {"num_hidden_layers", HF_KEY_READ, NULL},
-    {"vocab_size", HF_KEY_READ, NULL},
     {"intermediate_size", HF_KEY_READ, NULL},
     {"num_key_value_heads", HF_KEY_READ, NULL},
     {"head_dim", HF_KEY_READ, NULL},

@@ -10,10 +10,6 @@
 #include "hf_rope.h"
 
 const hf_key hf_falcon_keys[] = {
-    {"hidden_size", HF_KEY_READ, NULL},
-    {"num_attention_heads", HF_KEY_READ, NULL},
-    {"num_hidden_layers", HF_KEY_READ, NULL},
-    {"vocab_size", HF_KEY_READ, NULL},
     {"ffn_hidden_size", HF_KEY_READ, NULL},
     {"num_kv_heads", HF_KEY_READ, NULL},
     {"multi_query", HF_KEY_READ, NULL},

@@ -18,10 +18,6 @@
 #define GEMMA3_PATTERN 6
 
 const hf_key hf_gemma3_keys[] = {
-    {"hidden_size", HF_KEY_READ, NULL},
-    {"num_attention_heads", HF_KEY_READ, NULL},
-    {"num_hidden_layers", HF_KEY_READ, NULL},
-    {"vocab_size", HF_KEY_READ, NULL},
     {"intermediate_size", HF_KEY_READ, NULL},
     {"num_key_value_heads", HF_KEY_READ, NULL},
     {"head_dim", HF_KEY_READ, NULL},

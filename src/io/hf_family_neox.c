@@ -8,10 +8,6 @@
 #include "hf_rope.h"
 
 const hf_key hf_gpt_neox_keys[] = {
-    {"hidden_size", HF_KEY_READ, NULL},
-    {"num_attention_heads", HF_KEY_READ, NULL},
-    {"num_hidden_layers", HF_KEY_READ, NULL},
-    {"vocab_size", HF_KEY_READ, NULL},
     {"intermediate_size", HF_KEY_READ, NULL},
     {"hidden_act", HF_KEY_READ, NULL},
     {"layer_norm_eps", HF_KEY_READ, NULL},

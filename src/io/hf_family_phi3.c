@@ -12,10 +12,6 @@
 #define PHI3_PAD_TOKEN 32000
 
 const hf_key hf_phi3_keys[] = {
-    {"hidden_size", HF_KEY_READ, NULL},
-    {"num_attention_heads", HF_KEY_READ, NULL},
-    {"num_hidden_layers", HF_KEY_READ, NULL},
-    {"vocab_size", HF_KEY_READ, NULL},
     {"intermediate_size", HF_KEY_READ, NULL},
     {"num_key_value_heads", HF_KEY_READ, NULL},
     {"head_dim", HF_KEY_READ, NULL}, /* the attention's getattr(config, "head_dim") */
