@@ -18,6 +18,12 @@ vp_status hf_width_and_heads(hf_json *c, const char *width_key, const char *head
 vp_status hf_decoder_sizes(hf_json *c, int has_head_dim, const char *ffn_key,
                            vp_hf_architecture *a);
 
+/* After hf_decoder_sizes: num_key_value_heads (kv_heads where absent; 0
+   for the heads) and head_dim (head_dim where absent; 0 for width /
+   heads), the kv heads dividing the heads and heads x head_dim within
+   VP_FORWARD_MAX_WIDTH, each failure VP_EFORMAT naming the keys. */
+vp_status hf_grouped_heads(hf_json *c, size_t kv_heads, size_t head_dim, vp_hf_architecture *a);
+
 /* gpt2 */
 vp_status hf_read_gpt2(hf_json *c, vp_hf_architecture *a);
 

@@ -34,27 +34,11 @@ const hf_key hf_cohere_keys[] = {
     {NULL, HF_KEY_READ, NULL},
 };
 
+/* CohereAttention's getattr(config, "head_dim", width / heads) */
 static vp_status shape(hf_json *c, vp_hf_architecture *a)
 {
-    size_t head_dim = 0;
-    vp_status s = hf_decoder_sizes(c, 1, "intermediate_size", a);
-    if (s == VP_OK)
-        s = hf_whole(c, "num_key_value_heads", 0, a->heads, 1, VP_FORWARD_MAX_WIDTH, &a->kv_heads);
-    if (s == VP_OK) /* CohereAttention's getattr(config, "head_dim", width / heads) */
-        s = hf_whole(c, "head_dim", 0, a->head_dim, 1, VP_FORWARD_MAX_WIDTH, &head_dim);
-    if (s != VP_OK)
-        return s;
-    if (a->kv_heads > a->heads || a->heads % a->kv_heads != 0)
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'num_key_value_heads' %zu does not divide "
-                       "'num_attention_heads' %zu",
-                       a->kv_heads, a->heads);
-    if (a->heads * head_dim > VP_FORWARD_MAX_WIDTH)
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'num_attention_heads' %zu x 'head_dim' %zu is above %u",
-                       a->heads, head_dim, VP_FORWARD_MAX_WIDTH);
-    a->head_dim = head_dim;
-    return VP_OK;
+    const vp_status s = hf_decoder_sizes(c, 1, "intermediate_size", a);
+    return s == VP_OK ? hf_grouped_heads(c, 0, 0, a) : s;
 }
 
 /* logit_scale: CohereForCausalLM multiplies the logits by it, so null

@@ -110,28 +110,11 @@ static vp_status pad_token(hf_json *c, vp_hf_architecture *a)
     return VP_OK;
 }
 
-static vp_status shape(hf_json *c, vp_hf_architecture *a, size_t *kv, size_t *head_dim)
+/* Gemma 2's head_dim defaults to Gemma2Config's 256, the others' to width / heads */
+static vp_status shape(hf_json *c, vp_hf_architecture *a)
 {
-    vp_status s = hf_decoder_sizes(c, 1, "intermediate_size", a);
-    if (s == VP_OK)
-        s = hf_whole(c, "num_key_value_heads", 0, a->heads, 1, VP_FORWARD_MAX_WIDTH, kv);
-    if (s == VP_OK)
-        s = hf_whole(c, "head_dim", 0, is(a, "gemma2") ? 256 : a->width / a->heads, 1,
-                     VP_FORWARD_MAX_WIDTH, head_dim);
-    if (s != VP_OK)
-        return s;
-    if (*kv > a->heads || a->heads % *kv != 0)
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'num_key_value_heads' %zu does not divide "
-                       "'num_attention_heads' %zu",
-                       *kv, a->heads);
-    if (a->heads * *head_dim > VP_FORWARD_MAX_WIDTH)
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'num_attention_heads' %zu x 'head_dim' %zu is above %u",
-                       a->heads, *head_dim, VP_FORWARD_MAX_WIDTH);
-    a->kv_heads = *kv;
-    a->head_dim = *head_dim;
-    return VP_OK;
+    const vp_status s = hf_decoder_sizes(c, 1, "intermediate_size", a);
+    return s == VP_OK ? hf_grouped_heads(c, 0, is(a, "gemma2") ? 256 : 0, a) : s;
 }
 
 static vp_status biases(hf_json *c, const vp_hf_architecture *a)
@@ -148,9 +131,8 @@ static vp_status biases(hf_json *c, const vp_hf_architecture *a)
 vp_status hf_read_llama(hf_json *c, vp_hf_architecture *a)
 {
     const char *act = "silu";
-    size_t kv = 0, head_dim = 0;
     const int gemma = is(a, "gemma2");
-    vp_status s = shape(c, a, &kv, &head_dim);
+    vp_status s = shape(c, a);
     if (s == VP_OK)
         s = hf_real(c, "rms_norm_eps", is(a, "olmo2") ? 1e-5 : 1e-6, &a->eps);
     if (s == VP_OK)

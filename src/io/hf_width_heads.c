@@ -1,4 +1,5 @@
-/* The width and heads under a family's names, and the sizes Llama-like configs share. */
+/* The width and heads under a family's names, and the sizes and grouped
+   heads Llama-like configs share. */
 #include <cjson/cJSON.h>
 #include <string.h>
 
@@ -37,4 +38,25 @@ vp_status hf_decoder_sizes(hf_json *c, int has_head_dim, const char *ffn_key, vp
     if (s == VP_OK)
         s = hf_whole(c, ffn_key, 1, 0, 1, VP_FORWARD_MAX_FFN_WIDTH, &a->ffn_width);
     return s;
+}
+
+vp_status hf_grouped_heads(hf_json *c, size_t kv_heads, size_t head_dim, vp_hf_architecture *a)
+{
+    vp_status s = hf_whole(c, "num_key_value_heads", 0, kv_heads ? kv_heads : a->heads, 1,
+                           VP_FORWARD_MAX_WIDTH, &a->kv_heads);
+    if (s == VP_OK)
+        s = hf_whole(c, "head_dim", 0, head_dim ? head_dim : a->width / a->heads, 1,
+                     VP_FORWARD_MAX_WIDTH, &a->head_dim);
+    if (s != VP_OK)
+        return s;
+    if (a->kv_heads > a->heads || a->heads % a->kv_heads != 0)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'num_key_value_heads' %zu does not divide "
+                       "'num_attention_heads' %zu",
+                       a->kv_heads, a->heads);
+    if (a->heads * a->head_dim > VP_FORWARD_MAX_WIDTH)
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'num_attention_heads' %zu x 'head_dim' %zu is above %u",
+                       a->heads, a->head_dim, VP_FORWARD_MAX_WIDTH);
+    return VP_OK;
 }
