@@ -1,5 +1,6 @@
 /* config.json's activation name, as transformers' ACT2FN spells it, to a
- * two-matrix MLP: the one map gpt2, opt, starcoder2 and falcon share. */
+ * two-matrix MLP (the one map gpt2, opt, starcoder2 and falcon share) or
+ * to Gemma's gated one (gemma2's and gemma3_text's). */
 #include <string.h>
 
 #include "hf_families.h"
@@ -27,4 +28,22 @@ vp_status hf_two_matrix_mlp(hf_json *c, const char *key, const char *fallback,
                    "config.json: '%s' '%.40s' is not one varprof runs (gelu_new, "
                    "gelu_pytorch_tanh, gelu, relu)",
                    key, act);
+}
+
+vp_status hf_gemma_mlp(hf_json *c, vp_hf_architecture *a)
+{
+    const char *act = NULL;
+    const vp_status s = hf_text(c, "hidden_activation", "gelu_pytorch_tanh", &act);
+    if (s != VP_OK)
+        return s;
+    if (strcmp(act, "gelu_pytorch_tanh") == 0)
+        a->mlp = VP_MLP_GEGLU_TANH;
+    else if (strcmp(act, "gelu") == 0)
+        a->mlp = VP_MLP_GEGLU;
+    else
+        return vp_fail(c->err, VP_EFORMAT,
+                       "config.json: 'hidden_activation' '%.40s': varprof reads gelu_pytorch_tanh "
+                       "and gelu",
+                       act);
+    return VP_OK;
 }

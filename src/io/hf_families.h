@@ -81,6 +81,11 @@ vp_status hf_read_phi3(hf_json *c, vp_hf_architecture *a);
 vp_status hf_two_matrix_mlp(hf_json *c, const char *key, const char *fallback,
                             vp_hf_architecture *a);
 
+/* Gemma's gated MLP from hidden_activation (gelu_pytorch_tanh where absent,
+   Gemma2Config's and Gemma3TextConfig's default): the tanh GeGLU, or erf's
+   for gelu; VP_EFORMAT naming the key for any other (hf_activation.c). */
+vp_status hf_gemma_mlp(hf_json *c, vp_hf_architecture *a);
+
 /* bloom: pre-norm LayerNorm blocks, ALiBi, the embedding's LayerNorm, a tied
    head (hf_family_bloom.c) */
 vp_status hf_read_bloom(hf_json *c, vp_hf_architecture *a);

@@ -215,24 +215,6 @@ static vp_status rope(hf_json *c, vp_hf_architecture *a)
     return hf_whole(c, "sliding_window", 0, GEMMA3_WINDOW, 1, (size_t)1 << 40, &a->sliding_window);
 }
 
-static vp_status activation(hf_json *c, vp_hf_architecture *a)
-{
-    const char *act = NULL;
-    const vp_status s = hf_text(c, "hidden_activation", "gelu_pytorch_tanh", &act);
-    if (s != VP_OK)
-        return s;
-    if (strcmp(act, "gelu_pytorch_tanh") == 0)
-        a->mlp = VP_MLP_GEGLU_TANH;
-    else if (strcmp(act, "gelu") == 0)
-        a->mlp = VP_MLP_GEGLU;
-    else
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'hidden_activation' '%.40s': varprof reads gelu_pytorch_tanh "
-                       "and gelu",
-                       act);
-    return VP_OK;
-}
-
 vp_status hf_read_gemma3(hf_json *c, vp_hf_architecture *a)
 {
     double scalar = GEMMA3_SCALAR;
@@ -240,7 +222,7 @@ vp_status hf_read_gemma3(hf_json *c, vp_hf_architecture *a)
     if (s == VP_OK)
         s = hf_real(c, "rms_norm_eps", 1e-6, &a->eps);
     if (s == VP_OK)
-        s = activation(c, a);
+        s = hf_gemma_mlp(c, a);
     if (s == VP_OK)
         s = hf_real(c, "query_pre_attn_scalar", GEMMA3_SCALAR, &scalar);
     if (s == VP_OK)

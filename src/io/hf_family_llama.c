@@ -28,9 +28,8 @@ static vp_status softcap(hf_json *c, const char *key, double fallback, double *o
 /* Gemma-2's own fields: its activation, the scales and caps. */
 static vp_status gemma2(hf_json *c, vp_hf_architecture *a)
 {
-    const char *act = NULL;
     double scalar = 0.0;
-    vp_status s = hf_text(c, "hidden_activation", "gelu_pytorch_tanh", &act);
+    vp_status s = hf_gemma_mlp(c, a);
     if (s == VP_OK)
         s = hf_real(c, "query_pre_attn_scalar", 256.0, &scalar);
     if (s == VP_OK)
@@ -39,15 +38,6 @@ static vp_status gemma2(hf_json *c, vp_hf_architecture *a)
         s = softcap(c, "final_logit_softcapping", 30.0, &a->logit_softcap);
     if (s != VP_OK)
         return s;
-    if (strcmp(act, "gelu_pytorch_tanh") == 0)
-        a->mlp = VP_MLP_GEGLU_TANH;
-    else if (strcmp(act, "gelu") == 0)
-        a->mlp = VP_MLP_GEGLU;
-    else
-        return vp_fail(c->err, VP_EFORMAT,
-                       "config.json: 'hidden_activation' '%.40s': varprof reads gelu_pytorch_tanh "
-                       "and gelu",
-                       act);
     /* Hugging Face multiplies by torch.tensor(hidden_size ** 0.5) in the
        model's dtype: float here */
     a->embed_scale = (double)(float)sqrt((double)a->width);
