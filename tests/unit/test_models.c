@@ -221,6 +221,12 @@ static void malformed_rows_name_their_line(void **state)
 
 /* The shape's columns: a row gives all of them or none, each is checked
  * against what it allows, and the heads' arithmetic must hold. */
+/* The header of a table with the shape's columns (26) */
+#define SHAPE_HEADER                                                                               \
+    "name,year,layers,placement,norm,qk_norm,source,alpha,beta,alpha_beta_source,width,heads,"     \
+    "kv_heads,head_dim,ffn_width,vocab,activation,positions,max_positions,rope_theta,norm_eps,"    \
+    "biases,tied_embeddings,final_norm,architecture,shape_source"
+
 /* A table of head and the row first + rest is refused, saying message. */
 static void refused_row(const char *path, const char *head, const char *first, const char *rest,
                         const char *message)
@@ -243,10 +249,7 @@ static void malformed_shapes_name_their_column(void **state)
     const char *dir = test_scratch_dir();
     char path[512];
     snprintf(path, sizeof path, "%s/models.csv", dir);
-    const char *head = "name,year,layers,placement,norm,qk_norm,source,alpha,beta,"
-                       "alpha_beta_source,width,heads,kv_heads,head_dim,ffn_width,vocab,"
-                       "activation,positions,max_positions,rope_theta,norm_eps,biases,"
-                       "tied_embeddings,final_norm,architecture,shape_source\n";
+    const char *head = SHAPE_HEADER "\n";
     /* the first ten cells, and the comma before the shape's */
     const char *model = "b,2020,12,pre-norm,rmsnorm,no,paper,,,,";
     const struct {
@@ -328,13 +331,10 @@ static void malformed_attention_names_its_column(void **state)
     const char *dir = test_scratch_dir();
     char path[512];
     snprintf(path, sizeof path, "%s/models.csv", dir);
-    const char *head = "name,year,layers,placement,norm,qk_norm,source,alpha,beta,"
-                       "alpha_beta_source,width,heads,kv_heads,head_dim,ffn_width,vocab,"
-                       "activation,positions,max_positions,rope_theta,norm_eps,biases,"
-                       "tied_embeddings,final_norm,architecture,shape_source,residual,"
-                       "rotary_fraction,rotary_pairing,embedding_norm,logit_scale,norm_bias,"
-                       "sliding_window,window_pattern,rope_local_theta,rope_linear_factor,"
-                       "attn_scalar,attn_softcap,logit_softcap\n";
+    const char *head = SHAPE_HEADER ",residual,rotary_fraction,rotary_pairing,embedding_norm,"
+                                    "logit_scale,norm_bias,sliding_window,window_pattern,"
+                                    "rope_local_theta,rope_linear_factor,attn_scalar,"
+                                    "attn_softcap,logit_softcap\n";
     /* a rope row and an alibi row, up to the forms' cells */
     const char *rope = "g,2025,6,sandwich,rmsnorm,yes,paper,,,,64,4,2,16,96,100,geglu-tanh,rope,,"
                        "1000000,1e-6,no,yes,yes,dense,cfg,,,,,,,";
