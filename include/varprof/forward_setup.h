@@ -35,6 +35,8 @@ enum {
     VP_KEEP_ROPE_FRACTION = 1u << 17,
     VP_KEEP_EMBEDDING_NORM = 1u << 18,
     VP_KEEP_LOGIT_SCALE = 1u << 19,
+    VP_KEEP_WINDOW = 1u << 20, /* the sliding window and its pattern, and with them the
+                                  sliding layers' own RoPE base */
 };
 
 /* Sets each part of cfg (final_norm) and fw that `keep` leaves open from

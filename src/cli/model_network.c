@@ -29,6 +29,8 @@ static unsigned model_keep(const cli_args *args)
         {OPT_ROPE_FRACTION, VP_KEEP_ROPE_FRACTION},
         {OPT_EMBEDDING_NORM, VP_KEEP_EMBEDDING_NORM},
         {OPT_LOGIT_SCALE, VP_KEEP_LOGIT_SCALE},
+        {OPT_SLIDING_WINDOW, VP_KEEP_WINDOW},
+        {OPT_WINDOW_PATTERN, VP_KEEP_WINDOW},
     };
     unsigned keep = 0;
     for (size_t i = 0; i < sizeof kept / sizeof *kept; i++)

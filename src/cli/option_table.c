@@ -117,6 +117,15 @@ const option_spec cli_options[OPT_COUNT] = {
     [OPT_EMBEDDING_NORM] = {"embedding-norm", "none|layernorm", CMD_TRAIN | CMD_PROFILE,
                             "forward: a LayerNorm on the embedding before the first block "
                             "(BLOOM's word_embeddings_layernorm); default none"},
+    [OPT_SLIDING_WINDOW] = {"sliding-window", "W", CMD_TRAIN | CMD_PROFILE,
+                            "forward: on each sliding layer query t attends to keys "
+                            "t - W + 1 .. t alone (Mistral's sliding_window); default none. "
+                            "The closed form and the Monte Carlo model no mixing of positions, "
+                            "windowed or not"},
+    [OPT_WINDOW_PATTERN] = {"window-pattern", "N", CMD_TRAIN | CMD_PROFILE,
+                            "forward with --sliding-window: layer l attends fully where "
+                            "(l + 1) % N is 0 and slides elsewhere (Gemma 2's 2, Gemma 3's "
+                            "6); default every layer slides"},
     [OPT_BLOCK] = {"block", "attn-mlp|mlp", CMD_PROFILE,
                    "a layer is attention then MLP, or the MLP alone (one sub-block); "
                    "default attn-mlp"},

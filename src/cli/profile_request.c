@@ -329,6 +329,8 @@ static int check_scoped(const cli_args *args, const profile_request *req)
         {OPT_LOGIT_SCALE, forward, "forward or all"},
         {OPT_RESIDUAL, forward, "forward or all"},
         {OPT_EMBEDDING_NORM, forward, "forward or all"},
+        {OPT_SLIDING_WINDOW, forward, "forward or all"},
+        {OPT_WINDOW_PATTERN, forward, "forward or all"},
         {OPT_INIT, forward, "forward or all"},
         {OPT_WEIGHTS, forward, "forward or all"},
         {OPT_TOKEN_IDS, forward, "forward or all"},

@@ -111,6 +111,25 @@ static int read_logit_scale(const cli_args *args, vp_forward_options *fw)
     return rc;
 }
 
+/* --sliding-window and --window-pattern: the window on every layer, or on
+   all but each N-th; a checkpoint directory's config.json says its own */
+static int read_window(const cli_args *args, vp_forward_options *fw)
+{
+    if (!args->given[OPT_SLIDING_WINDOW] && !args->given[OPT_WINDOW_PATTERN])
+        return EXIT_OK;
+    if (args->given[OPT_WEIGHTS] && vp_hf_is_checkpoint_dir(args->value[OPT_WEIGHTS]))
+        return cli_usage_error("--sliding-window, --window-pattern: a checkpoint directory's "
+                               "config.json says its window and which layers slide; drop "
+                               "them");
+    if (!args->given[OPT_SLIDING_WINDOW])
+        return cli_usage_error("--window-pattern needs --sliding-window: the pattern says "
+                               "which layers the window is on");
+    int rc = cli_size(args, OPT_SLIDING_WINDOW, 1, VP_FORWARD_MAX_TOKENS, &fw->sliding_window);
+    if (rc == EXIT_OK)
+        rc = cli_size(args, OPT_WINDOW_PATTERN, 2, VP_MAX_LAYERS, &fw->window_pattern);
+    return rc;
+}
+
 /* --heads against the width, --kv-heads against --heads, --head-dim against
    rope and the queries' width */
 /* widthless: --weights, whose file's width the heads are held to when it
@@ -219,7 +238,8 @@ int read_forward_options(const cli_args *args, vp_forward_options *fw)
         return rc;
     fw->loss = (vp_loss)loss;
     fw->qk_norm = args->given[OPT_QK_NORM];
-    if ((rc = read_positions(args, fw)) != EXIT_OK || (rc = read_logit_scale(args, fw)) != EXIT_OK)
+    if ((rc = read_positions(args, fw)) != EXIT_OK ||
+        (rc = read_logit_scale(args, fw)) != EXIT_OK || (rc = read_window(args, fw)) != EXIT_OK)
         return rc;
     fw->seed = seed;
     return read_attention_shape(fw, args->given[OPT_WEIGHTS]);

@@ -59,9 +59,10 @@ static void adopt_embed_scale(const vp_model *model, vp_forward_options *fw)
 /* Attention's columns: the window on the sliding layers (none over layers
    of MLPs alone, which have no attention), the scores' scale rounded to
    float as the checkpoint readers round it, the soft caps. */
-static void adopt_attention(const vp_model_shape *s, const vp_config *cfg, vp_forward_options *fw)
+static void adopt_attention(const vp_model_shape *s, unsigned keep, const vp_config *cfg,
+                            vp_forward_options *fw)
 {
-    if (s->sliding_window && !cfg->mlp_only) {
+    if (s->sliding_window && !cfg->mlp_only && !(keep & VP_KEEP_WINDOW)) {
         fw->sliding_window = s->sliding_window;
         fw->window_pattern = s->window_pattern;
         fw->layer_kinds = NULL;
@@ -142,7 +143,7 @@ static void adopt_rope(const vp_model *model, unsigned keep, vp_forward_options 
     if (!isnan(s->rope_theta))
         fw->rope_theta = s->rope_theta;
     fw->rope_linear = s->rope_linear > 1.0 ? s->rope_linear : 0.0;
-    if (fw->sliding_window && fw->window_pattern)
+    if (fw->sliding_window && fw->window_pattern && !(keep & VP_KEEP_WINDOW))
         fw->rope_local_theta = s->rope_local_theta;
     if (starts(model, "llama-3.1-"))
         fw->rope_scaling = (vp_rope_scaling){8.0, 1.0, 4.0, 8192.0};
@@ -202,7 +203,7 @@ vp_status vp_forward_options_from_model(const vp_model *model, unsigned keep, vp
     if (model->qk_norm && starts(model, "olmo-2-"))
         fw->qk_norm = VP_QK_NORM_FULL;
     adopt_embed_scale(model, fw);
-    adopt_attention(s, cfg, fw);
+    adopt_attention(s, keep, cfg, fw);
     adopt_columns(s, keep, cfg, fw);
     adopt_forms(model, keep, fw);
     if (!(keep & VP_KEEP_BIAS))

@@ -65,7 +65,10 @@ static const char attention_table[] =
     "gemma-2-toy,2024,2,sandwich,rmsnorm,no,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,10000,1e-6,"
     "no,yes,yes,dense,test,,,,,,,4096,2,,,256,50,30\n"
     "gemma-3-toy,2025,2,sandwich,rmsnorm,yes,test,,,,64,4,2,32,96,100,geglu-tanh,rope,,1000000,"
-    "1e-6,no,yes,yes,dense,test,,,,,,,4,2,10000,8,32,,\n";
+    "1e-6,no,yes,yes,dense,test,,,,,,,4,2,10000,8,32,,\n"
+    /* a window and its pattern alone, as --sliding-window and --window-pattern give them */
+    "toy-window,2024,3,pre-norm,rmsnorm,no,test,,,,64,4,2,,96,100,swiglu,rope,,10000,1e-6,no,no,"
+    "yes,dense,test,,,,,,,4,2,,,,,\n";
 
 static int setup(void **state)
 {
@@ -257,12 +260,48 @@ static void what_it_cannot_build_is_refused(void **state)
     program_run_free(&run);
 }
 
+/* A row's window is the options' window: the same bytes by hand; the
+   command line's window replaces the row's, pattern and all; the options
+   are refused without a window, beside a checkpoint's own, or out of range */
+static void the_window_is_the_options_window(void **state)
+{
+    (void)state;
+#define WINDOW_BY_HAND(...)                                                                        \
+    RUN("--placement", "pre-norm", "--layers", "3", "--norm", "rmsnorm", "--engine", "forward",    \
+        "--width", "64", "--heads", "4", "--kv-heads", "2", "--ffn-width", "96", "--vocab", "100", \
+        "--mlp", "swiglu", "--positions", "rope", "--norm-eps", "1e-6", "--bias", "no",            \
+        "--tokens", "9", "--format", "csv", __VA_ARGS__)
+    same_csv(RUN_GEMMA("--model", "toy-window", "--engine", "forward", "--tokens", "9", "--format",
+                       "csv"),
+             WINDOW_BY_HAND("--sliding-window", "4", "--window-pattern", "2"));
+    same_csv(RUN_GEMMA("--model", "toy-window", "--engine", "forward", "--tokens", "9", "--format",
+                       "csv", "--sliding-window", "3"),
+             WINDOW_BY_HAND("--sliding-window", "3"));
+    /* not vacuous: 9 tokens through a window of 4 are not those of no window */
+    program_run windowed = WINDOW_BY_HAND("--sliding-window", "4"),
+                whole = WINDOW_BY_HAND("--bias", "no");
+    assert_int_equal(windowed.status, 0);
+    assert_int_equal(whole.status, 0);
+    assert_true(strcmp(windowed.out, whole.out) != 0);
+    program_run_free(&windowed);
+    program_run_free(&whole);
+#undef WINDOW_BY_HAND
+    refused(RUN("--engine", "forward", "--window-pattern", "2"),
+            "--window-pattern needs --sliding-window");
+    refused(RUN("--engine", "forward", "--sliding-window", "0"), "--sliding-window");
+    refused(RUN("--engine", "forward", "--sliding-window", "4", "--window-pattern", "1"),
+            "--window-pattern");
+    refused(RUN("--weights", test_data_path("hf/window_mistral"), "--sliding-window", "8"),
+            "a checkpoint directory's config.json says its window");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_models_shape_is_built),
         cmocka_unit_test(gemma2s_facts_are_built),
         cmocka_unit_test(gemma3s_facts_are_built),
+        cmocka_unit_test(the_window_is_the_options_window),
         cmocka_unit_test(the_command_line_overrides_the_model),
         cmocka_unit_test(what_it_cannot_build_is_refused),
     };
