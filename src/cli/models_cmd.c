@@ -72,8 +72,8 @@ static void describe_positions(const vp_model_shape *s, char *text, size_t size)
 }
 
 /* Attention's departures in words, each with its leading ", ": "window
-   1024 on 5 of each 6 layers (their rope theta 10000), rope linear x8,
-   scores x 168^-1/2"; "" for none. */
+   1024 on 5 of each 6 layers (their rope theta 10000), rope linear x8 on
+   the full layers, scores x 168^-1/2"; "" for none. */
 static void describe_attention(const vp_model_shape *s, char *text, size_t size)
 {
     size_t n = 0;
@@ -86,7 +86,8 @@ static void describe_attention(const vp_model_shape *s, char *text, size_t size)
     if (s->rope_local_theta > 0.0 && n < size)
         n += (size_t)snprintf(text + n, size - n, " (their rope theta %g)", s->rope_local_theta);
     if (s->rope_linear > 1.0 && n < size)
-        n += (size_t)snprintf(text + n, size - n, ", rope linear x%g", s->rope_linear);
+        n += (size_t)snprintf(text + n, size - n, ", rope linear x%g%s", s->rope_linear,
+                              s->rope_local_theta > 0.0 ? " on the full layers" : "");
     if (s->attn_scalar > 0.0 && n < size)
         n += (size_t)snprintf(text + n, size - n, ", scores x %g^-1/2", s->attn_scalar);
     if (s->attn_softcap > 0.0 && n < size)

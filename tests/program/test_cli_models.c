@@ -125,11 +125,36 @@ static void models_are_grouped_by_placement(void **state)
     program_run_free(&run);
 }
 
+/* Each row's attention in its shape line, as its columns say: a window on
+   every layer, on one of two, on five of six with the sliding layers' own
+   base and the full layers' linear factor; the scores' scale and caps */
+static void attention_is_in_the_shape_line(void **state)
+{
+    (void)state;
+    program_run run = run_varprof((const char *const[]){"models", "--wide", NULL});
+    assert_int_equal(run.status, 0);
+    static const char *const says[] = {
+        "rope theta 10000, window 4096 on every layer, norm eps 1e-05",
+        "rope theta 10000, window 2047 on every layer, norm eps 1e-05",
+        "window 4096 on 1 of each 2 layers, scores x 144^-1/2, scores capped at 50, logits capped "
+        "at 30, norm eps 1e-06",
+        "rope theta 1e+06, window 1024 on 5 of each 6 layers (their rope theta 10000), rope "
+        "linear x8 on the full layers, scores x 168^-1/2, norm eps 1e-06",
+        "rope theta 1e+06, window 512 on 5 of each 6 layers (their rope theta 10000), scores x "
+        "256^-1/2, norm eps 1e-06",
+    };
+    for (size_t i = 0; i < sizeof says / sizeof *says; i++)
+        if (!strstr(run.out, says[i]))
+            fail_msg("'varprof models --wide' does not say '%s'", says[i]);
+    program_run_free(&run);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_option_takes_placement_and_layers),
         cmocka_unit_test(models_are_grouped_by_placement),
+        cmocka_unit_test(attention_is_in_the_shape_line),
     };
     test_filter_from_environment();
     return cmocka_run_group_tests_name("the models table", tests, NULL, NULL);
