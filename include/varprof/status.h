@@ -25,7 +25,6 @@ typedef enum {
  * with the words it has always printed). */
 typedef enum {
     VP_FIX_NONE = 0,        /* nothing the caller sets gets past it */
-    VP_FIX_TOKENS,          /* fewer tokens a sequence */
     VP_FIX_HEAD_SHAPE,      /* the heads and head width given: the shapes admit several */
     VP_FIX_HEADS,           /* the heads left to the file */
     VP_FIX_HEAD_DIM,        /* the head width left to the file */
