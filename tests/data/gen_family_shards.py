@@ -43,6 +43,8 @@ import struct
 
 import numpy as np
 
+from safetensors_file import write_safetensors_bytes
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "conformance")
 OUT = os.path.join(HERE, "family_shards")
@@ -109,21 +111,10 @@ def read_safetensors(path):
 
 def write_safetensors(path, tensors, dtype):
     """tensors: {name: float32 array}, written sorted by name as dtype."""
-    header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
-    for name in sorted(tensors):
-        a = tensors[name]
-        blob = (to_bf16_bits(a) if dtype == "BF16" else a.astype("<f4")).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(a.shape),
-                        "data_offsets": [at, at + len(blob)]}
-        blobs.append(blob)
-        at += len(blob)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
+    write_safetensors_bytes(path, [(name, dtype, tensors[name].shape,
+                                    (to_bf16_bits(tensors[name]) if dtype == "BF16"
+                                     else tensors[name].astype("<f4")).tobytes())
+                                   for name in sorted(tensors)], {"format": "pt"})
 
 
 def write_config(path, config, dtype):

@@ -67,6 +67,8 @@ import os
 import random
 import struct
 
+from safetensors_file import write_safetensors_bytes
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "hf_heads")
 VOCAB, LAYERS, BATCH, TOKENS = 61, 2, 2, 9
@@ -182,24 +184,10 @@ def plain(c, hf):
 
 
 def write_safetensors(path, tensors, metadata=None):
-    """(name, Tensor) pairs in that order, F32 little-endian; the header
-    padded with spaces to a multiple of 8 bytes."""
-    header, blobs, at = {}, [], 0
-    if metadata:
-        header["__metadata__"] = metadata
-    for name, t in tensors:
-        assert name not in header, name
-        blob = struct.pack("<%df" % len(t.values), *t.values)
-        header[name] = {"dtype": "F32", "shape": t.shape, "data_offsets": [at, at + len(blob)]}
-        blobs.append(blob)
-        at += len(blob)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
+    """(name, Tensor) pairs in that order, F32 little-endian."""
+    write_safetensors_bytes(path, [(name, "F32", t.shape,
+                                    struct.pack("<%df" % len(t.values), *t.values))
+                                   for name, t in tensors], metadata)
 
 
 def config(c):

@@ -83,6 +83,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from safetensors_file import write_safetensors_bytes
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORIGIN = "PyTorch %s, made by tests/data/gen_torch_reference.py" % torch.__version__
 
@@ -111,21 +113,8 @@ def tensor_bytes(t, dtype):
 
 def write_safetensors(path, tensors, dtype="F32"):
     """tensors: (name, tensor) pairs, written in that order."""
-    header, blobs, at = {}, [], 0
-    for name, t in tensors:
-        if name in header:
-            raise ValueError("duplicate tensor %s" % name)
-        blob = tensor_bytes(t, dtype)
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [at, at + len(blob)]}
-        blobs.append(blob)
-        at += len(blob)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
+    write_safetensors_bytes(path, [(name, dtype, t.shape, tensor_bytes(t, dtype))
+                                   for name, t in tensors])
 
 
 def read_safetensors(path):
