@@ -49,13 +49,21 @@ void renamed_case_read(const char *path, const name_map *map, vp_safetensors *fi
 void case_gradients_collect(void *ctx, const vp_param_grad *g)
 {
     case_gradients *all = ctx;
-    assert_true(all->count < RENAMED_CASE_MOST_TENSORS);
+    assert_true(all->count < CASE_GRADIENTS_MOST);
     const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
     double sum = 0.0;
     for (size_t i = 0; i < n; i++)
         sum += (double)g->gradient[i] * g->gradient[i];
     snprintf(all->name[all->count], sizeof all->name[all->count], "%s", g->name);
     all->frobenius[all->count++] = sqrt(sum);
+}
+
+const double *case_gradient_find(const case_gradients *all, const char *name)
+{
+    for (size_t i = 0; i < all->count; i++)
+        if (strcmp(all->name[i], name) == 0)
+            return &all->frobenius[i];
+    return NULL;
 }
 
 cJSON *case_read_json(const char *path)

@@ -12,8 +12,6 @@
 
 #include "varprof/varprof.h"
 
-#define RENAMED_CASE_MOST_TENSORS 64
-
 /* A family's tensor names after its prefix, and varprof's ("%zu" a layer). */
 typedef struct {
     const char *family, *own;
@@ -34,14 +32,18 @@ int name_map_rename(const name_map *map, const char *name, int own, char *out, s
    not name fails the test. Free with vp_safetensors_free. */
 void renamed_case_read(const char *path, const name_map *map, vp_safetensors *file);
 
-/* Each parameter's gradient norm, by varprof's name (a vp_param_grad_fn). */
+/* Each parameter's gradient norm, by varprof's name (a vp_param_grad_fn),
+   for up to CASE_GRADIENTS_MOST parameters; case_gradient_find gives a
+   name's, or NULL. */
+#define CASE_GRADIENTS_MOST 256
 typedef struct {
-    char name[RENAMED_CASE_MOST_TENSORS][96];
-    double frobenius[RENAMED_CASE_MOST_TENSORS];
+    char name[CASE_GRADIENTS_MOST][96];
+    double frobenius[CASE_GRADIENTS_MOST];
     size_t count;
 } case_gradients;
 
 void case_gradients_collect(void *ctx, const vp_param_grad *g);
+const double *case_gradient_find(const case_gradients *all, const char *name);
 
 /* The JSON document at path (free with cJSON_Delete). */
 cJSON *case_read_json(const char *path);

@@ -17,11 +17,10 @@
 
 #include <cmocka.h>
 
+#include "renamed_case.h"
 #include "run_program.h"
 #include "test_filter.h"
 #include "varprof/varprof.h"
-
-#define MOST_TENSORS 256
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -79,34 +78,8 @@ static vp_safetensors without(const vp_safetensors *file, name_test chosen)
     return w;
 }
 
-typedef struct {
-    char name[MOST_TENSORS][96];
-    double frobenius[MOST_TENSORS];
-    size_t count;
-} gradients;
-
-static void collect(void *ctx, const vp_param_grad *g)
-{
-    gradients *all = ctx;
-    assert_true(all->count < MOST_TENSORS);
-    const size_t n = g->shape[0] * (g->rank == 2 ? g->shape[1] : 1);
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += (double)g->gradient[i] * g->gradient[i];
-    snprintf(all->name[all->count], sizeof all->name[all->count], "%s", g->name);
-    all->frobenius[all->count++] = sqrt(sum);
-}
-
-static const double *find(const gradients *all, const char *name)
-{
-    for (size_t i = 0; i < all->count; i++)
-        if (strcmp(all->name[i], name) == 0)
-            return &all->frobenius[i];
-    return NULL;
-}
-
 /* The file's network, its loss's backward included, on 2 x 7 tokens. */
-static vp_profile *run(const vp_safetensors *file, vp_bias *bias_seen, gradients *grads)
+static vp_profile *run(const vp_safetensors *file, vp_bias *bias_seen, case_gradients *grads)
 {
     vp_config cfg;
     vp_config_init(&cfg, VP_PRE_NORM, 1);
@@ -122,7 +95,7 @@ static vp_profile *run(const vp_safetensors *file, vp_bias *bias_seen, gradients
     o.tokens = 7;
     o.threads = 2;
     o.loss = VP_LOSS_COPY;
-    o.on_param_grad = collect;
+    o.on_param_grad = case_gradients_collect;
     o.param_grad_ctx = grads;
     vp_profile *p = NULL;
     if (vp_forward_profile(&cfg, &o, &p, &err) != VP_OK)
@@ -136,7 +109,7 @@ static vp_profile *run(const vp_safetensors *file, vp_bias *bias_seen, gradients
 static void check_same(const vp_safetensors *file, name_test dropped, vp_bias want)
 {
     vp_safetensors z = zeroed(file, dropped), w = without(file, dropped);
-    gradients gz = {0}, gw = {0};
+    case_gradients gz = {0}, gw = {0};
     vp_bias bias_z, bias_w;
     vp_profile *pz = run(&z, &bias_z, &gz), *pw = run(&w, &bias_w, &gw);
     assert_int_equal(bias_z, VP_BIAS_ALL);
@@ -154,7 +127,7 @@ static void check_same(const vp_safetensors *file, name_test dropped, vp_bias wa
     }
     size_t missing = 0;
     for (size_t i = 0; i < gz.count; i++) {
-        const double *other = find(&gw, gz.name[i]);
+        const double *other = case_gradient_find(&gw, gz.name[i]);
         if (dropped(gz.name[i])) {
             assert_null(other);
             missing++;
