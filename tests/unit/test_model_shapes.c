@@ -130,6 +130,9 @@ static const published_count counts[] = {
     {"qwen3-8b", 8.2e9, 0, "huggingface Qwen/Qwen3-8B model card: 8.2B", NULL},
     {"starcoder2-3b", 3.03e9, 0, "huggingface bigcode/starcoder2-3b safetensors: 3.03B params",
      NULL},
+    {"starcoder2-7b", 0, 0, "huggingface bigcode/starcoder2-7b model card (7B)",
+     "7B is the rounded name with no exact total beside it; the count with its tied head, "
+     "7,173,923,840, is 2.5 % above it"},
     {"starcoder2-15b", 0, 0, "huggingface bigcode/starcoder2-15b model card (15B)",
      "15B is the rounded name with no exact total beside it; the count with its untied head, "
      "15,957,889,024, is 6.4 % above it"},
