@@ -52,6 +52,13 @@ typedef struct {
     "github keras-team/keras-hub keras_hub/src/models/gemma3/gemma3_presets.py: " preset           \
     " params " params
 
+/* StarCoder2's README loads the 15B in bfloat16 and prints its memory
+ * footprint, 32251.33 MB: 2 bytes a parameter, and the buffers the
+ * transformers of its day kept in each of the 40 layers' rotary module (cos
+ * and sin for 16384 positions x 128 in bfloat16, 64 float32 inverse
+ * frequencies), taken off. Only the untied head gives it: tied, 31647 MB. */
+#define STARCODER2_15B_FOOTPRINT ((32251.33e6 - 40.0 * (2.0 * 16384 * 128 * 2 + 64 * 4)) / 2.0)
+
 static const published_count counts[] = {
     {"glm-130b", 0, 0, "arXiv:2210.02414",
      "the published 130B is a rounded name with no exact total beside it; the count, 128.70e9, "
@@ -133,9 +140,11 @@ static const published_count counts[] = {
     {"starcoder2-7b", 0, 0, "huggingface bigcode/starcoder2-7b model card (7B)",
      "7B is the rounded name with no exact total beside it; the count with its tied head, "
      "7,173,923,840, is 2.5 % above it"},
-    {"starcoder2-15b", 0, 0, "huggingface bigcode/starcoder2-15b model card (15B)",
-     "15B is the rounded name with no exact total beside it; the count with its untied head, "
-     "15,957,889,024, is 6.4 % above it"},
+    {"starcoder2-15b", STARCODER2_15B_FOOTPRINT, 0,
+     "github bigcode-project/starcoder2 README.md (a copy in github dxdyt/blog-web "
+     "content/posts/starcoder2.md): StarCoder2-15B in bfloat16, get_memory_footprint() "
+     "32251.33 MB",
+     NULL},
     {"gemma-2-27b", 1180237824.0 + 26047480320.0, 0, GEMMA_2_TABLE_2, NULL},
     {"gemma-2-2b", 590118912.0 + 2024517888.0, 0, GEMMA_2_TABLE_2, NULL},
     {"gemma-2-9b", 917962752.0 + 8324201984.0, 0, GEMMA_2_TABLE_2, NULL},
