@@ -54,6 +54,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_torch_reference as ref  # noqa: E402  (its safetensors writer and reader only)
+from reference_files import Trace  # noqa: E402
 
 NAME = "bloom_h6"
 D, H, LAYERS, V, B, T = 48, 6, 2, 61, 2, 13
@@ -148,21 +149,6 @@ def mlp(w, h, x, trace):
     o = F.linear(a, w[h + "mlp.dense_4h_to_h.weight"], w[h + "mlp.dense_4h_to_h.bias"])
     trace.branch(a, o)
     return o
-
-
-class Trace:
-    def __init__(self):
-        self.streams, self.branches = [], []
-
-    def stream(self, x):
-        x.retain_grad()
-        self.streams.append(x)
-        return x
-
-    def branch(self, h, o):
-        h.retain_grad()
-        o.retain_grad()
-        self.branches.append((h, o))
 
 
 def forward(w, tokens, trace):

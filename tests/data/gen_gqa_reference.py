@@ -54,6 +54,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_torch_reference as ref  # noqa: E402  (its safetensors writer and reader only)
+from reference_files import Trace  # noqa: E402
 
 ORIGIN = "PyTorch %s, made by tests/data/gen_gqa_reference.py" % torch.__version__
 V, B, T, LAYERS, FFN = 50, 2, 13, 2, 2
@@ -146,22 +147,6 @@ def repeat_kv(x, n_rep):
     if n_rep == 1:
         return x
     return x[:, :, None, :, :].expand(b, kv, n_rep, t, hd).reshape(b, kv * n_rep, t, hd)
-
-
-class Trace:
-    def __init__(self):
-        self.streams, self.branches = [], []
-
-    def stream(self, x):
-        x.retain_grad()
-        self.streams.append(x)
-        return x
-
-    def branch(self, h, o):
-        h.retain_grad()
-        o.retain_grad()
-        self.branches.append((h, o))
-        return o
 
 
 def attention(net, ly, h, trace):

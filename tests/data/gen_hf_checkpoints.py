@@ -100,6 +100,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_torch_reference as ref  # noqa: E402  (its safetensors writer and reader only)
+from reference_files import Trace  # noqa: E402
 
 ORIGIN = "PyTorch %s, made by tests/data/gen_hf_checkpoints.py" % torch.__version__
 V, B, T, LAYERS, HEADS, N_CTX = 50, 2, 13, 2, 4, 16
@@ -310,22 +311,6 @@ FAMILIES = {  # family: (weights, config)
 
 
 # ---- the forward passes, on the Hugging Face names ----
-
-class Trace:
-    def __init__(self):
-        self.streams, self.branches = [], []
-
-    def stream(self, x):
-        x.retain_grad()
-        self.streams.append(x)
-        return x
-
-    def branch(self, h, o):
-        h.retain_grad()
-        o.retain_grad()
-        self.branches.append((h, o))
-        return o
-
 
 def split_heads(x, n, hd):
     return x.view(B, T, n, hd).transpose(1, 2)

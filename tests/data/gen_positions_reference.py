@@ -57,6 +57,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_torch_reference as ref  # noqa: E402  (its safetensors writer and reader only)
+from reference_files import Trace  # noqa: E402
 
 ORIGIN = "PyTorch %s, made by tests/data/gen_positions_reference.py" % torch.__version__
 V, B, T, N_CTX, LAYERS, HEADS, FFN = 50, 2, 13, 16, 2, 4, 2
@@ -140,22 +141,6 @@ def rope_tables(hd, theta, dtype):
 def apply_rope(x, cos, sin):
     # x: (B, H, T, hd)
     return x * cos + rotate_half(x) * sin
-
-
-class Trace:
-    def __init__(self):
-        self.streams, self.branches = [], []
-
-    def stream(self, x):
-        x.retain_grad()
-        self.streams.append(x)
-        return x
-
-    def branch(self, h, o):
-        h.retain_grad()
-        o.retain_grad()
-        self.branches.append((h, o))
-        return o
 
 
 def attention(net, ly, h, trace):

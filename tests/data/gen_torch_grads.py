@@ -89,29 +89,12 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_torch_reference as ref  # noqa: E402  (its writer, builders and naming)
+from reference_files import Trace  # noqa: E402
 
 ORIGIN = "PyTorch %s, made by tests/data/gen_torch_grads.py" % torch.__version__
 
 
 # ---- what is measured on one network ----
-
-class Trace:
-    """The streams x_0..x_K and each sub-block's (h_k, o_k), gradients retained."""
-
-    def __init__(self):
-        self.streams, self.branches = [], []
-
-    def stream(self, x):
-        x.retain_grad()
-        self.streams.append(x)
-        return x
-
-    def branch(self, h, o):
-        h.retain_grad()
-        o.retain_grad()
-        self.branches.append((h, o))
-        return o
-
 
 def cross_entropy(logits, targets):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))

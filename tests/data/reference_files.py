@@ -26,9 +26,10 @@ HEADER = "case,quantity,key,shape,float32,float64\n"
 
 
 class Trace:
-    """The stream after each sub-block (its gradient kept) and each branch's
-    input to its last projection, with that projection's output where a
-    figure needs the output's gradient."""
+    """The stream after each sub-block and each branch's input to its last
+    projection, with that projection's output where a figure needs the
+    output's gradient; every gradient kept. branch returns the output, so a
+    forward pass can trace it where it is added."""
 
     def __init__(self):
         self.streams, self.branches = [], []
@@ -39,9 +40,11 @@ class Trace:
         return x
 
     def branch(self, h, o=None):
+        h.retain_grad()
         if o is not None:
             o.retain_grad()
         self.branches.append((h, o))
+        return o
 
 
 def rms_of(t):
